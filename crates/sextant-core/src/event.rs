@@ -1,0 +1,137 @@
+//! Session journal events.
+//!
+//! A Session's journal is an append-only sequence `(session_id, seq)` of [`EventBody`] values.
+//! Everything a reader sees of a Task (state, history, artifacts, transcript) is folded from
+//! these events by [`crate::projection`]. Bodies are stored as JSON; the `type` tag is also kept
+//! in its own column so SQL can filter without parsing.
+
+use a2a::{Artifact, Message, TaskState};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+/// What happened.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum EventBody {
+    /// A new Task was admitted with its first input (the commit point for "accepted").
+    /// The task is `TASK_STATE_SUBMITTED` from here on.
+    TaskCreated { message: Message },
+    /// A further input for an existing, non-terminal Task (a follow-up with `taskId`).
+    InputAccepted { message: Message },
+    /// The Task's state changed. `message` is the agent's status message, if it sent one.
+    TaskState {
+        state: TaskState,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        message: Option<Message>,
+    },
+    /// Output: a whole artifact, or a chunk of one (`append` continues the artifact with the
+    /// same id; `last_chunk` marks its end).
+    Artifact {
+        artifact: Artifact,
+        #[serde(default)]
+        append: bool,
+        #[serde(default)]
+        last_chunk: bool,
+    },
+    /// The agent answered with a Message instead of task output (an A2A message response).
+    Reply { message: Message },
+}
+
+impl EventBody {
+    /// The `type` tag, as stored in the journal's `kind` column.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            EventBody::TaskCreated { .. } => "task_created",
+            EventBody::InputAccepted { .. } => "input_accepted",
+            EventBody::TaskState { .. } => "task_state",
+            EventBody::Artifact { .. } => "artifact",
+            EventBody::Reply { .. } => "reply",
+        }
+    }
+
+    /// The state this event moves its task to, if it moves it.
+    pub fn new_state(&self) -> Option<TaskState> {
+        match self {
+            EventBody::TaskCreated { .. } => Some(TaskState::Submitted),
+            EventBody::TaskState { state, .. } => Some(state.clone()),
+            _ => None,
+        }
+    }
+}
+
+/// A committed journal event.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JournalEvent {
+    pub session_id: String,
+    pub seq: i64,
+    pub task_id: Option<String>,
+    pub at: DateTime<Utc>,
+    pub body: EventBody,
+}
+
+/// Whether a state ends a task for good.
+pub fn is_terminal(state: &TaskState) -> bool {
+    state.is_terminal()
+}
+
+/// Whether a state waits for someone (input or authorization) before the task can go on.
+pub fn is_interrupted(state: &TaskState) -> bool {
+    matches!(state, TaskState::InputRequired | TaskState::AuthRequired)
+}
+
+/// The short lowercase name of a state (`working`, `input-required`, ...), as 0.3 spelled it and
+/// as the console shows it.
+pub fn state_name(state: &TaskState) -> &'static str {
+    match state {
+        TaskState::Unspecified => "unknown",
+        TaskState::Submitted => "submitted",
+        TaskState::Working => "working",
+        TaskState::Completed => "completed",
+        TaskState::Failed => "failed",
+        TaskState::Canceled => "canceled",
+        TaskState::InputRequired => "input-required",
+        TaskState::Rejected => "rejected",
+        TaskState::AuthRequired => "auth-required",
+    }
+}
+
+/// The wire name of a state (`TASK_STATE_WORKING`).
+pub fn state_wire(state: &TaskState) -> String {
+    match serde_json::to_value(state) {
+        Ok(serde_json::Value::String(s)) => s,
+        _ => "TASK_STATE_UNSPECIFIED".into(),
+    }
+}
+
+/// Parses a wire state name.
+pub fn parse_state(s: &str) -> Option<TaskState> {
+    serde_json::from_value(serde_json::Value::String(s.to_string())).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use a2a::{Part, Role};
+
+    #[test]
+    fn bodies_round_trip_with_a_type_tag() {
+        let body = EventBody::TaskState {
+            state: TaskState::Working,
+            message: Some(Message::new(Role::Agent, vec![Part::text("thinking")])),
+        };
+        let v = serde_json::to_value(&body).unwrap();
+        assert_eq!(v["type"], "task_state");
+        assert_eq!(v["state"], "TASK_STATE_WORKING");
+        let back: EventBody = serde_json::from_value(v).unwrap();
+        assert_eq!(back, body);
+        assert_eq!(body.kind(), "task_state");
+    }
+
+    #[test]
+    fn state_names() {
+        assert_eq!(state_wire(&TaskState::AuthRequired), "TASK_STATE_AUTH_REQUIRED");
+        assert_eq!(parse_state("TASK_STATE_COMPLETED"), Some(TaskState::Completed));
+        assert_eq!(parse_state("done"), None);
+        assert_eq!(state_name(&TaskState::InputRequired), "input-required");
+    }
+}

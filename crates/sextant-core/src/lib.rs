@@ -1,0 +1,26 @@
+//! Sextant's domain: the nouns every other crate shares, and the pure logic that needs no I/O.
+//!
+//! - [`principal`]: who is calling. Identity is resolved from credentials by the server and
+//!   travels as a [`Principal`] value; nothing here reads request content.
+//! - [`clock`]: wall time behind a trait so schedules and expiries can be tested with a manual clock.
+//! - [`agent`]: a managed Agent and its engine configuration (as declared in `agents.toml`).
+//! - [`event`]: the body of a Session journal event. The journal stores these; every Task view is
+//!   computed from them.
+//! - [`projection`]: the fold from journal events to an A2A `Task` and to public transcript blocks.
+//!   Because it is pure it can be run at any time over the journal, which is what makes the cached
+//!   task state in SQLite rebuildable.
+//!
+//! Not here: SQL (sextant-journal), HTTP (sextant-server), processes (sextant-runtime).
+
+pub mod agent;
+pub mod clock;
+pub mod event;
+pub mod ids;
+pub mod principal;
+pub mod projection;
+
+pub use a2a;
+pub use agent::{AgentSpec, EngineSpec};
+pub use clock::{Clock, ManualClock, SystemClock};
+pub use event::{EventBody, JournalEvent};
+pub use principal::{Principal, PrincipalKind};

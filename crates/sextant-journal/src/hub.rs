@@ -1,0 +1,56 @@
+//! Live fan-out of committed journal events.
+//!
+//! The writer thread publishes each event after its transaction commits, in seq order, to the
+//! Session's channel and to the all-sessions channel. Subscribers follow DESIGN.md rule 3:
+//! subscribe first, then read the journal after their snapshot, drop duplicates by seq, and
+//! resynchronise from the journal when they lag.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use sextant_core::JournalEvent;
+use tokio::sync::broadcast;
+
+const SESSION_CAPACITY: usize = 256;
+const ALL_CAPACITY: usize = 4096;
+
+/// The broadcast hub.
+#[derive(Clone)]
+pub struct Hub {
+    sessions: Arc<Mutex<HashMap<String, broadcast::Sender<Arc<JournalEvent>>>>>,
+    all: broadcast::Sender<Arc<JournalEvent>>,
+}
+
+impl Default for Hub {
+    fn default() -> Self {
+        Self { sessions: Arc::default(), all: broadcast::channel(ALL_CAPACITY).0 }
+    }
+}
+
+impl Hub {
+    /// Live events of one Session.
+    pub fn subscribe(&self, session_id: &str) -> broadcast::Receiver<Arc<JournalEvent>> {
+        let mut map = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
+        map.entry(session_id.to_string())
+            .or_insert_with(|| broadcast::channel(SESSION_CAPACITY).0)
+            .subscribe()
+    }
+
+    /// Live events of every Session.
+    pub fn subscribe_all(&self) -> broadcast::Receiver<Arc<JournalEvent>> {
+        self.all.subscribe()
+    }
+
+    /// Publishes a committed event. Channels nobody listens to any more are dropped.
+    pub(crate) fn publish(&self, ev: Arc<JournalEvent>) {
+        {
+            let mut map = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(tx) = map.get(&ev.session_id)
+                && tx.send(ev.clone()).is_err()
+            {
+                map.remove(&ev.session_id);
+            }
+        }
+        let _ = self.all.send(ev);
+    }
+}

@@ -1,0 +1,230 @@
+//! The Session journal: all of Sextant's SQL.
+//!
+//! [`Journal`] is a cheap, cloneable async handle over one SQLite file:
+//!
+//! - **Writes** go to one dedicated writer thread over a channel. The thread takes every job that
+//!   is waiting, runs them in one transaction (each job in its own savepoint, so one bad job does
+//!   not sink the others), commits, and only then answers the callers and publishes the new
+//!   events on the [`Hub`]. That is group commit: concurrent Sessions share an fsync, and an
+//!   "accepted" answer always means "durable".
+//! - **Reads** run on tokio's blocking pool on pooled read connections (WAL lets them proceed
+//!   while the writer commits). No SQL ever runs on the async runtime's worker threads.
+//!
+//! The `events` table is append-only (enforced by triggers). `tasks` caches each task's state;
+//! [`Journal::rebuild_check`] recomputes the cache from the events with the same projection the
+//! readers use, and reports any difference.
+//!
+//! Layout: [`migrate`] (embedded migrations), [`queries`] (one module per table), [`writer`]
+//! (the writer thread and the admission transaction), [`hub`] (live fan-out).
+
+pub mod error;
+pub mod hub;
+pub mod migrate;
+pub mod queries;
+mod writer;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use rusqlite::Connection;
+use sextant_core::{AgentSpec, EventBody, JournalEvent};
+use tokio::sync::oneshot;
+
+pub use error::{Error, Result};
+pub use hub::Hub;
+pub use queries::sessions::SessionRow;
+pub use queries::tasks::{TaskFilter, TaskPage, TaskRow};
+pub use writer::{Admission, Admitted, NewEvent, Refusal};
+
+use writer::Job;
+
+const READ_POOL_MAX: usize = 8;
+
+/// The async handle to the journal. Clones share the same writer thread, pool and hub.
+#[derive(Clone)]
+pub struct Journal {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    path: PathBuf,
+    jobs: std::sync::mpsc::Sender<Job>,
+    readers: Mutex<Vec<Connection>>,
+    hub: Hub,
+}
+
+/// Opens a connection with the pragmas every connection needs.
+fn open_connection(path: &Path) -> Result<Connection> {
+    let conn = Connection::open(path)?;
+    conn.busy_timeout(Duration::from_secs(5))?;
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    conn.pragma_update(None, "foreign_keys", "ON")?;
+    conn.set_prepared_statement_cache_capacity(64);
+    Ok(conn)
+}
+
+impl Journal {
+    /// Opens (creating if needed) the journal at `path`, applies migrations and starts the
+    /// writer thread. Blocking: call it from start-up code or `spawn_blocking`.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        let path = path.as_ref().to_path_buf();
+        let mut conn = open_connection(&path)?;
+        migrate::migrate(&mut conn)?;
+        let hub = Hub::default();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let writer_hub = hub.clone();
+        std::thread::Builder::new()
+            .name("sextant-journal-writer".into())
+            .spawn(move || writer::run(conn, rx, writer_hub))
+            .map_err(|e| Error::Conflict(format!("cannot start the journal writer: {e}")))?;
+        Ok(Self {
+            inner: Arc::new(Inner { path, jobs: tx, readers: Mutex::new(Vec::new()), hub }),
+        })
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.inner.path
+    }
+
+    /// The live fan-out of committed events.
+    pub fn hub(&self) -> &Hub {
+        &self.inner.hub
+    }
+
+    async fn write<T: Send + 'static>(
+        &self,
+        job: impl FnOnce(oneshot::Sender<Result<T>>) -> Job,
+    ) -> Result<T> {
+        let (tx, rx) = oneshot::channel();
+        self.inner.jobs.send(job(tx)).map_err(|_| Error::Closed)?;
+        rx.await.map_err(|_| Error::Closed)?
+    }
+
+    /// Runs `f` on a pooled read connection on the blocking pool.
+    pub async fn read<T, F>(&self, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> Result<T> + Send + 'static,
+    {
+        let inner = self.inner.clone();
+        tokio::task::spawn_blocking(move || {
+            let pooled = inner.readers.lock().unwrap_or_else(|e| e.into_inner()).pop();
+            let conn = match pooled {
+                Some(c) => c,
+                None => open_connection(&inner.path)?,
+            };
+            let out = f(&conn);
+            let mut pool = inner.readers.lock().unwrap_or_else(|e| e.into_inner());
+            if pool.len() < READ_POOL_MAX {
+                pool.push(conn);
+            }
+            out
+        })
+        .await
+        .map_err(|e| Error::Conflict(format!("read task failed: {e}")))?
+    }
+
+    /// Mirrors the configured Agents into the `agents` table (insert or update).
+    pub async fn upsert_agents(&self, agents: Vec<AgentSpec>, at: DateTime<Utc>) -> Result<()> {
+        self.write(|reply| Job::UpsertAgents { agents, at, reply }).await
+    }
+
+    /// Admits one input: idempotency check, Session lookup or creation, and the `task_created` /
+    /// `input_accepted` event, all in one transaction. When this returns `Ok(Ok(_))` the input
+    /// is durable.
+    pub async fn admit(&self, admission: Admission) -> Result<Result<Admitted, Refusal>> {
+        self.write(|reply| Job::Admit { admission: Box::new(admission), reply }).await
+    }
+
+    /// Appends events to one Session, in order, in one transaction.
+    pub async fn append(
+        &self,
+        session_id: &str,
+        events: Vec<NewEvent>,
+    ) -> Result<Vec<Arc<JournalEvent>>> {
+        let session_id = session_id.to_string();
+        self.write(|reply| Job::Append { session_id, events, reply }).await
+    }
+
+    /// Appends one event for a task.
+    pub async fn append_one(
+        &self,
+        session_id: &str,
+        task_id: &str,
+        body: EventBody,
+        at: DateTime<Utc>,
+    ) -> Result<Arc<JournalEvent>> {
+        let mut evs = self
+            .append(session_id, vec![NewEvent { task_id: Some(task_id.to_string()), body, at }])
+            .await?;
+        evs.pop().ok_or_else(|| Error::Conflict("append returned no event".into()))
+    }
+
+    /// One task's row (cached state included).
+    pub async fn task(&self, task_id: &str) -> Result<Option<TaskRow>> {
+        let id = task_id.to_string();
+        self.read(move |c| queries::tasks::get(c, &id)).await
+    }
+
+    /// A task's events after `after_seq`, in seq order.
+    pub async fn task_events(&self, task_id: &str, after_seq: i64) -> Result<Vec<JournalEvent>> {
+        let id = task_id.to_string();
+        self.read(move |c| queries::events::for_task(c, &id, after_seq)).await
+    }
+
+    /// A page of tasks.
+    pub async fn list_tasks(&self, filter: TaskFilter) -> Result<TaskPage> {
+        self.read(move |c| queries::tasks::list(c, &filter)).await
+    }
+
+    /// Tasks that are not in a terminal state (for recovery at start-up).
+    pub async fn unfinished_tasks(&self) -> Result<Vec<TaskRow>> {
+        self.read(queries::tasks::unfinished).await
+    }
+
+    /// One Session.
+    pub async fn session(&self, session_id: &str) -> Result<Option<SessionRow>> {
+        let id = session_id.to_string();
+        self.read(move |c| queries::sessions::get(c, &id)).await
+    }
+
+    /// A page of Sessions, most recently active first.
+    pub async fn list_sessions(
+        &self,
+        caller: Option<String>,
+        cursor: Option<(String, String)>,
+        limit: u32,
+    ) -> Result<(Vec<SessionRow>, u64)> {
+        self.read(move |c| queries::sessions::list(c, caller.as_deref(), cursor, limit)).await
+    }
+
+    /// A Session's events after `after_seq`, at most `limit`.
+    pub async fn session_events(
+        &self,
+        session_id: &str,
+        after_seq: i64,
+        limit: u32,
+    ) -> Result<Vec<JournalEvent>> {
+        let id = session_id.to_string();
+        self.read(move |c| queries::events::for_session(c, &id, after_seq, limit)).await
+    }
+
+    /// The tasks of a Session, oldest first.
+    pub async fn session_tasks(&self, session_id: &str) -> Result<Vec<TaskRow>> {
+        let id = session_id.to_string();
+        self.read(move |c| queries::tasks::for_session(c, &id)).await
+    }
+
+    /// Recomputes every task's cached state from the events and returns the tasks whose cache
+    /// differs (empty = the cache is exactly what the journal says).
+    pub async fn rebuild_check(&self) -> Result<Vec<String>> {
+        self.read(queries::tasks::rebuild_check).await
+    }
+}
+
+#[cfg(test)]
+mod tests;

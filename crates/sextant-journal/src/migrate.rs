@@ -1,0 +1,56 @@
+//! Embedded, timestamped migrations applied on `PRAGMA user_version`.
+//!
+//! `user_version` counts applied migrations. Each migration and its bookkeeping run in one
+//! IMMEDIATE transaction, so a crash leaves either the old or the new schema, never half.
+//! (No migration crate supports rusqlite 0.43; see shared/reference/dependencies.md §3.)
+
+use rusqlite::{Connection, TransactionBehavior};
+
+use crate::error::{Error, Result};
+
+/// `(name, sql)`, in order. Append only: never edit or reorder a released migration.
+pub const MIGRATIONS: &[(&str, &str)] =
+    &[("20261129000000_init", include_str!("../migrations/20261129000000_init.sql"))];
+
+/// Applies the pending migrations; returns how many ran.
+pub fn migrate(conn: &mut Connection) -> Result<usize> {
+    let mut applied = 0;
+    loop {
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let current = tx.pragma_query_value(None, "user_version", |r| r.get::<_, i64>(0))? as usize;
+        if current > MIGRATIONS.len() {
+            return Err(Error::TooNew { found: current, known: MIGRATIONS.len() });
+        }
+        let Some((name, sql)) = MIGRATIONS.get(current) else {
+            return Ok(applied);
+        };
+        tx.execute_batch(sql)?;
+        tx.pragma_update(None, "user_version", (current + 1) as i64)?;
+        tx.commit()?;
+        tracing::info!(migration = name, "applied journal migration");
+        applied += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn migrations_apply_once_to_an_empty_database() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut conn = Connection::open(dir.path().join("j.db")).unwrap();
+        assert_eq!(migrate(&mut conn).unwrap(), MIGRATIONS.len());
+        assert_eq!(migrate(&mut conn).unwrap(), 0);
+        let v: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
+        assert_eq!(v as usize, MIGRATIONS.len());
+    }
+
+    #[test]
+    fn a_newer_database_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut conn = Connection::open(dir.path().join("j.db")).unwrap();
+        conn.pragma_update(None, "user_version", 99).unwrap();
+        assert!(matches!(migrate(&mut conn), Err(Error::TooNew { found: 99, .. })));
+    }
+}

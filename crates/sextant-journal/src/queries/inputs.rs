@@ -1,0 +1,38 @@
+//! `inputs`: every accepted messageId per (caller, agent), for idempotent retries.
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+use crate::error::Result;
+
+/// The task and content hash an earlier input with this messageId went to.
+pub fn find(
+    c: &Connection,
+    caller: &str,
+    agent_id: &str,
+    message_id: &str,
+) -> Result<Option<(String, String)>> {
+    Ok(c.prepare_cached(
+        "SELECT task_id, content_hash FROM inputs
+         WHERE caller = ?1 AND agent_id = ?2 AND message_id = ?3",
+    )?
+    .query_row(params![caller, agent_id, message_id], |r| Ok((r.get(0)?, r.get(1)?)))
+    .optional()?)
+}
+
+/// Records an accepted input.
+pub fn insert(
+    c: &Connection,
+    caller: &str,
+    agent_id: &str,
+    message_id: &str,
+    task_id: &str,
+    hash: &str,
+    seq: i64,
+) -> Result<()> {
+    c.prepare_cached(
+        "INSERT INTO inputs (caller, agent_id, message_id, task_id, content_hash, seq)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )?
+    .execute(params![caller, agent_id, message_id, task_id, hash, seq])?;
+    Ok(())
+}

@@ -1,0 +1,8 @@
+//! SQL, one module per table. Row mapping lives next to its query; every function takes a
+//! plain `&Connection` so the writer's transactions and the read pool share them.
+
+pub mod agents;
+pub mod events;
+pub mod inputs;
+pub mod sessions;
+pub mod tasks;

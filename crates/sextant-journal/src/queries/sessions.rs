@@ -1,0 +1,111 @@
+//! `sessions`: one conversation with one Agent, keyed by (caller, agent, contextId).
+
+use rusqlite::{Connection, OptionalExtension, Row, params};
+use serde::Serialize;
+
+use crate::error::Result;
+
+/// A stored Session.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SessionRow {
+    pub session_id: String,
+    pub agent_id: String,
+    pub caller: String,
+    pub caller_kind: String,
+    pub context_id: String,
+    pub origin: String,
+    pub created_at: String,
+    pub updated_at: String,
+    pub last_seq: i64,
+}
+
+const COLUMNS: &str = "session_id, agent_id, caller, caller_kind, context_id, origin, \
+                       created_at, updated_at, last_seq";
+
+fn row(r: &Row<'_>) -> rusqlite::Result<SessionRow> {
+    Ok(SessionRow {
+        session_id: r.get(0)?,
+        agent_id: r.get(1)?,
+        caller: r.get(2)?,
+        caller_kind: r.get(3)?,
+        context_id: r.get(4)?,
+        origin: r.get(5)?,
+        created_at: r.get(6)?,
+        updated_at: r.get(7)?,
+        last_seq: r.get(8)?,
+    })
+}
+
+/// One Session by id.
+pub fn get(c: &Connection, session_id: &str) -> Result<Option<SessionRow>> {
+    Ok(c.prepare_cached(&format!("SELECT {COLUMNS} FROM sessions WHERE session_id = ?1"))?
+        .query_row([session_id], row)
+        .optional()?)
+}
+
+/// The Session of a context key.
+pub fn by_context(
+    c: &Connection,
+    caller: &str,
+    agent_id: &str,
+    context_id: &str,
+) -> Result<Option<SessionRow>> {
+    Ok(c.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM sessions WHERE caller = ?1 AND agent_id = ?2 AND context_id = ?3"
+    ))?
+    .query_row(params![caller, agent_id, context_id], row)
+    .optional()?)
+}
+
+/// Creates a Session.
+pub fn insert(c: &Connection, s: &SessionRow) -> Result<()> {
+    c.prepare_cached(&format!(
+        "INSERT INTO sessions ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"
+    ))?
+    .execute(params![
+        s.session_id,
+        s.agent_id,
+        s.caller,
+        s.caller_kind,
+        s.context_id,
+        s.origin,
+        s.created_at,
+        s.updated_at,
+        s.last_seq
+    ])?;
+    Ok(())
+}
+
+/// Takes the next seq of a Session and stamps its activity time.
+pub fn next_seq(c: &Connection, session_id: &str, at: &str) -> Result<i64> {
+    Ok(c.prepare_cached(
+        "UPDATE sessions SET last_seq = last_seq + 1, updated_at = ?2
+         WHERE session_id = ?1 RETURNING last_seq",
+    )?
+    .query_row(params![session_id, at], |r| r.get(0))?)
+}
+
+/// A page of Sessions, most recently active first; `cursor` is the (updated_at, session_id) of
+/// the last row of the previous page. Also returns the total count.
+pub fn list(
+    c: &Connection,
+    caller: Option<&str>,
+    cursor: Option<(String, String)>,
+    limit: u32,
+) -> Result<(Vec<SessionRow>, u64)> {
+    let (cur_at, cur_id) = cursor.unwrap_or_default();
+    let has_cursor = !cur_id.is_empty();
+    let rows = c
+        .prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM sessions
+             WHERE (?1 IS NULL OR caller = ?1)
+               AND (?2 = 0 OR updated_at < ?3 OR (updated_at = ?3 AND session_id < ?4))
+             ORDER BY updated_at DESC, session_id DESC LIMIT ?5"
+        ))?
+        .query_map(params![caller, has_cursor as i64, cur_at, cur_id, limit], row)?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let total: i64 = c
+        .prepare_cached("SELECT COUNT(*) FROM sessions WHERE (?1 IS NULL OR caller = ?1)")?
+        .query_row(params![caller], |r| r.get(0))?;
+    Ok((rows, total as u64))
+}
