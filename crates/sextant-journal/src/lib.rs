@@ -192,6 +192,17 @@ impl Journal {
         self.read(move |c| queries::sessions::get(c, &id)).await
     }
 
+    /// The Session of a context key (caller, agent, contextId), if it exists.
+    pub async fn session_by_context(
+        &self,
+        caller: &str,
+        agent_id: &str,
+        context_id: &str,
+    ) -> Result<Option<SessionRow>> {
+        let (c, a, x) = (caller.to_string(), agent_id.to_string(), context_id.to_string());
+        self.read(move |conn| queries::sessions::by_context(conn, &c, &a, &x)).await
+    }
+
     /// A page of Sessions, most recently active first.
     pub async fn list_sessions(
         &self,

@@ -1,0 +1,326 @@
+//! Sextant's runtime: Session workers, engines and the live view of tasks.
+//!
+//! - [`Runtime::admit`] is the only way an input enters the system: it checks the Agent, refuses
+//!   a second input while the same Session is still being created, commits the input to the
+//!   journal (the commit point), then hands the task to the Session's worker.
+//! - One worker per live Session ([`worker`]) owns that Session's queue and its [`Engine`]; it
+//!   runs one turn at a time and journals every event the engine reports, then the final state.
+//!   A worker that has been idle for a while stops; the next input starts a new one.
+//! - [`stream`] turns the journal plus the live hub into gap-free, seq-ordered event streams for
+//!   subscribers, and [`Runtime::wait_settled`] serves blocking callers.
+//! - On start-up [`Runtime::recover`] re-delivers inputs that were accepted but never run, and
+//!   fails turns that a crash interrupted (their output so far is kept).
+//!
+//! Not here: HTTP and wire formats (sextant-server), SQL (sextant-journal).
+
+pub mod engine;
+pub mod stream;
+mod worker;
+
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use sextant_core::a2a::Message;
+use sextant_core::projection::TaskFold;
+use sextant_core::{AgentSpec, Clock, EventBody, Principal};
+use sextant_journal::{Admission, Admitted, Journal, Refusal, TaskRow};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+pub use engine::{Engine, EngineEnv, Outcome, Turn, TurnSink};
+
+/// Why an input was not admitted.
+#[derive(Debug, thiserror::Error)]
+pub enum AdmitError {
+    #[error("unknown agent")]
+    UnknownAgent,
+    #[error("{0:?}")]
+    Refused(Refusal),
+    /// Another input is creating this Session right now; retry.
+    #[error("this conversation is still being created; retry the message")]
+    SessionBusy,
+    #[error("Sextant is shutting down")]
+    ShuttingDown,
+    #[error(transparent)]
+    Journal(#[from] sextant_journal::Error),
+}
+
+/// An input to admit.
+#[derive(Debug, Clone)]
+pub struct Input {
+    pub principal: Principal,
+    pub agent_id: String,
+    pub message: Message,
+    /// Where a new Session comes from (`a2a`, `schedule`, ...).
+    pub origin: String,
+}
+
+/// Runtime settings.
+#[derive(Debug, Clone)]
+pub struct RuntimeConfig {
+    /// Default working directory for local engines.
+    pub work_dir: PathBuf,
+    /// How long a worker with nothing to do stays alive.
+    pub idle_worker: Duration,
+}
+
+/// The runtime handle. Clones share everything.
+#[derive(Clone)]
+pub struct Runtime {
+    inner: Arc<Inner>,
+}
+
+pub(crate) struct Inner {
+    pub(crate) journal: Journal,
+    pub(crate) clock: Arc<dyn Clock>,
+    pub(crate) agents: HashMap<String, Arc<AgentSpec>>,
+    pub(crate) env: EngineEnv,
+    pub(crate) idle_worker: Duration,
+    /// Session id → the worker's queue. Sends and worker exits both happen under this lock, so
+    /// an input is never handed to a worker that is leaving, and a Session never has two.
+    pub(crate) workers: Mutex<HashMap<String, mpsc::UnboundedSender<String>>>,
+    /// Context keys whose Session is being created right now.
+    creating: Mutex<HashSet<(String, String, String)>>,
+    accepting: AtomicBool,
+    /// Workers stop taking new turns when this fires.
+    pub(crate) stop_intake: CancellationToken,
+    /// Running turns are interrupted when this fires (after the drain period).
+    pub(crate) cancel_turns: CancellationToken,
+    pub(crate) tracker: TaskTracker,
+}
+
+/// Removes a context key from the "being created" set when admission ends, however it ends.
+struct CreatingGuard<'a> {
+    set: &'a Mutex<HashSet<(String, String, String)>>,
+    key: (String, String, String),
+}
+
+impl Drop for CreatingGuard<'_> {
+    fn drop(&mut self) {
+        self.set.lock().unwrap_or_else(|e| e.into_inner()).remove(&self.key);
+    }
+}
+
+impl Runtime {
+    /// A runtime over `journal` serving `agents`.
+    pub fn new(
+        journal: Journal,
+        clock: Arc<dyn Clock>,
+        agents: Vec<AgentSpec>,
+        config: RuntimeConfig,
+    ) -> Self {
+        let agents = agents.into_iter().map(|a| (a.id.clone(), Arc::new(a))).collect();
+        Self {
+            inner: Arc::new(Inner {
+                journal,
+                clock,
+                agents,
+                env: EngineEnv { work_dir: config.work_dir },
+                idle_worker: config.idle_worker,
+                workers: Mutex::default(),
+                creating: Mutex::default(),
+                accepting: AtomicBool::new(true),
+                stop_intake: CancellationToken::new(),
+                cancel_turns: CancellationToken::new(),
+                tracker: TaskTracker::new(),
+            }),
+        }
+    }
+
+    /// The journal.
+    pub fn journal(&self) -> &Journal {
+        &self.inner.journal
+    }
+
+    /// The clock.
+    pub fn clock(&self) -> &Arc<dyn Clock> {
+        &self.inner.clock
+    }
+
+    /// One Agent.
+    pub fn agent(&self, id: &str) -> Option<Arc<AgentSpec>> {
+        self.inner.agents.get(id).cloned()
+    }
+
+    /// Every Agent, sorted by id.
+    pub fn agents(&self) -> Vec<Arc<AgentSpec>> {
+        let mut v: Vec<_> = self.inner.agents.values().cloned().collect();
+        v.sort_by(|a, b| a.id.cmp(&b.id));
+        v
+    }
+
+    /// Whether the Agent's engine may answer with a Message rather than a task.
+    pub fn may_reply_with_message(&self, agent_id: &str) -> bool {
+        self.agent(agent_id).is_some_and(|a| {
+            engine::make_engine(&a, &self.inner.env).may_reply_with_message()
+        })
+    }
+
+    /// Admits one input (see the crate docs). On success the input is durable and its task is
+    /// queued on the Session's worker.
+    pub async fn admit(&self, input: Input) -> Result<Admitted, AdmitError> {
+        if !self.inner.accepting.load(Ordering::SeqCst) {
+            return Err(AdmitError::ShuttingDown);
+        }
+        if !self.inner.agents.contains_key(&input.agent_id) {
+            return Err(AdmitError::UnknownAgent);
+        }
+        let caller = input.principal.key();
+        let message = input.message;
+        let content_hash = sextant_core::ids::json_hash(&serde_json::json!({
+            "parts": message.parts,
+            "contextId": message.context_id,
+            "taskId": message.task_id,
+            "role": message.role,
+        }));
+
+        // A new Session for a caller-chosen contextId: refuse a second input while the first
+        // one is still creating it, rather than racing two workers into existence.
+        let _guard = match (&message.task_id, &message.context_id) {
+            (None, Some(ctx)) => {
+                let key = (caller.clone(), input.agent_id.clone(), ctx.clone());
+                let exists = self.inner.journal.session_by_context(&key.0, &key.1, &key.2).await?;
+                if exists.is_some() {
+                    None
+                } else {
+                    let mut set = self.inner.creating.lock().unwrap_or_else(|e| e.into_inner());
+                    if !set.insert(key.clone()) {
+                        return Err(AdmitError::SessionBusy);
+                    }
+                    Some(CreatingGuard { set: &self.inner.creating, key })
+                }
+            }
+            _ => None,
+        };
+
+        let admitted = self
+            .inner
+            .journal
+            .admit(Admission {
+                caller,
+                caller_kind: serde_json::to_value(input.principal.kind)
+                    .ok()
+                    .and_then(|v| v.as_str().map(String::from))
+                    .unwrap_or_default(),
+                agent_id: input.agent_id,
+                context_id: message.context_id.clone(),
+                task_id: message.task_id.clone(),
+                message,
+                content_hash,
+                origin: input.origin,
+                at: self.inner.clock.now(),
+            })
+            .await?
+            .map_err(AdmitError::Refused)?;
+        if !matches!(admitted, Admitted::Duplicate { .. }) {
+            let task = admitted.task();
+            self.dispatch(&task.session_id, &task.agent_id, &task.task_id);
+        }
+        Ok(admitted)
+    }
+
+    /// Hands a task to its Session's worker, starting the worker if needed.
+    fn dispatch(&self, session_id: &str, agent_id: &str, task_id: &str) {
+        let Some(agent) = self.agent(agent_id) else {
+            tracing::warn!(agent_id, task_id, "task for an agent that is no longer configured");
+            return;
+        };
+        let mut workers = self.inner.workers.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(tx) = workers.get(session_id)
+            && tx.send(task_id.to_string()).is_ok()
+        {
+            return;
+        }
+        let (tx, rx) = mpsc::unbounded_channel();
+        let _ = tx.send(task_id.to_string());
+        workers.insert(session_id.to_string(), tx);
+        let inner = self.inner.clone();
+        let session_id = session_id.to_string();
+        self.inner.tracker.spawn(worker::run(inner, session_id, agent, rx));
+    }
+
+    /// Folds a task's journal into its current view.
+    pub async fn project(&self, task: &TaskRow) -> Result<TaskFold, sextant_journal::Error> {
+        let events = self.inner.journal.task_events(&task.task_id, 0).await?;
+        Ok(TaskFold::from_events(&task.task_id, &task.context_id, &task.session_id, &events))
+    }
+
+    /// Waits until the task reaches, after seq `after_seq`, a terminal or interrupted state or
+    /// a Message answer, and returns its view then. Dropping the future (a caller that stops
+    /// waiting) changes nothing for the task.
+    pub async fn wait_settled(
+        &self,
+        task: &TaskRow,
+        after_seq: i64,
+    ) -> Result<TaskFold, sextant_journal::Error> {
+        use futures::StreamExt;
+        let mut fold = TaskFold::new(&task.task_id, &task.context_id, &task.session_id);
+        let events = stream::task_events(&self.inner.journal, task, 0, stream::StopAt::Never);
+        futures::pin_mut!(events);
+        while let Some(ev) = events.next().await {
+            let ev = ev?;
+            let decisive = ev.seq > after_seq
+                && (ev.body.new_state().is_some() || matches!(ev.body, EventBody::Reply { .. }));
+            fold.apply(&ev);
+            let settled = fold.is_terminal()
+                || sextant_core::event::is_interrupted(&fold.state)
+                || fold.reply.is_some();
+            if decisive && settled {
+                break;
+            }
+        }
+        Ok(fold)
+    }
+
+    /// Re-delivers accepted inputs that never ran and fails turns a crash interrupted.
+    pub async fn recover(&self) -> Result<usize, sextant_journal::Error> {
+        let tasks = self.inner.journal.unfinished_tasks().await?;
+        let mut redelivered = 0;
+        for t in tasks {
+            if t.state == sextant_core::a2a::TaskState::Working {
+                let events = self.inner.journal.task_events(&t.task_id, 0).await?;
+                if worker::undelivered_inputs(&events).is_empty() {
+                    let why = "Sextant stopped while this turn was running; output so far is \
+                               kept. Send the message again to retry.";
+                    self.inner
+                        .journal
+                        .append_one(
+                            &t.session_id,
+                            &t.task_id,
+                            EventBody::TaskState {
+                                state: sextant_core::a2a::TaskState::Failed,
+                                message: Some(worker::agent_text(&t, why)),
+                            },
+                            self.inner.clock.now(),
+                        )
+                        .await?;
+                    continue;
+                }
+            }
+            self.dispatch(&t.session_id, &t.agent_id, &t.task_id);
+            redelivered += 1;
+        }
+        Ok(redelivered)
+    }
+
+    /// Stops accepting input, lets running turns finish for up to `drain`, then interrupts
+    /// what is still running (journalling it as failed). Queued inputs stay in the journal as
+    /// submitted and are delivered at the next start.
+    pub async fn shutdown(&self, drain: Duration) {
+        self.inner.accepting.store(false, Ordering::SeqCst);
+        self.inner.stop_intake.cancel();
+        self.inner.tracker.close();
+        if tokio::time::timeout(drain, self.inner.tracker.wait()).await.is_err() {
+            tracing::warn!("turns still running after the drain period; interrupting them");
+            self.inner.cancel_turns.cancel();
+            let _ = tokio::time::timeout(Duration::from_secs(10), self.inner.tracker.wait()).await;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

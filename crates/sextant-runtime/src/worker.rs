@@ -1,0 +1,192 @@
+//! The Session worker: one per live Session, the only code that talks to its engine.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use sextant_core::a2a::{Message, Part, Role, TaskState};
+use sextant_core::ids::new_id;
+use sextant_core::{AgentSpec, EventBody, JournalEvent};
+use sextant_journal::TaskRow;
+use tokio::sync::mpsc;
+
+use crate::Inner;
+use crate::engine::{Outcome, Turn, TurnSink, make_engine};
+
+/// How many earlier messages a turn carries for stateless engines.
+const HISTORY_MAX: usize = 50;
+
+/// The inputs of a task that no turn has seen yet: those after its last `working` state.
+pub(crate) fn undelivered_inputs(events: &[JournalEvent]) -> Vec<Message> {
+    let turn_start = events
+        .iter()
+        .rev()
+        .find(|e| matches!(&e.body, EventBody::TaskState { state: TaskState::Working, .. }))
+        .map_or(0, |e| e.seq);
+    events
+        .iter()
+        .filter(|e| e.seq > turn_start)
+        .filter_map(|e| match &e.body {
+            EventBody::TaskCreated { message } | EventBody::InputAccepted { message } => {
+                Some(message.clone())
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// An agent message with some text, for the task's status.
+pub(crate) fn agent_text(task: &TaskRow, text: &str) -> Message {
+    let mut m = Message::new(Role::Agent, vec![Part::text(text)]);
+    m.message_id = new_id();
+    m.context_id = Some(task.context_id.clone());
+    m.task_id = Some(task.task_id.clone());
+    m
+}
+
+/// The worker loop.
+pub(crate) async fn run(
+    inner: Arc<Inner>,
+    session_id: String,
+    agent: Arc<AgentSpec>,
+    mut rx: mpsc::UnboundedReceiver<String>,
+) {
+    let mut engine = make_engine(&agent, &inner.env);
+    let mut queue: VecDeque<String> = VecDeque::new();
+    loop {
+        if queue.is_empty() {
+            let next = tokio::select! {
+                biased;
+                _ = inner.stop_intake.cancelled() => None,
+                t = rx.recv() => t,
+                _ = tokio::time::sleep(inner.idle_worker) => {
+                    // Leave only if nothing arrived meanwhile; dispatch sends under this lock.
+                    let mut workers = inner.workers.lock().unwrap_or_else(|e| e.into_inner());
+                    match rx.try_recv() {
+                        Ok(t) => Some(t),
+                        Err(_) => {
+                            workers.remove(&session_id);
+                            return;
+                        }
+                    }
+                }
+            };
+            match next {
+                Some(t) => queue.push_back(t),
+                None => break,
+            }
+        }
+        // Take everything already queued; a task queued twice runs once.
+        while let Ok(t) = rx.try_recv() {
+            queue.push_back(t);
+        }
+        let Some(task_id) = queue.pop_front() else { continue };
+        queue.retain(|t| *t != task_id);
+        if let Err(e) = turn(&inner, &agent, engine.as_mut(), &task_id).await {
+            tracing::error!(task_id, error = %e, "turn could not be journalled");
+        }
+        if inner.stop_intake.is_cancelled() {
+            break;
+        }
+    }
+    inner.workers.lock().unwrap_or_else(|e| e.into_inner()).remove(&session_id);
+}
+
+/// Runs one turn of a task, if it has inputs no turn has seen.
+async fn turn(
+    inner: &Inner,
+    agent: &Arc<AgentSpec>,
+    engine: &mut dyn crate::Engine,
+    task_id: &str,
+) -> Result<(), sextant_journal::Error> {
+    let journal = &inner.journal;
+    let Some(task) = journal.task(task_id).await? else { return Ok(()) };
+    if task.state.is_terminal() {
+        return Ok(());
+    }
+    let events = journal.task_events(task_id, 0).await?;
+    let inputs = undelivered_inputs(&events);
+    if inputs.is_empty() {
+        return Ok(());
+    }
+    journal
+        .append_one(
+            &task.session_id,
+            task_id,
+            EventBody::TaskState { state: TaskState::Working, message: None },
+            inner.clock.now(),
+        )
+        .await?;
+    let history = if engine.wants_history() { history(inner, &task).await? } else { Vec::new() };
+    let turn = Turn {
+        session_id: task.session_id.clone(),
+        context_id: task.context_id.clone(),
+        task_id: task_id.to_string(),
+        agent: agent.clone(),
+        inputs,
+        history,
+        cancel: inner.cancel_turns.child_token(),
+    };
+    let sink = TurnSink::new(journal.clone(), inner.clock.clone(), &turn);
+    let outcome = engine.run_turn(turn, &sink).await;
+    sink.close_text().await?;
+    let with_text = |t: Option<String>| t.map(|t| agent_text(&task, &t));
+    let (state, message) = match outcome {
+        Outcome::Completed(t) => (TaskState::Completed, with_text(t)),
+        Outcome::Replied => (TaskState::Completed, None),
+        Outcome::Failed(why) => (TaskState::Failed, Some(agent_text(&task, &why))),
+        Outcome::Rejected(t) => (TaskState::Rejected, with_text(t)),
+        Outcome::InputRequired(t) => (TaskState::InputRequired, with_text(t)),
+    };
+    journal
+        .append_one(
+            &task.session_id,
+            task_id,
+            EventBody::TaskState { state, message },
+            inner.clock.now(),
+        )
+        .await?;
+    Ok(())
+}
+
+/// Earlier user and agent messages of the Session (before this task), oldest first.
+async fn history(inner: &Inner, task: &TaskRow) -> Result<Vec<Message>, sextant_journal::Error> {
+    let events = inner.journal.session_events(&task.session_id, 0, 10_000).await?;
+    let mut out: Vec<Message> = Vec::new();
+    let mut answer: Option<(String, String)> = None; // (task, text) of the agent's reply in progress
+    let flush = |out: &mut Vec<Message>, answer: &mut Option<(String, String)>| {
+        if let Some((_, text)) = answer.take()
+            && !text.trim().is_empty()
+        {
+            out.push(Message::new(Role::Agent, vec![Part::text(text)]));
+        }
+    };
+    for ev in events.iter().filter(|e| e.task_id.as_deref() != Some(task.task_id.as_str())) {
+        match &ev.body {
+            EventBody::TaskCreated { message } | EventBody::InputAccepted { message } => {
+                flush(&mut out, &mut answer);
+                out.push(message.clone());
+            }
+            EventBody::Artifact { artifact, .. } => {
+                let text: String = artifact.parts.iter().filter_map(|p| p.as_text()).collect();
+                let t = ev.task_id.clone().unwrap_or_default();
+                match &mut answer {
+                    Some((id, acc)) if *id == t => acc.push_str(&text),
+                    _ => {
+                        flush(&mut out, &mut answer);
+                        answer = Some((t, text));
+                    }
+                }
+            }
+            EventBody::TaskState { message: Some(m), .. } | EventBody::Reply { message: m } => {
+                flush(&mut out, &mut answer);
+                out.push(m.clone());
+            }
+            EventBody::TaskState { .. } => {}
+        }
+    }
+    flush(&mut out, &mut answer);
+    if out.len() > HISTORY_MAX {
+        out.drain(..out.len() - HISTORY_MAX);
+    }
+    Ok(out)
+}
