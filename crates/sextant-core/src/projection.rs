@@ -164,7 +164,7 @@ impl TaskFold {
                 message: status_message,
                 timestamp: self.status_at,
             },
-            artifacts: if opts.include_artifacts { Some(artifacts) } else { None },
+            artifacts: (opts.include_artifacts && !artifacts.is_empty()).then_some(artifacts),
             history,
             metadata: Some(metadata),
         }
@@ -253,8 +253,9 @@ fn add_session_link(artifacts: &mut [Artifact], status: &mut Option<Message>, li
     }
 }
 
-/// One entry of a Session's public transcript.
+/// One entry of a Session's public transcript. Keys are camelCase like the rest of the wire.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Block {
     pub seq: i64,
     pub at: String,
@@ -266,7 +267,7 @@ pub struct Block {
 
 /// What a transcript block shows.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[serde(tag = "kind", rename_all = "snake_case", rename_all_fields = "camelCase")]
 pub enum BlockKind {
     /// Something the caller sent.
     UserInput { message_id: String, text: String },

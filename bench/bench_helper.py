@@ -1,0 +1,199 @@
+#!/usr/bin/env python3
+"""Helpers for bench/run.sh (standard library only).
+
+  bench_helper.py rpc-url BASE_URL
+      Fetch BASE_URL/.well-known/agent-card.json and print supportedInterfaces[0].url,
+      after checking it is a JSON-RPC 1.0 interface.
+
+  bench_helper.py check RESPONSE_FILE TEXT
+      RESPONSE_FILE holds the body of one SendMessage response. Exit 0 only if it is a
+      JSON-RPC result carrying a TASK_STATE_COMPLETED task whose "echo" artifact's first
+      text part is exactly TEXT.
+
+  bench_helper.py summarize RESULTS_DIR
+      Read the phase files written by run.sh (r<round>_<server>_c<conns>.txt: wrk output with
+      a WRK_RESULT line from send_message.lua, plus a PROC line with server CPU/RSS), print
+      the comparison table, and write summary.json and summary.md next to them.
+      Exit 1 if any phase saw errors or non-completed responses (the numbers are then void).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import statistics
+import sys
+import urllib.request
+from pathlib import Path
+
+SERVERS = ("sextant", "python")
+LABELS = {"sextant": "Sextant", "python": "Python a2a-sdk 1.3.0"}
+PHASE_RE = re.compile(r"^r(\d+)_(\w+?)_c(\d+)\.txt$")
+
+
+def rpc_url(base_url: str) -> int:
+    with urllib.request.urlopen(base_url.rstrip("/") + "/.well-known/agent-card.json", timeout=30) as r:
+        card = json.load(r)
+    iface = card["supportedInterfaces"][0]
+    if iface.get("protocolBinding") != "JSONRPC" or iface.get("protocolVersion") != "1.0":
+        print(f"unexpected first interface: {iface}", file=sys.stderr)
+        return 1
+    print(iface["url"])
+    return 0
+
+
+def check(path: str, text: str) -> int:
+    raw = Path(path).read_text()
+    try:
+        doc = json.loads(raw)
+        task = doc["result"]["task"]
+        state = task["status"]["state"]
+        echo = [a for a in task.get("artifacts", []) if a.get("name") == "echo"]
+        got = echo[0]["parts"][0].get("text") if echo else None
+    except (ValueError, KeyError, IndexError, TypeError) as e:
+        print(f"not a SendMessage task result ({e!r}): {raw[:500]}", file=sys.stderr)
+        return 1
+    if state != "TASK_STATE_COMPLETED" or got != text:
+        print(f"expected a completed task echoing {text!r}, got state={state} echo={got!r}", file=sys.stderr)
+        return 1
+    print(f"ok: task {task['id']} {state}, echo artifact {got!r}")
+    return 0
+
+
+def parse_phase(path: Path) -> dict:
+    wrk = proc = None
+    for line in path.read_text(errors="replace").splitlines():
+        if line.startswith("WRK_RESULT "):
+            wrk = json.loads(line[len("WRK_RESULT "):])
+        elif line.startswith("PROC "):
+            proc = json.loads(line[len("PROC "):])
+    if wrk is None:
+        raise SystemExit(f"{path}: no WRK_RESULT line (did wrk run the Lua script?)")
+    secs = wrk["duration_us"] / 1e6
+    errors = sum(wrk[k] for k in wrk if k.startswith("errors_"))
+    row = {
+        "rps": wrk["requests"] / secs if secs else 0.0,
+        "requests": wrk["requests"],
+        "p50_ms": wrk["p50_us"] / 1000,
+        "p99_ms": wrk["p99_us"] / 1000,
+        "errors": errors,
+        "bad": wrk["bad"],
+        "verified": wrk["verified"],
+        "cpu_ms_per_req": None,
+        "rss_mib": None,
+    }
+    if proc:
+        if wrk["requests"]:
+            row["cpu_ms_per_req"] = proc["cpu_ms"] / wrk["requests"]
+        row["rss_mib"] = proc["rss_kib"] / 1024
+    return row
+
+
+def fmt(v, spec: str) -> str:
+    return "-" if v is None else format(v, spec)
+
+
+def median(values):
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
+def summarize(results_dir: str) -> int:
+    root = Path(results_dir)
+    phases: dict[tuple[int, int], dict[str, dict]] = {}  # (conns, round) -> server -> row
+    for f in sorted(root.iterdir()):
+        m = PHASE_RE.match(f.name)
+        if not m:
+            continue
+        rnd, server, conns = int(m.group(1)), m.group(2), int(m.group(3))
+        phases.setdefault((conns, rnd), {})[server] = parse_phase(f)
+    if not phases:
+        print(f"no phase files in {root}", file=sys.stderr)
+        return 1
+
+    rounds = sorted({r for _, r in phases})
+    conn_levels = sorted({c for c, _ in phases}, reverse=True)
+    summary = {"rounds": len(rounds), "levels": []}
+    valid = True
+
+    header = (
+        f"{'conns':>5}  {'server':<22} {'req/s':>10} {'p50 ms':>8} {'p99 ms':>8} "
+        f"{'CPU ms/req':>10} {'RSS MiB':>8} {'bad':>5} {'errors':>6}"
+    )
+    lines = [header, "-" * len(header)]
+    md = [
+        "| conns | server | req/s | p50 ms | p99 ms | server CPU ms/req | RSS MiB | bad | errors |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for conns in conn_levels:
+        level = {"conns": conns, "servers": {}}
+        for server in SERVERS:
+            rows = [phases[(conns, r)][server] for r in rounds if server in phases.get((conns, r), {})]
+            if not rows:
+                continue
+            agg = {
+                "rps": median([r["rps"] for r in rows]),
+                "p50_ms": median([r["p50_ms"] for r in rows]),
+                "p99_ms": median([r["p99_ms"] for r in rows]),
+                "cpu_ms_per_req": median([r["cpu_ms_per_req"] for r in rows]),
+                "rss_mib": max((r["rss_mib"] for r in rows if r["rss_mib"] is not None), default=None),
+                "bad": sum(r["bad"] for r in rows),
+                "errors": sum(r["errors"] for r in rows),
+                "verified": all(r["verified"] for r in rows),
+                "per_round_rps": [r["rps"] for r in rows],
+            }
+            if agg["bad"] or agg["errors"] or any(r["requests"] == 0 for r in rows):
+                valid = False
+            level["servers"][server] = agg
+            lines.append(
+                f"{conns:>5}  {LABELS[server]:<22} {agg['rps']:>10.1f} {agg['p50_ms']:>8.2f} "
+                f"{agg['p99_ms']:>8.2f} {fmt(agg['cpu_ms_per_req'], '>10.3f')} "
+                f"{fmt(agg['rss_mib'], '>8.1f')} {agg['bad']:>5} {agg['errors']:>6}"
+            )
+            md.append(
+                f"| {conns} | {LABELS[server]} | {agg['rps']:.1f} | {agg['p50_ms']:.2f} | "
+                f"{agg['p99_ms']:.2f} | {fmt(agg['cpu_ms_per_req'], '.3f')} | "
+                f"{fmt(agg['rss_mib'], '.1f')} | {agg['bad']} | {agg['errors']} |"
+            )
+        # Ratio per round (both servers ran back to back in that round), then the median.
+        ratios = []
+        for r in rounds:
+            ph = phases.get((conns, r), {})
+            if "sextant" in ph and "python" in ph and ph["python"]["rps"] > 0:
+                ratios.append(ph["sextant"]["rps"] / ph["python"]["rps"])
+        if ratios:
+            level["ratio_sextant_over_python"] = median(ratios)
+            level["per_round_ratio"] = ratios
+            ratio = median(ratios)
+            rs = f"{ratio:.1f}" if ratio >= 1 else f"{ratio:.3f}"
+            lines.append(f"{'':>5}  {'Sextant / Python req/s':<22} {rs:>9}x")
+            md.append(f"| {conns} | **Sextant / Python req/s** | **{rs}x** | | | | | | |")
+        lines.append("")
+        summary["levels"].append(level)
+
+    note = f"{len(rounds)} round(s); values are medians over rounds, ratio = median of per-round ratios."
+    if not all(s["verified"] for lv in summary["levels"] for s in lv["servers"].values()):
+        note += " Per-response verification was OFF (BENCH_VERIFY=0) for some phases."
+    summary["valid"] = valid
+    print("\n".join(lines).rstrip())
+    print(note)
+    if not valid:
+        print("INVALID: a phase completed no request, or some responses were errors or not completed tasks (see bad/errors).")
+    (root / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    (root / "summary.md").write_text("\n".join(md) + "\n\n" + note + "\n")
+    return 0 if valid else 1
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) >= 2 and argv[1] == "rpc-url" and len(argv) == 3:
+        return rpc_url(argv[2])
+    if len(argv) >= 2 and argv[1] == "check" and len(argv) == 4:
+        return check(argv[2], argv[3])
+    if len(argv) >= 2 and argv[1] == "summarize" and len(argv) == 3:
+        return summarize(argv[2])
+    print(__doc__, file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

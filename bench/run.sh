@@ -1,0 +1,205 @@
+#!/usr/bin/env bash
+# SendMessage throughput/latency: Sextant vs. the official Python SDK (a2a-sdk 1.3.0), same load,
+# same run, interleaved. Builds nothing: expects target/release/sextant (or $SEXTANT_BIN).
+#
+#   cargo build --release && bench/run.sh
+#
+# Environment (defaults in brackets):
+#   SEXTANT_BIN   [<repo>/target/release/sextant]
+#   DURATION      seconds per measured phase [10]
+#   WARMUP        seconds of unmeasured load before each phase [2]; 0 disables
+#   ROUNDS        interleaved rounds [1]; >1 reports medians and the median per-round ratio
+#   CONNS         connection levels [32 1]
+#   WRK_THREADS   wrk threads [2] (capped at the connection count)
+#   BENCH_VERIFY  1 = Lua checks every response is a completed task [1]
+#   RESULTS_DIR   where raw outputs go [bench/results/<timestamp>]
+#
+# Both servers listen on 127.0.0.1 ports chosen by the kernel; all load stays on loopback.
+# Needs python3 (3.11+); installs wrk (and curl) with apt-get when missing (as root).
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+REPO="$(cd "$HERE/.." && pwd)"
+SEXTANT_BIN="${SEXTANT_BIN:-$REPO/target/release/sextant}"
+DURATION="${DURATION:-10}"
+WARMUP="${WARMUP:-2}"
+ROUNDS="${ROUNDS:-1}"
+CONNS="${CONNS:-32 1}"
+WRK_THREADS="${WRK_THREADS:-2}"
+BENCH_VERIFY="${BENCH_VERIFY:-1}"
+RESULTS_DIR="${RESULTS_DIR:-$HERE/results/$(date +%Y%m%d-%H%M%S)}"
+VENV="$HERE/.venv"
+STARTUP_TIMEOUT=60
+CHECK_TEXT="bench check $$"
+WRK_TEXT="hello from wrk"
+
+log() { printf 'bench: %s\n' "$*" >&2; }
+die() { log "$*"; exit 2; }
+
+[[ -x "$SEXTANT_BIN" ]] || die "sextant binary not found at $SEXTANT_BIN (run 'cargo build --release' or set SEXTANT_BIN)"
+command -v python3 >/dev/null || die "python3 is required"
+
+# --- tools -----------------------------------------------------------------------------------
+apt_updated=0
+apt_install() {
+  [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null || die "$1 is missing and cannot be installed (need root + apt-get)"
+  if [[ $apt_updated -eq 0 ]]; then apt-get update -qq; apt_updated=1; fi
+  log "installing $*"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+}
+command -v wrk >/dev/null || apt_install wrk
+command -v curl >/dev/null || apt_install curl
+
+# --- venv with the Python peer's dependencies -------------------------------------------------
+venv_ok() { [[ -x "$VENV/bin/python" ]] && "$VENV/bin/python" -m pip --version >/dev/null 2>&1; }
+if ! venv_ok; then
+  log "creating $VENV"
+  rm -rf "$VENV"
+  if ! python3 -m venv "$VENV" 2>/dev/null; then
+    pyver="$(python3 -c 'import sys; print(f"{sys.version_info[0]}.{sys.version_info[1]}")')"
+    apt_install python3-venv || apt_install "python${pyver}-venv"
+    rm -rf "$VENV"
+    python3 -m venv "$VENV"
+  fi
+fi
+req_hash="$(sha256sum "$HERE/requirements.txt" | cut -d' ' -f1)"
+if [[ "$(cat "$VENV/.requirements.sha256" 2>/dev/null)" != "$req_hash" ]]; then
+  log "installing bench/requirements.txt"
+  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -r "$HERE/requirements.txt"
+  echo "$req_hash" >"$VENV/.requirements.sha256"
+fi
+PY="$VENV/bin/python"
+HELPER="$HERE/bench_helper.py"
+
+# --- server processes ------------------------------------------------------------------------
+mkdir -p "$RESULTS_DIR"
+TMP="$(mktemp -d)"
+declare -A PID=() BASE=() RPC=()
+
+stop_server() { # name
+  local name="$1" pid="${PID[$1]:-}" code=0
+  [[ -n "$pid" ]] || return 0
+  unset "PID[$name]"
+  if kill -0 "$pid" 2>/dev/null; then
+    kill -TERM "$pid" 2>/dev/null || true
+    for _ in $(seq 200); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    if kill -0 "$pid" 2>/dev/null; then
+      log "$name did not stop within 20 s of SIGTERM; killing it"
+      kill -KILL "$pid" 2>/dev/null || true
+    fi
+  fi
+  wait "$pid" 2>/dev/null || code=$?
+  log "$name stopped (exit $code)"
+}
+
+cleanup() {
+  local name
+  for name in "${!PID[@]}"; do stop_server "$name"; done
+  rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# start_server NAME LINE_PREFIX CMD... : starts CMD, reads its stdout until
+# "<LINE_PREFIX>http://127.0.0.1:PORT", then keeps draining stdout in the background.
+start_server() {
+  local name="$1" prefix="$2"; shift 2
+  local fifo="$TMP/$name.stdout" line fd url="" deadline
+  mkfifo "$fifo"
+  "$@" >"$fifo" 2>"$RESULTS_DIR/$name.stderr.log" &
+  PID[$name]=$!
+  exec {fd}<"$fifo"
+  deadline=$((SECONDS + STARTUP_TIMEOUT))
+  while (( SECONDS < deadline )); do
+    if IFS= read -r -t 1 -u "$fd" line; then
+      if [[ "$line" == "$prefix"* ]]; then
+        url="${line#"$prefix"}"
+        [[ "$url" =~ ^http://127\.0\.0\.1:[0-9]+$ ]] && break
+        url=""
+      fi
+    else
+      (( $? > 128 )) && continue  # read timed out: keep waiting
+      break                       # EOF: the process closed stdout (it exited)
+    fi
+  done
+  if [[ -z "$url" ]]; then
+    exec {fd}<&-
+    tail -n 30 "$RESULTS_DIR/$name.stderr.log" >&2 || true
+    die "$name did not print its listening line (see $RESULTS_DIR/$name.stderr.log)"
+  fi
+  cat <&"$fd" >/dev/null &   # drain any further stdout; ends when the server exits
+  exec {fd}<&-
+  BASE[$name]="$url"
+  RPC[$name]="$("$PY" "$HELPER" rpc-url "$url")"
+  log "$name: pid ${PID[$name]}, listening on $url, JSON-RPC at ${RPC[$name]}"
+}
+
+# check_one NAME : one SendMessage with curl; must be a completed task echoing the text.
+check_one() {
+  local name="$1" out="$TMP/$1.check.json"
+  local body
+  body="$(printf '{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"bench-check-%s-%s","role":"ROLE_USER","parts":[{"text":"%s"}]}}}' \
+    "$name" "$(date +%s%N)" "$CHECK_TEXT")"
+  local msg
+  curl -sS --fail --max-time 30 -H 'Content-Type: application/json' -H 'A2A-Version: 1.0' \
+    --data-binary "$body" -o "$out" "${RPC[$name]}" || die "$name: SendMessage request failed"
+  msg="$("$PY" "$HELPER" check "$out" "$CHECK_TEXT")" || die "$name did not answer a completed echo task"
+  log "$name check: $msg"
+}
+
+proc_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+proc_rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
+CLK_TCK="$(getconf CLK_TCK)"
+
+# run_phase ROUND NAME CONNS
+run_phase() {
+  local round="$1" name="$2" conns="$3" threads pid="${PID[$2]}"
+  local out="$RESULTS_DIR/r${round}_${name}_c${conns}.txt" t0 t1
+  threads=$(( WRK_THREADS < conns ? WRK_THREADS : conns ))
+  if (( WARMUP > 0 )); then
+    BENCH_RUN_ID="warm-r$round-$name-c$conns-$$-$(date +%s%N)" BENCH_VERIFY=0 BENCH_TEXT="$WRK_TEXT" \
+      wrk -t"$threads" -c"$conns" -d"${WARMUP}s" --timeout 10s -s "$HERE/send_message.lua" "${RPC[$name]}" >/dev/null
+  fi
+  t0="$(proc_ticks "$pid")"
+  BENCH_RUN_ID="r$round-$name-c$conns-$$-$(date +%s%N)" BENCH_VERIFY="$BENCH_VERIFY" BENCH_TEXT="$WRK_TEXT" \
+    wrk -t"$threads" -c"$conns" -d"${DURATION}s" --timeout 10s --latency -s "$HERE/send_message.lua" "${RPC[$name]}" >"$out"
+  t1="$(proc_ticks "$pid")"
+  printf 'PROC {"cpu_ms":%s,"rss_kib":%s}\n' \
+    "$(( (t1 - t0) * 1000 / CLK_TCK ))" "$(proc_rss_kib "$pid")" >>"$out"
+  log "round $round, $name @ $conns conn: $(grep -m1 '^Requests/sec' "$out" || echo '?')"
+}
+
+# --- go --------------------------------------------------------------------------------------
+log "results in $RESULTS_DIR"
+mkdir -p "$TMP/sextant-data"
+start_server sextant "sextant: listening on " "$SEXTANT_BIN" serve --data-dir "$TMP/sextant-data" --port 0
+start_server python "python-echo-peer: listening on " "$PY" "$HERE/python_echo_peer.py" --host 127.0.0.1 --port 0
+check_one sextant
+check_one python
+
+{
+  echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "sextant: $SEXTANT_BIN"
+  echo "python peer: a2a-sdk $("$PY" -c 'import importlib.metadata as m; print(m.version("a2a-sdk"))'), uvicorn $("$PY" -c 'import importlib.metadata as m; print(m.version("uvicorn"))')"
+  echo "python peer OTEL_INSTRUMENTATION_A2A_SDK_ENABLED=${OTEL_INSTRUMENTATION_A2A_SDK_ENABLED:-false}"
+  echo "wrk: $(wrk --version 2>&1 | head -1)"
+  echo "duration=${DURATION}s warmup=${WARMUP}s rounds=$ROUNDS conns='$CONNS' wrk_threads=$WRK_THREADS verify=$BENCH_VERIFY"
+  echo "cpus: $(nproc)  load: $(cut -d' ' -f1-3 /proc/loadavg)"
+} | tee "$RESULTS_DIR/meta.txt" >&2
+
+for (( round = 1; round <= ROUNDS; round++ )); do
+  for conns in $CONNS; do
+    for name in sextant python; do
+      run_phase "$round" "$name" "$conns"
+    done
+  done
+done
+
+# Both must still answer correctly after the load.
+check_one sextant
+check_one python
+stop_server sextant
+stop_server python
+
+echo
+"$PY" "$HELPER" summarize "$RESULTS_DIR"

@@ -1,0 +1,73 @@
+-- wrk script: A2A 1.0 JSON-RPC SendMessage with a unique messageId per request.
+--
+--   BENCH_RUN_ID=<unique tag> wrk -t2 -c32 -d10s -s bench/send_message.lua <JSON-RPC URL>
+--
+-- The URL's path is the JSON-RPC endpoint (e.g. /api/v1/agents/echo/a2a for Sextant, / for
+-- the Python peer). Every request carries `A2A-Version: 1.0` and Content-Type application/json.
+-- messageIds are "<BENCH_RUN_ID>-t<thread>-<n>", so they never repeat within or across runs as
+-- long as the caller passes a fresh BENCH_RUN_ID per phase (a server MAY dedupe by messageId,
+-- which would turn a repeat into a cheaper lookup).
+--
+-- BENCH_VERIFY (default 1): check every response is HTTP 200 containing TASK_STATE_COMPLETED;
+-- the count of responses that are not is reported as "bad". BENCH_VERIFY=0 skips the check
+-- (wrk then does not hand response bodies to Lua at all).
+--
+-- done() prints one machine-readable line:  WRK_RESULT {json}
+
+local threads = {}
+local run_id = os.getenv("BENCH_RUN_ID") or ("run" .. os.time())
+local text = os.getenv("BENCH_TEXT") or "hello from wrk"
+local verify = os.getenv("BENCH_VERIFY") ~= "0"
+
+function setup(thread)
+  table.insert(threads, thread)
+  thread:set("tid", #threads)
+  thread:set("run_id", run_id)
+end
+
+local counter = 0
+local prefix
+local body_head
+local body_tail
+
+function init(args)
+  prefix = run_id .. "-t" .. tostring(tid) .. "-"
+  wrk.method = "POST"
+  wrk.headers["Content-Type"] = "application/json"
+  wrk.headers["A2A-Version"] = "1.0"
+  body_head = '{"jsonrpc":"2.0","method":"SendMessage","id":'
+  body_tail = ',"role":"ROLE_USER","parts":[{"text":"' .. text .. '"}]}}}'
+  bad = 0
+end
+
+function request()
+  counter = counter + 1
+  local body = body_head .. counter
+    .. ',"params":{"message":{"messageId":"' .. prefix .. counter .. '"'
+    .. body_tail
+  return wrk.format(nil, nil, nil, body)
+end
+
+if verify then
+  function response(status, headers, body)
+    if status ~= 200 or not string.find(body, "TASK_STATE_COMPLETED", 1, true) then
+      bad = bad + 1
+    end
+  end
+end
+
+function done(summary, latency, requests)
+  local nbad = 0
+  for _, t in ipairs(threads) do
+    nbad = nbad + (t:get("bad") or 0)
+  end
+  local e = summary.errors
+  io.write(string.format(
+    'WRK_RESULT {"requests":%d,"duration_us":%d,"bytes":%d,'
+      .. '"errors_connect":%d,"errors_read":%d,"errors_write":%d,"errors_status":%d,"errors_timeout":%d,'
+      .. '"p50_us":%d,"p90_us":%d,"p99_us":%d,"mean_us":%.1f,"max_us":%d,"verified":%s,"bad":%d}\n',
+    summary.requests, summary.duration, summary.bytes,
+    e.connect, e.read, e.write, e.status, e.timeout,
+    latency:percentile(50), latency:percentile(90), latency:percentile(99),
+    latency.mean, latency.max, verify and "true" or "false", nbad))
+end

@@ -1,0 +1,252 @@
+//! A2A 0.3 JSON, for the pre-1.0 method aliases.
+//!
+//! 0.3 differs from 1.0 in shape, not in meaning: every object has a `kind`, enums are
+//! lowercase (`user`, `input-required`), file parts nest under `file`, results are not wrapped
+//! (`message/send` returns the bare Task or Message), status events carry `final`, and
+//! `configuration.blocking` is the inverse of `returnImmediately`. These functions convert
+//! requests to 1.0 on the way in and results to 0.3 on the way out, so the handlers only ever
+//! see 1.0.
+
+use serde_json::{Map, Value, json};
+
+fn role_to_v1(v: &mut Value) {
+    if let Some(r) = v.get("role").and_then(Value::as_str) {
+        let mapped = match r {
+            "user" => "ROLE_USER",
+            "agent" => "ROLE_AGENT",
+            other => other,
+        };
+        v["role"] = json!(mapped);
+    }
+}
+
+fn part_to_v1(p: &Value) -> Value {
+    let mut out = Map::new();
+    match p.get("kind").and_then(Value::as_str) {
+        Some("file") => {
+            let f = p.get("file").cloned().unwrap_or_default();
+            if let Some(b) = f.get("bytes") {
+                out.insert("raw".into(), b.clone());
+            }
+            if let Some(u) = f.get("uri") {
+                out.insert("url".into(), u.clone());
+            }
+            if let Some(n) = f.get("name") {
+                out.insert("filename".into(), n.clone());
+            }
+            if let Some(m) = f.get("mimeType") {
+                out.insert("mediaType".into(), m.clone());
+            }
+        }
+        Some("data") => {
+            out.insert("data".into(), p.get("data").cloned().unwrap_or_default());
+        }
+        _ => {
+            if let Some(t) = p.get("text") {
+                out.insert("text".into(), t.clone());
+            }
+        }
+    }
+    if let Some(m) = p.get("metadata") {
+        out.insert("metadata".into(), m.clone());
+    }
+    Value::Object(out)
+}
+
+fn message_to_v1(m: &mut Value) {
+    role_to_v1(m);
+    if let Some(obj) = m.as_object_mut() {
+        obj.remove("kind");
+    }
+    if let Some(parts) = m.get("parts").and_then(Value::as_array) {
+        let parts: Vec<Value> = parts.iter().map(part_to_v1).collect();
+        m["parts"] = Value::Array(parts);
+    }
+}
+
+/// Converts 0.3 `message/send` / `message/stream` params to a 1.0 `SendMessageRequest`.
+pub fn send_params_to_v1(params: &mut Value) {
+    if let Some(m) = params.get_mut("message") {
+        message_to_v1(m);
+    }
+    if let Some(cfg) = params.get_mut("configuration").and_then(Value::as_object_mut) {
+        if let Some(blocking) = cfg.remove("blocking").and_then(|b| b.as_bool()) {
+            cfg.insert("returnImmediately".into(), json!(!blocking));
+        }
+        if let Some(p) = cfg.remove("pushNotificationConfig") {
+            cfg.insert("taskPushNotificationConfig".into(), p);
+        }
+    }
+}
+
+/// The 0.3 name of a 1.0 task state.
+pub fn state_to_v03(state: &str) -> &'static str {
+    match state {
+        "TASK_STATE_SUBMITTED" => "submitted",
+        "TASK_STATE_WORKING" => "working",
+        "TASK_STATE_COMPLETED" => "completed",
+        "TASK_STATE_FAILED" => "failed",
+        "TASK_STATE_CANCELED" => "canceled",
+        "TASK_STATE_INPUT_REQUIRED" => "input-required",
+        "TASK_STATE_REJECTED" => "rejected",
+        "TASK_STATE_AUTH_REQUIRED" => "auth-required",
+        _ => "unknown",
+    }
+}
+
+fn part_to_v03(p: &Value) -> Value {
+    let mut out = Map::new();
+    if let Some(t) = p.get("text") {
+        out.insert("kind".into(), json!("text"));
+        out.insert("text".into(), t.clone());
+    } else if let Some(d) = p.get("data") {
+        out.insert("kind".into(), json!("data"));
+        out.insert("data".into(), d.clone());
+    } else {
+        let mut file = Map::new();
+        if let Some(b) = p.get("raw") {
+            file.insert("bytes".into(), b.clone());
+        }
+        if let Some(u) = p.get("url") {
+            file.insert("uri".into(), u.clone());
+        }
+        if let Some(n) = p.get("filename") {
+            file.insert("name".into(), n.clone());
+        }
+        if let Some(m) = p.get("mediaType") {
+            file.insert("mimeType".into(), m.clone());
+        }
+        out.insert("kind".into(), json!("file"));
+        out.insert("file".into(), Value::Object(file));
+    }
+    if let Some(m) = p.get("metadata") {
+        out.insert("metadata".into(), m.clone());
+    }
+    Value::Object(out)
+}
+
+fn parts_to_v03(v: &mut Value) {
+    if let Some(parts) = v.get("parts").and_then(Value::as_array) {
+        let parts: Vec<Value> = parts.iter().map(part_to_v03).collect();
+        v["parts"] = Value::Array(parts);
+    }
+}
+
+/// A 1.0 Message as 0.3.
+pub fn message_to_v03(mut m: Value) -> Value {
+    if let Some(r) = m.get("role").and_then(Value::as_str) {
+        let r = if r == "ROLE_AGENT" { "agent" } else { "user" };
+        m["role"] = json!(r);
+    }
+    parts_to_v03(&mut m);
+    m["kind"] = json!("message");
+    m
+}
+
+fn status_to_v03(s: &mut Value) {
+    if let Some(st) = s.get("state").and_then(Value::as_str) {
+        s["state"] = json!(state_to_v03(st));
+    }
+    if let Some(m) = s.get_mut("message") {
+        *m = message_to_v03(m.take());
+    }
+}
+
+/// A 1.0 Task as 0.3.
+pub fn task_to_v03(mut t: Value) -> Value {
+    if let Some(s) = t.get_mut("status") {
+        status_to_v03(s);
+    }
+    if let Some(h) = t.get_mut("history").and_then(Value::as_array_mut) {
+        for m in h.iter_mut() {
+            *m = message_to_v03(m.take());
+        }
+    }
+    if let Some(a) = t.get_mut("artifacts").and_then(Value::as_array_mut) {
+        for art in a.iter_mut() {
+            parts_to_v03(art);
+        }
+    }
+    t["kind"] = json!("task");
+    t
+}
+
+/// A 1.0 `SendMessageResponse` / `StreamResponse` (`{"task":…}`, `{"message":…}`,
+/// `{"statusUpdate":…}`, `{"artifactUpdate":…}`) as the bare 0.3 result.
+pub fn result_to_v03(mut r: Value) -> Value {
+    let Some(obj) = r.as_object_mut() else { return r };
+    if let Some(t) = obj.remove("task") {
+        return task_to_v03(t);
+    }
+    if let Some(m) = obj.remove("message") {
+        return message_to_v03(m);
+    }
+    if let Some(mut u) = obj.remove("statusUpdate") {
+        let state = u["status"]["state"].as_str().unwrap_or("").to_string();
+        let final_ = matches!(
+            state.as_str(),
+            "TASK_STATE_COMPLETED"
+                | "TASK_STATE_FAILED"
+                | "TASK_STATE_CANCELED"
+                | "TASK_STATE_REJECTED"
+                | "TASK_STATE_INPUT_REQUIRED"
+                | "TASK_STATE_AUTH_REQUIRED"
+        );
+        if let Some(s) = u.get_mut("status") {
+            status_to_v03(s);
+        }
+        u["kind"] = json!("status-update");
+        u["final"] = json!(final_);
+        return u;
+    }
+    if let Some(mut a) = obj.remove("artifactUpdate") {
+        if let Some(art) = a.get_mut("artifact") {
+            parts_to_v03(art);
+        }
+        a["kind"] = json!("artifact-update");
+        return a;
+    }
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn v03_requests_become_v1() {
+        let mut p = json!({
+            "message": {"kind": "message", "messageId": "m", "role": "user",
+                        "parts": [{"kind": "text", "text": "hi"}]},
+            "configuration": {"blocking": false}
+        });
+        send_params_to_v1(&mut p);
+        assert_eq!(
+            p,
+            json!({
+                "message": {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "hi"}]},
+                "configuration": {"returnImmediately": true}
+            })
+        );
+    }
+
+    #[test]
+    fn v1_results_become_v03() {
+        let t = result_to_v03(json!({"task": {
+            "id": "t", "contextId": "c",
+            "status": {"state": "TASK_STATE_INPUT_REQUIRED"},
+            "history": [{"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "hi"}]}],
+            "artifacts": [{"artifactId": "a", "parts": [{"data": {"k": 1}}, {"url": "u", "filename": "f"}]}]
+        }}));
+        assert_eq!(t["kind"], "task");
+        assert_eq!(t["status"]["state"], "input-required");
+        assert_eq!(t["history"][0]["role"], "user");
+        assert_eq!(t["history"][0]["parts"][0], json!({"kind": "text", "text": "hi"}));
+        assert_eq!(t["artifacts"][0]["parts"][1], json!({"kind": "file", "file": {"uri": "u", "name": "f"}}));
+        let u = result_to_v03(json!({"statusUpdate": {"taskId": "t", "contextId": "c",
+            "status": {"state": "TASK_STATE_COMPLETED"}}}));
+        assert_eq!(u["kind"], "status-update");
+        assert_eq!(u["final"], true);
+        assert_eq!(u["status"]["state"], "completed");
+    }
+}

@@ -1,0 +1,18 @@
+//! The A2A wire, as Sextant speaks it: the JSON-RPC envelope ([`rpc`]), error codes with their
+//! `google.rpc.ErrorInfo` details ([`error`]), the method table with the pre-1.0 aliases
+//! ([`method`]), `A2A-Version` handling ([`version`]) and the 0.3 JSON conversions
+//! ([`compat`]). Message and task types are the official `a2a-lf` crate's (re-exported by
+//! `sextant-core` as `a2a`).
+//!
+//! Everything here is pure serde/JSON: no HTTP, no I/O. The axum layer in `sextant-server` uses
+//! it, and so can a client.
+
+pub mod compat;
+pub mod error;
+pub mod method;
+pub mod rpc;
+pub mod version;
+
+pub use error::RpcError;
+pub use method::Method;
+pub use rpc::RpcRequest;

@@ -1,0 +1,662 @@
+//! The A2A 1.0 JSON-RPC + SSE endpoint: `POST /api/v1/agents/{agent_id}/a2a`.
+//!
+//! Order of checks, before any task is looked up: request Content-Type (-32005), the envelope
+//! (-32700/-32600), the method (-32601), `A2A-Version` (-32009), push-config methods (-32003),
+//! then params (-32602). Upfront errors are plain JSON (HTTP 200, as the SDKs do); streams are
+//! `text/event-stream` whose events carry journal seqs as SSE ids, so `Last-Event-ID` resumes.
+//! Pre-1.0 method aliases are answered in 0.3 JSON (see `sextant_a2a::compat`).
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Bytes;
+use axum::extract::{Extension, Path, RawQuery, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use futures::{Stream, StreamExt};
+use serde_json::{Value, json};
+use sextant_a2a::error::Code;
+use sextant_a2a::rpc::{camelize_keys, failure, parse_request, success};
+use sextant_a2a::version::{self, Requested};
+use sextant_a2a::{Method, RpcError, compat, method};
+use sextant_core::a2a::{self, Message, PartContent, Role, TaskState};
+use sextant_core::event::is_terminal;
+use sextant_core::projection::{OutputModes, TaskFold, ViewOptions, blocks};
+use sextant_core::{AgentSpec, EventBody, JournalEvent, Principal};
+use sextant_journal::{Admitted, Refusal, TaskFilter, TaskRow};
+use sextant_runtime::stream::{StopAt, task_events};
+use sextant_runtime::{AdmitError, Input};
+
+use crate::AppState;
+use crate::urls::base_url;
+
+const KEEP_ALIVE: Duration = Duration::from_secs(15);
+const LIST_DEFAULT: u32 = 50;
+const LIST_MAX: i64 = 100;
+
+/// Everything a method handler needs about the call.
+struct Call {
+    app: AppState,
+    principal: Principal,
+    agent: Arc<AgentSpec>,
+    base: String,
+    /// The JSON-RPC id, echoed in every response and stream event.
+    id: Value,
+    /// Answer in 0.3 JSON (the method was a pre-1.0 alias).
+    legacy: bool,
+    last_event_id: Option<i64>,
+}
+
+/// What a method produced.
+enum Reply {
+    Json(Value),
+    Stream(std::pin::Pin<Box<dyn Stream<Item = Frame> + Send>>),
+}
+
+/// One SSE frame: a seq (the SSE id) and a `StreamResponse`, or an error that ends the stream.
+enum Frame {
+    Item(Option<i64>, Value),
+    Error(RpcError),
+}
+
+fn json_response(status: StatusCode, body: Value) -> Response {
+    (status, [(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response()
+}
+
+fn is_json_content_type(headers: &HeaderMap) -> bool {
+    let Some(v) = headers.get(header::CONTENT_TYPE) else { return true };
+    let mime = v.to_str().unwrap_or("").split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    mime == "application/json" || (mime.starts_with("application/") && mime.ends_with("+json"))
+}
+
+fn requested_version(headers: &HeaderMap, query: Option<&str>) -> Requested {
+    let header = headers.get("a2a-version").and_then(|v| v.to_str().ok());
+    let from_query = query.and_then(|q| {
+        q.split('&').find_map(|kv| {
+            let (k, v) = kv.split_once('=')?;
+            k.eq_ignore_ascii_case("a2a-version").then_some(v)
+        })
+    });
+    version::parse(header.or(from_query))
+}
+
+/// `POST /api/v1/agents/{agent_id}/a2a` (and with a trailing slash).
+pub async fn rpc(
+    State(app): State<AppState>,
+    Path(agent_id): Path<String>,
+    Extension(principal): Extension<Principal>,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    if !is_json_content_type(&headers) {
+        let err = RpcError::new(
+            Code::ContentTypeNotSupported,
+            "Content-Type must be application/json for JSON-RPC requests",
+        );
+        return json_response(StatusCode::OK, failure(&Value::Null, &err));
+    }
+    let req = match parse_request(&body) {
+        Ok(r) => r,
+        Err((id, err)) => return json_response(StatusCode::OK, failure(&id, &err)),
+    };
+    let Some(agent) = app.runtime.agent(&agent_id) else {
+        let err = RpcError::new(Code::InvalidRequest, format!("no agent {agent_id:?} here"));
+        return json_response(StatusCode::NOT_FOUND, failure(&req.id, &err));
+    };
+    let Some((method, legacy)) = method::lookup(&req.method) else {
+        let err = RpcError::new(Code::MethodNotFound, format!("Method not found: {}", req.method));
+        return json_response(StatusCode::OK, failure(&req.id, &err));
+    };
+    if !legacy && let Requested::Other(v) = requested_version(&headers, query.as_deref()) {
+        let err = RpcError::new(
+            Code::VersionNotSupported,
+            format!("A2A version {v:?} is not supported; this server speaks 1.x (and 0.3 method names)"),
+        );
+        return json_response(StatusCode::OK, failure(&req.id, &err));
+    }
+    let last_event_id = headers
+        .get("last-event-id")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<i64>().ok());
+    let call = Call {
+        base: base_url(&app, &headers),
+        app,
+        principal,
+        agent,
+        id: req.id.clone(),
+        legacy,
+        last_event_id,
+    };
+    let outcome = dispatch(&call, method, req.params).await;
+    match outcome {
+        Ok(Reply::Json(result)) => {
+            let result = if legacy { legacy_result(method, result) } else { result };
+            json_response(StatusCode::OK, success(&call.id, result))
+        }
+        Ok(Reply::Stream(frames)) => {
+            let frames = Box::pin(frames.take_until(call.app.shutdown.clone().cancelled_owned()));
+            sse(call.id, legacy, frames)
+        }
+        Err(err) => json_response(StatusCode::OK, failure(&call.id, &err)),
+    }
+}
+
+fn legacy_result(method: Method, result: Value) -> Value {
+    match method {
+        Method::SendMessage => compat::result_to_v03(result),
+        Method::GetTask | Method::CancelTask => compat::task_to_v03(result),
+        Method::ListTasks => {
+            let mut r = result;
+            if let Some(tasks) = r.get_mut("tasks").and_then(Value::as_array_mut) {
+                for t in tasks.iter_mut() {
+                    *t = compat::task_to_v03(t.take());
+                }
+            }
+            r
+        }
+        _ => result,
+    }
+}
+
+fn sse(
+    id: Value,
+    legacy: bool,
+    frames: std::pin::Pin<Box<dyn Stream<Item = Frame> + Send>>,
+) -> Response {
+    let events = frames.map(move |frame| {
+        let event = match frame {
+            Frame::Item(seq, result) => {
+                let result = if legacy { compat::result_to_v03(result) } else { result };
+                let ev = Event::default().data(success(&id, result).to_string());
+                match seq {
+                    Some(s) => ev.id(s.to_string()),
+                    None => ev,
+                }
+            }
+            Frame::Error(err) => Event::default().event("error").data(failure(&id, &err).to_string()),
+        };
+        Ok::<_, Infallible>(event)
+    });
+    Sse::new(events).keep_alive(KeepAlive::new().interval(KEEP_ALIVE)).into_response()
+}
+
+async fn dispatch(call: &Call, method: Method, mut params: Value) -> Result<Reply, RpcError> {
+    // Push configuration is refused before anything else is read, whatever the params say.
+    if method.is_push_config() {
+        return Err(RpcError::new(
+            Code::PushNotificationNotSupported,
+            "Sextant does not send push notifications; use SubscribeToTask or GetTask",
+        ));
+    }
+    camelize_keys(&mut params);
+    match method {
+        Method::SendMessage | Method::SendStreamingMessage => {
+            if let Some(c) = params.get_mut("configuration") {
+                camelize_keys(c);
+            }
+            if let Some(m) = params.get_mut("message") {
+                camelize_keys(m);
+            }
+            if call.legacy {
+                compat::send_params_to_v1(&mut params);
+            }
+            send(call, params, method == Method::SendStreamingMessage).await
+        }
+        Method::GetTask => get_task(call, params).await,
+        Method::ListTasks => list_tasks(call, params).await,
+        Method::CancelTask => {
+            let task = visible_task(call, &params).await?;
+            Err(RpcError::new(
+                Code::TaskNotCancelable,
+                format!(
+                    "task {} cannot be canceled: Sextant does not interrupt a turn, which may \
+                     carry several inputs",
+                    task.task_id
+                ),
+            ))
+        }
+        Method::SubscribeToTask => subscribe(call, params).await,
+        Method::GetExtendedAgentCard => Err(RpcError::new(
+            Code::UnsupportedOperation,
+            "this agent has no extended card (capabilities.extendedAgentCard is false)",
+        )),
+        Method::CreatePushConfig
+        | Method::GetPushConfig
+        | Method::ListPushConfigs
+        | Method::DeletePushConfig => Err(RpcError::of(Code::PushNotificationNotSupported)),
+    }
+}
+
+fn internal(e: impl std::fmt::Display) -> RpcError {
+    tracing::error!(error = %e, "A2A request failed");
+    RpcError::of(Code::Internal)
+}
+
+fn string_param(params: &Value, name: &str) -> Result<String, RpcError> {
+    match params.get(name) {
+        Some(Value::String(s)) if !s.is_empty() => Ok(s.clone()),
+        _ => Err(RpcError::field(name, "is required")),
+    }
+}
+
+fn history_length(params: &Value, name: &str) -> Result<Option<u32>, RpcError> {
+    match params.get(name) {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => match v.as_i64() {
+            Some(n) if n >= 0 => Ok(Some(n.min(u32::MAX as i64) as u32)),
+            _ => Err(RpcError::field(name, "must be a non-negative integer")),
+        },
+    }
+}
+
+/// The caller's task on this Agent, or TaskNotFound (another caller's task is "not found").
+async fn visible_task(call: &Call, params: &Value) -> Result<TaskRow, RpcError> {
+    let id = string_param(params, "id")?;
+    let row = call.app.runtime.journal().task(&id).await.map_err(internal)?;
+    row.filter(|t| t.caller == call.principal.key() && t.agent_id == call.agent.id)
+        .ok_or_else(|| RpcError::new(Code::TaskNotFound, format!("Task not found: {id}")))
+}
+
+impl Call {
+    fn session_url(&self, session_id: &str) -> String {
+        format!("{}/sessions/{session_id}", self.base)
+    }
+
+    fn view(
+        &self,
+        fold: &TaskFold,
+        history_length: Option<u32>,
+        include_artifacts: bool,
+        modes: OutputModes,
+    ) -> ViewOptions {
+        let url = self.session_url(&fold.session_id);
+        ViewOptions {
+            history_length,
+            include_artifacts,
+            output_modes: modes,
+            session_link: self.agent.session_link.then(|| url.clone()),
+            session_url: Some(url),
+        }
+    }
+
+    /// The task as JSON, with its transcript blocks in the metadata.
+    fn task_json(&self, events: &[JournalEvent], fold: &TaskFold, opts: &ViewOptions) -> Value {
+        let mut task = to_json(&fold.to_task(opts));
+        let transcript: Vec<Value> =
+            events.iter().flat_map(blocks).map(|b| to_json(&b)).collect();
+        task["metadata"]["transcript"] = Value::Array(transcript);
+        task
+    }
+}
+
+fn to_json<T: serde::Serialize>(v: &T) -> Value {
+    serde_json::to_value(v).unwrap_or(Value::Null)
+}
+
+async fn load(call: &Call, task: &TaskRow) -> Result<(Vec<JournalEvent>, TaskFold), RpcError> {
+    let events = call.app.runtime.journal().task_events(&task.task_id, 0).await.map_err(internal)?;
+    let fold = TaskFold::from_events(&task.task_id, &task.context_id, &task.session_id, &events);
+    Ok((events, fold))
+}
+
+fn validate_message(m: &Message) -> Result<(), RpcError> {
+    if m.message_id.trim().is_empty() {
+        return Err(RpcError::field("message.messageId", "is required"));
+    }
+    match m.role {
+        Role::User => {}
+        Role::Unspecified => return Err(RpcError::field("message.role", "is required (ROLE_USER)")),
+        Role::Agent => return Err(RpcError::field("message.role", "must be ROLE_USER")),
+    }
+    if m.parts.is_empty() {
+        return Err(RpcError::field("message.parts", "must contain at least one part"));
+    }
+    for (i, p) in m.parts.iter().enumerate() {
+        let kind = match p.content {
+            PartContent::Text(_) => continue,
+            PartContent::Raw(_) => "a file (raw)",
+            PartContent::Url(_) => "a file (url)",
+            PartContent::Data(_) => "data",
+        };
+        return Err(RpcError::new(
+            Code::ContentTypeNotSupported,
+            format!("message.parts[{i}] is {kind}; Sextant agents accept text parts only"),
+        ));
+    }
+    Ok(())
+}
+
+fn refusal(r: AdmitError) -> RpcError {
+    match r {
+        AdmitError::Refused(Refusal::MessageIdReused { task_id }) => RpcError::field(
+            "message.messageId",
+            format!(
+                "was already used for a different message (task {task_id}); a retry must \
+                 repeat the message exactly, a new message needs a new messageId"
+            ),
+        ),
+        AdmitError::Refused(Refusal::TaskNotFound) => RpcError::of(Code::TaskNotFound),
+        AdmitError::Refused(Refusal::TaskTerminal { state }) => RpcError::new(
+            Code::UnsupportedOperation,
+            format!("the task is {state} and takes no more messages; send a new message in the same contextId"),
+        ),
+        AdmitError::Refused(Refusal::ContextMismatch { task_context }) => RpcError::field(
+            "message.contextId",
+            format!("does not match the task's context {task_context}"),
+        ),
+        AdmitError::SessionBusy => RpcError::new(
+            Code::UnsupportedOperation,
+            "this conversation is still being created by another message; retry",
+        ),
+        AdmitError::UnknownAgent => RpcError::new(Code::InvalidRequest, "unknown agent"),
+        AdmitError::ShuttingDown => RpcError::new(Code::Internal, "Sextant is shutting down"),
+        AdmitError::Journal(e) => internal(e),
+    }
+}
+
+async fn send(call: &Call, params: Value, streaming: bool) -> Result<Reply, RpcError> {
+    if params.get("message").is_none_or(Value::is_null) {
+        return Err(RpcError::field("message", "is required"));
+    }
+    let req: a2a::SendMessageRequest = serde_json::from_value(params)
+        .map_err(|e| RpcError::new(Code::InvalidParams, format!("Invalid SendMessageRequest: {e}")))?;
+    validate_message(&req.message)?;
+    let config = req.configuration.unwrap_or(a2a::SendMessageConfiguration {
+        accepted_output_modes: None,
+        task_push_notification_config: None,
+        history_length: None,
+        return_immediately: None,
+    });
+    if config.task_push_notification_config.is_some() {
+        return Err(RpcError::new(
+            Code::PushNotificationNotSupported,
+            "Sextant does not send push notifications; leave taskPushNotificationConfig out",
+        ));
+    }
+    let history_length = match config.history_length {
+        Some(n) if n < 0 => {
+            return Err(RpcError::field("configuration.historyLength", "must not be negative"));
+        }
+        n => n.map(|n| n as u32),
+    };
+    let modes = OutputModes::from_accepted(config.accepted_output_modes.as_deref().unwrap_or(&[]))
+        .ok_or_else(|| {
+            RpcError::new(
+                Code::ContentTypeNotSupported,
+                "acceptedOutputModes names no format this agent produces (text/plain, application/json)",
+            )
+        })?;
+    let admitted = call
+        .app
+        .runtime
+        .admit(Input {
+            principal: call.principal.clone(),
+            agent_id: call.agent.id.clone(),
+            message: req.message,
+            origin: "a2a".into(),
+        })
+        .await
+        .map_err(refusal)?;
+    let after = match &admitted {
+        Admitted::Created { event, .. } | Admitted::FollowUp { event, .. } => event.seq,
+        Admitted::Duplicate { .. } => 0,
+    };
+    let task = admitted.task().clone();
+    if streaming {
+        let lazy = matches!(admitted, Admitted::Created { .. })
+            && call.app.runtime.may_reply_with_message(&call.agent.id);
+        return Ok(Reply::Stream(task_stream(call, task, after, lazy, modes)));
+    }
+    if !config.return_immediately.unwrap_or(false) {
+        // At shutdown the wait ends and the caller gets the task as journalled so far.
+        tokio::select! {
+            r = call.app.runtime.wait_settled(&task, after) => { r.map_err(internal)?; }
+            _ = call.app.shutdown.cancelled() => {}
+        }
+    }
+    let (events, fold) = load(call, &task).await?;
+    if let Some(reply) = &fold.reply {
+        return Ok(Reply::Json(json!({ "message": to_json(reply) })));
+    }
+    let opts = call.view(&fold, history_length, true, modes);
+    Ok(Reply::Json(json!({ "task": call.task_json(&events, &fold, &opts) })))
+}
+
+async fn get_task(call: &Call, params: Value) -> Result<Reply, RpcError> {
+    let history_length = history_length(&params, "historyLength")?;
+    let task = visible_task(call, &params).await?;
+    let (events, fold) = load(call, &task).await?;
+    let opts = call.view(&fold, history_length, true, OutputModes::Any);
+    Ok(Reply::Json(call.task_json(&events, &fold, &opts)))
+}
+
+fn page_token(cursor: &(String, String)) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("{}\n{}", cursor.0, cursor.1))
+}
+
+fn parse_page_token(token: &str) -> Option<(String, String)> {
+    use base64::Engine;
+    let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(token).ok()?;
+    let s = String::from_utf8(raw).ok()?;
+    let (at, id) = s.split_once('\n')?;
+    Some((at.to_string(), id.to_string()))
+}
+
+async fn list_tasks(call: &Call, params: Value) -> Result<Reply, RpcError> {
+    let page_size = match params.get("pageSize") {
+        None | Some(Value::Null) => LIST_DEFAULT,
+        Some(v) => match v.as_i64() {
+            Some(n) if (1..=LIST_MAX).contains(&n) => n as u32,
+            _ => return Err(RpcError::field("pageSize", "must be between 1 and 100")),
+        },
+    };
+    let cursor = match params.get("pageToken").and_then(Value::as_str).filter(|t| !t.is_empty()) {
+        Some(t) => Some(parse_page_token(t).ok_or_else(|| {
+            RpcError::field("pageToken", "is not a token from a previous ListTasks response")
+        })?),
+        None => None,
+    };
+    let state = match params.get("status").and_then(Value::as_str) {
+        Some(s) => Some(
+            sextant_core::event::parse_state(s)
+                .filter(|s| *s != TaskState::Unspecified)
+                .ok_or_else(|| RpcError::field("status", "is not a task state"))?,
+        ),
+        None => None,
+    };
+    let after = match params.get("statusTimestampAfter").and_then(Value::as_str) {
+        Some(t) => Some(
+            sextant_core::ids::parse_time(t)
+                .map(sextant_core::ids::format_time)
+                .ok_or_else(|| RpcError::field("statusTimestampAfter", "is not an RFC 3339 time"))?,
+        ),
+        None => None,
+    };
+    let history_length = history_length(&params, "historyLength")?;
+    let include_artifacts = params.get("includeArtifacts").and_then(Value::as_bool).unwrap_or(false);
+    let page = call
+        .app
+        .runtime
+        .journal()
+        .list_tasks(TaskFilter {
+            caller: Some(call.principal.key()),
+            agent_id: Some(call.agent.id.clone()),
+            context_id: params.get("contextId").and_then(Value::as_str).map(String::from),
+            state,
+            state_at_or_after: after,
+            cursor,
+            limit: page_size,
+        })
+        .await
+        .map_err(internal)?;
+    let mut tasks = Vec::with_capacity(page.tasks.len());
+    for row in &page.tasks {
+        let (_, fold) = load(call, row).await?;
+        let opts = call.view(&fold, history_length, include_artifacts, OutputModes::Any);
+        tasks.push(to_json(&fold.to_task(&opts)));
+    }
+    Ok(Reply::Json(json!({
+        "tasks": tasks,
+        "nextPageToken": page.next.as_ref().map(page_token).unwrap_or_default(),
+        "pageSize": page_size,
+        "totalSize": page.total,
+    })))
+}
+
+async fn subscribe(call: &Call, params: Value) -> Result<Reply, RpcError> {
+    let task = visible_task(call, &params).await?;
+    if is_terminal(&task.state) {
+        return Err(RpcError::new(
+            Code::UnsupportedOperation,
+            format!(
+                "Task {} is in terminal state: {}; read it with GetTask",
+                task.task_id,
+                sextant_core::event::state_wire(&task.state)
+            ),
+        ));
+    }
+    match call.last_event_id {
+        Some(after) => Ok(Reply::Stream(resume_stream(call, task, after))),
+        None => Ok(Reply::Stream(task_stream(call, task, 0, false, OutputModes::Any))),
+    }
+}
+
+/// Maps a journal event to the `StreamResponse` a subscriber sees, if it sees one.
+fn stream_item(ev: &JournalEvent, task: &TaskRow, modes: &OutputModes) -> Option<Value> {
+    match &ev.body {
+        EventBody::TaskState { state, message } => {
+            let mut message = message.clone();
+            if let Some(m) = &mut message {
+                sextant_core::projection::convert_parts(&mut m.parts, modes);
+            }
+            let status = a2a::TaskStatus { state: state.clone(), message, timestamp: Some(ev.at) };
+            Some(json!({ "statusUpdate": {
+                "taskId": task.task_id, "contextId": task.context_id, "status": to_json(&status),
+            }}))
+        }
+        EventBody::Artifact { artifact, append, last_chunk } => {
+            let mut artifact = artifact.clone();
+            sextant_core::projection::convert_parts(&mut artifact.parts, modes);
+            let mut u = json!({
+                "taskId": task.task_id, "contextId": task.context_id, "artifact": to_json(&artifact),
+            });
+            if *append {
+                u["append"] = json!(true);
+            }
+            if *last_chunk {
+                u["lastChunk"] = json!(true);
+            }
+            Some(json!({ "artifactUpdate": u }))
+        }
+        EventBody::Reply { message } => Some(json!({ "message": to_json(message) })),
+        EventBody::TaskCreated { .. } | EventBody::InputAccepted { .. } => None,
+    }
+}
+
+fn ends_stream(ev: &JournalEvent) -> bool {
+    ev.body.new_state().is_some_and(|s| is_terminal(&s))
+}
+
+/// A task stream: the Task as of seq `after` (or now, when 0), then every later event until the
+/// task is terminal. With `lazy`, the first output decides: a direct Message is sent alone.
+fn task_stream(
+    call: &Call,
+    task: TaskRow,
+    after: i64,
+    lazy: bool,
+    modes: OutputModes,
+) -> std::pin::Pin<Box<dyn Stream<Item = Frame> + Send>> {
+    let journal = call.app.runtime.journal().clone();
+    let session_url = call.session_url(&task.session_id);
+    Box::pin(async_stream::stream! {
+        let mut live = Box::pin(task_events(&journal, &task, 0, StopAt::Never));
+        // Fold the journal up to the snapshot point.
+        let mut fold = TaskFold::new(&task.task_id, &task.context_id, &task.session_id);
+        let mut pending: Vec<std::sync::Arc<JournalEvent>> = Vec::new();
+        let snapshot_at = if after > 0 { after } else { task.last_seq.max(1) };
+        loop {
+            match live.next().await {
+                Some(Ok(ev)) => {
+                    if ev.seq <= snapshot_at {
+                        fold.apply(&ev);
+                        if ev.seq == snapshot_at { break; }
+                    } else {
+                        pending.push(ev);
+                        break;
+                    }
+                }
+                Some(Err(e)) => { yield Frame::Error(internal(e)); return; }
+                None => return,
+            }
+        }
+        if lazy {
+            let first = match pending.first() {
+                Some(ev) => Some(Ok(ev.clone())),
+                None => live.next().await,
+            };
+            match first {
+                Some(Ok(ev)) => {
+                    if let EventBody::Reply { message } = &ev.body {
+                        yield Frame::Item(Some(ev.seq), json!({ "message": to_json(message) }));
+                        return;
+                    }
+                    if pending.is_empty() { pending.push(ev); }
+                }
+                Some(Err(e)) => { yield Frame::Error(internal(e)); return; }
+                None => return,
+            }
+        }
+        let opts = ViewOptions {
+            include_artifacts: true,
+            output_modes: modes,
+            session_url: Some(session_url),
+            ..Default::default()
+        };
+        yield Frame::Item(Some(fold.last_seq), json!({ "task": to_json(&fold.to_task(&opts)) }));
+        if fold.is_terminal() { return; }
+        let mut last = fold.last_seq;
+        for ev in pending {
+            if ev.seq <= last { continue; }
+            last = ev.seq;
+            if let Some(item) = stream_item(&ev, &task, &modes) {
+                yield Frame::Item(Some(ev.seq), item);
+            }
+            if ends_stream(&ev) { return; }
+        }
+        while let Some(ev) = live.next().await {
+            let ev = match ev { Ok(ev) => ev, Err(e) => { yield Frame::Error(internal(e)); return; } };
+            if ev.seq <= last { continue; }
+            last = ev.seq;
+            if let Some(item) = stream_item(&ev, &task, &modes) {
+                yield Frame::Item(Some(ev.seq), item);
+            }
+            if ends_stream(&ev) { return; }
+        }
+    })
+}
+
+/// A resumed stream (`Last-Event-ID`): the events after that seq, until the task is terminal.
+fn resume_stream(
+    call: &Call,
+    task: TaskRow,
+    after: i64,
+) -> std::pin::Pin<Box<dyn Stream<Item = Frame> + Send>> {
+    let journal = call.app.runtime.journal().clone();
+    Box::pin(async_stream::stream! {
+        let mut events = Box::pin(task_events(&journal, &task, after, StopAt::Terminal));
+        while let Some(ev) = events.next().await {
+            match ev {
+                Ok(ev) => {
+                    if let Some(item) = stream_item(&ev, &task, &OutputModes::Any) {
+                        yield Frame::Item(Some(ev.seq), item);
+                    }
+                }
+                Err(e) => { yield Frame::Error(internal(e)); return; }
+            }
+        }
+    })
+}

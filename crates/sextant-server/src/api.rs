@@ -1,0 +1,308 @@
+//! The console's REST API (`/api/v1`): Agents, Sessions with their public transcripts, tasks,
+//! and live SSE streams of both. Only the console owner (the data-dir token) may use it: it
+//! shows every caller's conversations.
+
+use std::convert::Infallible;
+use std::time::Duration;
+
+use axum::Json;
+use axum::extract::{Extension, Path, Query, State};
+use axum::http::HeaderMap;
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use futures::StreamExt;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use sextant_core::event::state_wire;
+use sextant_core::projection::blocks;
+use sextant_core::{JournalEvent, Principal};
+use sextant_journal::{SessionRow, TaskFilter, TaskRow};
+use tokio::sync::broadcast::error::RecvError;
+
+use crate::AppState;
+use crate::cards::card;
+use crate::error::{ApiError, ApiResult};
+use crate::urls::base_url;
+
+const KEEP_ALIVE: Duration = Duration::from_secs(15);
+
+fn owner_only(p: &Principal) -> ApiResult<()> {
+    if p.is_owner() {
+        Ok(())
+    } else {
+        Err(ApiError::Unauthorized(
+            "the console API needs the console token: Authorization: Bearer $(sextant token)".into(),
+        ))
+    }
+}
+
+/// `GET /api/v1/health`: liveness, for scripts and the desktop shell.
+pub async fn health() -> Json<Value> {
+    Json(json!({ "status": "ok", "version": env!("CARGO_PKG_VERSION") }))
+}
+
+/// `GET /api/v1/agents`: every Agent with its card.
+pub async fn agents(
+    State(app): State<AppState>,
+    Extension(p): Extension<Principal>,
+    headers: HeaderMap,
+) -> ApiResult<Json<Value>> {
+    owner_only(&p)?;
+    let base = base_url(&app, &headers);
+    let list: Vec<Value> = app
+        .runtime
+        .agents()
+        .iter()
+        .map(|a| {
+            json!({
+                "agentId": a.id,
+                "name": a.name,
+                "description": a.description,
+                "engine": a.engine.kind(),
+                "default": a.id == app.config.default_agent,
+                "cardUrl": format!("{base}/api/v1/agents/{}/.well-known/agent-card.json", a.id),
+                "card": card(a, &base),
+            })
+        })
+        .collect();
+    Ok(Json(json!({ "agents": list })))
+}
+
+#[derive(Debug, Deserialize)]
+pub struct PageQuery {
+    #[serde(default)]
+    cursor: Option<String>,
+    #[serde(default)]
+    limit: Option<u32>,
+    #[serde(default)]
+    agent: Option<String>,
+    #[serde(default)]
+    state: Option<String>,
+}
+
+fn limit(q: &PageQuery) -> ApiResult<u32> {
+    match q.limit {
+        None => Ok(50),
+        Some(n @ 1..=200) => Ok(n),
+        Some(_) => Err(ApiError::BadRequest("limit must be between 1 and 200".into())),
+    }
+}
+
+fn encode_cursor(c: &(String, String)) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("{}\n{}", c.0, c.1))
+}
+
+fn decode_cursor(s: &str) -> ApiResult<(String, String)> {
+    use base64::Engine;
+    let bad = || ApiError::BadRequest("cursor is not one this server gave out".into());
+    let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(s).map_err(|_| bad())?;
+    let s = String::from_utf8(raw).map_err(|_| bad())?;
+    let (a, b) = s.split_once('\n').ok_or_else(bad)?;
+    Ok((a.to_string(), b.to_string()))
+}
+
+fn session_json(s: &SessionRow, base: &str) -> Value {
+    json!({
+        "sessionId": s.session_id,
+        "agentId": s.agent_id,
+        "caller": s.caller,
+        "callerKind": s.caller_kind,
+        "contextId": s.context_id,
+        "origin": s.origin,
+        "createdAt": s.created_at,
+        "updatedAt": s.updated_at,
+        "lastSeq": s.last_seq,
+        "url": format!("{base}/sessions/{}", s.session_id),
+    })
+}
+
+fn task_json(t: &TaskRow) -> Value {
+    json!({
+        "taskId": t.task_id,
+        "sessionId": t.session_id,
+        "agentId": t.agent_id,
+        "caller": t.caller,
+        "contextId": t.context_id,
+        "messageId": t.message_id,
+        "createdAt": t.created_at,
+        "state": state_wire(&t.state),
+        "stateAt": t.state_at,
+        "lastSeq": t.last_seq,
+    })
+}
+
+/// `GET /api/v1/sessions?cursor&limit`: Sessions, most recently active first.
+pub async fn sessions(
+    State(app): State<AppState>,
+    Extension(p): Extension<Principal>,
+    Query(q): Query<PageQuery>,
+    headers: HeaderMap,
+) -> ApiResult<Json<Value>> {
+    owner_only(&p)?;
+    let limit = limit(&q)?;
+    let cursor = q.cursor.as_deref().map(decode_cursor).transpose()?;
+    let (rows, total) = app.runtime.journal().list_sessions(None, cursor, limit + 1).await?;
+    let base = base_url(&app, &headers);
+    let more = rows.len() > limit as usize;
+    let rows = &rows[..rows.len().min(limit as usize)];
+    let next = if more {
+        rows.last().map(|s| encode_cursor(&(s.updated_at.clone(), s.session_id.clone())))
+    } else {
+        None
+    };
+    Ok(Json(json!({
+        "sessions": rows.iter().map(|s| session_json(s, &base)).collect::<Vec<_>>(),
+        "total": total,
+        "nextCursor": next,
+    })))
+}
+
+async fn session_or_404(app: &AppState, id: &str) -> ApiResult<SessionRow> {
+    app.runtime
+        .journal()
+        .session(id)
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("no session {id}")))
+}
+
+/// `GET /api/v1/sessions/{id}`: the public transcript of a Session, with its tasks.
+pub async fn session(
+    State(app): State<AppState>,
+    Extension(p): Extension<Principal>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> ApiResult<Json<Value>> {
+    owner_only(&p)?;
+    let s = session_or_404(&app, &id).await?;
+    let journal = app.runtime.journal();
+    let tasks = journal.session_tasks(&id).await?;
+    let mut transcript = Vec::new();
+    let mut after = 0;
+    loop {
+        let page = journal.session_events(&id, after, 1000).await?;
+        let Some(last) = page.last() else { break };
+        after = last.seq;
+        transcript.extend(page.iter().flat_map(blocks).map(|b| json!(b)));
+    }
+    Ok(Json(json!({
+        "session": session_json(&s, &base_url(&app, &headers)),
+        "tasks": tasks.iter().map(task_json).collect::<Vec<_>>(),
+        "transcript": transcript,
+    })))
+}
+
+fn last_event_id(headers: &HeaderMap) -> i64 {
+    headers
+        .get("last-event-id")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// `GET /api/v1/sessions/{id}/events`: the transcript blocks as SSE, live, resumable with
+/// `Last-Event-ID` (the journal seq). One SSE event per block; blocks of one journal event
+/// share its seq.
+pub async fn session_events(
+    State(app): State<AppState>,
+    Extension(p): Extension<Principal>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> ApiResult<Response> {
+    owner_only(&p)?;
+    session_or_404(&app, &id).await?;
+    let after = last_event_id(&headers);
+    let events = sextant_runtime::stream::session_events(app.runtime.journal(), &id, after);
+    let sse = events.flat_map(|ev| {
+        let out: Vec<Result<Event, Infallible>> = match ev {
+            Ok(ev) => blocks(&ev)
+                .into_iter()
+                .map(|b| Ok(Event::default().id(ev.seq.to_string()).event("block").data(json!(b).to_string())))
+                .collect(),
+            Err(e) => {
+                tracing::error!(error = %e, "session stream failed");
+                vec![Ok(Event::default().event("error").data(json!({"error": {"code": "internal", "message": "stream failed"}}).to_string()))]
+            }
+        };
+        futures::stream::iter(out)
+    });
+    let sse = sse.take_until(app.shutdown.clone().cancelled_owned());
+    Ok(Sse::new(sse).keep_alive(KeepAlive::new().interval(KEEP_ALIVE)).into_response())
+}
+
+/// `GET /api/v1/tasks?agent&state&cursor&limit`: every caller's tasks, newest activity first.
+pub async fn tasks(
+    State(app): State<AppState>,
+    Extension(p): Extension<Principal>,
+    Query(q): Query<PageQuery>,
+) -> ApiResult<Json<Value>> {
+    owner_only(&p)?;
+    let limit = limit(&q)?;
+    let state = match &q.state {
+        Some(s) => Some(
+            sextant_core::event::parse_state(s)
+                .ok_or_else(|| ApiError::BadRequest(format!("state {s:?} is not a task state")))?,
+        ),
+        None => None,
+    };
+    let page = app
+        .runtime
+        .journal()
+        .list_tasks(TaskFilter {
+            agent_id: q.agent.clone(),
+            state,
+            cursor: q.cursor.as_deref().map(decode_cursor).transpose()?,
+            limit,
+            ..Default::default()
+        })
+        .await?;
+    Ok(Json(json!({
+        "tasks": page.tasks.iter().map(task_json).collect::<Vec<_>>(),
+        "total": page.total,
+        "nextCursor": page.next.as_ref().map(encode_cursor),
+    })))
+}
+
+/// `GET /api/v1/tasks/events`: SSE of every task's state changes, for the live tasks view.
+/// A consumer that falls behind gets a `resync` event and should re-read `GET /api/v1/tasks`.
+pub async fn task_events(
+    State(app): State<AppState>,
+    Extension(p): Extension<Principal>,
+) -> ApiResult<Response> {
+    owner_only(&p)?;
+    let mut rx = app.runtime.journal().hub().subscribe_all();
+    let journal = app.runtime.journal().clone();
+    let stream = async_stream::stream! {
+        loop {
+            match rx.recv().await {
+                Ok(ev) => {
+                    if let Some(data) = state_change(&journal, &ev).await {
+                        yield Ok::<_, Infallible>(Event::default().event("task").data(data.to_string()));
+                    }
+                }
+                Err(RecvError::Lagged(n)) => {
+                    yield Ok(Event::default().event("resync").data(json!({ "missed": n }).to_string()));
+                }
+                Err(RecvError::Closed) => return,
+            }
+        }
+    };
+    let stream = stream.take_until(app.shutdown.clone().cancelled_owned());
+    Ok(Sse::new(stream).keep_alive(KeepAlive::new().interval(KEEP_ALIVE)).into_response())
+}
+
+async fn state_change(journal: &sextant_journal::Journal, ev: &JournalEvent) -> Option<Value> {
+    let state = ev.body.new_state()?;
+    let task_id = ev.task_id.as_deref()?;
+    let row = journal.task(task_id).await.ok().flatten()?;
+    Some(json!({
+        "taskId": task_id,
+        "sessionId": ev.session_id,
+        "agentId": row.agent_id,
+        "caller": row.caller,
+        "contextId": row.context_id,
+        "state": state_wire(&state),
+        "at": sextant_core::ids::format_time(ev.at),
+        "seq": ev.seq,
+    }))
+}

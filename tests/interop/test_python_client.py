@@ -1,0 +1,523 @@
+"""Interop: the official Python A2A client (a2a-sdk 1.3.0) against a real `sextant serve`.
+
+The server binary is $SEXTANT_BIN (default <repo>/target/debug/sextant). Each module-scoped
+fixture starts it on a fresh temporary data dir with `--port 0`, reads stdout until the
+`sextant: listening on http://127.0.0.1:PORT` line (no sleeping), and stops it with SIGTERM.
+
+Run through tests/interop/run.sh, or directly:
+    tests/interop/.venv/bin/python -m pytest tests/interop -q
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import queue
+import re
+import signal
+import subprocess
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+
+from a2a.client import ClientConfig, create_client
+from a2a.types import (
+    GetTaskRequest,
+    ListTasksRequest,
+    Message,
+    Part,
+    Role,
+    SendMessageRequest,
+    TaskState,
+)
+from a2a.utils.errors import TaskNotFoundError
+
+REPO = Path(__file__).resolve().parents[2]
+SEXTANT_BIN = os.environ.get("SEXTANT_BIN") or str(REPO / "target" / "debug" / "sextant")
+LISTEN_RE = re.compile(r"^sextant: listening on (http://127\.0\.0\.1:(\d+))$")
+STARTUP_TIMEOUT_S = float(os.environ.get("SEXTANT_STARTUP_TIMEOUT", "60"))
+SHUTDOWN_TIMEOUT_S = 20.0
+
+
+# ---------------------------------------------------------------------------
+# server process management
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class Server:
+    base_url: str
+    proc: subprocess.Popen
+    stderr_path: Path
+    data_dir: Path
+
+    def stderr_tail(self, n: int = 40) -> str:
+        try:
+            lines = self.stderr_path.read_text(errors="replace").splitlines()
+        except OSError:
+            return "<no stderr>"
+        return "\n".join(lines[-n:])
+
+    def stop(self) -> int:
+        """SIGTERM, then wait; returns the exit code (kills and fails after a timeout)."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=SHUTDOWN_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+                raise AssertionError(
+                    f"sextant did not exit within {SHUTDOWN_TIMEOUT_S}s of SIGTERM\n"
+                    + self.stderr_tail()
+                )
+        return self.proc.returncode
+
+
+def start_server(data_dir: Path, log_dir: Path, *extra: str) -> Server:
+    if not os.access(SEXTANT_BIN, os.X_OK):
+        pytest.fail(
+            f"sextant binary not found or not executable: {SEXTANT_BIN} "
+            "(build it with `cargo build`, or set SEXTANT_BIN)"
+        )
+    data_dir.mkdir(parents=True, exist_ok=True)
+    log_dir.mkdir(parents=True, exist_ok=True)
+    stderr_path = log_dir / f"sextant-stderr-{uuid.uuid4().hex[:8]}.log"
+    stderr_file = open(stderr_path, "wb")  # noqa: SIM115 - handed to the child
+    proc = subprocess.Popen(
+        [SEXTANT_BIN, "serve", "--data-dir", str(data_dir), "--port", "0", *extra],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=stderr_file,
+        text=True,
+        bufsize=1,
+    )
+    stderr_file.close()
+
+    lines: queue.Queue[str | None] = queue.Queue()
+
+    def pump() -> None:
+        # Reads stdout for the lifetime of the process so the pipe never fills up.
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.put(line.rstrip("\r\n"))
+        lines.put(None)
+
+    threading.Thread(target=pump, name="sextant-stdout", daemon=True).start()
+
+    server = Server(base_url="", proc=proc, stderr_path=stderr_path, data_dir=data_dir)
+    deadline = time.monotonic() + STARTUP_TIMEOUT_S
+    seen: list[str] = []
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            proc.kill()
+            proc.wait()
+            pytest.fail(
+                f"sextant printed no listening line within {STARTUP_TIMEOUT_S}s; "
+                f"stdout so far: {seen!r}\nstderr:\n{server.stderr_tail()}"
+            )
+        try:
+            line = lines.get(timeout=remaining)
+        except queue.Empty:
+            continue
+        if line is None:
+            proc.wait()
+            pytest.fail(
+                f"sextant exited (code {proc.returncode}) before listening; "
+                f"stdout: {seen!r}\nstderr:\n{server.stderr_tail()}"
+            )
+        seen.append(line)
+        m = LISTEN_RE.match(line)
+        if m:
+            server.base_url = m.group(1)
+            assert int(m.group(2)) > 0, line
+            return server
+
+
+@pytest.fixture(scope="module")
+def sextant(tmp_path_factory: pytest.TempPathFactory):
+    root = tmp_path_factory.mktemp("sextant")
+    server = start_server(root / "data", root / "logs")
+    yield server
+    code = server.stop()
+    assert code == 0, f"sextant exited with {code} after SIGTERM\n{server.stderr_tail()}"
+
+
+# ---------------------------------------------------------------------------
+# helpers
+# ---------------------------------------------------------------------------
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+def user_message(text: str, *, context_id: str | None = None, message_id: str | None = None) -> Message:
+    msg = Message(
+        message_id=message_id or f"py-{uuid.uuid4()}",
+        role=Role.ROLE_USER,
+        parts=[Part(text=text)],
+    )
+    if context_id:
+        msg.context_id = context_id
+    return msg
+
+
+async def collect(client, msg: Message) -> list:
+    return [ev async for ev in client.send_message(SendMessageRequest(message=msg))]
+
+
+async def send_blocking(base_url: str, msg: Message):
+    """Non-streaming SendMessage through the official client; returns the Task."""
+    async with await create_client(base_url, client_config=ClientConfig(streaming=False)) as client:
+        events = await collect(client, msg)
+    assert len(events) == 1, f"non-streaming send yields one response, got {len(events)}"
+    assert events[0].WhichOneof("payload") == "task", events[0]
+    return events[0].task
+
+
+def echo_artifact_text(task) -> str:
+    echo = [a for a in task.artifacts if a.name == "echo"]
+    assert len(echo) == 1, f"expected exactly one artifact named 'echo', got {list(task.artifacts)}"
+    parts = list(echo[0].parts)
+    assert parts, "echo artifact has no parts"
+    assert parts[0].WhichOneof("content") == "text", parts[0]
+    return parts[0].text
+
+
+def session_id(task) -> str:
+    assert "sessionId" in task.metadata, f"task metadata lacks sessionId: {task.metadata}"
+    sid = task.metadata["sessionId"]
+    assert isinstance(sid, str) and sid, f"sessionId must be a non-empty string, got {sid!r}"
+    return sid
+
+
+def rpc(url: str, method: str, params: dict, *, version: str | None = "1.0") -> dict:
+    headers = {"Content-Type": "application/json"}
+    if version is not None:
+        headers["A2A-Version"] = version
+    body = {"jsonrpc": "2.0", "id": str(uuid.uuid4()), "method": method, "params": params}
+    r = httpx.post(url, json=body, headers=headers, timeout=30)
+    assert r.status_code == 200, (r.status_code, r.text)
+    doc = r.json()
+    assert doc.get("jsonrpc") == "2.0" and doc.get("id") == body["id"], doc
+    return doc
+
+
+def card(base_url: str, path: str = "/.well-known/agent-card.json") -> dict:
+    r = httpx.get(base_url + path, timeout=30)
+    assert r.status_code == 200, (r.status_code, r.text)
+    assert r.headers["content-type"].startswith("application/json"), r.headers
+    return r.json()
+
+
+def rpc_url(server: Server) -> str:
+    return card(server.base_url)["supportedInterfaces"][0]["url"]
+
+
+# ---------------------------------------------------------------------------
+# tests
+# ---------------------------------------------------------------------------
+
+
+def test_agent_cards(sextant: Server):
+    default = card(sextant.base_url)
+    iface = default["supportedInterfaces"][0]
+    m = re.fullmatch(re.escape(sextant.base_url) + r"/api/v1/agents/([^/]+)/a2a", iface["url"])
+    assert m, f"unexpected interface url {iface['url']!r}"
+    agent_id = m.group(1)
+    assert agent_id == "echo"
+    assert iface["protocolBinding"] == "JSONRPC"
+    assert iface["protocolVersion"] == "1.0"
+    assert default["capabilities"]["streaming"] is True
+    assert default.get("name")
+
+    per_agent = card(sextant.base_url, f"/api/v1/agents/{agent_id}/.well-known/agent-card.json")
+    assert per_agent["supportedInterfaces"][0]["url"] == iface["url"]
+    assert per_agent["name"] == default["name"]
+
+
+def test_send_message_non_streaming(sextant: Server):
+    text = f"hello from python {uuid.uuid4()}"
+    msg = user_message(text)
+    task = run(send_blocking(sextant.base_url, msg))
+    assert task.id
+    assert task.context_id
+    assert task.status.state == TaskState.TASK_STATE_COMPLETED
+    assert echo_artifact_text(task) == text
+    session_id(task)
+    if task.history:
+        assert any(h.message_id == msg.message_id for h in task.history)
+
+
+def test_send_message_via_per_agent_card(sextant: Server):
+    """create_client on the per-agent base URL resolves <base>/.well-known/agent-card.json there."""
+    text = f"per-agent {uuid.uuid4()}"
+    task = run(send_blocking(sextant.base_url + "/api/v1/agents/echo", user_message(text)))
+    assert task.status.state == TaskState.TASK_STATE_COMPLETED
+    assert echo_artifact_text(task) == text
+
+
+def test_send_message_streaming(sextant: Server):
+    text = f"stream me {uuid.uuid4()}"
+
+    async def go():
+        async with await create_client(
+            sextant.base_url, client_config=ClientConfig(streaming=True)
+        ) as client:
+            return await collect(client, user_message(text))
+
+    events = run(go())
+    kinds = [e.WhichOneof("payload") for e in events]
+    assert kinds[0] == "task", f"first stream event must be the task, got {kinds}"
+    task = events[0].task
+    assert task.id and task.context_id
+    assert task.status.state not in (
+        TaskState.TASK_STATE_FAILED,
+        TaskState.TASK_STATE_CANCELED,
+        TaskState.TASK_STATE_REJECTED,
+    )
+    assert "status_update" in kinds, f"expected status updates, got {kinds}"
+    assert set(kinds) <= {"task", "status_update", "artifact_update"}, kinds
+
+    # Every update belongs to this task; states only move forward to COMPLETED.
+    artifacts: dict[str, list] = {}
+    names: dict[str, str] = {}
+    states = []
+    for ev in events[1:]:
+        kind = ev.WhichOneof("payload")
+        if kind == "task":
+            assert ev.task.id == task.id
+            states.append(ev.task.status.state)
+            continue
+        upd = getattr(ev, kind)
+        assert upd.task_id == task.id, (kind, upd.task_id, task.id)
+        assert upd.context_id == task.context_id
+        if kind == "status_update":
+            states.append(upd.status.state)
+        else:
+            aid = upd.artifact.artifact_id
+            assert aid
+            if upd.append and aid in artifacts:
+                artifacts[aid].extend(upd.artifact.parts)
+            else:
+                artifacts[aid] = list(upd.artifact.parts)
+            if upd.artifact.name:
+                names[aid] = upd.artifact.name
+    assert states, "no status seen after the initial task"
+    assert states[-1] == TaskState.TASK_STATE_COMPLETED, f"stream must end COMPLETED, states={states}"
+    assert TaskState.TASK_STATE_COMPLETED not in states[:-1], f"events after COMPLETED: {states}"
+    last = events[-1]
+    assert last.WhichOneof("payload") in ("status_update", "task")
+
+    # The echo text arrives either as an artifact update or in a final task snapshot.
+    echo_ids = [aid for aid, n in names.items() if n == "echo"]
+    if echo_ids:
+        assert len(echo_ids) == 1, names
+        parts = artifacts[echo_ids[0]]
+        assert parts[0].text == text
+    else:
+        assert last.WhichOneof("payload") == "task", "no echo artifact in the stream"
+        assert echo_artifact_text(last.task) == text
+
+    # The stored task agrees with what was streamed.
+    async def get():
+        async with await create_client(sextant.base_url, client_config=ClientConfig(streaming=False)) as c:
+            return await c.get_task(GetTaskRequest(id=task.id))
+
+    stored = run(get())
+    assert stored.status.state == TaskState.TASK_STATE_COMPLETED
+    assert echo_artifact_text(stored) == text
+
+
+def test_get_task_returns_same_task_with_history(sextant: Server):
+    text = f"remember me {uuid.uuid4()}"
+    msg = user_message(text)
+
+    async def go():
+        async with await create_client(
+            sextant.base_url, client_config=ClientConfig(streaming=False)
+        ) as client:
+            [sent] = await collect(client, msg)
+            got = await client.get_task(GetTaskRequest(id=sent.task.id))
+            return sent.task, got
+
+    sent, got = run(go())
+    assert got.id == sent.id
+    assert got.context_id == sent.context_id
+    assert got.status.state == TaskState.TASK_STATE_COMPLETED
+    assert echo_artifact_text(got) == text
+    assert [a.artifact_id for a in got.artifacts] == [a.artifact_id for a in sent.artifacts]
+    assert session_id(got) == session_id(sent)
+
+    users = [h for h in got.history if h.role == Role.ROLE_USER]
+    assert users, f"history has no user message: {list(got.history)}"
+    mine = [h for h in users if h.message_id == msg.message_id]
+    assert len(mine) == 1, f"user message {msg.message_id} not in history exactly once"
+    assert mine[0].parts[0].text == text
+    assert mine[0].context_id in ("", got.context_id)
+    assert mine[0].task_id in ("", got.id)
+
+
+def test_get_task_unknown_id_is_task_not_found(sextant: Server):
+    async def go():
+        async with await create_client(
+            sextant.base_url, client_config=ClientConfig(streaming=False)
+        ) as client:
+            await client.get_task(GetTaskRequest(id=f"no-such-task-{uuid.uuid4()}"))
+
+    with pytest.raises(TaskNotFoundError):
+        run(go())
+
+
+def test_multi_turn_same_context_same_session(sextant: Server):
+    first = run(send_blocking(sextant.base_url, user_message("turn one")))
+    second = run(
+        send_blocking(
+            sextant.base_url, user_message("turn two", context_id=first.context_id)
+        )
+    )
+    assert second.context_id == first.context_id
+    assert second.id != first.id, "a completed task is immutable: a follow-up makes a new task"
+    assert second.status.state == TaskState.TASK_STATE_COMPLETED
+    assert echo_artifact_text(second) == "turn two"
+    assert session_id(second) == session_id(first)
+
+    other = run(send_blocking(sextant.base_url, user_message("another conversation")))
+    assert other.context_id != first.context_id
+    assert session_id(other) != session_id(first)
+
+
+def test_list_tasks(sextant: Server):
+    a = run(send_blocking(sextant.base_url, user_message("list me A")))
+    b = run(send_blocking(sextant.base_url, user_message("list me B", context_id=a.context_id)))
+    unrelated = run(send_blocking(sextant.base_url, user_message("list me elsewhere")))
+
+    async def go():
+        async with await create_client(
+            sextant.base_url, client_config=ClientConfig(streaming=False)
+        ) as client:
+            everything = await client.list_tasks(ListTasksRequest(page_size=100))
+            in_ctx = await client.list_tasks(ListTasksRequest(context_id=a.context_id))
+            page1 = await client.list_tasks(ListTasksRequest(context_id=a.context_id, page_size=1))
+            page2 = await client.list_tasks(
+                ListTasksRequest(
+                    context_id=a.context_id, page_size=1, page_token=page1.next_page_token
+                )
+            )
+            with_art = await client.list_tasks(
+                ListTasksRequest(context_id=a.context_id, include_artifacts=True)
+            )
+            return everything, in_ctx, page1, page2, with_art
+
+    everything, in_ctx, page1, page2, with_art = run(go())
+
+    all_ids = {t.id for t in everything.tasks}
+    assert {a.id, b.id, unrelated.id} <= all_ids
+    assert everything.total_size >= 3
+
+    assert {t.id for t in in_ctx.tasks} == {a.id, b.id}
+    assert in_ctx.total_size == 2
+    assert in_ctx.next_page_token == ""
+    for t in in_ctx.tasks:
+        assert t.context_id == a.context_id
+        assert t.status.state == TaskState.TASK_STATE_COMPLETED
+        assert len(t.artifacts) == 0, "artifacts must be omitted unless includeArtifacts"
+    stamps = [t.status.timestamp.ToNanoseconds() for t in in_ctx.tasks]
+    assert stamps == sorted(stamps, reverse=True), "ListTasks sorts by status timestamp, newest first"
+
+    assert len(page1.tasks) == 1 and page1.next_page_token
+    assert len(page2.tasks) == 1 and page2.next_page_token == ""
+    assert {page1.tasks[0].id, page2.tasks[0].id} == {a.id, b.id}
+
+    by_id = {t.id: t for t in with_art.tasks}
+    assert echo_artifact_text(by_id[a.id]) == "list me A"
+    assert echo_artifact_text(by_id[b.id]) == "list me B"
+
+
+def test_raw_jsonrpc_wire_shapes(sextant: Server):
+    """ProtoJSON on the wire: enum strings, flattened oneofs, no `kind`, artifacts absent in lists."""
+    url = rpc_url(sextant)
+    text = f"raw {uuid.uuid4()}"
+    doc = rpc(
+        url,
+        "SendMessage",
+        {"message": {"messageId": f"raw-{uuid.uuid4()}", "role": "ROLE_USER", "parts": [{"text": text}]}},
+    )
+    assert "error" not in doc, doc
+    task = doc["result"]["task"]
+    assert task["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert re.fullmatch(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z", task["status"]["timestamp"])
+    [echo] = [a for a in task["artifacts"] if a.get("name") == "echo"]
+    assert echo["artifactId"]
+    assert echo["parts"][0]["text"] == text
+    assert "kind" not in task
+    assert isinstance(task["metadata"]["sessionId"], str)
+
+    listed = rpc(url, "ListTasks", {"contextId": task["contextId"]})["result"]
+    assert [t["id"] for t in listed["tasks"]] == [task["id"]]
+    assert "artifacts" not in listed["tasks"][0]
+    assert listed["nextPageToken"] == ""
+    assert listed["totalSize"] == 1
+
+    missing = rpc(url, "GetTask", {"id": f"nope-{uuid.uuid4()}"})
+    assert missing["error"]["code"] == -32001, missing
+
+
+def test_restart_keeps_tasks_and_sigterm_is_graceful(tmp_path: Path):
+    """Tasks live in the data dir: after a SIGTERM (exit 0) and a restart GetTask still finds them."""
+    data = tmp_path / "data"
+    first = start_server(data, tmp_path / "logs")
+    try:
+        text = f"persist {uuid.uuid4()}"
+        sent = run(send_blocking(first.base_url, user_message(text)))
+    finally:
+        code = first.stop()
+    assert code == 0, f"exit code after SIGTERM: {code}\n{first.stderr_tail()}"
+
+    second = start_server(data, tmp_path / "logs")
+    try:
+
+        async def go():
+            async with await create_client(
+                second.base_url, client_config=ClientConfig(streaming=False)
+            ) as client:
+                return await client.get_task(GetTaskRequest(id=sent.id))
+
+        got = run(go())
+        assert got.status.state == TaskState.TASK_STATE_COMPLETED
+        assert echo_artifact_text(got) == text
+        assert session_id(got) == session_id(sent)
+    finally:
+        code = second.stop()
+    assert code == 0, f"exit code after SIGTERM: {code}\n{second.stderr_tail()}"
+
+
+def test_conformance_agent(tmp_path: Path):
+    """--conformance makes the default agent follow the a2a-tck SUT contract (messageId prefixes)."""
+    server = start_server(tmp_path / "data", tmp_path / "logs", "--conformance")
+    try:
+        url = rpc_url(server)
+        assert "/api/v1/agents/conformance/a2a" in url, url
+
+        done = run(send_blocking(server.base_url, user_message("hi", message_id=f"tck-complete-task-{uuid.uuid4()}")))
+        assert done.status.state == TaskState.TASK_STATE_COMPLETED
+        agent_texts = [
+            p.text
+            for m in [done.status.message, *done.history]
+            if m.role == Role.ROLE_AGENT
+            for p in m.parts
+        ]
+        assert "Hello from TCK" in agent_texts, (done.status, list(done.history))
+
+        waiting = run(send_blocking(server.base_url, user_message("hi", message_id=f"tck-input-required-{uuid.uuid4()}")))
+        assert waiting.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+    finally:
+        code = server.stop()
+    assert code == 0, f"exit code after SIGTERM: {code}\n{server.stderr_tail()}"
