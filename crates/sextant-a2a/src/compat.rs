@@ -69,7 +69,10 @@ pub fn send_params_to_v1(params: &mut Value) {
     if let Some(m) = params.get_mut("message") {
         message_to_v1(m);
     }
-    if let Some(cfg) = params.get_mut("configuration").and_then(Value::as_object_mut) {
+    if let Some(cfg) = params
+        .get_mut("configuration")
+        .and_then(Value::as_object_mut)
+    {
         if let Some(blocking) = cfg.remove("blocking").and_then(|b| b.as_bool()) {
             cfg.insert("returnImmediately".into(), json!(!blocking));
         }
@@ -174,7 +177,9 @@ pub fn task_to_v03(mut t: Value) -> Value {
 /// A 1.0 `SendMessageResponse` / `StreamResponse` (`{"task":…}`, `{"message":…}`,
 /// `{"statusUpdate":…}`, `{"artifactUpdate":…}`) as the bare 0.3 result.
 pub fn result_to_v03(mut r: Value) -> Value {
-    let Some(obj) = r.as_object_mut() else { return r };
+    let Some(obj) = r.as_object_mut() else {
+        return r;
+    };
     if let Some(t) = obj.remove("task") {
         return task_to_v03(t);
     }
@@ -241,8 +246,14 @@ mod tests {
         assert_eq!(t["kind"], "task");
         assert_eq!(t["status"]["state"], "input-required");
         assert_eq!(t["history"][0]["role"], "user");
-        assert_eq!(t["history"][0]["parts"][0], json!({"kind": "text", "text": "hi"}));
-        assert_eq!(t["artifacts"][0]["parts"][1], json!({"kind": "file", "file": {"uri": "u", "name": "f"}}));
+        assert_eq!(
+            t["history"][0]["parts"][0],
+            json!({"kind": "text", "text": "hi"})
+        );
+        assert_eq!(
+            t["artifacts"][0]["parts"][1],
+            json!({"kind": "file", "file": {"uri": "u", "name": "f"}})
+        );
         let u = result_to_v03(json!({"statusUpdate": {"taskId": "t", "contextId": "c",
             "status": {"state": "TASK_STATE_COMPLETED"}}}));
         assert_eq!(u["kind"], "status-update");

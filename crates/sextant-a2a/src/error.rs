@@ -28,7 +28,11 @@ impl Code {
     pub fn info(self) -> (i32, &'static str, &'static str) {
         match self {
             Code::ParseError => (-32700, "PARSE_ERROR", "Invalid JSON payload"),
-            Code::InvalidRequest => (-32600, "INVALID_REQUEST", "Request payload validation error"),
+            Code::InvalidRequest => (
+                -32600,
+                "INVALID_REQUEST",
+                "Request payload validation error",
+            ),
             Code::MethodNotFound => (-32601, "METHOD_NOT_FOUND", "Method not found"),
             Code::InvalidParams => (-32602, "INVALID_PARAMS", "Invalid parameters"),
             Code::Internal => (-32603, "INTERNAL_ERROR", "Internal error"),
@@ -39,21 +43,29 @@ impl Code {
                 "PUSH_NOTIFICATION_NOT_SUPPORTED",
                 "Push Notification is not supported",
             ),
-            Code::UnsupportedOperation => {
-                (-32004, "UNSUPPORTED_OPERATION", "This operation is not supported")
+            Code::UnsupportedOperation => (
+                -32004,
+                "UNSUPPORTED_OPERATION",
+                "This operation is not supported",
+            ),
+            Code::ContentTypeNotSupported => (
+                -32005,
+                "CONTENT_TYPE_NOT_SUPPORTED",
+                "Incompatible content types",
+            ),
+            Code::InvalidAgentResponse => {
+                (-32006, "INVALID_AGENT_RESPONSE", "Invalid agent response")
             }
-            Code::ContentTypeNotSupported => {
-                (-32005, "CONTENT_TYPE_NOT_SUPPORTED", "Incompatible content types")
-            }
-            Code::InvalidAgentResponse => (-32006, "INVALID_AGENT_RESPONSE", "Invalid agent response"),
             Code::ExtendedAgentCardNotConfigured => (
                 -32007,
                 "EXTENDED_AGENT_CARD_NOT_CONFIGURED",
                 "Extended agent card is not configured",
             ),
-            Code::ExtensionSupportRequired => {
-                (-32008, "EXTENSION_SUPPORT_REQUIRED", "Extension support required")
-            }
+            Code::ExtensionSupportRequired => (
+                -32008,
+                "EXTENSION_SUPPORT_REQUIRED",
+                "Extension support required",
+            ),
             Code::VersionNotSupported => (-32009, "VERSION_NOT_SUPPORTED", "Version not supported"),
         }
     }
@@ -76,7 +88,11 @@ pub struct RpcError {
 impl RpcError {
     /// An error with a specific message.
     pub fn new(code: Code, message: impl Into<String>) -> Self {
-        Self { code, message: message.into(), violations: Vec::new() }
+        Self {
+            code,
+            message: message.into(),
+            violations: Vec::new(),
+        }
     }
 
     /// An error with the code's default message.

@@ -19,16 +19,44 @@ pub enum Method {
 /// `(1.0 name, 0.3 alias, method)`.
 const TABLE: &[(&str, &str, Method)] = &[
     ("SendMessage", "message/send", Method::SendMessage),
-    ("SendStreamingMessage", "message/stream", Method::SendStreamingMessage),
+    (
+        "SendStreamingMessage",
+        "message/stream",
+        Method::SendStreamingMessage,
+    ),
     ("GetTask", "tasks/get", Method::GetTask),
     ("ListTasks", "tasks/list", Method::ListTasks),
     ("CancelTask", "tasks/cancel", Method::CancelTask),
-    ("SubscribeToTask", "tasks/resubscribe", Method::SubscribeToTask),
-    ("CreateTaskPushNotificationConfig", "tasks/pushNotificationConfig/set", Method::CreatePushConfig),
-    ("GetTaskPushNotificationConfig", "tasks/pushNotificationConfig/get", Method::GetPushConfig),
-    ("ListTaskPushNotificationConfigs", "tasks/pushNotificationConfig/list", Method::ListPushConfigs),
-    ("DeleteTaskPushNotificationConfig", "tasks/pushNotificationConfig/delete", Method::DeletePushConfig),
-    ("GetExtendedAgentCard", "agent/getAuthenticatedExtendedCard", Method::GetExtendedAgentCard),
+    (
+        "SubscribeToTask",
+        "tasks/resubscribe",
+        Method::SubscribeToTask,
+    ),
+    (
+        "CreateTaskPushNotificationConfig",
+        "tasks/pushNotificationConfig/set",
+        Method::CreatePushConfig,
+    ),
+    (
+        "GetTaskPushNotificationConfig",
+        "tasks/pushNotificationConfig/get",
+        Method::GetPushConfig,
+    ),
+    (
+        "ListTaskPushNotificationConfigs",
+        "tasks/pushNotificationConfig/list",
+        Method::ListPushConfigs,
+    ),
+    (
+        "DeleteTaskPushNotificationConfig",
+        "tasks/pushNotificationConfig/delete",
+        Method::DeletePushConfig,
+    ),
+    (
+        "GetExtendedAgentCard",
+        "agent/getAuthenticatedExtendedCard",
+        Method::GetExtendedAgentCard,
+    ),
 ];
 
 /// Looks a method name up; the flag is true for a 0.3 alias (answered in 0.3 JSON).
@@ -70,7 +98,10 @@ mod tests {
     fn aliases_map_onto_the_same_method() {
         assert_eq!(lookup("SendMessage"), Some((Method::SendMessage, false)));
         assert_eq!(lookup("message/send"), Some((Method::SendMessage, true)));
-        assert_eq!(lookup("tasks/resubscribe"), Some((Method::SubscribeToTask, true)));
+        assert_eq!(
+            lookup("tasks/resubscribe"),
+            Some((Method::SubscribeToTask, true))
+        );
         assert_eq!(lookup("sendMessage"), None);
     }
 }

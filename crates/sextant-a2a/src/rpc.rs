@@ -17,8 +17,12 @@ pub struct RpcRequest {
 /// error: invalid JSON → -32700; not an object, batch, wrong `jsonrpc`, bad `id` or `method`
 /// → -32600; params that are not an object → -32602.
 pub fn parse_request(body: &[u8]) -> Result<RpcRequest, (Value, RpcError)> {
-    let value: Value = serde_json::from_slice(body)
-        .map_err(|e| (Value::Null, RpcError::new(Code::ParseError, format!("Invalid JSON: {e}"))))?;
+    let value: Value = serde_json::from_slice(body).map_err(|e| {
+        (
+            Value::Null,
+            RpcError::new(Code::ParseError, format!("Invalid JSON: {e}")),
+        )
+    })?;
     let obj = match value {
         Value::Object(o) => o,
         Value::Array(_) => {
@@ -40,21 +44,37 @@ pub fn parse_request(body: &[u8]) -> Result<RpcRequest, (Value, RpcError)> {
         Some(_) => {
             return Err((
                 Value::Null,
-                RpcError::new(Code::InvalidRequest, "id must be a string, a number or null"),
+                RpcError::new(
+                    Code::InvalidRequest,
+                    "id must be a string, a number or null",
+                ),
             ));
         }
     };
     if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-        return Err((id, RpcError::new(Code::InvalidRequest, "jsonrpc must be \"2.0\"")));
+        return Err((
+            id,
+            RpcError::new(Code::InvalidRequest, "jsonrpc must be \"2.0\""),
+        ));
     }
     let method = match obj.get("method") {
         Some(Value::String(m)) if !m.is_empty() => m.clone(),
-        _ => return Err((id, RpcError::new(Code::InvalidRequest, "method must be a string"))),
+        _ => {
+            return Err((
+                id,
+                RpcError::new(Code::InvalidRequest, "method must be a string"),
+            ));
+        }
     };
     let params = match obj.get("params") {
         None | Some(Value::Null) => Value::Object(Map::new()),
         Some(v @ Value::Object(_)) => v.clone(),
-        Some(_) => return Err((id, RpcError::new(Code::InvalidParams, "params must be an object"))),
+        Some(_) => {
+            return Err((
+                id,
+                RpcError::new(Code::InvalidParams, "params must be an object"),
+            ));
+        }
     };
     Ok(RpcRequest { id, method, params })
 }
@@ -110,10 +130,19 @@ mod tests {
         assert_eq!(code("{not json"), (Value::Null, -32700));
         assert_eq!(code("[]").1, -32600);
         assert_eq!(code("3").1, -32600);
-        assert_eq!(code(r#"{"jsonrpc":"1.0","id":1,"method":"GetTask"}"#), (json!(1), -32600));
-        assert_eq!(code(r#"{"jsonrpc":"2.0","id":true,"method":"GetTask"}"#), (Value::Null, -32600));
+        assert_eq!(
+            code(r#"{"jsonrpc":"1.0","id":1,"method":"GetTask"}"#),
+            (json!(1), -32600)
+        );
+        assert_eq!(
+            code(r#"{"jsonrpc":"2.0","id":true,"method":"GetTask"}"#),
+            (Value::Null, -32600)
+        );
         assert_eq!(code(r#"{"jsonrpc":"2.0","id":"a"}"#), (json!("a"), -32600));
-        assert_eq!(code(r#"{"jsonrpc":"2.0","id":2,"method":"GetTask","params":[1]}"#).1, -32602);
+        assert_eq!(
+            code(r#"{"jsonrpc":"2.0","id":2,"method":"GetTask","params":[1]}"#).1,
+            -32602
+        );
         let ok = parse_request(br#"{"jsonrpc":"2.0","id":"x","method":"GetTask"}"#).unwrap();
         assert_eq!(ok.params, json!({}));
     }
@@ -122,6 +151,9 @@ mod tests {
     fn snake_case_params_are_accepted() {
         let mut v = json!({"history_length": 1, "id": "t", "metadata": {"keep_me": 1}});
         camelize_keys(&mut v);
-        assert_eq!(v, json!({"historyLength": 1, "id": "t", "metadata": {"keep_me": 1}}));
+        assert_eq!(
+            v,
+            json!({"historyLength": 1, "id": "t", "metadata": {"keep_me": 1}})
+        );
     }
 }

@@ -23,7 +23,11 @@ pub fn parse(value: Option<&str>) -> Requested {
         return Requested::Absent;
     };
     let major = v.split('.').next().unwrap_or("");
-    if major == "1" { Requested::V1 } else { Requested::Other(v.to_string()) }
+    if major == "1" {
+        Requested::V1
+    } else {
+        Requested::Other(v.to_string())
+    }
 }
 
 #[cfg(test)]

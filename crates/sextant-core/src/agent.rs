@@ -97,14 +97,28 @@ impl AgentSpec {
             return Err(format!("agent {:?}: name must not be empty", self.id));
         }
         if self.description.trim().is_empty() {
-            return Err(format!("agent {:?}: description must not be empty", self.id));
+            return Err(format!(
+                "agent {:?}: description must not be empty",
+                self.id
+            ));
         }
-        if let EngineSpec::Exec { command, timeout_secs, .. } = &self.engine {
+        if let EngineSpec::Exec {
+            command,
+            timeout_secs,
+            ..
+        } = &self.engine
+        {
             if command.first().is_none_or(|p| p.trim().is_empty()) {
-                return Err(format!("agent {:?}: engine.command must name a program", self.id));
+                return Err(format!(
+                    "agent {:?}: engine.command must name a program",
+                    self.id
+                ));
             }
             if *timeout_secs == 0 {
-                return Err(format!("agent {:?}: engine.timeout_secs must be > 0", self.id));
+                return Err(format!(
+                    "agent {:?}: engine.timeout_secs must be > 0",
+                    self.id
+                ));
             }
         }
         Ok(())
@@ -160,7 +174,13 @@ mod tests {
         }))
         .unwrap();
         assert!(v.validate().is_ok());
-        assert!(matches!(v.engine, EngineSpec::Exec { timeout_secs: 300, .. }));
+        assert!(matches!(
+            v.engine,
+            EngineSpec::Exec {
+                timeout_secs: 300,
+                ..
+            }
+        ));
         assert!(v.session_link);
     }
 

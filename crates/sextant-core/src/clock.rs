@@ -30,7 +30,9 @@ pub struct ManualClock {
 impl ManualClock {
     /// A clock stopped at `start`.
     pub fn new(start: DateTime<Utc>) -> Self {
-        Self { now: Arc::new(Mutex::new(start)) }
+        Self {
+            now: Arc::new(Mutex::new(start)),
+        }
     }
 
     /// Moves the clock to `t` (which may be earlier: a machine clock can jump back).
@@ -57,7 +59,9 @@ mod tests {
 
     #[test]
     fn manual_clock_clones_share_time() {
-        let start = DateTime::parse_from_rfc3339("2026-01-01T00:00:00Z").unwrap().to_utc();
+        let start = DateTime::parse_from_rfc3339("2026-01-01T00:00:00Z")
+            .unwrap()
+            .to_utc();
         let a = ManualClock::new(start);
         let b = a.clone();
         a.advance(chrono::Duration::minutes(5));

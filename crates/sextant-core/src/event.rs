@@ -129,8 +129,14 @@ mod tests {
 
     #[test]
     fn state_names() {
-        assert_eq!(state_wire(&TaskState::AuthRequired), "TASK_STATE_AUTH_REQUIRED");
-        assert_eq!(parse_state("TASK_STATE_COMPLETED"), Some(TaskState::Completed));
+        assert_eq!(
+            state_wire(&TaskState::AuthRequired),
+            "TASK_STATE_AUTH_REQUIRED"
+        );
+        assert_eq!(
+            parse_state("TASK_STATE_COMPLETED"),
+            Some(TaskState::Completed)
+        );
         assert_eq!(parse_state("done"), None);
         assert_eq!(state_name(&TaskState::InputRequired), "input-required");
     }

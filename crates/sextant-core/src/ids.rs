@@ -17,7 +17,9 @@ pub fn format_time(t: DateTime<Utc>) -> String {
 
 /// Parses a stored time; stored times were written by [`format_time`].
 pub fn parse_time(s: &str) -> Option<DateTime<Utc>> {
-    DateTime::parse_from_rfc3339(s).ok().map(|t| t.with_timezone(&Utc))
+    DateTime::parse_from_rfc3339(s)
+        .ok()
+        .map(|t| t.with_timezone(&Utc))
 }
 
 /// Truncates a time to millisecond precision so a value survives a store/load round trip unchanged.

@@ -85,7 +85,9 @@ impl TaskFold {
                     self.history.push(m.clone());
                 }
             }
-            EventBody::Artifact { artifact, append, .. } => self.merge_artifact(artifact, *append),
+            EventBody::Artifact {
+                artifact, append, ..
+            } => self.merge_artifact(artifact, *append),
             EventBody::Reply { message } => {
                 self.reply = Some(message.clone());
                 self.history.push(message.clone());
@@ -94,17 +96,22 @@ impl TaskFold {
     }
 
     fn merge_artifact(&mut self, chunk: &Artifact, append: bool) {
-        let existing = self.artifacts.iter_mut().find(|a| a.artifact_id == chunk.artifact_id);
+        let existing = self
+            .artifacts
+            .iter_mut()
+            .find(|a| a.artifact_id == chunk.artifact_id);
         match existing {
             Some(a) if append => {
                 for part in &chunk.parts {
                     // Text deltas join the previous text part instead of piling up parts.
                     match (a.parts.last_mut(), &part.content) {
-                        (Some(Part { content: PartContent::Text(prev), .. }), PartContent::Text(t))
-                            if part.metadata.is_none() =>
-                        {
-                            prev.push_str(t)
-                        }
+                        (
+                            Some(Part {
+                                content: PartContent::Text(prev),
+                                ..
+                            }),
+                            PartContent::Text(t),
+                        ) if part.metadata.is_none() => prev.push_str(t),
                         _ => a.parts.push(part.clone()),
                     }
                 }
@@ -152,7 +159,10 @@ impl TaskFold {
             }
         };
         let mut metadata = HashMap::new();
-        metadata.insert("sessionId".to_string(), Value::String(self.session_id.clone()));
+        metadata.insert(
+            "sessionId".to_string(),
+            Value::String(self.session_id.clone()),
+        );
         if let Some(url) = &opts.session_url {
             metadata.insert("sessionUrl".to_string(), Value::String(url.clone()));
         }
@@ -206,7 +216,12 @@ impl OutputModes {
         }
         let has = |want: &str| {
             modes.iter().any(|m| {
-                let m = m.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+                let m = m
+                    .split(';')
+                    .next()
+                    .unwrap_or("")
+                    .trim()
+                    .to_ascii_lowercase();
                 m == want || m == "*/*"
             })
         };
@@ -240,14 +255,17 @@ pub fn convert_parts(parts: &mut [Part], modes: &OutputModes) {
 
 fn add_session_link(artifacts: &mut [Artifact], status: &mut Option<Message>, link: &str) {
     let line = Part::text(format!("\n\nSession: {link}"));
-    let text_artifact = artifacts
-        .iter_mut()
-        .rev()
-        .find(|a| a.parts.iter().any(|p| matches!(p.content, PartContent::Text(_))));
+    let text_artifact = artifacts.iter_mut().rev().find(|a| {
+        a.parts
+            .iter()
+            .any(|p| matches!(p.content, PartContent::Text(_)))
+    });
     if let Some(a) = text_artifact {
         a.parts.push(line);
     } else if let Some(m) = status
-        && m.parts.iter().any(|p| matches!(p.content, PartContent::Text(_)))
+        && m.parts
+            .iter()
+            .any(|p| matches!(p.content, PartContent::Text(_)))
     {
         m.parts.push(line);
     }
@@ -267,7 +285,11 @@ pub struct Block {
 
 /// What a transcript block shows.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case", rename_all_fields = "camelCase")]
+#[serde(
+    tag = "kind",
+    rename_all = "snake_case",
+    rename_all_fields = "camelCase"
+)]
 pub enum BlockKind {
     /// Something the caller sent.
     UserInput { message_id: String, text: String },
@@ -294,7 +316,11 @@ pub fn message_text(m: &Message) -> String {
 }
 
 fn parts_text(parts: &[Part]) -> String {
-    parts.iter().filter_map(|p| p.as_text()).collect::<Vec<_>>().join("")
+    parts
+        .iter()
+        .filter_map(|p| p.as_text())
+        .collect::<Vec<_>>()
+        .join("")
 }
 
 fn part_summary(p: &Part) -> Option<Value> {
@@ -337,20 +363,28 @@ pub fn blocks(ev: &JournalEvent) -> Vec<Block> {
             append: false,
             artifact: None,
         })],
-        EventBody::Artifact { artifact, append, .. } => {
+        EventBody::Artifact {
+            artifact, append, ..
+        } => {
             let mut out = Vec::new();
             let text = parts_text(&artifact.parts);
             if !text.is_empty() {
                 out.push(mk(BlockKind::AgentText {
                     text,
                     append: *append,
-                    artifact: artifact.name.clone().or_else(|| Some(artifact.artifact_id.clone())),
+                    artifact: artifact
+                        .name
+                        .clone()
+                        .or_else(|| Some(artifact.artifact_id.clone())),
                 }));
             }
             let others: Vec<Value> = artifact.parts.iter().filter_map(part_summary).collect();
             if !others.is_empty() {
                 out.push(mk(BlockKind::AgentOutput {
-                    artifact: artifact.name.clone().unwrap_or_else(|| artifact.artifact_id.clone()),
+                    artifact: artifact
+                        .name
+                        .clone()
+                        .unwrap_or_else(|| artifact.artifact_id.clone()),
                     parts: others,
                 }));
             }
@@ -396,11 +430,28 @@ mod tests {
 
     fn sample() -> TaskFold {
         let events = vec![
-            ev(1, EventBody::TaskCreated { message: user("hi") }),
-            ev(2, EventBody::TaskState { state: TaskState::Working, message: None }),
+            ev(
+                1,
+                EventBody::TaskCreated {
+                    message: user("hi"),
+                },
+            ),
+            ev(
+                2,
+                EventBody::TaskState {
+                    state: TaskState::Working,
+                    message: None,
+                },
+            ),
             ev(3, chunk("hel", false)),
             ev(4, chunk("lo", true)),
-            ev(5, EventBody::TaskState { state: TaskState::Completed, message: None }),
+            ev(
+                5,
+                EventBody::TaskState {
+                    state: TaskState::Completed,
+                    message: None,
+                },
+            ),
         ];
         TaskFold::from_events("t", "c", "s", &events)
     }
@@ -413,7 +464,10 @@ mod tests {
         assert_eq!(f.history.len(), 1);
         assert_eq!(f.artifacts.len(), 1);
         assert_eq!(parts_text(&f.artifacts[0].parts), "hello");
-        let task = f.to_task(&ViewOptions { include_artifacts: true, ..Default::default() });
+        let task = f.to_task(&ViewOptions {
+            include_artifacts: true,
+            ..Default::default()
+        });
         assert_eq!(task.metadata.unwrap()["sessionId"], "s");
     }
 
@@ -431,10 +485,16 @@ mod tests {
     #[test]
     fn history_length_and_artifact_visibility() {
         let f = sample();
-        let none = f.to_task(&ViewOptions { history_length: Some(0), ..Default::default() });
+        let none = f.to_task(&ViewOptions {
+            history_length: Some(0),
+            ..Default::default()
+        });
         assert!(none.history.is_none());
         assert!(none.artifacts.is_none());
-        let one = f.to_task(&ViewOptions { history_length: Some(1), ..Default::default() });
+        let one = f.to_task(&ViewOptions {
+            history_length: Some(1),
+            ..Default::default()
+        });
         assert_eq!(one.history.unwrap().len(), 1);
     }
 
@@ -454,7 +514,10 @@ mod tests {
     #[test]
     fn output_modes_convert_and_keep_content() {
         assert_eq!(OutputModes::from_accepted(&[]), Some(OutputModes::Any));
-        assert_eq!(OutputModes::from_accepted(&["text/plain".into()]), Some(OutputModes::Text));
+        assert_eq!(
+            OutputModes::from_accepted(&["text/plain".into()]),
+            Some(OutputModes::Text)
+        );
         assert_eq!(
             OutputModes::from_accepted(&["application/json; charset=utf-8".into()]),
             Some(OutputModes::Json)
@@ -464,17 +527,32 @@ mod tests {
         convert_parts(&mut parts, &OutputModes::Text);
         assert!(parts[0].as_text().unwrap().contains("\"k\": 1"));
         convert_parts(&mut parts, &OutputModes::Json);
-        assert_eq!(parts[1].content, PartContent::Data(Value::String("t".into())));
+        assert_eq!(
+            parts[1].content,
+            PartContent::Data(Value::String("t".into()))
+        );
     }
 
     #[test]
     fn blocks_describe_events_publicly() {
-        let b = blocks(&ev(1, EventBody::TaskCreated { message: user("hi") }));
+        let b = blocks(&ev(
+            1,
+            EventBody::TaskCreated {
+                message: user("hi"),
+            },
+        ));
         let v = serde_json::to_value(&b[0]).unwrap();
         assert_eq!(v["kind"], "user_input");
         assert_eq!(v["text"], "hi");
         assert_eq!(v["seq"], 1);
         let b = blocks(&ev(4, chunk("lo", true)));
-        assert_eq!(b[0].kind, BlockKind::AgentText { text: "lo".into(), append: true, artifact: Some("response".into()) });
+        assert_eq!(
+            b[0].kind,
+            BlockKind::AgentText {
+                text: "lo".into(),
+                append: true,
+                artifact: Some("response".into())
+            }
+        );
     }
 }

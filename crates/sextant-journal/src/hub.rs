@@ -23,7 +23,10 @@ pub struct Hub {
 
 impl Default for Hub {
     fn default() -> Self {
-        Self { sessions: Arc::default(), all: broadcast::channel(ALL_CAPACITY).0 }
+        Self {
+            sessions: Arc::default(),
+            all: broadcast::channel(ALL_CAPACITY).0,
+        }
     }
 }
 

@@ -81,7 +81,12 @@ impl Journal {
             .spawn(move || writer::run(conn, rx, writer_hub))
             .map_err(|e| Error::Conflict(format!("cannot start the journal writer: {e}")))?;
         Ok(Self {
-            inner: Arc::new(Inner { path, jobs: tx, readers: Mutex::new(Vec::new()), hub }),
+            inner: Arc::new(Inner {
+                path,
+                jobs: tx,
+                readers: Mutex::new(Vec::new()),
+                hub,
+            }),
         })
     }
 
@@ -112,7 +117,11 @@ impl Journal {
     {
         let inner = self.inner.clone();
         tokio::task::spawn_blocking(move || {
-            let pooled = inner.readers.lock().unwrap_or_else(|e| e.into_inner()).pop();
+            let pooled = inner
+                .readers
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .pop();
             let conn = match pooled {
                 Some(c) => c,
                 None => open_connection(&inner.path)?,
@@ -130,14 +139,19 @@ impl Journal {
 
     /// Mirrors the configured Agents into the `agents` table (insert or update).
     pub async fn upsert_agents(&self, agents: Vec<AgentSpec>, at: DateTime<Utc>) -> Result<()> {
-        self.write(|reply| Job::UpsertAgents { agents, at, reply }).await
+        self.write(|reply| Job::UpsertAgents { agents, at, reply })
+            .await
     }
 
     /// Admits one input: idempotency check, Session lookup or creation, and the `task_created` /
     /// `input_accepted` event, all in one transaction. When this returns `Ok(Ok(_))` the input
     /// is durable.
     pub async fn admit(&self, admission: Admission) -> Result<Result<Admitted, Refusal>> {
-        self.write(|reply| Job::Admit { admission: Box::new(admission), reply }).await
+        self.write(|reply| Job::Admit {
+            admission: Box::new(admission),
+            reply,
+        })
+        .await
     }
 
     /// Appends events to one Session, in order, in one transaction.
@@ -147,7 +161,12 @@ impl Journal {
         events: Vec<NewEvent>,
     ) -> Result<Vec<Arc<JournalEvent>>> {
         let session_id = session_id.to_string();
-        self.write(|reply| Job::Append { session_id, events, reply }).await
+        self.write(|reply| Job::Append {
+            session_id,
+            events,
+            reply,
+        })
+        .await
     }
 
     /// Appends one event for a task.
@@ -159,9 +178,17 @@ impl Journal {
         at: DateTime<Utc>,
     ) -> Result<Arc<JournalEvent>> {
         let mut evs = self
-            .append(session_id, vec![NewEvent { task_id: Some(task_id.to_string()), body, at }])
+            .append(
+                session_id,
+                vec![NewEvent {
+                    task_id: Some(task_id.to_string()),
+                    body,
+                    at,
+                }],
+            )
             .await?;
-        evs.pop().ok_or_else(|| Error::Conflict("append returned no event".into()))
+        evs.pop()
+            .ok_or_else(|| Error::Conflict("append returned no event".into()))
     }
 
     /// One task's row (cached state included).
@@ -173,7 +200,8 @@ impl Journal {
     /// A task's events after `after_seq`, in seq order.
     pub async fn task_events(&self, task_id: &str, after_seq: i64) -> Result<Vec<JournalEvent>> {
         let id = task_id.to_string();
-        self.read(move |c| queries::events::for_task(c, &id, after_seq)).await
+        self.read(move |c| queries::events::for_task(c, &id, after_seq))
+            .await
     }
 
     /// A page of tasks.
@@ -199,8 +227,13 @@ impl Journal {
         agent_id: &str,
         context_id: &str,
     ) -> Result<Option<SessionRow>> {
-        let (c, a, x) = (caller.to_string(), agent_id.to_string(), context_id.to_string());
-        self.read(move |conn| queries::sessions::by_context(conn, &c, &a, &x)).await
+        let (c, a, x) = (
+            caller.to_string(),
+            agent_id.to_string(),
+            context_id.to_string(),
+        );
+        self.read(move |conn| queries::sessions::by_context(conn, &c, &a, &x))
+            .await
     }
 
     /// A page of Sessions, most recently active first.
@@ -210,7 +243,8 @@ impl Journal {
         cursor: Option<(String, String)>,
         limit: u32,
     ) -> Result<(Vec<SessionRow>, u64)> {
-        self.read(move |c| queries::sessions::list(c, caller.as_deref(), cursor, limit)).await
+        self.read(move |c| queries::sessions::list(c, caller.as_deref(), cursor, limit))
+            .await
     }
 
     /// A Session's events after `after_seq`, at most `limit`.
@@ -221,13 +255,15 @@ impl Journal {
         limit: u32,
     ) -> Result<Vec<JournalEvent>> {
         let id = session_id.to_string();
-        self.read(move |c| queries::events::for_session(c, &id, after_seq, limit)).await
+        self.read(move |c| queries::events::for_session(c, &id, after_seq, limit))
+            .await
     }
 
     /// The tasks of a Session, oldest first.
     pub async fn session_tasks(&self, session_id: &str) -> Result<Vec<TaskRow>> {
         let id = session_id.to_string();
-        self.read(move |c| queries::tasks::for_session(c, &id)).await
+        self.read(move |c| queries::tasks::for_session(c, &id))
+            .await
     }
 
     /// Recomputes every task's cached state from the events and returns the tasks whose cache

@@ -9,8 +9,10 @@ use rusqlite::{Connection, TransactionBehavior};
 use crate::error::{Error, Result};
 
 /// `(name, sql)`, in order. Append only: never edit or reorder a released migration.
-pub const MIGRATIONS: &[(&str, &str)] =
-    &[("20261129000000_init", include_str!("../migrations/20261129000000_init.sql"))];
+pub const MIGRATIONS: &[(&str, &str)] = &[(
+    "20261129000000_init",
+    include_str!("../migrations/20261129000000_init.sql"),
+)];
 
 /// Applies the pending migrations; returns how many ran.
 pub fn migrate(conn: &mut Connection) -> Result<usize> {
@@ -19,7 +21,10 @@ pub fn migrate(conn: &mut Connection) -> Result<usize> {
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let current = tx.pragma_query_value(None, "user_version", |r| r.get::<_, i64>(0))? as usize;
         if current > MIGRATIONS.len() {
-            return Err(Error::TooNew { found: current, known: MIGRATIONS.len() });
+            return Err(Error::TooNew {
+                found: current,
+                known: MIGRATIONS.len(),
+            });
         }
         let Some((name, sql)) = MIGRATIONS.get(current) else {
             return Ok(applied);
@@ -42,7 +47,9 @@ mod tests {
         let mut conn = Connection::open(dir.path().join("j.db")).unwrap();
         assert_eq!(migrate(&mut conn).unwrap(), MIGRATIONS.len());
         assert_eq!(migrate(&mut conn).unwrap(), 0);
-        let v: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
+        let v: i64 = conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .unwrap();
         assert_eq!(v as usize, MIGRATIONS.len());
     }
 
@@ -51,6 +58,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut conn = Connection::open(dir.path().join("j.db")).unwrap();
         conn.pragma_update(None, "user_version", 99).unwrap();
-        assert!(matches!(migrate(&mut conn), Err(Error::TooNew { found: 99, .. })));
+        assert!(matches!(
+            migrate(&mut conn),
+            Err(Error::TooNew { found: 99, .. })
+        ));
     }
 }

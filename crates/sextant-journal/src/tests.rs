@@ -5,7 +5,9 @@ use sextant_core::{AgentSpec, EventBody};
 use super::*;
 
 fn t0() -> DateTime<Utc> {
-    DateTime::parse_from_rfc3339("2026-11-29T10:00:00Z").unwrap().to_utc()
+    DateTime::parse_from_rfc3339("2026-11-29T10:00:00Z")
+        .unwrap()
+        .to_utc()
 }
 
 fn msg(id: &str, text: &str) -> Message {
@@ -30,7 +32,9 @@ fn admission(caller: &str, id: &str, text: &str) -> Admission {
 
 async fn journal(dir: &tempfile::TempDir) -> Journal {
     let j = Journal::open(dir.path().join("journal.db")).unwrap();
-    j.upsert_agents(vec![AgentSpec::echo()], t0()).await.unwrap();
+    j.upsert_agents(vec![AgentSpec::echo()], t0())
+        .await
+        .unwrap();
     j
 }
 
@@ -38,21 +42,46 @@ async fn journal(dir: &tempfile::TempDir) -> Journal {
 async fn admission_is_idempotent_on_identical_retries_only() {
     let dir = tempfile::tempdir().unwrap();
     let j = journal(&dir).await;
-    let first = j.admit(admission("alice", "m1", "hi")).await.unwrap().unwrap();
-    let Admitted::Created { task, session_created: true, event } = first else {
+    let first = j
+        .admit(admission("alice", "m1", "hi"))
+        .await
+        .unwrap()
+        .unwrap();
+    let Admitted::Created {
+        task,
+        session_created: true,
+        event,
+    } = first
+    else {
         panic!("expected a new task in a new session")
     };
     assert_eq!(event.seq, 1);
     assert_eq!(task.state, TaskState::Submitted);
 
-    let again = j.admit(admission("alice", "m1", "hi")).await.unwrap().unwrap();
+    let again = j
+        .admit(admission("alice", "m1", "hi"))
+        .await
+        .unwrap()
+        .unwrap();
     assert!(matches!(again, Admitted::Duplicate { task: ref t } if t.task_id == task.task_id));
 
-    let changed = j.admit(admission("alice", "m1", "different")).await.unwrap();
-    assert_eq!(changed.unwrap_err(), Refusal::MessageIdReused { task_id: task.task_id.clone() });
+    let changed = j
+        .admit(admission("alice", "m1", "different"))
+        .await
+        .unwrap();
+    assert_eq!(
+        changed.unwrap_err(),
+        Refusal::MessageIdReused {
+            task_id: task.task_id.clone()
+        }
+    );
 
     // Another caller may use the same messageId: it is their own conversation.
-    let bob = j.admit(admission("bob", "m1", "hi")).await.unwrap().unwrap();
+    let bob = j
+        .admit(admission("bob", "m1", "hi"))
+        .await
+        .unwrap()
+        .unwrap();
     assert_ne!(bob.task().task_id, task.task_id);
     assert_ne!(bob.task().session_id, task.session_id);
 }
@@ -71,7 +100,13 @@ async fn contexts_are_scoped_by_caller() {
     let t2 = j.admit(a2).await.unwrap().unwrap();
     let t3 = j.admit(b1).await.unwrap().unwrap();
     assert_eq!(t1.task().session_id, t2.task().session_id);
-    assert!(matches!(t2, Admitted::Created { session_created: false, .. }));
+    assert!(matches!(
+        t2,
+        Admitted::Created {
+            session_created: false,
+            ..
+        }
+    ));
     assert_ne!(t1.task().session_id, t3.task().session_id);
 }
 
@@ -79,12 +114,19 @@ async fn contexts_are_scoped_by_caller() {
 async fn follow_ups_are_checked_against_the_task() {
     let dir = tempfile::tempdir().unwrap();
     let j = journal(&dir).await;
-    let created = j.admit(admission("alice", "m1", "hi")).await.unwrap().unwrap();
+    let created = j
+        .admit(admission("alice", "m1", "hi"))
+        .await
+        .unwrap()
+        .unwrap();
     let task = created.task().clone();
 
     let mut other_callers = admission("bob", "m2", "more");
     other_callers.task_id = Some(task.task_id.clone());
-    assert_eq!(j.admit(other_callers).await.unwrap().unwrap_err(), Refusal::TaskNotFound);
+    assert_eq!(
+        j.admit(other_callers).await.unwrap().unwrap_err(),
+        Refusal::TaskNotFound
+    );
 
     let mut mismatch = admission("alice", "m2", "more");
     mismatch.task_id = Some(task.task_id.clone());
@@ -102,21 +144,30 @@ async fn follow_ups_are_checked_against_the_task() {
     j.append_one(
         &task.session_id,
         &task.task_id,
-        EventBody::TaskState { state: TaskState::Completed, message: None },
+        EventBody::TaskState {
+            state: TaskState::Completed,
+            message: None,
+        },
         t0(),
     )
     .await
     .unwrap();
     let mut late = admission("alice", "m3", "late");
     late.task_id = Some(task.task_id.clone());
-    assert!(matches!(j.admit(late).await.unwrap().unwrap_err(), Refusal::TaskTerminal { .. }));
+    assert!(matches!(
+        j.admit(late).await.unwrap().unwrap_err(),
+        Refusal::TaskTerminal { .. }
+    ));
 
     // A terminal task never changes state again.
     let err = j
         .append_one(
             &task.session_id,
             &task.task_id,
-            EventBody::TaskState { state: TaskState::Working, message: None },
+            EventBody::TaskState {
+                state: TaskState::Working,
+                message: None,
+            },
             t0(),
         )
         .await
@@ -129,7 +180,13 @@ async fn events_are_append_only_and_survive_reopening() {
     let dir = tempfile::tempdir().unwrap();
     let task = {
         let j = journal(&dir).await;
-        let t = j.admit(admission("alice", "m1", "hi")).await.unwrap().unwrap().task().clone();
+        let t = j
+            .admit(admission("alice", "m1", "hi"))
+            .await
+            .unwrap()
+            .unwrap()
+            .task()
+            .clone();
         let err = j
             .read(|c| Ok(c.execute("DELETE FROM events", [])?))
             .await
@@ -148,17 +205,27 @@ async fn the_task_cache_is_rebuildable_from_the_journal() {
     let dir = tempfile::tempdir().unwrap();
     let j = journal(&dir).await;
     for i in 0..5 {
-        let t = j.admit(admission("alice", &format!("m{i}"), "x")).await.unwrap().unwrap();
+        let t = j
+            .admit(admission("alice", &format!("m{i}"), "x"))
+            .await
+            .unwrap()
+            .unwrap();
         let t = t.task();
         let mut evs = vec![NewEvent {
             task_id: Some(t.task_id.clone()),
-            body: EventBody::TaskState { state: TaskState::Working, message: None },
+            body: EventBody::TaskState {
+                state: TaskState::Working,
+                message: None,
+            },
             at: t0() + chrono::Duration::seconds(i),
         }];
         if i % 2 == 0 {
             evs.push(NewEvent {
                 task_id: Some(t.task_id.clone()),
-                body: EventBody::TaskState { state: TaskState::Completed, message: None },
+                body: EventBody::TaskState {
+                    state: TaskState::Completed,
+                    message: None,
+                },
                 at: t0() + chrono::Duration::seconds(i + 1),
             });
         }
@@ -167,11 +234,20 @@ async fn the_task_cache_is_rebuildable_from_the_journal() {
     assert_eq!(j.rebuild_check().await.unwrap(), Vec::<String>::new());
 
     // Corrupt one cached state behind the journal's back: the check finds it.
-    let victim = j.list_tasks(TaskFilter { limit: 1, ..Default::default() }).await.unwrap();
+    let victim = j
+        .list_tasks(TaskFilter {
+            limit: 1,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
     let victim = victim.tasks[0].task_id.clone();
     let v = victim.clone();
     j.read(move |c| {
-        Ok(c.execute("UPDATE tasks SET state = 'TASK_STATE_FAILED' WHERE task_id = ?1", [v])?)
+        Ok(c.execute(
+            "UPDATE tasks SET state = 'TASK_STATE_FAILED' WHERE task_id = ?1",
+            [v],
+        )?)
     })
     .await
     .unwrap();
@@ -214,12 +290,26 @@ async fn listing_pages_through_tasks_newest_first() {
 async fn committed_events_are_published_in_seq_order() {
     let dir = tempfile::tempdir().unwrap();
     let j = journal(&dir).await;
-    let t = j.admit(admission("alice", "m1", "hi")).await.unwrap().unwrap().task().clone();
+    let t = j
+        .admit(admission("alice", "m1", "hi"))
+        .await
+        .unwrap()
+        .unwrap()
+        .task()
+        .clone();
     let mut rx = j.hub().subscribe(&t.session_id);
     for state in [TaskState::Working, TaskState::Completed] {
-        j.append_one(&t.session_id, &t.task_id, EventBody::TaskState { state, message: None }, t0())
-            .await
-            .unwrap();
+        j.append_one(
+            &t.session_id,
+            &t.task_id,
+            EventBody::TaskState {
+                state,
+                message: None,
+            },
+            t0(),
+        )
+        .await
+        .unwrap();
     }
     assert_eq!(rx.recv().await.unwrap().seq, 2);
     assert_eq!(rx.recv().await.unwrap().seq, 3);

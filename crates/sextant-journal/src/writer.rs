@@ -42,9 +42,16 @@ pub struct Admission {
 #[derive(Debug, Clone)]
 pub enum Admitted {
     /// A new Task (and maybe a new Session) was created.
-    Created { task: TaskRow, session_created: bool, event: Arc<JournalEvent> },
+    Created {
+        task: TaskRow,
+        session_created: bool,
+        event: Arc<JournalEvent>,
+    },
     /// A further input to an existing task was accepted.
-    FollowUp { task: TaskRow, event: Arc<JournalEvent> },
+    FollowUp {
+        task: TaskRow,
+        event: Arc<JournalEvent>,
+    },
     /// An identical retry: nothing was written; this is the task the first attempt made.
     Duplicate { task: TaskRow },
 }
@@ -101,8 +108,14 @@ pub(crate) enum Job {
 /// A finished job, answered only after the transaction commits.
 enum Done {
     Unit(oneshot::Sender<Result<()>>, Result<()>),
-    Admit(oneshot::Sender<Result<Result<Admitted, Refusal>>>, Result<Result<Admitted, Refusal>>),
-    Append(oneshot::Sender<Result<Vec<Arc<JournalEvent>>>>, Result<Vec<Arc<JournalEvent>>>),
+    Admit(
+        oneshot::Sender<Result<Result<Admitted, Refusal>>>,
+        Result<Result<Admitted, Refusal>>,
+    ),
+    Append(
+        oneshot::Sender<Result<Vec<Arc<JournalEvent>>>>,
+        Result<Vec<Arc<JournalEvent>>>,
+    ),
 }
 
 impl Done {
@@ -212,7 +225,11 @@ fn run_job(tx: &mut Transaction<'_>, job: Job) -> Done {
             let r = in_savepoint(tx, |c| admit(c, &admission));
             Done::Admit(reply, r)
         }
-        Job::Append { session_id, events, reply } => {
+        Job::Append {
+            session_id,
+            events,
+            reply,
+        } => {
             let r = in_savepoint(tx, |c| {
                 events
                     .into_iter()
@@ -245,7 +262,13 @@ fn append(
         }
     }
     let seq = sessions::next_seq(c, session_id, &at_s)?;
-    let ev = JournalEvent { session_id: session_id.to_string(), seq, task_id, at, body };
+    let ev = JournalEvent {
+        session_id: session_id.to_string(),
+        seq,
+        task_id,
+        at,
+        body,
+    };
     events::insert(c, &ev)?;
     if let Some(id) = &ev.task_id {
         let state = ev.body.new_state();
@@ -265,15 +288,17 @@ fn admit(c: &Connection, a: &Admission) -> Result<Result<Admitted, Refusal>> {
     }
 
     if let Some(task_id) = &a.task_id {
-        let Some(task) = tasks::get(c, task_id)?
-            .filter(|t| t.caller == a.caller && t.agent_id == a.agent_id)
+        let Some(task) =
+            tasks::get(c, task_id)?.filter(|t| t.caller == a.caller && t.agent_id == a.agent_id)
         else {
             return Ok(Err(Refusal::TaskNotFound));
         };
         if let Some(ctx) = &a.context_id
             && *ctx != task.context_id
         {
-            return Ok(Err(Refusal::ContextMismatch { task_context: task.context_id }));
+            return Ok(Err(Refusal::ContextMismatch {
+                task_context: task.context_id,
+            }));
         }
         if task.state.is_terminal() {
             return Ok(Err(Refusal::TaskTerminal {
@@ -290,9 +315,20 @@ fn admit(c: &Connection, a: &Admission) -> Result<Result<Admitted, Refusal>> {
             EventBody::InputAccepted { message },
             a.at,
         )?;
-        inputs::insert(c, &a.caller, &a.agent_id, message_id, &task.task_id, &a.content_hash, ev.seq)?;
+        inputs::insert(
+            c,
+            &a.caller,
+            &a.agent_id,
+            message_id,
+            &task.task_id,
+            &a.content_hash,
+            ev.seq,
+        )?;
         let task = tasks::get(c, &task.task_id)?.ok_or(Error::NotFound)?;
-        return Ok(Ok(Admitted::FollowUp { task, event: Arc::new(ev) }));
+        return Ok(Ok(Admitted::FollowUp {
+            task,
+            event: Arc::new(ev),
+        }));
     }
 
     let at_s = format_time(sextant_core::ids::millis(a.at));
@@ -343,7 +379,19 @@ fn admit(c: &Connection, a: &Admission) -> Result<Result<Admitted, Refusal>> {
         EventBody::TaskCreated { message },
         a.at,
     )?;
-    inputs::insert(c, &a.caller, &a.agent_id, message_id, &task_id, &a.content_hash, ev.seq)?;
+    inputs::insert(
+        c,
+        &a.caller,
+        &a.agent_id,
+        message_id,
+        &task_id,
+        &a.content_hash,
+        ev.seq,
+    )?;
     let task = tasks::get(c, &task_id)?.ok_or(Error::NotFound)?;
-    Ok(Ok(Admitted::Created { task, session_created, event: Arc::new(ev) }))
+    Ok(Ok(Admitted::Created {
+        task,
+        session_created,
+        event: Arc::new(ev),
+    }))
 }

@@ -101,7 +101,10 @@ struct CreatingGuard<'a> {
 
 impl Drop for CreatingGuard<'_> {
     fn drop(&mut self) {
-        self.set.lock().unwrap_or_else(|e| e.into_inner()).remove(&self.key);
+        self.set
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&self.key);
     }
 }
 
@@ -113,13 +116,18 @@ impl Runtime {
         agents: Vec<AgentSpec>,
         config: RuntimeConfig,
     ) -> Self {
-        let agents = agents.into_iter().map(|a| (a.id.clone(), Arc::new(a))).collect();
+        let agents = agents
+            .into_iter()
+            .map(|a| (a.id.clone(), Arc::new(a)))
+            .collect();
         Self {
             inner: Arc::new(Inner {
                 journal,
                 clock,
                 agents,
-                env: EngineEnv { work_dir: config.work_dir },
+                env: EngineEnv {
+                    work_dir: config.work_dir,
+                },
                 idle_worker: config.idle_worker,
                 workers: Mutex::default(),
                 creating: Mutex::default(),
@@ -155,9 +163,8 @@ impl Runtime {
 
     /// Whether the Agent's engine may answer with a Message rather than a task.
     pub fn may_reply_with_message(&self, agent_id: &str) -> bool {
-        self.agent(agent_id).is_some_and(|a| {
-            engine::make_engine(&a, &self.inner.env).may_reply_with_message()
-        })
+        self.agent(agent_id)
+            .is_some_and(|a| engine::make_engine(&a, &self.inner.env).may_reply_with_message())
     }
 
     /// Admits one input (see the crate docs). On success the input is durable and its task is
@@ -183,15 +190,26 @@ impl Runtime {
         let _guard = match (&message.task_id, &message.context_id) {
             (None, Some(ctx)) => {
                 let key = (caller.clone(), input.agent_id.clone(), ctx.clone());
-                let exists = self.inner.journal.session_by_context(&key.0, &key.1, &key.2).await?;
+                let exists = self
+                    .inner
+                    .journal
+                    .session_by_context(&key.0, &key.1, &key.2)
+                    .await?;
                 if exists.is_some() {
                     None
                 } else {
-                    let mut set = self.inner.creating.lock().unwrap_or_else(|e| e.into_inner());
+                    let mut set = self
+                        .inner
+                        .creating
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner());
                     if !set.insert(key.clone()) {
                         return Err(AdmitError::SessionBusy);
                     }
-                    Some(CreatingGuard { set: &self.inner.creating, key })
+                    Some(CreatingGuard {
+                        set: &self.inner.creating,
+                        key,
+                    })
                 }
             }
             _ => None,
@@ -226,7 +244,11 @@ impl Runtime {
     /// Hands a task to its Session's worker, starting the worker if needed.
     fn dispatch(&self, session_id: &str, agent_id: &str, task_id: &str) {
         let Some(agent) = self.agent(agent_id) else {
-            tracing::warn!(agent_id, task_id, "task for an agent that is no longer configured");
+            tracing::warn!(
+                agent_id,
+                task_id,
+                "task for an agent that is no longer configured"
+            );
             return;
         };
         let mut workers = self.inner.workers.lock().unwrap_or_else(|e| e.into_inner());
@@ -240,13 +262,20 @@ impl Runtime {
         workers.insert(session_id.to_string(), tx);
         let inner = self.inner.clone();
         let session_id = session_id.to_string();
-        self.inner.tracker.spawn(worker::run(inner, session_id, agent, rx));
+        self.inner
+            .tracker
+            .spawn(worker::run(inner, session_id, agent, rx));
     }
 
     /// Folds a task's journal into its current view.
     pub async fn project(&self, task: &TaskRow) -> Result<TaskFold, sextant_journal::Error> {
         let events = self.inner.journal.task_events(&task.task_id, 0).await?;
-        Ok(TaskFold::from_events(&task.task_id, &task.context_id, &task.session_id, &events))
+        Ok(TaskFold::from_events(
+            &task.task_id,
+            &task.context_id,
+            &task.session_id,
+            &events,
+        ))
     }
 
     /// Waits until the task reaches, after seq `after_seq`, a terminal or interrupted state or
@@ -314,7 +343,10 @@ impl Runtime {
         self.inner.accepting.store(false, Ordering::SeqCst);
         self.inner.stop_intake.cancel();
         self.inner.tracker.close();
-        if tokio::time::timeout(drain, self.inner.tracker.wait()).await.is_err() {
+        if tokio::time::timeout(drain, self.inner.tracker.wait())
+            .await
+            .is_err()
+        {
             tracing::warn!("turns still running after the drain period; interrupting them");
             self.inner.cancel_turns.cancel();
             let _ = tokio::time::timeout(Duration::from_secs(10), self.inner.tracker.wait()).await;

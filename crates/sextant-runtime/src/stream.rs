@@ -25,7 +25,9 @@ pub enum StopAt {
 }
 
 fn ends(stop: StopAt, ev: &JournalEvent) -> bool {
-    let Some(state) = ev.body.new_state() else { return false };
+    let Some(state) = ev.body.new_state() else {
+        return false;
+    };
     match stop {
         StopAt::Terminal => is_terminal(&state),
         StopAt::Settled => is_terminal(&state) || is_interrupted(&state),

@@ -27,30 +27,48 @@ fn exec_agent(id: &str, script: &str) -> AgentSpec {
 
 async fn runtime(dir: &tempfile::TempDir, agents: Vec<AgentSpec>) -> Runtime {
     let journal = Journal::open(dir.path().join("j.db")).unwrap();
-    journal.upsert_agents(agents.clone(), chrono::Utc::now()).await.unwrap();
+    journal
+        .upsert_agents(agents.clone(), chrono::Utc::now())
+        .await
+        .unwrap();
     Runtime::new(
         journal,
         Arc::new(SystemClock),
         agents,
-        RuntimeConfig { work_dir: dir.path().join("work"), idle_worker: Duration::from_secs(60) },
+        RuntimeConfig {
+            work_dir: dir.path().join("work"),
+            idle_worker: Duration::from_secs(60),
+        },
     )
 }
 
 fn input(agent: &str, id: &str, text: &str) -> Input {
     let mut m = Message::new(Role::User, vec![Part::text(text)]);
     m.message_id = id.into();
-    Input { principal: Principal::person(), agent_id: agent.into(), message: m, origin: "test".into() }
+    Input {
+        principal: Principal::person(),
+        agent_id: agent.into(),
+        message: m,
+        origin: "test".into(),
+    }
 }
 
 async fn settle(rt: &Runtime, a: &Admitted) -> sextant_core::projection::TaskFold {
-    tokio::time::timeout(Duration::from_secs(10), rt.wait_settled(a.task(), a.task().last_seq))
-        .await
-        .expect("task settled in time")
-        .unwrap()
+    tokio::time::timeout(
+        Duration::from_secs(10),
+        rt.wait_settled(a.task(), a.task().last_seq),
+    )
+    .await
+    .expect("task settled in time")
+    .unwrap()
 }
 
 fn artifact_text(f: &sextant_core::projection::TaskFold) -> String {
-    f.artifacts.iter().flat_map(|a| a.parts.iter()).filter_map(|p| p.as_text()).collect()
+    f.artifacts
+        .iter()
+        .flat_map(|a| a.parts.iter())
+        .filter_map(|p| p.as_text())
+        .collect()
 }
 
 #[tokio::test]
@@ -81,7 +99,10 @@ echo '{"type":"final","status":"completed","text":"done"}'"#;
     assert_eq!(f.state, TaskState::Completed, "{:?}", f.status_message);
     assert_eq!(artifact_text(&f), "Hello plain x\n");
     assert_eq!(f.artifacts.len(), 2);
-    assert_eq!(f.status_message.as_ref().map(message_text).as_deref(), Some("done"));
+    assert_eq!(
+        f.status_message.as_ref().map(message_text).as_deref(),
+        Some("done")
+    );
     assert!(f.history.iter().any(|m| message_text(m) == "thinking"));
 }
 
@@ -92,14 +113,20 @@ async fn exec_failures_say_why() {
         &dir,
         vec![
             exec_agent("bad", "echo 'something broke' >&2; exit 3"),
-            exec_agent("ask", r#"echo '{"type":"final","status":"input_required","text":"which file?"}'"#),
+            exec_agent(
+                "ask",
+                r#"echo '{"type":"final","status":"input_required","text":"which file?"}'"#,
+            ),
         ],
     )
     .await;
     let f = settle(&rt, &rt.admit(input("bad", "m1", "x")).await.unwrap()).await;
     assert_eq!(f.state, TaskState::Failed);
     let why = message_text(f.status_message.as_ref().unwrap());
-    assert!(why.contains("exited with 3") && why.contains("something broke"), "{why}");
+    assert!(
+        why.contains("exited with 3") && why.contains("something broke"),
+        "{why}"
+    );
 
     let f = settle(&rt, &rt.admit(input("ask", "m2", "x")).await.unwrap()).await;
     assert_eq!(f.state, TaskState::InputRequired);
@@ -159,11 +186,18 @@ esac"#;
 async fn a_second_input_while_the_session_is_being_created_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let rt = runtime(&dir, vec![AgentSpec::echo()]).await;
-    let key = (Principal::person().key(), "echo".to_string(), "ctx".to_string());
+    let key = (
+        Principal::person().key(),
+        "echo".to_string(),
+        "ctx".to_string(),
+    );
     rt.inner.creating.lock().unwrap().insert(key.clone());
     let mut i = input("echo", "m1", "x");
     i.message.context_id = Some("ctx".into());
-    assert!(matches!(rt.admit(i.clone()).await, Err(AdmitError::SessionBusy)));
+    assert!(matches!(
+        rt.admit(i.clone()).await,
+        Err(AdmitError::SessionBusy)
+    ));
     rt.inner.creating.lock().unwrap().remove(&key);
     let a = rt.admit(i).await.unwrap();
     assert_eq!(settle(&rt, &a).await.state, TaskState::Completed);
@@ -174,7 +208,10 @@ async fn recovery_delivers_accepted_inputs_and_fails_interrupted_turns() {
     let dir = tempfile::tempdir().unwrap();
     let (queued, interrupted) = {
         let journal = Journal::open(dir.path().join("j.db")).unwrap();
-        journal.upsert_agents(vec![AgentSpec::echo()], chrono::Utc::now()).await.unwrap();
+        journal
+            .upsert_agents(vec![AgentSpec::echo()], chrono::Utc::now())
+            .await
+            .unwrap();
         let admit = |id: &str| {
             let mut m = Message::new(Role::User, vec![Part::text("x")]);
             m.message_id = id.into();
@@ -190,13 +227,28 @@ async fn recovery_delivers_accepted_inputs_and_fails_interrupted_turns() {
                 at: chrono::Utc::now(),
             }
         };
-        let q = journal.admit(admit("q")).await.unwrap().unwrap().task().clone();
-        let w = journal.admit(admit("w")).await.unwrap().unwrap().task().clone();
+        let q = journal
+            .admit(admit("q"))
+            .await
+            .unwrap()
+            .unwrap()
+            .task()
+            .clone();
+        let w = journal
+            .admit(admit("w"))
+            .await
+            .unwrap()
+            .unwrap()
+            .task()
+            .clone();
         journal
             .append_one(
                 &w.session_id,
                 &w.task_id,
-                EventBody::TaskState { state: TaskState::Working, message: None },
+                EventBody::TaskState {
+                    state: TaskState::Working,
+                    message: None,
+                },
                 chrono::Utc::now(),
             )
             .await
@@ -205,8 +257,16 @@ async fn recovery_delivers_accepted_inputs_and_fails_interrupted_turns() {
     };
     let rt = runtime(&dir, vec![AgentSpec::echo()]).await;
     assert_eq!(rt.recover().await.unwrap(), 1);
-    let f = tokio::time::timeout(Duration::from_secs(10), rt.wait_settled(&queued, 0)).await.unwrap().unwrap();
+    let f = tokio::time::timeout(Duration::from_secs(10), rt.wait_settled(&queued, 0))
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(f.state, TaskState::Completed);
-    let row = rt.journal().task(&interrupted.task_id).await.unwrap().unwrap();
+    let row = rt
+        .journal()
+        .task(&interrupted.task_id)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(row.state, TaskState::Failed);
 }

@@ -20,7 +20,15 @@ pub(crate) fn undelivered_inputs(events: &[JournalEvent]) -> Vec<Message> {
     let turn_start = events
         .iter()
         .rev()
-        .find(|e| matches!(&e.body, EventBody::TaskState { state: TaskState::Working, .. }))
+        .find(|e| {
+            matches!(
+                &e.body,
+                EventBody::TaskState {
+                    state: TaskState::Working,
+                    ..
+                }
+            )
+        })
         .map_or(0, |e| e.seq);
     events
         .iter()
@@ -79,7 +87,9 @@ pub(crate) async fn run(
         while let Ok(t) = rx.try_recv() {
             queue.push_back(t);
         }
-        let Some(task_id) = queue.pop_front() else { continue };
+        let Some(task_id) = queue.pop_front() else {
+            continue;
+        };
         queue.retain(|t| *t != task_id);
         if let Err(e) = turn(&inner, &agent, engine.as_mut(), &task_id).await {
             tracing::error!(task_id, error = %e, "turn could not be journalled");
@@ -88,7 +98,11 @@ pub(crate) async fn run(
             break;
         }
     }
-    inner.workers.lock().unwrap_or_else(|e| e.into_inner()).remove(&session_id);
+    inner
+        .workers
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .remove(&session_id);
 }
 
 /// Runs one turn of a task, if it has inputs no turn has seen.
@@ -99,7 +113,9 @@ async fn turn(
     task_id: &str,
 ) -> Result<(), sextant_journal::Error> {
     let journal = &inner.journal;
-    let Some(task) = journal.task(task_id).await? else { return Ok(()) };
+    let Some(task) = journal.task(task_id).await? else {
+        return Ok(());
+    };
     if task.state.is_terminal() {
         return Ok(());
     }
@@ -112,11 +128,18 @@ async fn turn(
         .append_one(
             &task.session_id,
             task_id,
-            EventBody::TaskState { state: TaskState::Working, message: None },
+            EventBody::TaskState {
+                state: TaskState::Working,
+                message: None,
+            },
             inner.clock.now(),
         )
         .await?;
-    let history = if engine.wants_history() { history(inner, &task).await? } else { Vec::new() };
+    let history = if engine.wants_history() {
+        history(inner, &task).await?
+    } else {
+        Vec::new()
+    };
     let turn = Turn {
         session_id: task.session_id.clone(),
         context_id: task.context_id.clone(),
@@ -150,7 +173,10 @@ async fn turn(
 
 /// Earlier user and agent messages of the Session (before this task), oldest first.
 async fn history(inner: &Inner, task: &TaskRow) -> Result<Vec<Message>, sextant_journal::Error> {
-    let events = inner.journal.session_events(&task.session_id, 0, 10_000).await?;
+    let events = inner
+        .journal
+        .session_events(&task.session_id, 0, 10_000)
+        .await?;
     let mut out: Vec<Message> = Vec::new();
     let mut answer: Option<(String, String)> = None; // (task, text) of the agent's reply in progress
     let flush = |out: &mut Vec<Message>, answer: &mut Option<(String, String)>| {
@@ -160,7 +186,10 @@ async fn history(inner: &Inner, task: &TaskRow) -> Result<Vec<Message>, sextant_
             out.push(Message::new(Role::Agent, vec![Part::text(text)]));
         }
     };
-    for ev in events.iter().filter(|e| e.task_id.as_deref() != Some(task.task_id.as_str())) {
+    for ev in events
+        .iter()
+        .filter(|e| e.task_id.as_deref() != Some(task.task_id.as_str()))
+    {
         match &ev.body {
             EventBody::TaskCreated { message } | EventBody::InputAccepted { message } => {
                 flush(&mut out, &mut answer);
@@ -177,7 +206,10 @@ async fn history(inner: &Inner, task: &TaskRow) -> Result<Vec<Message>, sextant_
                     }
                 }
             }
-            EventBody::TaskState { message: Some(m), .. } | EventBody::Reply { message: m } => {
+            EventBody::TaskState {
+                message: Some(m), ..
+            }
+            | EventBody::Reply { message: m } => {
                 flush(&mut out, &mut answer);
                 out.push(m.clone());
             }

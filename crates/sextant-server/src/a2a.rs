@@ -62,12 +62,26 @@ enum Frame {
 }
 
 fn json_response(status: StatusCode, body: Value) -> Response {
-    (status, [(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response()
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
 }
 
 fn is_json_content_type(headers: &HeaderMap) -> bool {
-    let Some(v) = headers.get(header::CONTENT_TYPE) else { return true };
-    let mime = v.to_str().unwrap_or("").split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    let Some(v) = headers.get(header::CONTENT_TYPE) else {
+        return true;
+    };
+    let mime = v
+        .to_str()
+        .unwrap_or("")
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
     mime == "application/json" || (mime.starts_with("application/") && mime.ends_with("+json"))
 }
 
@@ -107,13 +121,18 @@ pub async fn rpc(
         return json_response(StatusCode::NOT_FOUND, failure(&req.id, &err));
     };
     let Some((method, legacy)) = method::lookup(&req.method) else {
-        let err = RpcError::new(Code::MethodNotFound, format!("Method not found: {}", req.method));
+        let err = RpcError::new(
+            Code::MethodNotFound,
+            format!("Method not found: {}", req.method),
+        );
         return json_response(StatusCode::OK, failure(&req.id, &err));
     };
     if !legacy && let Requested::Other(v) = requested_version(&headers, query.as_deref()) {
         let err = RpcError::new(
             Code::VersionNotSupported,
-            format!("A2A version {v:?} is not supported; this server speaks 1.x (and 0.3 method names)"),
+            format!(
+                "A2A version {v:?} is not supported; this server speaks 1.x (and 0.3 method names)"
+            ),
         );
         return json_response(StatusCode::OK, failure(&req.id, &err));
     }
@@ -133,7 +152,11 @@ pub async fn rpc(
     let outcome = dispatch(&call, method, req.params).await;
     match outcome {
         Ok(Reply::Json(result)) => {
-            let result = if legacy { legacy_result(method, result) } else { result };
+            let result = if legacy {
+                legacy_result(method, result)
+            } else {
+                result
+            };
             json_response(StatusCode::OK, success(&call.id, result))
         }
         Ok(Reply::Stream(frames)) => {
@@ -169,18 +192,26 @@ fn sse(
     let events = frames.map(move |frame| {
         let event = match frame {
             Frame::Item(seq, result) => {
-                let result = if legacy { compat::result_to_v03(result) } else { result };
+                let result = if legacy {
+                    compat::result_to_v03(result)
+                } else {
+                    result
+                };
                 let ev = Event::default().data(success(&id, result).to_string());
                 match seq {
                     Some(s) => ev.id(s.to_string()),
                     None => ev,
                 }
             }
-            Frame::Error(err) => Event::default().event("error").data(failure(&id, &err).to_string()),
+            Frame::Error(err) => Event::default()
+                .event("error")
+                .data(failure(&id, &err).to_string()),
         };
         Ok::<_, Infallible>(event)
     });
-    Sse::new(events).keep_alive(KeepAlive::new().interval(KEEP_ALIVE)).into_response()
+    Sse::new(events)
+        .keep_alive(KeepAlive::new().interval(KEEP_ALIVE))
+        .into_response()
 }
 
 async fn dispatch(call: &Call, method: Method, mut params: Value) -> Result<Reply, RpcError> {
@@ -255,7 +286,13 @@ fn history_length(params: &Value, name: &str) -> Result<Option<u32>, RpcError> {
 /// The caller's task on this Agent, or TaskNotFound (another caller's task is "not found").
 async fn visible_task(call: &Call, params: &Value) -> Result<TaskRow, RpcError> {
     let id = string_param(params, "id")?;
-    let row = call.app.runtime.journal().task(&id).await.map_err(internal)?;
+    let row = call
+        .app
+        .runtime
+        .journal()
+        .task(&id)
+        .await
+        .map_err(internal)?;
     row.filter(|t| t.caller == call.principal.key() && t.agent_id == call.agent.id)
         .ok_or_else(|| RpcError::new(Code::TaskNotFound, format!("Task not found: {id}")))
 }
@@ -285,8 +322,11 @@ impl Call {
     /// The task as JSON, with its transcript blocks in the metadata.
     fn task_json(&self, events: &[JournalEvent], fold: &TaskFold, opts: &ViewOptions) -> Value {
         let mut task = to_json(&fold.to_task(opts));
-        let transcript: Vec<Value> =
-            events.iter().flat_map(blocks).map(|b| to_json(&b)).collect();
+        let transcript: Vec<Value> = events
+            .iter()
+            .flat_map(blocks)
+            .map(|b| to_json(&b))
+            .collect();
         task["metadata"]["transcript"] = Value::Array(transcript);
         task
     }
@@ -297,7 +337,13 @@ fn to_json<T: serde::Serialize>(v: &T) -> Value {
 }
 
 async fn load(call: &Call, task: &TaskRow) -> Result<(Vec<JournalEvent>, TaskFold), RpcError> {
-    let events = call.app.runtime.journal().task_events(&task.task_id, 0).await.map_err(internal)?;
+    let events = call
+        .app
+        .runtime
+        .journal()
+        .task_events(&task.task_id, 0)
+        .await
+        .map_err(internal)?;
     let fold = TaskFold::from_events(&task.task_id, &task.context_id, &task.session_id, &events);
     Ok((events, fold))
 }
@@ -308,11 +354,16 @@ fn validate_message(m: &Message) -> Result<(), RpcError> {
     }
     match m.role {
         Role::User => {}
-        Role::Unspecified => return Err(RpcError::field("message.role", "is required (ROLE_USER)")),
+        Role::Unspecified => {
+            return Err(RpcError::field("message.role", "is required (ROLE_USER)"));
+        }
         Role::Agent => return Err(RpcError::field("message.role", "must be ROLE_USER")),
     }
     if m.parts.is_empty() {
-        return Err(RpcError::field("message.parts", "must contain at least one part"));
+        return Err(RpcError::field(
+            "message.parts",
+            "must contain at least one part",
+        ));
     }
     for (i, p) in m.parts.iter().enumerate() {
         let kind = match p.content {
@@ -341,7 +392,9 @@ fn refusal(r: AdmitError) -> RpcError {
         AdmitError::Refused(Refusal::TaskNotFound) => RpcError::of(Code::TaskNotFound),
         AdmitError::Refused(Refusal::TaskTerminal { state }) => RpcError::new(
             Code::UnsupportedOperation,
-            format!("the task is {state} and takes no more messages; send a new message in the same contextId"),
+            format!(
+                "the task is {state} and takes no more messages; send a new message in the same contextId"
+            ),
         ),
         AdmitError::Refused(Refusal::ContextMismatch { task_context }) => RpcError::field(
             "message.contextId",
@@ -361,8 +414,12 @@ async fn send(call: &Call, params: Value, streaming: bool) -> Result<Reply, RpcE
     if params.get("message").is_none_or(Value::is_null) {
         return Err(RpcError::field("message", "is required"));
     }
-    let req: a2a::SendMessageRequest = serde_json::from_value(params)
-        .map_err(|e| RpcError::new(Code::InvalidParams, format!("Invalid SendMessageRequest: {e}")))?;
+    let req: a2a::SendMessageRequest = serde_json::from_value(params).map_err(|e| {
+        RpcError::new(
+            Code::InvalidParams,
+            format!("Invalid SendMessageRequest: {e}"),
+        )
+    })?;
     validate_message(&req.message)?;
     let config = req.configuration.unwrap_or(a2a::SendMessageConfiguration {
         accepted_output_modes: None,
@@ -378,7 +435,10 @@ async fn send(call: &Call, params: Value, streaming: bool) -> Result<Reply, RpcE
     }
     let history_length = match config.history_length {
         Some(n) if n < 0 => {
-            return Err(RpcError::field("configuration.historyLength", "must not be negative"));
+            return Err(RpcError::field(
+                "configuration.historyLength",
+                "must not be negative",
+            ));
         }
         n => n.map(|n| n as u32),
     };
@@ -422,7 +482,9 @@ async fn send(call: &Call, params: Value, streaming: bool) -> Result<Reply, RpcE
         return Ok(Reply::Json(json!({ "message": to_json(reply) })));
     }
     let opts = call.view(&fold, history_length, true, modes);
-    Ok(Reply::Json(json!({ "task": call.task_json(&events, &fold, &opts) })))
+    Ok(Reply::Json(
+        json!({ "task": call.task_json(&events, &fold, &opts) }),
+    ))
 }
 
 async fn get_task(call: &Call, params: Value) -> Result<Reply, RpcError> {
@@ -440,7 +502,9 @@ fn page_token(cursor: &(String, String)) -> String {
 
 fn parse_page_token(token: &str) -> Option<(String, String)> {
     use base64::Engine;
-    let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(token).ok()?;
+    let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(token)
+        .ok()?;
     let s = String::from_utf8(raw).ok()?;
     let (at, id) = s.split_once('\n')?;
     Some((at.to_string(), id.to_string()))
@@ -454,9 +518,16 @@ async fn list_tasks(call: &Call, params: Value) -> Result<Reply, RpcError> {
             _ => return Err(RpcError::field("pageSize", "must be between 1 and 100")),
         },
     };
-    let cursor = match params.get("pageToken").and_then(Value::as_str).filter(|t| !t.is_empty()) {
+    let cursor = match params
+        .get("pageToken")
+        .and_then(Value::as_str)
+        .filter(|t| !t.is_empty())
+    {
         Some(t) => Some(parse_page_token(t).ok_or_else(|| {
-            RpcError::field("pageToken", "is not a token from a previous ListTasks response")
+            RpcError::field(
+                "pageToken",
+                "is not a token from a previous ListTasks response",
+            )
         })?),
         None => None,
     };
@@ -472,12 +543,17 @@ async fn list_tasks(call: &Call, params: Value) -> Result<Reply, RpcError> {
         Some(t) => Some(
             sextant_core::ids::parse_time(t)
                 .map(sextant_core::ids::format_time)
-                .ok_or_else(|| RpcError::field("statusTimestampAfter", "is not an RFC 3339 time"))?,
+                .ok_or_else(|| {
+                    RpcError::field("statusTimestampAfter", "is not an RFC 3339 time")
+                })?,
         ),
         None => None,
     };
     let history_length = history_length(&params, "historyLength")?;
-    let include_artifacts = params.get("includeArtifacts").and_then(Value::as_bool).unwrap_or(false);
+    let include_artifacts = params
+        .get("includeArtifacts")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
     let page = call
         .app
         .runtime
@@ -485,7 +561,10 @@ async fn list_tasks(call: &Call, params: Value) -> Result<Reply, RpcError> {
         .list_tasks(TaskFilter {
             caller: Some(call.principal.key()),
             agent_id: Some(call.agent.id.clone()),
-            context_id: params.get("contextId").and_then(Value::as_str).map(String::from),
+            context_id: params
+                .get("contextId")
+                .and_then(Value::as_str)
+                .map(String::from),
             state,
             state_at_or_after: after,
             cursor,
@@ -521,7 +600,13 @@ async fn subscribe(call: &Call, params: Value) -> Result<Reply, RpcError> {
     }
     match call.last_event_id {
         Some(after) => Ok(Reply::Stream(resume_stream(call, task, after))),
-        None => Ok(Reply::Stream(task_stream(call, task, 0, false, OutputModes::Any))),
+        None => Ok(Reply::Stream(task_stream(
+            call,
+            task,
+            0,
+            false,
+            OutputModes::Any,
+        ))),
     }
 }
 
@@ -533,12 +618,20 @@ fn stream_item(ev: &JournalEvent, task: &TaskRow, modes: &OutputModes) -> Option
             if let Some(m) = &mut message {
                 sextant_core::projection::convert_parts(&mut m.parts, modes);
             }
-            let status = a2a::TaskStatus { state: state.clone(), message, timestamp: Some(ev.at) };
+            let status = a2a::TaskStatus {
+                state: state.clone(),
+                message,
+                timestamp: Some(ev.at),
+            };
             Some(json!({ "statusUpdate": {
                 "taskId": task.task_id, "contextId": task.context_id, "status": to_json(&status),
             }}))
         }
-        EventBody::Artifact { artifact, append, last_chunk } => {
+        EventBody::Artifact {
+            artifact,
+            append,
+            last_chunk,
+        } => {
             let mut artifact = artifact.clone();
             sextant_core::projection::convert_parts(&mut artifact.parts, modes);
             let mut u = json!({

@@ -31,7 +31,8 @@ fn owner_only(p: &Principal) -> ApiResult<()> {
         Ok(())
     } else {
         Err(ApiError::Unauthorized(
-            "the console API needs the console token: Authorization: Bearer $(sextant token)".into(),
+            "the console API needs the console token: Authorization: Bearer $(sextant token)"
+                .into(),
         ))
     }
 }
@@ -84,7 +85,9 @@ fn limit(q: &PageQuery) -> ApiResult<u32> {
     match q.limit {
         None => Ok(50),
         Some(n @ 1..=200) => Ok(n),
-        Some(_) => Err(ApiError::BadRequest("limit must be between 1 and 200".into())),
+        Some(_) => Err(ApiError::BadRequest(
+            "limit must be between 1 and 200".into(),
+        )),
     }
 }
 
@@ -96,7 +99,9 @@ fn encode_cursor(c: &(String, String)) -> String {
 fn decode_cursor(s: &str) -> ApiResult<(String, String)> {
     use base64::Engine;
     let bad = || ApiError::BadRequest("cursor is not one this server gave out".into());
-    let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(s).map_err(|_| bad())?;
+    let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(s)
+        .map_err(|_| bad())?;
     let s = String::from_utf8(raw).map_err(|_| bad())?;
     let (a, b) = s.split_once('\n').ok_or_else(bad)?;
     Ok((a.to_string(), b.to_string()))
@@ -142,12 +147,17 @@ pub async fn sessions(
     owner_only(&p)?;
     let limit = limit(&q)?;
     let cursor = q.cursor.as_deref().map(decode_cursor).transpose()?;
-    let (rows, total) = app.runtime.journal().list_sessions(None, cursor, limit + 1).await?;
+    let (rows, total) = app
+        .runtime
+        .journal()
+        .list_sessions(None, cursor, limit + 1)
+        .await?;
     let base = base_url(&app, &headers);
     let more = rows.len() > limit as usize;
     let rows = &rows[..rows.len().min(limit as usize)];
     let next = if more {
-        rows.last().map(|s| encode_cursor(&(s.updated_at.clone(), s.session_id.clone())))
+        rows.last()
+            .map(|s| encode_cursor(&(s.updated_at.clone(), s.session_id.clone())))
     } else {
         None
     };
@@ -217,17 +227,26 @@ pub async fn session_events(
         let out: Vec<Result<Event, Infallible>> = match ev {
             Ok(ev) => blocks(&ev)
                 .into_iter()
-                .map(|b| Ok(Event::default().id(ev.seq.to_string()).event("block").data(json!(b).to_string())))
+                .map(|b| {
+                    Ok(Event::default()
+                        .id(ev.seq.to_string())
+                        .event("block")
+                        .data(json!(b).to_string()))
+                })
                 .collect(),
             Err(e) => {
                 tracing::error!(error = %e, "session stream failed");
-                vec![Ok(Event::default().event("error").data(json!({"error": {"code": "internal", "message": "stream failed"}}).to_string()))]
+                vec![Ok(Event::default().event("error").data(
+                    json!({"error": {"code": "internal", "message": "stream failed"}}).to_string(),
+                ))]
             }
         };
         futures::stream::iter(out)
     });
     let sse = sse.take_until(app.shutdown.clone().cancelled_owned());
-    Ok(Sse::new(sse).keep_alive(KeepAlive::new().interval(KEEP_ALIVE)).into_response())
+    Ok(Sse::new(sse)
+        .keep_alive(KeepAlive::new().interval(KEEP_ALIVE))
+        .into_response())
 }
 
 /// `GET /api/v1/tasks?agent&state&cursor&limit`: every caller's tasks, newest activity first.
@@ -288,7 +307,9 @@ pub async fn task_events(
         }
     };
     let stream = stream.take_until(app.shutdown.clone().cancelled_owned());
-    Ok(Sse::new(stream).keep_alive(KeepAlive::new().interval(KEEP_ALIVE)).into_response())
+    Ok(Sse::new(stream)
+        .keep_alive(KeepAlive::new().interval(KEEP_ALIVE))
+        .into_response())
 }
 
 async fn state_change(journal: &sextant_journal::Journal, ev: &JournalEvent) -> Option<Value> {

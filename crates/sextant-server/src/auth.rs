@@ -20,7 +20,10 @@ fn same_secret(a: &[u8], b: &[u8]) -> bool {
 
 /// Resolves the principal or answers 401.
 pub async fn resolve(State(app): State<AppState>, mut req: Request, next: Next) -> Response {
-    let peer = req.extensions().get::<ConnectInfo<SocketAddr>>().map(|c| c.0);
+    let peer = req
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|c| c.0);
     let bearer = req
         .headers()
         .get(header::AUTHORIZATION)
@@ -28,7 +31,9 @@ pub async fn resolve(State(app): State<AppState>, mut req: Request, next: Next) 
         .map(|v| v.trim().to_string());
     let principal = match bearer {
         Some(v) => {
-            let token = v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer "));
+            let token = v
+                .strip_prefix("Bearer ")
+                .or_else(|| v.strip_prefix("bearer "));
             match token {
                 Some(t) if same_secret(t.trim().as_bytes(), app.config.token.as_bytes()) => {
                     Principal::person()

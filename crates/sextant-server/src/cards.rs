@@ -70,7 +70,10 @@ pub fn card(agent: &AgentSpec, base: &str) -> Value {
 fn respond(app: &AppState, headers: &HeaderMap, agent: &AgentSpec) -> Response {
     let body = card(agent, &base_url(app, headers));
     let text = body.to_string();
-    let etag = format!("W/\"{}\"", &sextant_core::ids::sha256_hex(text.as_bytes())[..32]);
+    let etag = format!(
+        "W/\"{}\"",
+        &sextant_core::ids::sha256_hex(text.as_bytes())[..32]
+    );
     let mut resp = if headers
         .get(header::IF_NONE_MATCH)
         .and_then(|v| v.to_str().ok())
@@ -81,7 +84,10 @@ fn respond(app: &AppState, headers: &HeaderMap, agent: &AgentSpec) -> Response {
         ([(header::CONTENT_TYPE, "application/json")], text).into_response()
     };
     let h = resp.headers_mut();
-    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("public, max-age=60"));
+    h.insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("public, max-age=60"),
+    );
     if let Ok(v) = HeaderValue::from_str(&etag) {
         h.insert(header::ETAG, v);
     }

@@ -25,9 +25,11 @@ impl ApiError {
             ApiError::BadRequest(m) => (StatusCode::BAD_REQUEST, "bad_request", m.clone()),
             ApiError::Unauthorized(m) => (StatusCode::UNAUTHORIZED, "unauthorized", m.clone()),
             ApiError::NotFound(m) => (StatusCode::NOT_FOUND, "not_found", m.clone()),
-            ApiError::Internal(_) => {
-                (StatusCode::INTERNAL_SERVER_ERROR, "internal", "Something went wrong".into())
-            }
+            ApiError::Internal(_) => (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "internal",
+                "Something went wrong".into(),
+            ),
         }
     }
 }
@@ -44,7 +46,10 @@ impl IntoResponse for ApiError {
             tracing::error!(%detail, "internal error");
         }
         let (status, code, message) = self.parts();
-        let mut resp = (status, Json(json!({ "error": { "code": code, "message": message } })))
+        let mut resp = (
+            status,
+            Json(json!({ "error": { "code": code, "message": message } })),
+        )
             .into_response();
         if status == StatusCode::UNAUTHORIZED {
             resp.headers_mut()

@@ -62,8 +62,14 @@ pub fn router(state: AppState) -> Router {
     let cards = Router::new()
         .route("/.well-known/agent-card.json", get(cards::default_card))
         .route("/.well-known/agent.json", get(cards::default_card))
-        .route("/api/v1/agents/{agent_id}/.well-known/agent-card.json", get(cards::agent_card))
-        .route("/api/v1/agents/{agent_id}/.well-known/agent.json", get(cards::agent_card))
+        .route(
+            "/api/v1/agents/{agent_id}/.well-known/agent-card.json",
+            get(cards::agent_card),
+        )
+        .route(
+            "/api/v1/agents/{agent_id}/.well-known/agent.json",
+            get(cards::agent_card),
+        )
         .route("/api/v1/health", get(api::health));
     let authed = Router::new()
         .route("/api/v1/agents/{agent_id}/a2a", post(a2a::rpc))
@@ -95,7 +101,10 @@ pub async fn serve(
     state: AppState,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(listener, router(state).into_make_service_with_connect_info::<SocketAddr>())
-        .with_graceful_shutdown(shutdown)
-        .await
+    axum::serve(
+        listener,
+        router(state).into_make_service_with_connect_info::<SocketAddr>(),
+    )
+    .with_graceful_shutdown(shutdown)
+    .await
 }

@@ -27,7 +27,8 @@ pub fn base_url(app: &AppState, headers: &HeaderMap) -> String {
 
 /// Rejects header values that could smuggle a path or markup into an advertised URL.
 fn is_hostish(v: &str) -> bool {
-    v.bytes().all(|b| b.is_ascii_alphanumeric() || b"-._:[]".contains(&b))
+    v.bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b"-._:[]".contains(&b))
 }
 
 #[cfg(test)]

@@ -49,7 +49,10 @@ pub fn check_unique(agents: &[AgentSpec]) -> Result<()> {
     let mut seen = HashSet::new();
     for a in agents {
         if !seen.insert(a.id.as_str()) {
-            bail!("agent id {:?} is declared twice (echo and conformance are built in)", a.id);
+            bail!(
+                "agent id {:?} is declared twice (echo and conformance are built in)",
+                a.id
+            );
         }
     }
     Ok(())
@@ -82,7 +85,12 @@ engine = { kind = "exec", command = ["my-agent"] }
         assert!(format!("{:#}", load(&p).unwrap_err()).contains("agent id"));
         std::fs::write(&p, "agents = 3").unwrap();
         assert!(load(&p).is_err());
-        assert!(load(&dir.path().join("missing.toml")).unwrap().agents.is_empty());
+        assert!(
+            load(&dir.path().join("missing.toml"))
+                .unwrap()
+                .agents
+                .is_empty()
+        );
         let dup = vec![AgentSpec::echo(), AgentSpec::echo()];
         assert!(check_unique(&dup).is_err());
     }

@@ -70,8 +70,12 @@ pub fn ensure_token(data_dir: &Path) -> Result<String> {
 fn write_private(path: &Path, contents: &str) -> std::io::Result<()> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
-    let mut f =
-        std::fs::OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(path)?;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)?;
     f.write_all(contents.as_bytes())?;
     f.write_all(b"\n")
 }
@@ -104,7 +108,10 @@ impl Running {
     pub async fn shutdown(self) -> Result<()> {
         self.runtime.shutdown(DRAIN).await;
         self.shutdown.cancel();
-        self.server.await.context("server task")?.context("server")?;
+        self.server
+            .await
+            .context("server task")?
+            .context("server")?;
         Ok(())
     }
 
@@ -143,7 +150,10 @@ pub async fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<R
         .await
         .context("opening the journal")?
         .context("opening the journal")?;
-    journal.upsert_agents(agents.clone(), clock.now()).await.context("recording agents")?;
+    journal
+        .upsert_agents(agents.clone(), clock.now())
+        .await
+        .context("recording agents")?;
     let runtime = Runtime::new(
         journal,
         clock.clone(),
@@ -153,7 +163,10 @@ pub async fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<R
             idle_worker: Duration::from_secs(300),
         },
     );
-    let recovered = runtime.recover().await.context("recovering unfinished tasks")?;
+    let recovered = runtime
+        .recover()
+        .await
+        .context("recovering unfinished tasks")?;
     if recovered > 0 {
         tracing::info!(recovered, "re-delivering accepted inputs from the last run");
     }
@@ -181,5 +194,11 @@ pub async fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<R
     let server = tokio::spawn(sextant_server::serve(listener, state, async move {
         stop.cancelled().await
     }));
-    Ok(Running { addr, token, runtime, shutdown, server })
+    Ok(Running {
+        addr,
+        token,
+        runtime,
+        shutdown,
+        server,
+    })
 }

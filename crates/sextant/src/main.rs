@@ -8,7 +8,11 @@ use anyhow::Result;
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
-#[command(name = "sextant", version, about = "A desktop console for your agents (A2A 1.0 server)")]
+#[command(
+    name = "sextant",
+    version,
+    about = "A desktop console for your agents (A2A 1.0 server)"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -49,7 +53,13 @@ fn main() -> Result<()> {
             println!("{}", sextant::ensure_token(&dir)?);
             Ok(())
         }
-        Command::Serve { data_dir, host, port, public_url, conformance } => {
+        Command::Serve {
+            data_dir,
+            host,
+            port,
+            public_url,
+            conformance,
+        } => {
             tracing_subscriber::fmt()
                 .with_env_filter(
                     tracing_subscriber::EnvFilter::try_from_default_env()

@@ -14,6 +14,13 @@ pub fn upsert(c: &Connection, a: &AgentSpec, at: &str) -> Result<()> {
          ON CONFLICT (agent_id) DO UPDATE SET name = ?2, description = ?3, engine = ?4,
              spec = ?5, updated_at = ?6",
     )?
-    .execute(params![a.id, a.name, a.description, a.engine.kind(), spec, at])?;
+    .execute(params![
+        a.id,
+        a.name,
+        a.description,
+        a.engine.kind(),
+        spec,
+        at
+    ])?;
     Ok(())
 }

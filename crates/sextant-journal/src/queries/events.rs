@@ -13,7 +13,14 @@ pub fn insert(c: &Connection, ev: &JournalEvent) -> Result<()> {
         "INSERT INTO events (session_id, seq, task_id, at, kind, body)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
     )?
-    .execute(params![ev.session_id, ev.seq, ev.task_id, format_time(ev.at), ev.body.kind(), body])?;
+    .execute(params![
+        ev.session_id,
+        ev.seq,
+        ev.task_id,
+        format_time(ev.at),
+        ev.body.kind(),
+        body
+    ])?;
     Ok(())
 }
 
@@ -28,7 +35,13 @@ fn decode(
         .map_err(|e| Error::Corrupt(format!("event {session_id}/{seq}: {e}")))?;
     let at = parse_time(&at)
         .ok_or_else(|| Error::Corrupt(format!("event {session_id}/{seq}: bad time {at}")))?;
-    Ok(JournalEvent { session_id, seq, task_id, at, body })
+    Ok(JournalEvent {
+        session_id,
+        seq,
+        task_id,
+        at,
+        body,
+    })
 }
 
 /// A task's events after `after_seq`.

@@ -15,7 +15,9 @@ pub fn find(
         "SELECT task_id, content_hash FROM inputs
          WHERE caller = ?1 AND agent_id = ?2 AND message_id = ?3",
     )?
-    .query_row(params![caller, agent_id, message_id], |r| Ok((r.get(0)?, r.get(1)?)))
+    .query_row(params![caller, agent_id, message_id], |r| {
+        Ok((r.get(0)?, r.get(1)?))
+    })
     .optional()?)
 }
 

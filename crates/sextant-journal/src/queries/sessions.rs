@@ -38,9 +38,11 @@ fn row(r: &Row<'_>) -> rusqlite::Result<SessionRow> {
 
 /// One Session by id.
 pub fn get(c: &Connection, session_id: &str) -> Result<Option<SessionRow>> {
-    Ok(c.prepare_cached(&format!("SELECT {COLUMNS} FROM sessions WHERE session_id = ?1"))?
-        .query_row([session_id], row)
-        .optional()?)
+    Ok(c.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM sessions WHERE session_id = ?1"
+    ))?
+    .query_row([session_id], row)
+    .optional()?)
 }
 
 /// The Session of a context key.
@@ -102,7 +104,10 @@ pub fn list(
                AND (?2 = 0 OR updated_at < ?3 OR (updated_at = ?3 AND session_id < ?4))
              ORDER BY updated_at DESC, session_id DESC LIMIT ?5"
         ))?
-        .query_map(params![caller, has_cursor as i64, cur_at, cur_id, limit], row)?
+        .query_map(
+            params![caller, has_cursor as i64, cur_at, cur_id, limit],
+            row,
+        )?
         .collect::<rusqlite::Result<Vec<_>>>()?;
     let total: i64 = c
         .prepare_cached("SELECT COUNT(*) FROM sessions WHERE (?1 IS NULL OR caller = ?1)")?

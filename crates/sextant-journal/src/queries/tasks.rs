@@ -55,9 +55,11 @@ fn row(r: &Row<'_>) -> rusqlite::Result<TaskRow> {
 
 /// One task by id.
 pub fn get(c: &Connection, task_id: &str) -> Result<Option<TaskRow>> {
-    Ok(c.prepare_cached(&format!("SELECT {COLUMNS} FROM tasks WHERE task_id = ?1"))?
-        .query_row([task_id], row)
-        .optional()?)
+    Ok(
+        c.prepare_cached(&format!("SELECT {COLUMNS} FROM tasks WHERE task_id = ?1"))?
+            .query_row([task_id], row)
+            .optional()?,
+    )
 }
 
 /// Inserts a new task row.
@@ -157,17 +159,29 @@ pub fn list(c: &Connection, f: &TaskFilter) -> Result<TaskPage> {
         .collect::<rusqlite::Result<Vec<_>>>()?;
     let next = if tasks.len() > limit as usize {
         tasks.truncate(limit as usize);
-        tasks.last().map(|t| (t.state_at.clone(), t.task_id.clone()))
+        tasks
+            .last()
+            .map(|t| (t.state_at.clone(), t.task_id.clone()))
     } else {
         None
     };
     let total: i64 = c
         .prepare_cached(&format!("SELECT COUNT(*) FROM tasks WHERE {filters}"))?
         .query_row(
-            params![f.caller, f.agent_id, f.context_id, state, f.state_at_or_after],
+            params![
+                f.caller,
+                f.agent_id,
+                f.context_id,
+                state,
+                f.state_at_or_after
+            ],
             |r| r.get(0),
         )?;
-    Ok(TaskPage { tasks, total: total as u64, next })
+    Ok(TaskPage {
+        tasks,
+        total: total as u64,
+        next,
+    })
 }
 
 /// Tasks not yet in a terminal state, oldest first.

@@ -55,12 +55,17 @@ pub struct ConformanceEngine;
 pub fn behaviour(message_id: &str, first_text: &str) -> Option<&'static str> {
     KEYS.iter()
         .find(|k| message_id.starts_with(**k))
-        .or_else(|| KEYS.iter().find(|k| first_text.trim_start().starts_with(**k)))
+        .or_else(|| {
+            KEYS.iter()
+                .find(|k| first_text.trim_start().starts_with(**k))
+        })
         .copied()
 }
 
 fn file_part() -> Part {
-    Part::raw(b"tck".to_vec()).with_filename("output.txt").with_media_type("text/plain")
+    Part::raw(b"tck".to_vec())
+        .with_filename("output.txt")
+        .with_media_type("text/plain")
 }
 
 impl Engine for ConformanceEngine {
@@ -85,7 +90,12 @@ impl Engine for ConformanceEngine {
 }
 
 async fn text_artifact(sink: &TurnSink, text: &str) -> Result<(), sextant_journal::Error> {
-    sink.artifact(artifact(new_id(), "result", vec![Part::text(text)]), false, true).await
+    sink.artifact(
+        artifact(new_id(), "result", vec![Part::text(text)]),
+        false,
+        true,
+    )
+    .await
 }
 
 async fn wait(turn: &Turn, d: Duration) -> bool {
@@ -109,23 +119,27 @@ async fn run(
             done()
         }
         Some("tck-artifact-file") | Some("tck-stream-artifact-file") => {
-            sink.artifact(artifact(new_id(), "result", vec![file_part()]), false, true).await?;
+            sink.artifact(artifact(new_id(), "result", vec![file_part()]), false, true)
+                .await?;
             done()
         }
         Some("tck-artifact-file-url") => {
             let part = Part::url("https://example.com/output.txt")
                 .with_filename("output.txt")
                 .with_media_type("text/plain");
-            sink.artifact(artifact(new_id(), "result", vec![part]), false, true).await?;
+            sink.artifact(artifact(new_id(), "result", vec![part]), false, true)
+                .await?;
             done()
         }
         Some("tck-artifact-data") => {
             let part = Part::data(serde_json::json!({"key": "value", "count": 42}));
-            sink.artifact(artifact(new_id(), "result", vec![part]), false, true).await?;
+            sink.artifact(artifact(new_id(), "result", vec![part]), false, true)
+                .await?;
             done()
         }
         Some("tck-message-response") => {
-            sink.reply(vec![Part::text("Direct message response")]).await?;
+            sink.reply(vec![Part::text("Direct message response")])
+                .await?;
             Outcome::Replied
         }
         Some("tck-input-required") | Some("tck-multi-turn") => Outcome::InputRequired(None),
@@ -150,22 +164,37 @@ async fn run(
         }
         Some("tck-stream-artifact-chunked") | Some("tck-stream-chunked") => {
             let id = new_id();
-            sink.artifact(artifact(id.clone(), "result", vec![Part::text("chunk-1 ")]), true, false)
-                .await?;
-            sink.artifact(artifact(id, "result", vec![Part::text("chunk-2")]), true, true).await?;
+            sink.artifact(
+                artifact(id.clone(), "result", vec![Part::text("chunk-1 ")]),
+                true,
+                false,
+            )
+            .await?;
+            sink.artifact(
+                artifact(id, "result", vec![Part::text("chunk-2")]),
+                true,
+                true,
+            )
+            .await?;
             done()
         }
         Some("test-resubscribe-message-id") | Some("tck-long-running") => {
             if !wait(turn, LONG_RUNNING).await {
-                return Ok(Outcome::Failed("Sextant shut down while this task was running".into()));
+                return Ok(Outcome::Failed(
+                    "Sextant shut down while this task was running".into(),
+                ));
             }
             done()
         }
         Some("tck-cancel") => {
             if !wait(turn, CANCEL_WAIT).await {
-                return Ok(Outcome::Failed("Sextant shut down while this task was running".into()));
+                return Ok(Outcome::Failed(
+                    "Sextant shut down while this task was running".into(),
+                ));
             }
-            Outcome::Completed(Some("No cancel arrived (Sextant refuses CancelTask)".into()))
+            Outcome::Completed(Some(
+                "No cancel arrived (Sextant refuses CancelTask)".into(),
+            ))
         }
         _ => Outcome::Completed(Some(format!("Unhandled messageId prefix: {message_id}"))),
     })
@@ -177,10 +206,22 @@ mod tests {
 
     #[test]
     fn longest_keys_win_and_text_is_the_fallback() {
-        assert_eq!(behaviour("tck-artifact-file-url-ab12-jsonrpc", ""), Some("tck-artifact-file-url"));
-        assert_eq!(behaviour("tck-artifact-file-ab12", ""), Some("tck-artifact-file"));
-        assert_eq!(behaviour("m-1", "tck-input-required please"), Some("tck-input-required"));
-        assert_eq!(behaviour("tck-complete-task-1", "tck-input-required"), Some("tck-complete-task"));
+        assert_eq!(
+            behaviour("tck-artifact-file-url-ab12-jsonrpc", ""),
+            Some("tck-artifact-file-url")
+        );
+        assert_eq!(
+            behaviour("tck-artifact-file-ab12", ""),
+            Some("tck-artifact-file")
+        );
+        assert_eq!(
+            behaviour("m-1", "tck-input-required please"),
+            Some("tck-input-required")
+        );
+        assert_eq!(
+            behaviour("tck-complete-task-1", "tck-input-required"),
+            Some("tck-complete-task")
+        );
         assert_eq!(behaviour("m-1", "hello"), None);
     }
 }

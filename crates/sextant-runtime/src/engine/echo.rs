@@ -14,7 +14,13 @@ impl Engine for EchoEngine {
     fn run_turn<'a>(&'a mut self, turn: Turn, sink: &'a TurnSink) -> BoxFuture<'a, Outcome> {
         async move {
             let text = turn.input_text();
-            match sink.artifact(artifact(new_id(), "echo", vec![Part::text(text)]), false, true).await
+            match sink
+                .artifact(
+                    artifact(new_id(), "echo", vec![Part::text(text)]),
+                    false,
+                    true,
+                )
+                .await
             {
                 Ok(()) => Outcome::Completed(None),
                 Err(e) => Outcome::Failed(format!("could not record the reply: {e}")),

@@ -44,8 +44,12 @@ pub struct ExecEngine {
 #[derive(Debug, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 enum Line {
-    Text { text: String },
-    Status { text: String },
+    Text {
+        text: String,
+    },
+    Status {
+        text: String,
+    },
     Artifact {
         #[serde(default)]
         name: Option<String>,
@@ -101,7 +105,11 @@ impl ExecEngine {
             .history
             .iter()
             .map(|m| {
-                let role = if m.role == Role::Agent { "agent" } else { "user" };
+                let role = if m.role == Role::Agent {
+                    "agent"
+                } else {
+                    "user"
+                };
                 json!({ "role": role, "text": message_text(m) })
             })
             .collect();
@@ -180,7 +188,9 @@ impl ExecEngine {
             let line = match line {
                 Ok(l) => l,
                 Err(e) => {
-                    outcome = Some(Outcome::Failed(format!("unreadable output from the agent: {e}")));
+                    outcome = Some(Outcome::Failed(format!(
+                        "unreadable output from the agent: {e}"
+                    )));
                     break;
                 }
             };
@@ -208,7 +218,9 @@ impl ExecEngine {
         match status {
             Ok(Ok(s)) if s.success() => Outcome::Completed(None),
             Ok(Ok(s)) => {
-                let code = s.code().map_or_else(|| "a signal".to_string(), |c| c.to_string());
+                let code = s
+                    .code()
+                    .map_or_else(|| "a signal".to_string(), |c| c.to_string());
                 let mut why = format!("the agent's command exited with {code}");
                 if !stderr.is_empty() {
                     why.push_str(": ");
@@ -217,7 +229,9 @@ impl ExecEngine {
                 Outcome::Failed(why)
             }
             Ok(Err(e)) => Outcome::Failed(format!("waiting for the agent's command failed: {e}")),
-            Err(_) => Outcome::Failed("the agent's command did not exit after its output ended".into()),
+            Err(_) => {
+                Outcome::Failed("the agent's command did not exit after its output ended".into())
+            }
         }
     }
 
@@ -246,15 +260,18 @@ impl ExecEngine {
                 Ok(None)
             }
             Some(Line::Artifact { name, parts }) => {
-                let parts: Vec<Part> =
-                    parts.into_iter().filter_map(|p| serde_json::from_value(p).ok()).collect();
+                let parts: Vec<Part> = parts
+                    .into_iter()
+                    .filter_map(|p| serde_json::from_value(p).ok())
+                    .collect();
                 if parts.is_empty() {
                     return Ok(Some(Outcome::Failed(
                         "the agent sent an artifact without valid parts".into(),
                     )));
                 }
                 let name = name.unwrap_or_else(|| "output".into());
-                sink.artifact(artifact(new_id(), &name, parts), false, true).await?;
+                sink.artifact(artifact(new_id(), &name, parts), false, true)
+                    .await?;
                 Ok(None)
             }
             Some(Line::Final { status, text }) => Ok(Some(match status {

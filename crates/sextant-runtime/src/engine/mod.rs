@@ -105,7 +105,9 @@ impl TurnSink {
     }
 
     async fn put(&self, body: EventBody) -> SinkResult {
-        self.journal.append_one(&self.session_id, &self.task_id, body, self.clock.now()).await?;
+        self.journal
+            .append_one(&self.session_id, &self.task_id, body, self.clock.now())
+            .await?;
         Ok(())
     }
 
@@ -136,7 +138,12 @@ impl TurnSink {
 
     /// Adds a whole artifact (or a chunk of one, with `append` / `last_chunk`).
     pub async fn artifact(&self, artifact: Artifact, append: bool, last_chunk: bool) -> SinkResult {
-        self.put(EventBody::Artifact { artifact, append, last_chunk }).await
+        self.put(EventBody::Artifact {
+            artifact,
+            append,
+            last_chunk,
+        })
+        .await
     }
 
     /// A progress message; the task stays working.
@@ -198,13 +205,16 @@ pub fn make_engine(agent: &AgentSpec, env: &EngineEnv) -> Box<dyn Engine> {
     match &agent.engine {
         EngineSpec::Echo => Box::new(echo::EchoEngine),
         EngineSpec::Conformance => Box::new(conformance::ConformanceEngine::default()),
-        EngineSpec::Exec { command, working_dir, env: vars, timeout_secs } => {
-            Box::new(exec::ExecEngine {
-                command: command.clone(),
-                working_dir: working_dir.clone().unwrap_or_else(|| env.work_dir.clone()),
-                env: vars.clone(),
-                timeout: std::time::Duration::from_secs(*timeout_secs),
-            })
-        }
+        EngineSpec::Exec {
+            command,
+            working_dir,
+            env: vars,
+            timeout_secs,
+        } => Box::new(exec::ExecEngine {
+            command: command.clone(),
+            working_dir: working_dir.clone().unwrap_or_else(|| env.work_dir.clone()),
+            env: vars.clone(),
+            timeout: std::time::Duration::from_secs(*timeout_secs),
+        }),
     }
 }
