@@ -33,6 +33,13 @@ pub struct AgentSpec {
     /// Whether text results end with a link to the Session in the console (default true).
     #[serde(default = "yes")]
     pub session_link: bool,
+    /// Whether a messageId names one message (default true): an identical retry returns the
+    /// first task and creates nothing, and different content under the same id is refused.
+    /// The A2A TCK uses messageIds as behaviour keys and sends the same one for distinct
+    /// messages (even identical ones it expects to create new tasks), so the conformance Agent
+    /// turns this off: there every message is a new input.
+    #[serde(default = "yes")]
+    pub dedupe_message_ids: bool,
 }
 
 fn yes() -> bool {
@@ -139,6 +146,7 @@ impl AgentSpec {
             }],
             engine: EngineSpec::Echo,
             session_link: true,
+            dedupe_message_ids: true,
         }
     }
 
@@ -158,6 +166,7 @@ impl AgentSpec {
             engine: EngineSpec::Conformance,
             // The TCK compares result texts exactly; a trailing link would change them.
             session_link: false,
+            dedupe_message_ids: false,
         }
     }
 }

@@ -65,14 +65,15 @@ CREATE INDEX tasks_by_caller ON tasks(caller, state_at DESC, task_id DESC);
 CREATE INDEX tasks_by_state ON tasks(state, state_at DESC);
 CREATE INDEX tasks_by_session ON tasks(session_id);
 
--- Every accepted input, for idempotency on (caller, agent, messageId): an identical retry
--- finds its task here, a different message under the same id is refused.
+-- Every accepted input, for idempotency on (caller, agent, input key): an identical retry
+-- finds its task here, a different message under the same key is refused. The key is the
+-- messageId (unique per message for agents that do not deduplicate messageIds).
 CREATE TABLE inputs (
     caller       TEXT NOT NULL,
     agent_id     TEXT NOT NULL,
-    message_id   TEXT NOT NULL,
+    input_key    TEXT NOT NULL,
     task_id      TEXT NOT NULL REFERENCES tasks(task_id),
     content_hash TEXT NOT NULL,
     seq          INTEGER NOT NULL,
-    PRIMARY KEY (caller, agent_id, message_id)
+    PRIMARY KEY (caller, agent_id, input_key)
 ) WITHOUT ROWID;

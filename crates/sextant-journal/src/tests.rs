@@ -25,6 +25,7 @@ fn admission(caller: &str, id: &str, text: &str) -> Admission {
         task_id: None,
         message: msg(id, text),
         content_hash: sextant_core::ids::sha256_hex(text.as_bytes()),
+        input_key: id.into(),
         origin: "a2a".into(),
         at: t0(),
     }

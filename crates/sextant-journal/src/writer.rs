@@ -33,6 +33,8 @@ pub struct Admission {
     pub message: Message,
     /// Hash of the request content, for idempotent retries.
     pub content_hash: String,
+    /// The idempotency key: normally the messageId; see `AgentSpec::dedupe_message_ids`.
+    pub input_key: String,
     /// Where the Session came from when it is created (`a2a`, `schedule`, ...).
     pub origin: String,
     pub at: DateTime<Utc>,
@@ -279,7 +281,7 @@ fn append(
 
 fn admit(c: &Connection, a: &Admission) -> Result<Result<Admitted, Refusal>> {
     let message_id = a.message.message_id.as_str();
-    if let Some((task_id, hash)) = inputs::find(c, &a.caller, &a.agent_id, message_id)? {
+    if let Some((task_id, hash)) = inputs::find(c, &a.caller, &a.agent_id, &a.input_key)? {
         if hash != a.content_hash {
             return Ok(Err(Refusal::MessageIdReused { task_id }));
         }
@@ -319,7 +321,7 @@ fn admit(c: &Connection, a: &Admission) -> Result<Result<Admitted, Refusal>> {
             c,
             &a.caller,
             &a.agent_id,
-            message_id,
+            &a.input_key,
             &task.task_id,
             &a.content_hash,
             ev.seq,
@@ -383,7 +385,7 @@ fn admit(c: &Connection, a: &Admission) -> Result<Result<Admitted, Refusal>> {
         c,
         &a.caller,
         &a.agent_id,
-        message_id,
+        &a.input_key,
         &task_id,
         &a.content_hash,
         ev.seq,

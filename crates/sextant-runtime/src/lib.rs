@@ -215,6 +215,13 @@ impl Runtime {
             _ => None,
         };
 
+        let agent = self.agent(&input.agent_id).ok_or(AdmitError::UnknownAgent)?;
+        let input_key = if agent.dedupe_message_ids {
+            message.message_id.clone()
+        } else {
+            // Unique per message: no retry detection for this Agent (see AgentSpec).
+            format!("{}#{}", message.message_id, sextant_core::ids::new_id())
+        };
         let admitted = self
             .inner
             .journal
@@ -229,6 +236,7 @@ impl Runtime {
                 task_id: message.task_id.clone(),
                 message,
                 content_hash,
+                input_key,
                 origin: input.origin,
                 at: self.inner.clock.now(),
             })

@@ -22,6 +22,7 @@ fn exec_agent(id: &str, script: &str) -> AgentSpec {
             timeout_secs: 5,
         },
         session_link: true,
+        dedupe_message_ids: true,
     }
 }
 
@@ -223,6 +224,7 @@ async fn recovery_delivers_accepted_inputs_and_fails_interrupted_turns() {
                 task_id: None,
                 message: m,
                 content_hash: id.into(),
+                input_key: id.into(),
                 origin: "test".into(),
                 at: chrono::Utc::now(),
             }
@@ -269,4 +271,26 @@ async fn recovery_delivers_accepted_inputs_and_fails_interrupted_turns() {
         .unwrap()
         .unwrap();
     assert_eq!(row.state, TaskState::Failed);
+}
+
+#[tokio::test]
+async fn message_ids_are_deduplicated_unless_the_agent_turns_it_off() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(&dir, vec![AgentSpec::echo(), AgentSpec::conformance()]).await;
+    let a = rt.admit(input("echo", "m1", "one")).await.unwrap();
+    assert!(matches!(
+        rt.admit(input("echo", "m1", "two")).await,
+        Err(AdmitError::Refused(sextant_journal::Refusal::MessageIdReused { .. }))
+    ));
+    assert!(matches!(rt.admit(input("echo", "m1", "one")).await.unwrap(),
+        Admitted::Duplicate { task } if task.task_id == a.task().task_id));
+
+    // The conformance agent: the TCK reuses messageIds as behaviour keys, so every message
+    // is a new input there, even an identical one.
+    let c1 = rt.admit(input("conformance", "tck-complete-task-s", "one")).await.unwrap();
+    let c2 = rt.admit(input("conformance", "tck-complete-task-s", "two")).await.unwrap();
+    let c3 = rt.admit(input("conformance", "tck-complete-task-s", "two")).await.unwrap();
+    assert!(matches!(c3, Admitted::Created { .. }));
+    assert_ne!(c1.task().task_id, c2.task().task_id);
+    assert_ne!(c2.task().task_id, c3.task().task_id);
 }

@@ -1,21 +1,21 @@
-//! `inputs`: every accepted messageId per (caller, agent), for idempotent retries.
+//! `inputs`: every accepted input key per (caller, agent), for idempotent retries.
 
 use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::error::Result;
 
-/// The task and content hash an earlier input with this messageId went to.
+/// The task and content hash an earlier input with this key went to.
 pub fn find(
     c: &Connection,
     caller: &str,
     agent_id: &str,
-    message_id: &str,
+    input_key: &str,
 ) -> Result<Option<(String, String)>> {
     Ok(c.prepare_cached(
         "SELECT task_id, content_hash FROM inputs
-         WHERE caller = ?1 AND agent_id = ?2 AND message_id = ?3",
+         WHERE caller = ?1 AND agent_id = ?2 AND input_key = ?3",
     )?
-    .query_row(params![caller, agent_id, message_id], |r| {
+    .query_row(params![caller, agent_id, input_key], |r| {
         Ok((r.get(0)?, r.get(1)?))
     })
     .optional()?)
@@ -26,15 +26,15 @@ pub fn insert(
     c: &Connection,
     caller: &str,
     agent_id: &str,
-    message_id: &str,
+    input_key: &str,
     task_id: &str,
     hash: &str,
     seq: i64,
 ) -> Result<()> {
     c.prepare_cached(
-        "INSERT INTO inputs (caller, agent_id, message_id, task_id, content_hash, seq)
+        "INSERT INTO inputs (caller, agent_id, input_key, task_id, content_hash, seq)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
     )?
-    .execute(params![caller, agent_id, message_id, task_id, hash, seq])?;
+    .execute(params![caller, agent_id, input_key, task_id, hash, seq])?;
     Ok(())
 }

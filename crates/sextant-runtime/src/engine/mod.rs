@@ -204,7 +204,7 @@ pub struct EngineEnv {
 pub fn make_engine(agent: &AgentSpec, env: &EngineEnv) -> Box<dyn Engine> {
     match &agent.engine {
         EngineSpec::Echo => Box::new(echo::EchoEngine),
-        EngineSpec::Conformance => Box::new(conformance::ConformanceEngine::default()),
+        EngineSpec::Conformance => Box::new(conformance::ConformanceEngine),
         EngineSpec::Exec {
             command,
             working_dir,
