@@ -172,6 +172,8 @@ run_phase() {
 # --- go --------------------------------------------------------------------------------------
 log "results in $RESULTS_DIR"
 mkdir -p "$TMP/sextant-data"
+# The benchmark drives the built-in echo agent through the default card.
+mkdir -p "$TMP/sextant-data" && printf 'default_agent = "echo"\n' > "$TMP/sextant-data/agents.toml"
 start_server sextant "sextant: listening on " "$SEXTANT_BIN" serve --data-dir "$TMP/sextant-data" --port 0
 start_server python "python-echo-peer: listening on " "$PY" "$HERE/python_echo_peer.py" --host 127.0.0.1 --port 0
 check_one sextant

@@ -87,6 +87,10 @@ def start_server(data_dir: Path, log_dir: Path, *extra: str) -> Server:
         )
     data_dir.mkdir(parents=True, exist_ok=True)
     log_dir.mkdir(parents=True, exist_ok=True)
+    if "--conformance" not in extra and not (data_dir / "agents.toml").exists():
+        # These tests talk to the built-in echo agent through the default card (the
+        # out-of-the-box default is the shell agent, which asks before it runs anything).
+        (data_dir / "agents.toml").write_text('default_agent = "echo"\n')
     stderr_path = log_dir / f"sextant-stderr-{uuid.uuid4().hex[:8]}.log"
     stderr_file = open(stderr_path, "wb")  # noqa: SIM115 - handed to the child
     proc = subprocess.Popen(
@@ -521,3 +525,55 @@ def test_conformance_agent(tmp_path: Path):
     finally:
         code = server.stop()
     assert code == 0, f"exit code after SIGTERM: {code}\n{server.stderr_tail()}"
+
+
+def test_shell_approval_seen_by_the_official_client(sextant: Server):
+    """The shell agent waits in AUTH_REQUIRED with a data part describing the interaction; the
+    person answers over REST with their own token; GetTask then shows the completed task."""
+    from a2a.types import GetTaskRequest
+    from google.protobuf.json_format import MessageToDict
+
+    shell_base = sextant.base_url + "/api/v1/agents/shell"
+    task = run(send_blocking(shell_base, user_message("echo approved-by-a-person")))
+    assert task.status.state == TaskState.TASK_STATE_AUTH_REQUIRED, task.status
+
+    parts = [MessageToDict(p) for p in task.status.message.parts]
+    data = [p["data"] for p in parts if "data" in p]
+    assert len(data) == 1, parts
+    interaction = data[0]["interaction"]
+    assert [o["id"] for o in interaction["options"]] == ["accept", "acceptForSession", "decline", "cancel"]
+    assert interaction["kind"] == "tool_approval"
+    assert interaction["command"] == "echo approved-by-a-person"
+    assert interaction["taskId"] == task.id
+    assert interaction["answerUrl"].startswith(sextant.base_url + "/api/v1/interactions/")
+
+    token = (sextant.data_dir / "token").read_text().strip()
+    r = httpx.post(
+        interaction["answerUrl"],
+        json={
+            "task_id": task.id,
+            "interaction_id": interaction["interactionId"],
+            "option": "accept",
+            "message_id": f"answer-{uuid.uuid4()}",
+        },
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=30,
+    )
+    assert r.status_code == 200, r.text
+
+    async def final_task():
+        from a2a.types import SubscribeToTaskRequest
+
+        async with await create_client(shell_base, client_config=ClientConfig(streaming=True)) as client:
+            try:
+                # Follows the task until it is terminal (no polling).
+                async for _ in client.subscribe(SubscribeToTaskRequest(id=task.id)):
+                    pass
+            except Exception:  # noqa: BLE001 - already terminal: subscribing is refused
+                pass
+            return await client.get_task(GetTaskRequest(id=task.id))
+
+    done = run(final_task())
+    assert done.status.state == TaskState.TASK_STATE_COMPLETED, done.status
+    outputs = [p.text for a in done.artifacts for p in a.parts if p.WhichOneof("content") == "text"]
+    assert outputs and outputs[0] == "approved-by-a-person\n", outputs

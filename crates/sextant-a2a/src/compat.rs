@@ -188,14 +188,14 @@ pub fn result_to_v03(mut r: Value) -> Value {
     }
     if let Some(mut u) = obj.remove("statusUpdate") {
         let state = u["status"]["state"].as_str().unwrap_or("").to_string();
+        // Sextant's streams stay open while a task waits for input or a decision, so only a
+        // terminal state is the final event.
         let final_ = matches!(
             state.as_str(),
             "TASK_STATE_COMPLETED"
                 | "TASK_STATE_FAILED"
                 | "TASK_STATE_CANCELED"
                 | "TASK_STATE_REJECTED"
-                | "TASK_STATE_INPUT_REQUIRED"
-                | "TASK_STATE_AUTH_REQUIRED"
         );
         if let Some(s) = u.get_mut("status") {
             status_to_v03(s);

@@ -54,6 +54,19 @@ pub enum EngineSpec {
     Echo,
     /// The a2a-tck system-under-test behaviour contract (see `sextant-runtime`'s conformance engine).
     Conformance,
+    /// The built-in shell runner: each message is a shell command, run after the person
+    /// approves it (accept, acceptForSession, decline, cancel).
+    Shell {
+        /// Where commands run (default: the data dir's `work/` folder).
+        #[serde(default)]
+        working_dir: Option<PathBuf>,
+        /// A command running longer than this is killed (default 60 s).
+        #[serde(default = "default_shell_timeout")]
+        timeout_secs: u64,
+        /// An approval not answered within this applies its default, `decline` (default 1 h).
+        #[serde(default = "default_approval_timeout")]
+        approval_timeout_secs: u64,
+    },
     /// Runs a local command per turn, speaking the JSON-lines engine protocol (docs/engine-protocol.md).
     Exec {
         /// Program and arguments; no shell is involved.
@@ -68,10 +81,57 @@ pub enum EngineSpec {
         #[serde(default = "default_timeout")]
         timeout_secs: u64,
     },
+    /// An OpenAI Codex app-server (JSON-RPC over stdio, docs/codex-protocol.md): one process
+    /// and one Codex thread per Session; command and file-change approvals become interactions.
+    Codex {
+        /// The `codex` binary (or any program speaking the app-server protocol).
+        binary: PathBuf,
+        /// Its arguments (default `["app-server"]`).
+        #[serde(default = "default_codex_args")]
+        args: Vec<String>,
+        /// The thread's working directory, `cwd` in `thread/start` (default: the data dir's
+        /// `work/` folder). The process is started there too.
+        #[serde(default)]
+        working_dir: Option<PathBuf>,
+        /// `model` in `thread/start`; omitted: Codex's own configuration decides.
+        #[serde(default)]
+        model: Option<String>,
+        /// `approvalPolicy` in `thread/start`, passed as is (e.g. `on-request`, `untrusted`);
+        /// omitted: Codex's own configuration decides.
+        #[serde(default)]
+        approval_policy: Option<String>,
+        /// `sandbox` in `thread/start`, passed as is (e.g. `workspace-write`); omitted: Codex's
+        /// own configuration decides.
+        #[serde(default)]
+        sandbox: Option<String>,
+        /// An approval not answered within this applies its default, `decline` (default 1 h).
+        #[serde(default = "default_approval_timeout")]
+        approval_timeout_secs: u64,
+        /// How long a turn may run, not counting time spent waiting for approvals; then it is
+        /// interrupted and the task fails (default 1 h).
+        #[serde(default = "default_codex_timeout")]
+        timeout_secs: u64,
+    },
 }
 
 fn default_timeout() -> u64 {
     300
+}
+
+fn default_shell_timeout() -> u64 {
+    60
+}
+
+fn default_approval_timeout() -> u64 {
+    3600
+}
+
+fn default_codex_timeout() -> u64 {
+    3600
+}
+
+fn default_codex_args() -> Vec<String> {
+    vec!["app-server".into()]
 }
 
 impl EngineSpec {
@@ -80,7 +140,9 @@ impl EngineSpec {
         match self {
             EngineSpec::Echo => "echo",
             EngineSpec::Conformance => "conformance",
+            EngineSpec::Shell { .. } => "shell",
             EngineSpec::Exec { .. } => "exec",
+            EngineSpec::Codex { .. } => "codex",
         }
     }
 }
@@ -128,6 +190,25 @@ impl AgentSpec {
                 ));
             }
         }
+        if let EngineSpec::Codex {
+            binary,
+            timeout_secs,
+            ..
+        } = &self.engine
+        {
+            if binary.as_os_str().is_empty() {
+                return Err(format!(
+                    "agent {:?}: engine.binary must name the codex program",
+                    self.id
+                ));
+            }
+            if *timeout_secs == 0 {
+                return Err(format!(
+                    "agent {:?}: engine.timeout_secs must be > 0",
+                    self.id
+                ));
+            }
+        }
         Ok(())
     }
 
@@ -145,6 +226,32 @@ impl AgentSpec {
                 examples: vec!["hello".into()],
             }],
             engine: EngineSpec::Echo,
+            session_link: true,
+            dedupe_message_ids: true,
+        }
+    }
+
+    /// The built-in shell Agent: Sextant's default, useful with no model configured.
+    pub fn shell() -> Self {
+        Self {
+            id: "shell".into(),
+            name: "Shell".into(),
+            description:
+                "Runs each message as a shell command on this machine, after you approve it.".into(),
+            skills: vec![SkillSpec {
+                id: "shell".into(),
+                name: "Shell command".into(),
+                description: "Runs one shell command (sh -c) once the console owner approves it; \
+                              returns stdout, stderr and the exit code."
+                    .into(),
+                tags: vec!["shell".into(), "approval".into()],
+                examples: vec!["ls -la".into(), "git status".into()],
+            }],
+            engine: EngineSpec::Shell {
+                working_dir: None,
+                timeout_secs: default_shell_timeout(),
+                approval_timeout_secs: default_approval_timeout(),
+            },
             session_link: true,
             dedupe_message_ids: true,
         }
@@ -191,6 +298,37 @@ mod tests {
             }
         ));
         assert!(v.session_link);
+    }
+
+    #[test]
+    fn codex_agents_parse_with_defaults() {
+        let v: AgentSpec = serde_json::from_value(serde_json::json!({
+            "id": "codex", "name": "Codex", "description": "d",
+            "engine": {"kind": "codex", "binary": "/usr/local/bin/codex"}
+        }))
+        .unwrap();
+        assert!(v.validate().is_ok());
+        assert_eq!(v.engine.kind(), "codex");
+        let EngineSpec::Codex {
+            args,
+            approval_timeout_secs,
+            timeout_secs,
+            model,
+            ..
+        } = &v.engine
+        else {
+            panic!("not a codex engine");
+        };
+        assert_eq!(args, &vec!["app-server".to_string()]);
+        assert_eq!((*approval_timeout_secs, *timeout_secs), (3600, 3600));
+        assert!(model.is_none());
+
+        let empty: AgentSpec = serde_json::from_value(serde_json::json!({
+            "id": "codex", "name": "Codex", "description": "d",
+            "engine": {"kind": "codex", "binary": ""}
+        }))
+        .unwrap();
+        assert!(empty.validate().unwrap_err().contains("engine.binary"));
     }
 
     #[test]

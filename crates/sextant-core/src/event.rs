@@ -6,6 +6,8 @@
 //! in its own column so SQL can filter without parsing.
 
 use a2a::{Artifact, Message, TaskState};
+
+use crate::interaction::{Answer, Interaction};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
@@ -35,6 +37,13 @@ pub enum EventBody {
     },
     /// The agent answered with a Message instead of task output (an A2A message response).
     Reply { message: Message },
+    /// A turn began; the task's inputs journalled before this event are delivered to it.
+    TurnStarted {},
+    /// The engine stopped for a decision. A `task_state` event (auth- or input-required)
+    /// follows in the same transaction.
+    InteractionRaised { interaction: Interaction },
+    /// The decision was answered (by a person, or by expiry applying the default).
+    InteractionAnswered { answer: Answer },
 }
 
 impl EventBody {
@@ -46,6 +55,9 @@ impl EventBody {
             EventBody::TaskState { .. } => "task_state",
             EventBody::Artifact { .. } => "artifact",
             EventBody::Reply { .. } => "reply",
+            EventBody::TurnStarted {} => "turn_started",
+            EventBody::InteractionRaised { .. } => "interaction_raised",
+            EventBody::InteractionAnswered { .. } => "interaction_answered",
         }
     }
 

@@ -6,6 +6,9 @@
 //! - [`agent`]: a managed Agent and its engine configuration (as declared in `agents.toml`).
 //! - [`event`]: the body of a Session journal event. The journal stores these; every Task view is
 //!   computed from them.
+//! - [`interaction`]: decisions engines stop for (declared options, expiry, default) and the
+//!   rule that decides whether an answer is acceptable.
+//! - [`schedule`]: the names personal schedules and their Runs are stored and shown with.
 //! - [`projection`]: the fold from journal events to an A2A `Task` and to public transcript blocks.
 //!   Because it is pure it can be run at any time over the journal, which is what makes the cached
 //!   task state in SQLite rebuildable.
@@ -16,11 +19,16 @@ pub mod agent;
 pub mod clock;
 pub mod event;
 pub mod ids;
+pub mod interaction;
 pub mod principal;
 pub mod projection;
+pub mod redact;
+pub mod schedule;
 
 pub use a2a;
 pub use agent::{AgentSpec, EngineSpec};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use event::{EventBody, JournalEvent};
+pub use interaction::{Answer, Interaction, InteractionKind, InteractionOption};
 pub use principal::{Principal, PrincipalKind};
+pub use schedule::{MissedRunPolicy, RunRecord, RunTrigger, ScheduleSource};

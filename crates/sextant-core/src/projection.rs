@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::event::{EventBody, JournalEvent, is_terminal};
+use crate::interaction::{Answer, Interaction};
 
 /// A Task folded from its journal events.
 #[derive(Debug, Clone, PartialEq)]
@@ -26,6 +27,8 @@ pub struct TaskFold {
     pub artifacts: Vec<Artifact>,
     /// Set when the agent answered with a Message rather than task output.
     pub reply: Option<Message>,
+    /// Every interaction the task raised, in order, with its answer once given.
+    pub interactions: Vec<(Interaction, Option<Answer>)>,
     /// The seq of the last event folded in.
     pub last_seq: i64,
 }
@@ -43,8 +46,18 @@ impl TaskFold {
             history: Vec::new(),
             artifacts: Vec::new(),
             reply: None,
+            interactions: Vec::new(),
             last_seq: 0,
         }
+    }
+
+    /// The interaction waiting for an answer, if any.
+    pub fn pending_interaction(&self) -> Option<&Interaction> {
+        self.interactions
+            .iter()
+            .rev()
+            .find(|(_, a)| a.is_none())
+            .map(|(i, _)| i)
     }
 
     /// Folds a whole event list (events of other tasks are skipped).
@@ -91,6 +104,19 @@ impl TaskFold {
             EventBody::Reply { message } => {
                 self.reply = Some(message.clone());
                 self.history.push(message.clone());
+            }
+            EventBody::TurnStarted {} => {}
+            EventBody::InteractionRaised { interaction } => {
+                self.interactions.push((interaction.clone(), None));
+            }
+            EventBody::InteractionAnswered { answer } => {
+                if let Some((_, slot)) = self
+                    .interactions
+                    .iter_mut()
+                    .find(|(i, a)| i.interaction_id == answer.interaction_id && a.is_none())
+                {
+                    *slot = Some(answer.clone());
+                }
             }
         }
     }
@@ -302,6 +328,17 @@ pub enum BlockKind {
     },
     /// Non-text output (data, files), summarised.
     AgentOutput { artifact: String, parts: Vec<Value> },
+    /// The engine asked for a decision (public view: no engine routing data).
+    Interaction { interaction: Box<Interaction> },
+    /// The decision was answered: which option, by whom, and why.
+    Answer {
+        interaction_id: String,
+        option: String,
+        answered_by: String,
+        expired: bool,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+    },
     /// The task changed state; `text` is the agent's status message, if any.
     State {
         state: String,
@@ -357,6 +394,19 @@ pub fn blocks(ev: &JournalEvent) -> Vec<Block> {
         EventBody::TaskState { state, message } => vec![mk(BlockKind::State {
             state: crate::event::state_wire(state),
             text: message.as_ref().map(message_text).filter(|t| !t.is_empty()),
+        })],
+        EventBody::TurnStarted {} => Vec::new(),
+        EventBody::InteractionRaised { interaction } => {
+            vec![mk(BlockKind::Interaction {
+                interaction: Box::new(interaction.public()),
+            })]
+        }
+        EventBody::InteractionAnswered { answer } => vec![mk(BlockKind::Answer {
+            interaction_id: answer.interaction_id.clone(),
+            option: answer.option.clone(),
+            answered_by: answer.answered_by.clone(),
+            expired: answer.expired,
+            reason: answer.reason.clone(),
         })],
         EventBody::Reply { message } => vec![mk(BlockKind::AgentText {
             text: message_text(message),

@@ -15,12 +15,14 @@
 //! readers use, and reports any difference.
 //!
 //! Layout: [`migrate`] (embedded migrations), [`queries`] (one module per table), [`writer`]
-//! (the writer thread and the admission transaction), [`hub`] (live fan-out).
+//! (the writer thread and the admission transaction), [`hub`] (live fan-out). Personal schedules
+//! and their Runs (`schedules`, `runs` tables) have their async methods in `schedules.rs`.
 
 pub mod error;
 pub mod hub;
 pub mod migrate;
 pub mod queries;
+mod schedules;
 mod writer;
 
 use std::path::{Path, PathBuf};
@@ -34,8 +36,12 @@ use tokio::sync::oneshot;
 
 pub use error::{Error, Result};
 pub use hub::Hub;
+pub use queries::interactions::InteractionRow;
+pub use queries::runs::RunRow;
+pub use queries::schedules::ScheduleRow;
 pub use queries::sessions::SessionRow;
 pub use queries::tasks::{TaskFilter, TaskPage, TaskRow};
+pub use schedules::Claim;
 pub use writer::{Admission, Admitted, NewEvent, Refusal};
 
 use writer::Job;
@@ -264,6 +270,17 @@ impl Journal {
         let id = session_id.to_string();
         self.read(move |c| queries::tasks::for_session(c, &id))
             .await
+    }
+
+    /// Pending interactions across all Sessions, newest first.
+    pub async fn pending_interactions(&self) -> Result<Vec<InteractionRow>> {
+        self.read(queries::interactions::pending).await
+    }
+
+    /// One interaction (any state).
+    pub async fn interaction(&self, interaction_id: &str) -> Result<Option<InteractionRow>> {
+        let id = interaction_id.to_string();
+        self.read(move |c| queries::interactions::get(c, &id)).await
     }
 
     /// Recomputes every task's cached state from the events and returns the tasks whose cache

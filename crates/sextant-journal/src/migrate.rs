@@ -9,10 +9,20 @@ use rusqlite::{Connection, TransactionBehavior};
 use crate::error::{Error, Result};
 
 /// `(name, sql)`, in order. Append only: never edit or reorder a released migration.
-pub const MIGRATIONS: &[(&str, &str)] = &[(
-    "20261129000000_init",
-    include_str!("../migrations/20261129000000_init.sql"),
-)];
+pub const MIGRATIONS: &[(&str, &str)] = &[
+    (
+        "20261129000000_init",
+        include_str!("../migrations/20261129000000_init.sql"),
+    ),
+    (
+        "20261129100000_interactions",
+        include_str!("../migrations/20261129100000_interactions.sql"),
+    ),
+    (
+        "20261129200000_schedules",
+        include_str!("../migrations/20261129200000_schedules.sql"),
+    ),
+];
 
 /// Applies the pending migrations; returns how many ran.
 pub fn migrate(conn: &mut Connection) -> Result<usize> {

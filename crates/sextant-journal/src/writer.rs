@@ -12,7 +12,7 @@ use tokio::sync::oneshot;
 
 use crate::error::{Error, Result};
 use crate::hub::Hub;
-use crate::queries::{agents, events, inputs, sessions, tasks};
+use crate::queries::{agents, events, inputs, interactions, sessions, tasks};
 use crate::{SessionRow, TaskRow};
 
 /// How many queued jobs one transaction takes at most.
@@ -105,7 +105,18 @@ pub(crate) enum Job {
         events: Vec<NewEvent>,
         reply: oneshot::Sender<Result<Vec<Arc<JournalEvent>>>>,
     },
+    /// Any other write: a closure over the transaction (in its own savepoint), for tables
+    /// whose writes publish no events (schedules, runs). See `Journal::call`.
+    Call {
+        f: CallFn,
+        reply: oneshot::Sender<Result<CallOut>>,
+    },
 }
+
+/// The type-erased result of a [`Job::Call`]; `Journal::call` downcasts it back.
+pub(crate) type CallOut = Box<dyn std::any::Any + Send>;
+/// The type-erased closure of a [`Job::Call`].
+pub(crate) type CallFn = Box<dyn FnOnce(&Connection) -> Result<CallOut> + Send>;
 
 /// A finished job, answered only after the transaction commits.
 enum Done {
@@ -118,6 +129,7 @@ enum Done {
         oneshot::Sender<Result<Vec<Arc<JournalEvent>>>>,
         Result<Vec<Arc<JournalEvent>>>,
     ),
+    Call(oneshot::Sender<Result<CallOut>>, Result<CallOut>),
 }
 
 impl Done {
@@ -135,6 +147,7 @@ impl Done {
             Done::Unit(tx, r) => drop(tx.send(r)),
             Done::Admit(tx, r) => drop(tx.send(r)),
             Done::Append(tx, r) => drop(tx.send(r)),
+            Done::Call(tx, r) => drop(tx.send(r)),
         }
     }
 
@@ -144,6 +157,7 @@ impl Done {
             Done::Unit(tx, _) => drop(tx.send(Err(err()))),
             Done::Admit(tx, _) => drop(tx.send(Err(err()))),
             Done::Append(tx, _) => drop(tx.send(Err(err()))),
+            Done::Call(tx, _) => drop(tx.send(Err(err()))),
         }
     }
 }
@@ -159,7 +173,10 @@ pub(crate) fn run(mut conn: Connection, jobs: Receiver<Job>, hub: Hub) {
             }
         }
         let mut done = Vec::with_capacity(batch.len());
-        let tx = match conn.transaction() {
+        // IMMEDIATE takes the write lock up front: when another process writes the same file
+        // (two Sextants on one data dir), this waits on busy_timeout instead of failing later
+        // with a stale snapshot half-way through the batch.
+        let tx = match conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate) {
             Ok(tx) => tx,
             Err(e) => {
                 tracing::error!(error = %e, "journal: cannot begin a transaction");
@@ -199,6 +216,7 @@ fn fail_job(job: Job, why: &str) {
         Job::UpsertAgents { reply, .. } => drop(reply.send(Err(err()))),
         Job::Admit { reply, .. } => drop(reply.send(Err(err()))),
         Job::Append { reply, .. } => drop(reply.send(Err(err()))),
+        Job::Call { reply, .. } => drop(reply.send(Err(err()))),
     }
 }
 
@@ -240,6 +258,10 @@ fn run_job(tx: &mut Transaction<'_>, job: Job) -> Done {
             });
             Done::Append(reply, r)
         }
+        Job::Call { f, reply } => {
+            let r = in_savepoint(tx, f);
+            Done::Call(reply, r)
+        }
     }
 }
 
@@ -275,6 +297,15 @@ fn append(
     if let Some(id) = &ev.task_id {
         let state = ev.body.new_state();
         tasks::touch(c, id, seq, state.as_ref().map(|s| (s, at_s.as_str())))?;
+    }
+    match &ev.body {
+        EventBody::InteractionRaised { interaction } => {
+            interactions::insert(c, interaction, session_id, &at_s, seq)?
+        }
+        EventBody::InteractionAnswered { answer } => {
+            interactions::resolve(c, &answer.interaction_id, answer.expired, seq)?
+        }
+        _ => {}
     }
     Ok(ev)
 }

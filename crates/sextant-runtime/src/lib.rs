@@ -11,9 +11,14 @@
 //! - On start-up [`Runtime::recover`] re-delivers inputs that were accepted but never run, and
 //!   fails turns that a crash interrupted (their output so far is kept).
 //!
+//! - [`access`]: who may call which Agent; [`Runtime::admit`] checks it on every input, and
+//!   the scheduler checks it on every Run.
+//!
 //! Not here: HTTP and wire formats (sextant-server), SQL (sextant-journal).
 
+pub mod access;
 pub mod engine;
+pub mod interactions;
 pub mod stream;
 mod worker;
 
@@ -31,7 +36,8 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-pub use engine::{Engine, EngineEnv, Outcome, Turn, TurnSink};
+pub use engine::{AskError, Engine, EngineEnv, Outcome, Turn, TurnSink};
+pub use interactions::{AnswerError, AnswerRequest};
 
 /// Why an input was not admitted.
 #[derive(Debug, thiserror::Error)]
@@ -45,6 +51,9 @@ pub enum AdmitError {
     SessionBusy,
     #[error("Sextant is shutting down")]
     ShuttingDown,
+    /// The task waits for a decision; a message is never an answer.
+    #[error("the task is waiting for a decision on interaction {interaction_id}")]
+    AwaitingDecision { interaction_id: String },
     #[error(transparent)]
     Journal(#[from] sextant_journal::Error),
 }
@@ -82,7 +91,11 @@ pub(crate) struct Inner {
     pub(crate) idle_worker: Duration,
     /// Session id → the worker's queue. Sends and worker exits both happen under this lock, so
     /// an input is never handed to a worker that is leaving, and a Session never has two.
-    pub(crate) workers: Mutex<HashMap<String, mpsc::UnboundedSender<String>>>,
+    pub(crate) workers: Mutex<HashMap<String, mpsc::UnboundedSender<worker::WorkItem>>>,
+    /// Engines waiting for answers to interactions.
+    pub(crate) waiters: Arc<interactions::Waiters>,
+    /// Who may call which Agent; checked on every admission.
+    access: access::AccessPolicy,
     /// Context keys whose Session is being created right now.
     creating: Mutex<HashSet<(String, String, String)>>,
     accepting: AtomicBool,
@@ -130,6 +143,8 @@ impl Runtime {
                 },
                 idle_worker: config.idle_worker,
                 workers: Mutex::default(),
+                waiters: Arc::default(),
+                access: access::AccessPolicy::default(),
                 creating: Mutex::default(),
                 accepting: AtomicBool::new(true),
                 stop_intake: CancellationToken::new(),
@@ -161,10 +176,31 @@ impl Runtime {
         v
     }
 
-    /// Whether the Agent's engine may answer with a Message rather than a task.
-    pub fn may_reply_with_message(&self, agent_id: &str) -> bool {
+    /// Whether `principal` may call `agent_id` right now (an unknown Agent is refused too);
+    /// the error is the reason, fit to show the principal. Never cache the answer: the owner
+    /// can revoke access at any time.
+    pub fn check_access(&self, principal: &Principal, agent_id: &str) -> Result<(), String> {
+        if !self.inner.agents.contains_key(agent_id) {
+            return Err(format!("agent {agent_id:?} is not configured"));
+        }
+        self.inner.access.check(principal, agent_id)
+    }
+
+    /// Replaces the list of principal keys denied access to `agent_id` (empty: everyone may
+    /// call it). Takes effect on the next input.
+    pub fn set_denied(&self, agent_id: &str, principals: Vec<String>) {
+        self.inner.access.set_denied(agent_id, principals);
+    }
+
+    /// The principal keys denied access to `agent_id`, sorted.
+    pub fn denied(&self, agent_id: &str) -> Vec<String> {
+        self.inner.access.denied(agent_id)
+    }
+
+    /// Whether the Agent's engine may answer `input` with a Message rather than a task.
+    pub fn may_reply_with_message(&self, agent_id: &str, input: &Message) -> bool {
         self.agent(agent_id)
-            .is_some_and(|a| engine::make_engine(&a, &self.inner.env).may_reply_with_message())
+            .is_some_and(|a| engine::make_engine(&a, &self.inner.env).may_reply_with_message(input))
     }
 
     /// Admits one input (see the crate docs). On success the input is durable and its task is
@@ -176,8 +212,29 @@ impl Runtime {
         if !self.inner.agents.contains_key(&input.agent_id) {
             return Err(AdmitError::UnknownAgent);
         }
+        // A principal denied this Agent sees it as unknown, as A2A reads of another caller's
+        // task answer "not found" rather than "forbidden".
+        if let Err(why) = self.inner.access.check(&input.principal, &input.agent_id) {
+            tracing::debug!(agent_id = %input.agent_id, %why, "input refused: access revoked");
+            return Err(AdmitError::UnknownAgent);
+        }
         let caller = input.principal.key();
         let message = input.message;
+        // A message to a task that waits for a decision is not an approval: refuse it, and
+        // leave the interaction pending.
+        if let Some(task_id) = &message.task_id
+            && let Some(task) = self.inner.journal.task(task_id).await?
+            && task.caller == caller
+            && task.agent_id == input.agent_id
+            && sextant_core::event::is_interrupted(&task.state)
+        {
+            let fold = self.project(&task).await?;
+            if let Some(i) = fold.pending_interaction() {
+                return Err(AdmitError::AwaitingDecision {
+                    interaction_id: i.interaction_id.clone(),
+                });
+            }
+        }
         let content_hash = sextant_core::ids::json_hash(&serde_json::json!({
             "parts": message.parts,
             "contextId": message.context_id,
@@ -215,7 +272,9 @@ impl Runtime {
             _ => None,
         };
 
-        let agent = self.agent(&input.agent_id).ok_or(AdmitError::UnknownAgent)?;
+        let agent = self
+            .agent(&input.agent_id)
+            .ok_or(AdmitError::UnknownAgent)?;
         let input_key = if agent.dedupe_message_ids {
             message.message_id.clone()
         } else {
@@ -251,22 +310,33 @@ impl Runtime {
 
     /// Hands a task to its Session's worker, starting the worker if needed.
     fn dispatch(&self, session_id: &str, agent_id: &str, task_id: &str) {
+        self.dispatch_item(
+            session_id,
+            agent_id,
+            worker::WorkItem::Task(task_id.to_string()),
+        );
+    }
+
+    /// Hands work to a Session's worker, starting the worker if needed.
+    pub(crate) fn dispatch_item(&self, session_id: &str, agent_id: &str, item: worker::WorkItem) {
         let Some(agent) = self.agent(agent_id) else {
             tracing::warn!(
                 agent_id,
-                task_id,
-                "task for an agent that is no longer configured"
+                session_id,
+                "work for an agent that is no longer configured"
             );
             return;
         };
         let mut workers = self.inner.workers.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(tx) = workers.get(session_id)
-            && tx.send(task_id.to_string()).is_ok()
-        {
-            return;
-        }
+        let item = match workers.get(session_id) {
+            Some(tx) => match tx.send(item) {
+                Ok(()) => return,
+                Err(mpsc::error::SendError(item)) => item,
+            },
+            None => item,
+        };
         let (tx, rx) = mpsc::unbounded_channel();
-        let _ = tx.send(task_id.to_string());
+        let _ = tx.send(item);
         workers.insert(session_id.to_string(), tx);
         let inner = self.inner.clone();
         let session_id = session_id.to_string();
@@ -313,8 +383,11 @@ impl Runtime {
         Ok(fold)
     }
 
-    /// Re-delivers accepted inputs that never ran and fails turns a crash interrupted.
+    /// Re-delivers accepted inputs that never ran, fails turns a crash interrupted, and starts
+    /// the interaction expiry loop. Call once, at start-up. Pending interactions stay pending:
+    /// their answer resumes the task.
     pub async fn recover(&self) -> Result<usize, sextant_journal::Error> {
+        self.inner.tracker.spawn(self.clone().expiry_loop());
         let tasks = self.inner.journal.unfinished_tasks().await?;
         let mut redelivered = 0;
         for t in tasks {

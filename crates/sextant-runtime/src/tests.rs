@@ -8,6 +8,7 @@ use sextant_core::{AgentSpec, EngineSpec, EventBody, Principal, SystemClock};
 use sextant_journal::{Admitted, Journal};
 
 use super::*;
+use crate::interactions::{AnswerError, AnswerRequest};
 
 fn exec_agent(id: &str, script: &str) -> AgentSpec {
     AgentSpec {
@@ -243,15 +244,22 @@ async fn recovery_delivers_accepted_inputs_and_fails_interrupted_turns() {
             .unwrap()
             .task()
             .clone();
+        // What the worker journals when a turn starts; then the process "crashes".
+        let ev = |body| sextant_journal::NewEvent {
+            task_id: Some(w.task_id.clone()),
+            body,
+            at: chrono::Utc::now(),
+        };
         journal
-            .append_one(
+            .append(
                 &w.session_id,
-                &w.task_id,
-                EventBody::TaskState {
-                    state: TaskState::Working,
-                    message: None,
-                },
-                chrono::Utc::now(),
+                vec![
+                    ev(EventBody::TurnStarted {}),
+                    ev(EventBody::TaskState {
+                        state: TaskState::Working,
+                        message: None,
+                    }),
+                ],
             )
             .await
             .unwrap();
@@ -280,17 +288,338 @@ async fn message_ids_are_deduplicated_unless_the_agent_turns_it_off() {
     let a = rt.admit(input("echo", "m1", "one")).await.unwrap();
     assert!(matches!(
         rt.admit(input("echo", "m1", "two")).await,
-        Err(AdmitError::Refused(sextant_journal::Refusal::MessageIdReused { .. }))
+        Err(AdmitError::Refused(
+            sextant_journal::Refusal::MessageIdReused { .. }
+        ))
     ));
-    assert!(matches!(rt.admit(input("echo", "m1", "one")).await.unwrap(),
-        Admitted::Duplicate { task } if task.task_id == a.task().task_id));
+    assert!(
+        matches!(rt.admit(input("echo", "m1", "one")).await.unwrap(),
+        Admitted::Duplicate { task } if task.task_id == a.task().task_id)
+    );
 
     // The conformance agent: the TCK reuses messageIds as behaviour keys, so every message
     // is a new input there, even an identical one.
-    let c1 = rt.admit(input("conformance", "tck-complete-task-s", "one")).await.unwrap();
-    let c2 = rt.admit(input("conformance", "tck-complete-task-s", "two")).await.unwrap();
-    let c3 = rt.admit(input("conformance", "tck-complete-task-s", "two")).await.unwrap();
+    let c1 = rt
+        .admit(input("conformance", "tck-complete-task-s", "one"))
+        .await
+        .unwrap();
+    let c2 = rt
+        .admit(input("conformance", "tck-complete-task-s", "two"))
+        .await
+        .unwrap();
+    let c3 = rt
+        .admit(input("conformance", "tck-complete-task-s", "two"))
+        .await
+        .unwrap();
     assert!(matches!(c3, Admitted::Created { .. }));
     assert_ne!(c1.task().task_id, c2.task().task_id);
     assert_ne!(c2.task().task_id, c3.task().task_id);
+}
+
+fn shell_agent(approval_timeout_secs: u64) -> AgentSpec {
+    let mut a = AgentSpec::shell();
+    a.engine = EngineSpec::Shell {
+        working_dir: None,
+        timeout_secs: 10,
+        approval_timeout_secs,
+    };
+    a
+}
+
+/// Waits until the task waits for a decision; returns the pending interaction.
+async fn pending(rt: &Runtime, a: &Admitted) -> sextant_core::Interaction {
+    let f = settle(rt, a).await;
+    assert_eq!(f.state, TaskState::AuthRequired, "{:?}", f.status_message);
+    f.pending_interaction()
+        .cloned()
+        .expect("a pending interaction")
+}
+
+fn answer(task: &str, i: &str, option: &str, mid: &str) -> AnswerRequest {
+    AnswerRequest {
+        principal: Principal::person(),
+        task_id: task.into(),
+        interaction_id: i.into(),
+        option: option.into(),
+        reason: None,
+        values: Default::default(),
+        message_id: mid.into(),
+    }
+}
+
+async fn settled_after(
+    rt: &Runtime,
+    task: &sextant_journal::TaskRow,
+) -> sextant_core::projection::TaskFold {
+    tokio::time::timeout(
+        Duration::from_secs(10),
+        rt.wait_settled(task, task.last_seq),
+    )
+    .await
+    .unwrap()
+    .unwrap()
+}
+
+#[tokio::test]
+async fn shell_commands_wait_for_approval_and_run_on_accept() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(&dir, vec![shell_agent(3600)]).await;
+    let a = rt
+        .admit(input("shell", "m1", "echo hi; echo oops >&2"))
+        .await
+        .unwrap();
+    let i = pending(&rt, &a).await;
+    assert_eq!(
+        i.option_ids(),
+        vec!["accept", "acceptForSession", "decline", "cancel"]
+    );
+    assert_eq!(i.command.as_deref(), Some("echo hi; echo oops >&2"));
+    assert_eq!(rt.pending_interactions().await.unwrap().len(), 1);
+
+    // Not the owner: refused. An option that was not declared: refused.
+    let mut anon = answer(&a.task().task_id, &i.interaction_id, "accept", "a0");
+    anon.principal = Principal::anonymous_local();
+    assert!(matches!(rt.answer(anon).await, Err(AnswerError::NotOwner)));
+    assert!(matches!(
+        rt.answer(answer(
+            &a.task().task_id,
+            &i.interaction_id,
+            "approve",
+            "a0"
+        ))
+        .await,
+        Err(AnswerError::Refused(
+            sextant_core::interaction::AnswerRefusal::UnknownOption { .. }
+        ))
+    ));
+
+    let row = rt
+        .answer(answer(&a.task().task_id, &i.interaction_id, "accept", "a1"))
+        .await
+        .unwrap();
+    let f = settled_after(&rt, &row).await;
+    assert_eq!(f.state, TaskState::Completed);
+    let out = artifact_text(&f);
+    assert!(
+        out.starts_with("hi\n") && out.contains("[stderr]\noops"),
+        "{out}"
+    );
+    assert!(rt.pending_interactions().await.unwrap().is_empty());
+
+    // An identical retry is the same answer; a different one is refused.
+    assert!(
+        rt.answer(answer(&a.task().task_id, &i.interaction_id, "accept", "a1"))
+            .await
+            .is_ok()
+    );
+    assert!(matches!(
+        rt.answer(answer(
+            &a.task().task_id,
+            &i.interaction_id,
+            "decline",
+            "a2"
+        ))
+        .await,
+        Err(AnswerError::Refused(_))
+    ));
+}
+
+#[tokio::test]
+async fn a_text_message_is_never_an_approval() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(&dir, vec![shell_agent(3600)]).await;
+    let a = rt.admit(input("shell", "m1", "true")).await.unwrap();
+    let i = pending(&rt, &a).await;
+    let mut follow = input("shell", "m2", "approve");
+    follow.message.task_id = Some(a.task().task_id.clone());
+    assert!(matches!(
+        rt.admit(follow).await,
+        Err(AdmitError::AwaitingDecision { .. })
+    ));
+    let f = rt.project(a.task()).await.unwrap();
+    assert_eq!(f.state, TaskState::AuthRequired);
+    assert_eq!(
+        f.pending_interaction().map(|p| p.interaction_id.clone()),
+        Some(i.interaction_id)
+    );
+}
+
+#[tokio::test]
+async fn accept_for_session_skips_the_next_approval_in_that_session_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(&dir, vec![shell_agent(3600)]).await;
+    let a = rt.admit(input("shell", "m1", "echo same")).await.unwrap();
+    let i = pending(&rt, &a).await;
+    let row = rt
+        .answer(answer(
+            &a.task().task_id,
+            &i.interaction_id,
+            "acceptForSession",
+            "x",
+        ))
+        .await
+        .unwrap();
+    assert_eq!(settled_after(&rt, &row).await.state, TaskState::Completed);
+
+    // Same Session (same context): runs without asking.
+    let mut again = input("shell", "m2", "echo same");
+    again.message.context_id = Some(a.task().context_id.clone());
+    let b = rt.admit(again).await.unwrap();
+    let f = settle(&rt, &b).await;
+    assert_eq!(f.state, TaskState::Completed);
+    assert!(f.interactions.is_empty());
+
+    // Another Session: asks again.
+    let c = rt.admit(input("shell", "m3", "echo same")).await.unwrap();
+    pending(&rt, &c).await;
+}
+
+#[tokio::test]
+async fn decline_completes_cancel_fails_and_expiry_applies_the_default() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(&dir, vec![shell_agent(1)]).await;
+    rt.recover().await.unwrap(); // starts the expiry loop
+    let a = rt
+        .admit(input("shell", "m1", "touch declined"))
+        .await
+        .unwrap();
+    let i = pending(&rt, &a).await;
+    let mut req = answer(&a.task().task_id, &i.interaction_id, "decline", "d");
+    req.reason = Some("not now".into());
+    let row = rt.answer(req).await.unwrap();
+    let f = settled_after(&rt, &row).await;
+    assert_eq!(f.state, TaskState::Completed);
+    let msg = message_text(f.status_message.as_ref().unwrap());
+    assert!(
+        msg.contains("declined by you") && msg.contains("not now"),
+        "{msg}"
+    );
+    assert!(!dir.path().join("work/declined").exists());
+
+    let b = rt.admit(input("shell", "m2", "true")).await.unwrap();
+    let i = pending(&rt, &b).await;
+    let row = rt
+        .answer(answer(&b.task().task_id, &i.interaction_id, "cancel", "c"))
+        .await
+        .unwrap();
+    assert_eq!(settled_after(&rt, &row).await.state, TaskState::Failed);
+
+    // Nobody answers: after a second the default (decline) is applied.
+    let c = rt
+        .admit(input("shell", "m3", "touch expired"))
+        .await
+        .unwrap();
+    let waiting = settle(&rt, &c).await;
+    let i = waiting.pending_interaction().cloned().expect("pending");
+    // Wait for a state after the auth-required one, however soon the expiry fires.
+    let f = tokio::time::timeout(
+        Duration::from_secs(10),
+        rt.wait_settled(c.task(), waiting.last_seq),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    assert_eq!(f.state, TaskState::Completed);
+    let (_, given) = f
+        .interactions
+        .iter()
+        .find(|(x, _)| x.interaction_id == i.interaction_id)
+        .unwrap();
+    let given = given.as_ref().unwrap();
+    assert!(given.expired && given.option == "decline" && given.answered_by == "expiry");
+    assert!(!dir.path().join("work/expired").exists());
+    assert!(matches!(
+        rt.answer(answer(
+            &c.task().task_id,
+            &i.interaction_id,
+            "accept",
+            "late"
+        ))
+        .await,
+        Err(AnswerError::Refused(
+            sextant_core::interaction::AnswerRefusal::Expired
+        ))
+    ));
+}
+
+#[tokio::test]
+async fn a_pending_approval_survives_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let (task, interaction) = {
+        let rt = runtime(&dir, vec![shell_agent(3600)]).await;
+        let a = rt
+            .admit(input("shell", "m1", "echo resumed"))
+            .await
+            .unwrap();
+        let i = pending(&rt, &a).await;
+        rt.shutdown(Duration::from_secs(5)).await;
+        (a.task().clone(), i)
+    };
+    let rt = runtime(&dir, vec![shell_agent(3600)]).await;
+    rt.recover().await.unwrap();
+    let pending_now = rt.pending_interactions().await.unwrap();
+    assert_eq!(pending_now.len(), 1);
+    let row = rt
+        .answer(answer(
+            &task.task_id,
+            &interaction.interaction_id,
+            "accept",
+            "r",
+        ))
+        .await
+        .unwrap();
+    let f = settled_after(&rt, &row).await;
+    assert_eq!(f.state, TaskState::Completed, "{:?}", f.status_message);
+    assert!(artifact_text(&f).starts_with("resumed"));
+}
+
+#[tokio::test]
+async fn exec_agents_ask_and_get_the_answer_on_stdin() {
+    let dir = tempfile::tempdir().unwrap();
+    // Asks a decision with its own options, then reports the answer it read on stdin.
+    let script = r#"read -r turn
+echo '{"type":"interaction","kind":"decision","title":"Deploy where?","options":[{"id":"staging","label":"Staging"},{"id":"prod","label":"Production"}],"default_option":"staging"}'
+read -r answer
+echo "{\"type\":\"final\",\"status\":\"completed\",\"text\":$(printf '%s' "$answer" | sed 's/"/\\"/g; s/^/"/; s/$/"/')}""#;
+    let rt = runtime(&dir, vec![exec_agent("x", script)]).await;
+    let a = rt.admit(input("x", "m1", "deploy")).await.unwrap();
+    let f = settle(&rt, &a).await;
+    assert_eq!(f.state, TaskState::InputRequired);
+    let i = f.pending_interaction().cloned().unwrap();
+    assert_eq!(i.option_ids(), vec!["staging", "prod"]);
+    let mut req = answer(&a.task().task_id, &i.interaction_id, "prod", "p");
+    req.reason = Some("release day".into());
+    let row = rt.answer(req).await.unwrap();
+    let f = settled_after(&rt, &row).await;
+    assert_eq!(f.state, TaskState::Completed, "{:?}", f.status_message);
+    let said = message_text(f.status_message.as_ref().unwrap());
+    let said: serde_json::Value = serde_json::from_str(&said).unwrap();
+    assert_eq!(said["type"], "answer");
+    assert_eq!(said["option"], "prod");
+    assert_eq!(said["reason"], "release day");
+    assert_eq!(said["interaction_id"], i.interaction_id.as_str());
+}
+
+#[tokio::test]
+async fn a_revoked_caller_sees_the_agent_as_unknown() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(&dir, vec![AgentSpec::echo()]).await;
+    let me = Principal::person();
+    assert!(rt.check_access(&me, "echo").is_ok());
+    assert!(rt.check_access(&me, "nope").is_err());
+    rt.set_denied("echo", vec![me.key()]);
+    assert_eq!(rt.denied("echo"), vec![me.key()]);
+    assert!(
+        rt.check_access(&me, "echo")
+            .unwrap_err()
+            .contains("revoked")
+    );
+    assert!(matches!(
+        rt.admit(input("echo", "m1", "hi")).await,
+        Err(AdmitError::UnknownAgent)
+    ));
+    // Restored: the very next input is admitted.
+    rt.set_denied("echo", vec![]);
+    let a = rt.admit(input("echo", "m2", "hi")).await.unwrap();
+    assert_eq!(settle(&rt, &a).await.state, TaskState::Completed);
 }

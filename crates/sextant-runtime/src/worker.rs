@@ -5,34 +5,54 @@ use std::sync::Arc;
 
 use sextant_core::a2a::{Message, Part, Role, TaskState};
 use sextant_core::ids::new_id;
-use sextant_core::{AgentSpec, EventBody, JournalEvent};
-use sextant_journal::TaskRow;
+use sextant_core::projection::TaskFold;
+use sextant_core::{AgentSpec, Answer, EventBody, Interaction, JournalEvent};
+use sextant_journal::{NewEvent, TaskRow};
 use tokio::sync::mpsc;
 
 use crate::Inner;
-use crate::engine::{Outcome, Turn, TurnSink, make_engine};
+use crate::engine::{Engine, Outcome, Turn, TurnSink, make_engine};
 
 /// How many earlier messages a turn carries for stateless engines.
 const HISTORY_MAX: usize = 50;
 
-/// The inputs of a task that no turn has seen yet: those after its last `working` state.
+/// What a worker is asked to do.
+#[derive(Debug, Clone)]
+pub(crate) enum WorkItem {
+    /// Run a turn for the task's undelivered inputs.
+    Task(String),
+    /// Continue a task whose interaction was answered while no engine was waiting for it
+    /// (Sextant restarted in between).
+    Resume {
+        task_id: String,
+        interaction: Box<Interaction>,
+        answer: Box<Answer>,
+    },
+}
+
+/// The inputs of a task that no turn has seen yet: those after its last `turn_started`.
 pub(crate) fn undelivered_inputs(events: &[JournalEvent]) -> Vec<Message> {
     let turn_start = events
         .iter()
         .rev()
-        .find(|e| {
-            matches!(
-                &e.body,
-                EventBody::TaskState {
-                    state: TaskState::Working,
-                    ..
-                }
-            )
-        })
+        .find(|e| matches!(&e.body, EventBody::TurnStarted {}))
         .map_or(0, |e| e.seq);
     events
         .iter()
         .filter(|e| e.seq > turn_start)
+        .filter_map(|e| match &e.body {
+            EventBody::TaskCreated { message } | EventBody::InputAccepted { message } => {
+                Some(message.clone())
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// All inputs of a task, oldest first.
+fn all_inputs(events: &[JournalEvent]) -> Vec<Message> {
+    events
+        .iter()
         .filter_map(|e| match &e.body {
             EventBody::TaskCreated { message } | EventBody::InputAccepted { message } => {
                 Some(message.clone())
@@ -56,10 +76,10 @@ pub(crate) async fn run(
     inner: Arc<Inner>,
     session_id: String,
     agent: Arc<AgentSpec>,
-    mut rx: mpsc::UnboundedReceiver<String>,
+    mut rx: mpsc::UnboundedReceiver<WorkItem>,
 ) {
     let mut engine = make_engine(&agent, &inner.env);
-    let mut queue: VecDeque<String> = VecDeque::new();
+    let mut queue: VecDeque<WorkItem> = VecDeque::new();
     loop {
         if queue.is_empty() {
             let next = tokio::select! {
@@ -87,12 +107,14 @@ pub(crate) async fn run(
         while let Ok(t) = rx.try_recv() {
             queue.push_back(t);
         }
-        let Some(task_id) = queue.pop_front() else {
+        let Some(item) = queue.pop_front() else {
             continue;
         };
-        queue.retain(|t| *t != task_id);
-        if let Err(e) = turn(&inner, &agent, engine.as_mut(), &task_id).await {
-            tracing::error!(task_id, error = %e, "turn could not be journalled");
+        if let WorkItem::Task(id) = &item {
+            queue.retain(|t| !matches!(t, WorkItem::Task(other) if other == id));
+        }
+        if let Err(e) = turn(&inner, &agent, engine.as_mut(), item).await {
+            tracing::error!(session_id, error = %e, "turn could not be journalled");
         }
         if inner.stop_intake.is_cancelled() {
             break;
@@ -105,55 +127,105 @@ pub(crate) async fn run(
         .remove(&session_id);
 }
 
-/// Runs one turn of a task, if it has inputs no turn has seen.
+/// Runs one turn: for a task's undelivered inputs, or to continue after an answer.
 async fn turn(
     inner: &Inner,
     agent: &Arc<AgentSpec>,
-    engine: &mut dyn crate::Engine,
-    task_id: &str,
+    engine: &mut dyn Engine,
+    item: WorkItem,
 ) -> Result<(), sextant_journal::Error> {
     let journal = &inner.journal;
-    let Some(task) = journal.task(task_id).await? else {
+    let task_id = match &item {
+        WorkItem::Task(id) | WorkItem::Resume { task_id: id, .. } => id.clone(),
+    };
+    let Some(task) = journal.task(&task_id).await? else {
         return Ok(());
     };
     if task.state.is_terminal() {
         return Ok(());
     }
-    let events = journal.task_events(task_id, 0).await?;
-    let inputs = undelivered_inputs(&events);
+    let events = journal.task_events(&task_id, 0).await?;
+    let fold = TaskFold::from_events(&task.task_id, &task.context_id, &task.session_id, &events);
+    let resume = match item {
+        WorkItem::Resume {
+            interaction,
+            answer,
+            ..
+        } => Some((*interaction, *answer)),
+        WorkItem::Task(_) => {
+            // Inputs that arrive while a decision is pending wait for it: a message is never
+            // an answer.
+            if fold.pending_interaction().is_some() {
+                return Ok(());
+            }
+            None
+        }
+    };
+    let inputs = match &resume {
+        Some(_) => all_inputs(&events),
+        None => undelivered_inputs(&events),
+    };
     if inputs.is_empty() {
         return Ok(());
     }
-    journal
-        .append_one(
-            &task.session_id,
-            task_id,
-            EventBody::TaskState {
-                state: TaskState::Working,
-                message: None,
-            },
-            inner.clock.now(),
-        )
-        .await?;
+    if resume.is_none() {
+        journal
+            .append(
+                &task.session_id,
+                vec![
+                    NewEvent {
+                        task_id: Some(task_id.clone()),
+                        body: EventBody::TurnStarted {},
+                        at: inner.clock.now(),
+                    },
+                    NewEvent {
+                        task_id: Some(task_id.clone()),
+                        body: EventBody::TaskState {
+                            state: TaskState::Working,
+                            message: None,
+                        },
+                        at: inner.clock.now(),
+                    },
+                ],
+            )
+            .await?;
+    }
     let history = if engine.wants_history() {
         history(inner, &task).await?
+    } else {
+        Vec::new()
+    };
+    let grants = if engine.uses_interactions() {
+        grants(inner, &task).await?
     } else {
         Vec::new()
     };
     let turn = Turn {
         session_id: task.session_id.clone(),
         context_id: task.context_id.clone(),
-        task_id: task_id.to_string(),
+        task_id: task_id.clone(),
         agent: agent.clone(),
         inputs,
         history,
+        grants,
         cancel: inner.cancel_turns.child_token(),
     };
-    let sink = TurnSink::new(journal.clone(), inner.clock.clone(), &turn);
-    let outcome = engine.run_turn(turn, &sink).await;
+    let sink = TurnSink::new(
+        journal.clone(),
+        inner.clock.clone(),
+        inner.waiters.clone(),
+        &turn,
+    );
+    let outcome = match resume {
+        Some((interaction, answer)) => engine.resume(turn, interaction, answer, &sink).await,
+        None => engine.run_turn(turn, &sink).await,
+    };
     sink.close_text().await?;
     let with_text = |t: Option<String>| t.map(|t| agent_text(&task, &t));
     let (state, message) = match outcome {
+        // The turn stopped while a decision was pending (shutdown): the task keeps waiting,
+        // and the answer will resume it.
+        Outcome::Suspended => return Ok(()),
         Outcome::Completed(t) => (TaskState::Completed, with_text(t)),
         Outcome::Replied => (TaskState::Completed, None),
         Outcome::Failed(why) => (TaskState::Failed, Some(agent_text(&task, &why))),
@@ -163,12 +235,39 @@ async fn turn(
     journal
         .append_one(
             &task.session_id,
-            task_id,
+            &task_id,
             EventBody::TaskState { state, message },
             inner.clock.now(),
         )
         .await?;
     Ok(())
+}
+
+/// What `acceptForSession` answers granted in this Session (their interactions' grant keys).
+async fn grants(inner: &Inner, task: &TaskRow) -> Result<Vec<String>, sextant_journal::Error> {
+    let events = inner
+        .journal
+        .session_events(&task.session_id, 0, 100_000)
+        .await?;
+    let mut raised: std::collections::HashMap<String, Option<String>> = Default::default();
+    let mut out = Vec::new();
+    for ev in &events {
+        match &ev.body {
+            EventBody::InteractionRaised { interaction } => {
+                raised.insert(
+                    interaction.interaction_id.clone(),
+                    interaction.grant_key.clone(),
+                );
+            }
+            EventBody::InteractionAnswered { answer } if answer.option == "acceptForSession" => {
+                if let Some(Some(key)) = raised.get(&answer.interaction_id) {
+                    out.push(key.clone());
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(out)
 }
 
 /// Earlier user and agent messages of the Session (before this task), oldest first.
@@ -213,7 +312,10 @@ async fn history(inner: &Inner, task: &TaskRow) -> Result<Vec<Message>, sextant_
                 flush(&mut out, &mut answer);
                 out.push(m.clone());
             }
-            EventBody::TaskState { .. } => {}
+            EventBody::TaskState { .. }
+            | EventBody::TurnStarted {}
+            | EventBody::InteractionRaised { .. }
+            | EventBody::InteractionAnswered { .. } => {}
         }
     }
     flush(&mut out, &mut answer);

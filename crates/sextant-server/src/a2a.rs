@@ -283,23 +283,102 @@ fn history_length(params: &Value, name: &str) -> Result<Option<u32>, RpcError> {
     }
 }
 
+/// Which callers' tasks a principal may read on a surface.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Visibility {
+    /// The caller's own tasks only (A2A: tasks are scoped to the principal).
+    Caller,
+    /// The console owner reads every caller's tasks; anyone else only their own (the agents
+    /// MCP bridge, used by the person's assistant to answer approvals for them).
+    OwnerReadsAll,
+}
+
+/// The task `task_id` of Agent `agent_id` if `principal` may read it, else TaskNotFound
+/// (another caller's task is "not found", never "forbidden").
+pub async fn find_task(
+    app: &AppState,
+    principal: &Principal,
+    agent_id: &str,
+    task_id: &str,
+    visibility: Visibility,
+) -> Result<TaskRow, RpcError> {
+    let row = app
+        .runtime
+        .journal()
+        .task(task_id)
+        .await
+        .map_err(internal)?;
+    let readable = |t: &TaskRow| {
+        t.caller == principal.key()
+            || (visibility == Visibility::OwnerReadsAll && principal.is_owner())
+    };
+    row.filter(|t| t.agent_id == agent_id && readable(t))
+        .ok_or_else(|| RpcError::new(Code::TaskNotFound, format!("Task not found: {task_id}")))
+}
+
 /// The caller's task on this Agent, or TaskNotFound (another caller's task is "not found").
 async fn visible_task(call: &Call, params: &Value) -> Result<TaskRow, RpcError> {
     let id = string_param(params, "id")?;
-    let row = call
-        .app
-        .runtime
-        .journal()
-        .task(&id)
-        .await
-        .map_err(internal)?;
-    row.filter(|t| t.caller == call.principal.key() && t.agent_id == call.agent.id)
-        .ok_or_else(|| RpcError::new(Code::TaskNotFound, format!("Task not found: {id}")))
+    find_task(
+        &call.app,
+        &call.principal,
+        &call.agent.id,
+        &id,
+        Visibility::Caller,
+    )
+    .await
+}
+
+/// A task as GetTask returns it, with the row and fold it was rendered from.
+pub struct TaskView {
+    pub row: TaskRow,
+    pub fold: TaskFold,
+    /// The A2A `Task` (with `answerUrl`s and the transcript in its metadata).
+    pub task: Value,
+}
+
+/// Reads and renders a task the way GetTask does (full history), after the same visibility
+/// check.
+pub async fn task_view(
+    app: &AppState,
+    principal: &Principal,
+    agent_id: &str,
+    task_id: &str,
+    base: &str,
+    visibility: Visibility,
+) -> Result<TaskView, RpcError> {
+    let row = find_task(app, principal, agent_id, task_id, visibility).await?;
+    render_task(app, row, base, None, None).await
+}
+
+/// Renders a task row as GetTask does (full artifacts, any output mode). With `upto`, only
+/// events up to that seq are folded in (the task as it was then).
+pub async fn render_task(
+    app: &AppState,
+    row: TaskRow,
+    base: &str,
+    history_length: Option<u32>,
+    upto: Option<i64>,
+) -> Result<TaskView, RpcError> {
+    let agent = app.runtime.agent(&row.agent_id).ok_or_else(|| {
+        RpcError::new(
+            Code::TaskNotFound,
+            format!("Task not found: {}", row.task_id),
+        )
+    })?;
+    let (mut events, mut fold) = load_events(app, &row).await?;
+    if let Some(upto) = upto.filter(|u| *u < fold.last_seq) {
+        events.retain(|e| e.seq <= upto);
+        fold = TaskFold::from_events(&row.task_id, &row.context_id, &row.session_id, &events);
+    }
+    let opts = view_options(base, &agent, &fold, history_length, true, OutputModes::Any);
+    let task = task_json(base, &events, &fold, &opts);
+    Ok(TaskView { row, fold, task })
 }
 
 impl Call {
     fn session_url(&self, session_id: &str) -> String {
-        format!("{}/sessions/{session_id}", self.base)
+        session_url(&self.base, session_id)
     }
 
     fn view(
@@ -309,26 +388,72 @@ impl Call {
         include_artifacts: bool,
         modes: OutputModes,
     ) -> ViewOptions {
-        let url = self.session_url(&fold.session_id);
-        ViewOptions {
+        view_options(
+            &self.base,
+            &self.agent,
+            fold,
             history_length,
             include_artifacts,
-            output_modes: modes,
-            session_link: self.agent.session_link.then(|| url.clone()),
-            session_url: Some(url),
-        }
+            modes,
+        )
     }
 
     /// The task as JSON, with its transcript blocks in the metadata.
     fn task_json(&self, events: &[JournalEvent], fold: &TaskFold, opts: &ViewOptions) -> Value {
-        let mut task = to_json(&fold.to_task(opts));
-        let transcript: Vec<Value> = events
-            .iter()
-            .flat_map(blocks)
-            .map(|b| to_json(&b))
-            .collect();
-        task["metadata"]["transcript"] = Value::Array(transcript);
-        task
+        task_json(&self.base, events, fold, opts)
+    }
+}
+
+fn session_url(base: &str, session_id: &str) -> String {
+    format!("{base}/sessions/{session_id}")
+}
+
+fn view_options(
+    base: &str,
+    agent: &AgentSpec,
+    fold: &TaskFold,
+    history_length: Option<u32>,
+    include_artifacts: bool,
+    modes: OutputModes,
+) -> ViewOptions {
+    let url = session_url(base, &fold.session_id);
+    ViewOptions {
+        history_length,
+        include_artifacts,
+        output_modes: modes,
+        session_link: agent.session_link.then(|| url.clone()),
+        session_url: Some(url),
+    }
+}
+
+/// The task as JSON, with its transcript blocks in the metadata.
+fn task_json(base: &str, events: &[JournalEvent], fold: &TaskFold, opts: &ViewOptions) -> Value {
+    let mut task = to_json(&fold.to_task(opts));
+    add_answer_urls(&mut task, base);
+    let transcript: Vec<Value> = events
+        .iter()
+        .flat_map(blocks)
+        .map(|b| to_json(&b))
+        .collect();
+    task["metadata"]["transcript"] = Value::Array(transcript);
+    task
+}
+
+/// Pending-interaction data parts carry `answerPath`; give callers the absolute `answerUrl`
+/// too (the journal does not know the URL Sextant is reached at).
+pub fn add_answer_urls(v: &mut Value, base: &str) {
+    match v {
+        Value::Object(map) => {
+            if let Some(Value::String(path)) = map.get("answerPath") {
+                let url = format!("{base}{path}");
+                map.insert("answerUrl".into(), Value::String(url));
+            }
+            for child in map.values_mut() {
+                add_answer_urls(child, base);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|i| add_answer_urls(i, base)),
+        _ => {}
     }
 }
 
@@ -337,8 +462,14 @@ fn to_json<T: serde::Serialize>(v: &T) -> Value {
 }
 
 async fn load(call: &Call, task: &TaskRow) -> Result<(Vec<JournalEvent>, TaskFold), RpcError> {
-    let events = call
-        .app
+    load_events(&call.app, task).await
+}
+
+async fn load_events(
+    app: &AppState,
+    task: &TaskRow,
+) -> Result<(Vec<JournalEvent>, TaskFold), RpcError> {
+    let events = app
         .runtime
         .journal()
         .task_events(&task.task_id, 0)
@@ -404,6 +535,14 @@ fn refusal(r: AdmitError) -> RpcError {
             Code::UnsupportedOperation,
             "this conversation is still being created by another message; retry",
         ),
+        AdmitError::AwaitingDecision { interaction_id } => RpcError::new(
+            Code::UnsupportedOperation,
+            format!(
+                "the task is waiting for a decision (interaction {interaction_id}); a message is \
+                 never an approval: the console owner answers it with one of the declared options \
+                 at /api/v1/interactions/{interaction_id}/answer"
+            ),
+        ),
         AdmitError::UnknownAgent => RpcError::new(Code::InvalidRequest, "unknown agent"),
         AdmitError::ShuttingDown => RpcError::new(Code::Internal, "Sextant is shutting down"),
         AdmitError::Journal(e) => internal(e),
@@ -421,6 +560,10 @@ async fn send(call: &Call, params: Value, streaming: bool) -> Result<Reply, RpcE
         )
     })?;
     validate_message(&req.message)?;
+    let may_reply = call
+        .app
+        .runtime
+        .may_reply_with_message(&call.agent.id, &req.message);
     let config = req.configuration.unwrap_or(a2a::SendMessageConfiguration {
         accepted_output_modes: None,
         task_push_notification_config: None,
@@ -466,8 +609,7 @@ async fn send(call: &Call, params: Value, streaming: bool) -> Result<Reply, RpcE
     };
     let task = admitted.task().clone();
     if streaming {
-        let lazy = matches!(admitted, Admitted::Created { .. })
-            && call.app.runtime.may_reply_with_message(&call.agent.id);
+        let lazy = matches!(admitted, Admitted::Created { .. }) && may_reply;
         return Ok(Reply::Stream(task_stream(call, task, after, lazy, modes)));
     }
     if !config.return_immediately.unwrap_or(false) {
@@ -490,9 +632,8 @@ async fn send(call: &Call, params: Value, streaming: bool) -> Result<Reply, RpcE
 async fn get_task(call: &Call, params: Value) -> Result<Reply, RpcError> {
     let history_length = history_length(&params, "historyLength")?;
     let task = visible_task(call, &params).await?;
-    let (events, fold) = load(call, &task).await?;
-    let opts = call.view(&fold, history_length, true, OutputModes::Any);
-    Ok(Reply::Json(call.task_json(&events, &fold, &opts)))
+    let view = render_task(&call.app, task, &call.base, history_length, None).await?;
+    Ok(Reply::Json(view.task))
 }
 
 fn page_token(cursor: &(String, String)) -> String {
@@ -646,7 +787,12 @@ fn stream_item(ev: &JournalEvent, task: &TaskRow, modes: &OutputModes) -> Option
             Some(json!({ "artifactUpdate": u }))
         }
         EventBody::Reply { message } => Some(json!({ "message": to_json(message) })),
-        EventBody::TaskCreated { .. } | EventBody::InputAccepted { .. } => None,
+        // The task_state event that follows a raised interaction carries it to subscribers.
+        EventBody::TaskCreated { .. }
+        | EventBody::InputAccepted { .. }
+        | EventBody::TurnStarted {}
+        | EventBody::InteractionRaised { .. }
+        | EventBody::InteractionAnswered { .. } => None,
     }
 }
 
@@ -665,7 +811,8 @@ fn task_stream(
 ) -> std::pin::Pin<Box<dyn Stream<Item = Frame> + Send>> {
     let journal = call.app.runtime.journal().clone();
     let session_url = call.session_url(&task.session_id);
-    Box::pin(async_stream::stream! {
+    let base = call.base.clone();
+    let frames = Box::pin(async_stream::stream! {
         let mut live = Box::pin(task_events(&journal, &task, 0, StopAt::Never));
         // Fold the journal up to the snapshot point.
         let mut fold = TaskFold::new(&task.task_id, &task.context_id, &task.session_id);
@@ -687,20 +834,34 @@ fn task_stream(
             }
         }
         if lazy {
-            let first = match pending.first() {
-                Some(ev) => Some(Ok(ev.clone())),
-                None => live.next().await,
-            };
-            match first {
-                Some(Ok(ev)) => {
-                    if let EventBody::Reply { message } = &ev.body {
-                        yield Frame::Item(Some(ev.seq), json!({ "message": to_json(message) }));
-                        return;
+            // The turn's start (turn_started, working) decides nothing; the first output does:
+            // a direct Message answer is sent alone, anything else starts the task stream.
+            let mut seen = 0;
+            loop {
+                let next = match pending.get(seen) {
+                    Some(ev) => Some(Ok(ev.clone())),
+                    None => live.next().await,
+                };
+                match next {
+                    Some(Ok(ev)) => {
+                        if let EventBody::Reply { message } = &ev.body {
+                            yield Frame::Item(Some(ev.seq), json!({ "message": to_json(message) }));
+                            return;
+                        }
+                        let preamble = matches!(
+                            &ev.body,
+                            EventBody::TurnStarted {}
+                                | EventBody::TaskState { state: TaskState::Working, message: None }
+                        );
+                        if seen >= pending.len() {
+                            pending.push(ev);
+                        }
+                        seen += 1;
+                        if !preamble { break; }
                     }
-                    if pending.is_empty() { pending.push(ev); }
+                    Some(Err(e)) => { yield Frame::Error(internal(e)); return; }
+                    None => return,
                 }
-                Some(Err(e)) => { yield Frame::Error(internal(e)); return; }
-                None => return,
             }
         }
         let opts = ViewOptions {
@@ -729,7 +890,21 @@ fn task_stream(
             }
             if ends_stream(&ev) { return; }
         }
-    })
+    });
+    with_answer_urls(frames, base)
+}
+
+fn with_answer_urls(
+    frames: std::pin::Pin<Box<dyn Stream<Item = Frame> + Send>>,
+    base: String,
+) -> std::pin::Pin<Box<dyn Stream<Item = Frame> + Send>> {
+    Box::pin(frames.map(move |f| match f {
+        Frame::Item(seq, mut v) => {
+            add_answer_urls(&mut v, &base);
+            Frame::Item(seq, v)
+        }
+        other => other,
+    }))
 }
 
 /// A resumed stream (`Last-Event-ID`): the events after that seq, until the task is terminal.
@@ -739,7 +914,8 @@ fn resume_stream(
     after: i64,
 ) -> std::pin::Pin<Box<dyn Stream<Item = Frame> + Send>> {
     let journal = call.app.runtime.journal().clone();
-    Box::pin(async_stream::stream! {
+    let base = call.base.clone();
+    let frames = Box::pin(async_stream::stream! {
         let mut events = Box::pin(task_events(&journal, &task, after, StopAt::Terminal));
         while let Some(ev) = events.next().await {
             match ev {
@@ -751,5 +927,6 @@ fn resume_stream(
                 Err(e) => { yield Frame::Error(internal(e)); return; }
             }
         }
-    })
+    });
+    with_answer_urls(frames, base)
 }

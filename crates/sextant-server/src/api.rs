@@ -26,7 +26,7 @@ use crate::urls::base_url;
 
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
 
-fn owner_only(p: &Principal) -> ApiResult<()> {
+pub(crate) fn owner_only(p: &Principal) -> ApiResult<()> {
     if p.is_owner() {
         Ok(())
     } else {
@@ -91,12 +91,12 @@ fn limit(q: &PageQuery) -> ApiResult<u32> {
     }
 }
 
-fn encode_cursor(c: &(String, String)) -> String {
+pub(crate) fn encode_cursor(c: &(String, String)) -> String {
     use base64::Engine;
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("{}\n{}", c.0, c.1))
 }
 
-fn decode_cursor(s: &str) -> ApiResult<(String, String)> {
+pub(crate) fn decode_cursor(s: &str) -> ApiResult<(String, String)> {
     use base64::Engine;
     let bad = || ApiError::BadRequest("cursor is not one this server gave out".into());
     let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD
@@ -195,10 +195,21 @@ pub async fn session(
         after = last.seq;
         transcript.extend(page.iter().flat_map(blocks).map(|b| json!(b)));
     }
+    let base = base_url(&app, &headers);
+    // A Session a schedule's Run created links back to that Run (the Run links to it too).
+    let run = journal.run_by_session(&id).await?.map(|r| {
+        json!({
+            "runId": r.run_id,
+            "scheduleId": r.schedule_id,
+            "trigger": r.trigger,
+            "url": format!("{base}/api/v1/me/schedules/{}/runs/{}", r.schedule_id, r.run_id),
+        })
+    });
     Ok(Json(json!({
-        "session": session_json(&s, &base_url(&app, &headers)),
+        "session": session_json(&s, &base),
         "tasks": tasks.iter().map(task_json).collect::<Vec<_>>(),
         "transcript": transcript,
+        "run": run,
     })))
 }
 
@@ -282,7 +293,8 @@ pub async fn tasks(
     })))
 }
 
-/// `GET /api/v1/tasks/events`: SSE of every task's state changes, for the live tasks view.
+/// `GET /api/v1/tasks/events`: SSE of every task's state changes (`event: task`) and of
+/// interactions raised and answered (`event: interaction`), for the live views.
 /// A consumer that falls behind gets a `resync` event and should re-read `GET /api/v1/tasks`.
 pub async fn task_events(
     State(app): State<AppState>,
@@ -295,6 +307,9 @@ pub async fn task_events(
         loop {
             match rx.recv().await {
                 Ok(ev) => {
+                    if let Some(data) = interaction_change(&ev) {
+                        yield Ok(Event::default().event("interaction").data(data.to_string()));
+                    }
                     if let Some(data) = state_change(&journal, &ev).await {
                         yield Ok::<_, Infallible>(Event::default().event("task").data(data.to_string()));
                     }
@@ -310,6 +325,31 @@ pub async fn task_events(
     Ok(Sse::new(stream)
         .keep_alive(KeepAlive::new().interval(KEEP_ALIVE))
         .into_response())
+}
+
+/// An interaction raised or answered (the inbox drops a card answered elsewhere at once).
+fn interaction_change(ev: &JournalEvent) -> Option<Value> {
+    let (kind, id, extra) = match &ev.body {
+        sextant_core::EventBody::InteractionRaised { interaction } => (
+            "raised",
+            interaction.interaction_id.clone(),
+            json!(interaction.public()),
+        ),
+        sextant_core::EventBody::InteractionAnswered { answer } => (
+            "answered",
+            answer.interaction_id.clone(),
+            json!({ "option": answer.option, "answeredBy": answer.answered_by, "expired": answer.expired }),
+        ),
+        _ => return None,
+    };
+    Some(json!({
+        "type": kind,
+        "interactionId": id,
+        "taskId": ev.task_id,
+        "sessionId": ev.session_id,
+        "seq": ev.seq,
+        "detail": extra,
+    }))
 }
 
 async fn state_change(journal: &sextant_journal::Journal, ev: &JournalEvent) -> Option<Value> {

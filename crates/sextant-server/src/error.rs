@@ -13,18 +13,40 @@ pub enum ApiError {
     BadRequest(String),
     /// 401: no or a wrong credential.
     Unauthorized(String),
+    /// 403: the caller is known but may not do this (e.g. answer as someone else).
+    Forbidden(String),
     /// 404: nothing there, or nothing this caller may see.
     NotFound(String),
+    /// 409: the request conflicts with the current state (answered already, task ended).
+    Conflict(String),
+    /// 415: a request with a body (or a POST) that is not `Content-Type: application/json`.
+    /// Browsers cannot send that cross-site without a CORS preflight, so it also keeps web
+    /// pages from driving the loopback API.
+    UnsupportedMediaType(String),
+    /// 422: one field's value is not acceptable; the body names the field.
+    Invalid { field: String, message: String },
     /// 500: logged, not shown.
     Internal(String),
 }
 
 impl ApiError {
-    fn parts(&self) -> (StatusCode, &'static str, String) {
+    pub(crate) fn parts(&self) -> (StatusCode, &'static str, String) {
         match self {
             ApiError::BadRequest(m) => (StatusCode::BAD_REQUEST, "bad_request", m.clone()),
             ApiError::Unauthorized(m) => (StatusCode::UNAUTHORIZED, "unauthorized", m.clone()),
+            ApiError::Forbidden(m) => (StatusCode::FORBIDDEN, "forbidden", m.clone()),
             ApiError::NotFound(m) => (StatusCode::NOT_FOUND, "not_found", m.clone()),
+            ApiError::Conflict(m) => (StatusCode::CONFLICT, "conflict", m.clone()),
+            ApiError::UnsupportedMediaType(m) => (
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "unsupported_media_type",
+                m.clone(),
+            ),
+            ApiError::Invalid { message, .. } => (
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "invalid_field",
+                message.clone(),
+            ),
             ApiError::Internal(_) => (
                 StatusCode::INTERNAL_SERVER_ERROR,
                 "internal",
@@ -46,11 +68,11 @@ impl IntoResponse for ApiError {
             tracing::error!(%detail, "internal error");
         }
         let (status, code, message) = self.parts();
-        let mut resp = (
-            status,
-            Json(json!({ "error": { "code": code, "message": message } })),
-        )
-            .into_response();
+        let mut body = json!({ "error": { "code": code, "message": message } });
+        if let ApiError::Invalid { field, .. } = &self {
+            body["error"]["field"] = json!(field);
+        }
+        let mut resp = (status, Json(body)).into_response();
         if status == StatusCode::UNAUTHORIZED {
             resp.headers_mut()
                 .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));

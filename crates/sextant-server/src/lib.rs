@@ -3,6 +3,9 @@
 //! - [`a2a`]: the A2A 1.0 JSON-RPC + SSE endpoint of every Agent (with 0.3 aliases).
 //! - [`cards`]: Agent cards, with cache headers.
 //! - [`api`]: the console's REST API and its SSE streams.
+//! - [`mcp`]: the agents MCP server (`/api/v1/assistant-mcp`).
+//! - [`schedules`]: personal schedules and their Runs (`/api/v1/me/schedules`), and the
+//!   owner's Agent access switch.
 //! - [`auth`]: resolves the calling principal before any handler runs.
 //! - [`error`]: the one REST error shape.
 //!
@@ -14,6 +17,9 @@ pub mod api;
 pub mod auth;
 pub mod cards;
 pub mod error;
+pub mod interactions;
+pub mod mcp;
+pub mod schedules;
 pub mod urls;
 
 use std::net::SocketAddr;
@@ -50,6 +56,8 @@ pub struct ServerConfig {
 #[derive(Clone)]
 pub struct AppState {
     pub runtime: Runtime,
+    /// Personal schedules (shares the runtime).
+    pub scheduler: sextant_scheduler::Scheduler,
     pub config: Arc<ServerConfig>,
     /// When this server started; the cards' `Last-Modified`.
     pub started: DateTime<Utc>,
@@ -80,6 +88,36 @@ pub fn router(state: AppState) -> Router {
         .route("/api/v1/sessions/{id}/events", get(api::session_events))
         .route("/api/v1/tasks", get(api::tasks))
         .route("/api/v1/tasks/events", get(api::task_events))
+        .route("/api/v1/interactions", get(interactions::list))
+        .route(
+            "/api/v1/interactions/{id}/answer",
+            post(interactions::answer),
+        )
+        .nest_service(mcp::PATH, mcp::service(&state))
+        .route(
+            "/api/v1/me/schedules",
+            get(schedules::list).post(schedules::create),
+        )
+        .route(
+            "/api/v1/me/schedules/{id}",
+            get(schedules::get)
+                .patch(schedules::update)
+                .delete(schedules::delete),
+        )
+        .route("/api/v1/me/schedules/{id}/run", post(schedules::run_now))
+        .route("/api/v1/me/schedules/{id}/runs", get(schedules::runs))
+        .route(
+            "/api/v1/me/schedules/{id}/runs/{run_id}",
+            get(schedules::run),
+        )
+        .route(
+            "/api/v1/me/schedules/{id}/runs/{run_id}/replay",
+            post(schedules::replay),
+        )
+        .route(
+            "/api/v1/agents/{agent_id}/access",
+            get(schedules::get_access).put(schedules::put_access),
+        )
         .route_layer(middleware::from_fn_with_state(state.clone(), auth::resolve));
     Router::new()
         .merge(cards)

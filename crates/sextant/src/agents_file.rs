@@ -44,13 +44,13 @@ pub fn load(path: &Path) -> Result<AgentsFile> {
     Ok(file)
 }
 
-/// Agent ids must be unique (the built-in `echo` and `conformance` ids are taken).
+/// Agent ids must be unique (the built-in `shell`, `echo` and `conformance` ids are taken).
 pub fn check_unique(agents: &[AgentSpec]) -> Result<()> {
     let mut seen = HashSet::new();
     for a in agents {
         if !seen.insert(a.id.as_str()) {
             bail!(
-                "agent id {:?} is declared twice (echo and conformance are built in)",
+                "agent id {:?} is declared twice (shell, echo and conformance are built in)",
                 a.id
             );
         }

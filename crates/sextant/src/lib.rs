@@ -1,6 +1,7 @@
 //! The composition root: reads the data dir (token, `agents.toml`, journal), builds the
-//! journal, runtime and server, and runs them until shutdown. The `sextant` binary is a thin
-//! CLI over [`start`]; the end-to-end tests call [`start`] directly on a temp data dir.
+//! journal, runtime, scheduler and server, and runs them until shutdown. The `sextant` binary
+//! is a thin CLI over [`start`]; the end-to-end tests call [`start`] directly on a temp data
+//! dir.
 //!
 //! Data dir layout: `journal.db` (the Session journal), `token` (the console owner's bearer
 //! token, 0600), `agents.toml` (optional Agent declarations), `work/` (default working
@@ -17,6 +18,7 @@ use anyhow::{Context, Result};
 use sextant_core::{AgentSpec, Clock, SystemClock};
 use sextant_journal::Journal;
 use sextant_runtime::{Runtime, RuntimeConfig};
+use sextant_scheduler::{Scheduler, SchedulerHandle};
 use sextant_server::{AppState, ServerConfig};
 use tokio_util::sync::CancellationToken;
 
@@ -93,6 +95,9 @@ pub struct Running {
     pub token: String,
     /// The runtime (tests use it to reach the journal).
     pub runtime: Runtime,
+    /// Personal schedules (tests drive it with `run_due_now` after moving a manual clock).
+    pub scheduler: Scheduler,
+    scheduler_loop: SchedulerHandle,
     shutdown: CancellationToken,
     server: tokio::task::JoinHandle<std::io::Result<()>>,
 }
@@ -106,6 +111,9 @@ impl Running {
     /// Drains running turns, closes streams and stops the server. Everything accepted is in
     /// the journal; inputs that did not run are delivered at the next start.
     pub async fn shutdown(self) -> Result<()> {
+        // No new Runs first; a Run the scheduler claimed but could not start is started at
+        // the next start.
+        self.scheduler_loop.shutdown().await;
         self.runtime.shutdown(DRAIN).await;
         self.shutdown.cancel();
         self.server
@@ -130,7 +138,7 @@ pub async fn start(config: Config) -> Result<Running> {
 pub async fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<Running> {
     let token = ensure_token(&config.data_dir)?;
     let file = agents_file::load(&config.data_dir.join("agents.toml"))?;
-    let mut agents = vec![AgentSpec::echo()];
+    let mut agents = vec![AgentSpec::shell(), AgentSpec::echo()];
     if config.conformance {
         agents.push(AgentSpec::conformance());
     }
@@ -139,7 +147,7 @@ pub async fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<R
     let default_agent = match file.default_agent {
         Some(id) => id,
         None if config.conformance => "conformance".to_string(),
-        None => "echo".to_string(),
+        None => "shell".to_string(),
     };
     if !agents.iter().any(|a| a.id == default_agent) {
         anyhow::bail!("default_agent {default_agent:?} in agents.toml names no agent");
@@ -179,8 +187,11 @@ pub async fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<R
         tracing::warn!(%addr, "listening beyond loopback: every request needs the token");
     }
     let shutdown = CancellationToken::new();
+    let scheduler = Scheduler::new(runtime.clone());
+    let scheduler_loop = scheduler.start(shutdown.child_token());
     let state = AppState {
         runtime: runtime.clone(),
+        scheduler: scheduler.clone(),
         config: Arc::new(ServerConfig {
             token: token.clone(),
             public_url: config.public_url.clone(),
@@ -198,6 +209,8 @@ pub async fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<R
         addr,
         token,
         runtime,
+        scheduler,
+        scheduler_loop,
         shutdown,
         server,
     })

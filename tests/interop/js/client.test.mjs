@@ -10,7 +10,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { mkdtempSync, mkdirSync, rmSync, accessSync, constants, createWriteStream, readFileSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, rmSync, accessSync, constants, createWriteStream, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -42,6 +42,9 @@ function startServer() {
   const stderrPath = join(dir, 'stderr.log');
   const dataDir = join(dir, 'data');
   mkdirSync(dataDir);
+  // Talk to the built-in echo agent through the default card (the out-of-the-box default is
+  // the shell agent, which asks before it runs anything).
+  writeFileSync(join(dataDir, 'agents.toml'), 'default_agent = "echo"\n');
   const proc = spawn(SEXTANT_BIN, ['serve', '--data-dir', dataDir, '--port', '0'], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });

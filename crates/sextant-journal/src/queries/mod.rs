@@ -4,5 +4,8 @@
 pub mod agents;
 pub mod events;
 pub mod inputs;
+pub mod interactions;
+pub mod runs;
+pub mod schedules;
 pub mod sessions;
 pub mod tasks;

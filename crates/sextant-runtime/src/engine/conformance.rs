@@ -69,8 +69,9 @@ fn file_part() -> Part {
 }
 
 impl Engine for ConformanceEngine {
-    fn may_reply_with_message(&self) -> bool {
-        true
+    fn may_reply_with_message(&self, input: &sextant_core::a2a::Message) -> bool {
+        let first_text = input.parts.first().and_then(|p| p.as_text()).unwrap_or("");
+        behaviour(&input.message_id, first_text) == Some("tck-message-response")
     }
 
     fn run_turn<'a>(&'a mut self, turn: Turn, sink: &'a TurnSink) -> BoxFuture<'a, Outcome> {

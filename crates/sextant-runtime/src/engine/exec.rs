@@ -21,7 +21,40 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::Command;
 use tokio_util::codec::{FramedRead, LinesCodec};
 
-use super::{Engine, Outcome, Turn, TurnSink, artifact};
+use sextant_core::interaction::{FormField, InteractionOption, command_approval_options};
+use sextant_core::{Answer, Interaction, InteractionKind};
+use tokio::process::ChildStdin;
+
+use super::{AskError, Engine, Outcome, Turn, TurnSink, artifact};
+
+/// The turn's time limit, which stops while the turn waits for a person.
+struct Deadline {
+    at: std::sync::Mutex<(tokio::time::Instant, bool)>,
+}
+
+impl Deadline {
+    fn new(limit: Duration) -> Self {
+        Self {
+            at: std::sync::Mutex::new((tokio::time::Instant::now() + limit, false)),
+        }
+    }
+
+    fn get(&self) -> (tokio::time::Instant, bool) {
+        *self.at.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn pause(&self) -> tokio::time::Instant {
+        let mut g = self.at.lock().unwrap_or_else(|e| e.into_inner());
+        g.1 = true;
+        tokio::time::Instant::now()
+    }
+
+    fn resume(&self, paused_at: tokio::time::Instant) {
+        let mut g = self.at.lock().unwrap_or_else(|e| e.into_inner());
+        g.0 += paused_at.elapsed();
+        g.1 = false;
+    }
+}
 
 /// Protocol version written in the turn line.
 pub const PROTOCOL_VERSION: u32 = 1;
@@ -60,6 +93,39 @@ enum Line {
         #[serde(default)]
         text: Option<String>,
     },
+    /// The agent stops for a decision; Sextant answers with an `answer` line on stdin.
+    Interaction(Box<AskLine>),
+}
+
+/// An `interaction` line.
+#[derive(Debug, Deserialize)]
+struct AskLine {
+    #[serde(default = "tool_approval")]
+    kind: InteractionKind,
+    title: String,
+    #[serde(default)]
+    description: Option<String>,
+    #[serde(default)]
+    command: Option<String>,
+    /// Declared options in order; a tool approval without options gets accept,
+    /// acceptForSession, decline, cancel.
+    #[serde(default)]
+    options: Vec<InteractionOption>,
+    #[serde(default)]
+    fields: Vec<FormField>,
+    #[serde(default)]
+    default_option: Option<String>,
+    #[serde(default)]
+    expires_in_secs: Option<u64>,
+    #[serde(default)]
+    reason_allowed: Option<bool>,
+    /// What an `acceptForSession` answer grants (the turn line's `grants` lists them later).
+    #[serde(default)]
+    grant_key: Option<String>,
+}
+
+fn tool_approval() -> InteractionKind {
+    InteractionKind::ToolApproval
 }
 
 #[derive(Debug, Deserialize)]
@@ -76,26 +142,72 @@ impl Engine for ExecEngine {
         true
     }
 
+    fn uses_interactions(&self) -> bool {
+        true
+    }
+
     fn run_turn<'a>(&'a mut self, turn: Turn, sink: &'a TurnSink) -> BoxFuture<'a, Outcome> {
+        async move { self.run_limited(&turn, None, sink).await }.boxed()
+    }
+
+    fn resume<'a>(
+        &'a mut self,
+        turn: Turn,
+        interaction: Interaction,
+        answer: Answer,
+        sink: &'a TurnSink,
+    ) -> BoxFuture<'a, Outcome> {
         async move {
-            let cancel = turn.cancel.clone();
-            let timeout = self.timeout;
-            tokio::select! {
-                out = self.run(&turn, sink) => out,
-                _ = tokio::time::sleep(timeout) => {
-                    Outcome::Failed(format!("the agent's command timed out after {} s", timeout.as_secs()))
-                }
-                _ = cancel.cancelled() => {
-                    Outcome::Failed("Sextant shut down while this turn was running".into())
-                }
-            }
+            self.run_limited(&turn, Some((&interaction, &answer)), sink)
+                .await
         }
         .boxed()
     }
 }
 
+fn answer_json(a: &Answer) -> Value {
+    json!({
+        "interaction_id": a.interaction_id,
+        "option": a.option,
+        "reason": a.reason,
+        "values": a.values,
+        "answered_by": a.answered_by,
+        "expired": a.expired,
+    })
+}
+
 impl ExecEngine {
-    fn turn_line(turn: &Turn) -> String {
+    /// Runs a turn under the time limit (which stops while a person is being asked).
+    async fn run_limited(
+        &self,
+        turn: &Turn,
+        resume: Option<(&Interaction, &Answer)>,
+        sink: &TurnSink,
+    ) -> Outcome {
+        let deadline = Deadline::new(self.timeout);
+        let run = self.run(turn, resume, sink, &deadline);
+        futures::pin_mut!(run);
+        loop {
+            let (at, asking) = deadline.get();
+            tokio::select! {
+                out = &mut run => return out,
+                _ = tokio::time::sleep_until(at), if !asking => {
+                    if deadline.get().0 <= tokio::time::Instant::now() {
+                        return Outcome::Failed(format!(
+                            "the agent's command timed out after {} s",
+                            self.timeout.as_secs()
+                        ));
+                    }
+                }
+                _ = tokio::time::sleep(Duration::from_millis(250)), if asking => {}
+                _ = turn.cancel.cancelled() => {
+                    return Outcome::Failed("Sextant shut down while this turn was running".into());
+                }
+            }
+        }
+    }
+
+    fn turn_line(turn: &Turn, resume: Option<(&Interaction, &Answer)>) -> String {
         let inputs: Vec<Value> = turn
             .inputs
             .iter()
@@ -122,14 +234,27 @@ impl ExecEngine {
             "task_id": turn.task_id,
             "inputs": inputs,
             "history": history,
-        })
-        .to_string();
+            "grants": turn.grants,
+        });
+        if let Some((i, a)) = resume {
+            line["resume"] = json!({
+                "interaction": serde_json::to_value(i.public()).unwrap_or(Value::Null),
+                "answer": answer_json(a),
+            });
+        }
+        let mut line = line.to_string();
         line.push('\n');
         line
     }
 
     /// Runs the command; the process is killed when this future is dropped (timeout, shutdown).
-    async fn run(&self, turn: &Turn, sink: &TurnSink) -> Outcome {
+    async fn run(
+        &self,
+        turn: &Turn,
+        resume: Option<(&Interaction, &Answer)>,
+        sink: &TurnSink,
+        deadline: &Deadline,
+    ) -> Outcome {
         let Some((program, args)) = self.command.split_first() else {
             return Outcome::Failed("the agent has no command configured".into());
         };
@@ -158,7 +283,7 @@ impl ExecEngine {
         };
         let mut stdin = child.stdin.take();
         if let Some(w) = stdin.as_mut()
-            && let Err(e) = w.write_all(Self::turn_line(turn).as_bytes()).await
+            && let Err(e) = w.write_all(Self::turn_line(turn, resume).as_bytes()).await
         {
             // A command that ignores stdin may close it early; that is not an error.
             tracing::debug!(error = %e, "exec engine: stdin closed before the turn line");
@@ -194,7 +319,7 @@ impl ExecEngine {
                     break;
                 }
             };
-            match self.handle_line(&line, sink).await {
+            match self.handle_line(&line, sink, &mut stdin, deadline).await {
                 Ok(Some(end)) => {
                     outcome = Some(end);
                     break;
@@ -235,11 +360,55 @@ impl ExecEngine {
         }
     }
 
+    /// Builds the interaction an `interaction` line asks for (declared options kept as sent).
+    fn interaction(&self, ask: AskLine, sink: &TurnSink) -> Interaction {
+        let options = if ask.options.is_empty() && ask.kind == InteractionKind::ToolApproval {
+            command_approval_options()
+        } else {
+            ask.options
+        };
+        let default_option = ask
+            .default_option
+            .filter(|d| options.iter().any(|o| o.id == *d))
+            .or_else(|| {
+                options
+                    .iter()
+                    .find(|o| o.id == "decline")
+                    .map(|o| o.id.clone())
+            })
+            .or_else(|| options.last().map(|o| o.id.clone()))
+            .unwrap_or_default();
+        let expires = ask.expires_in_secs.unwrap_or(3600).clamp(1, 7 * 24 * 3600);
+        Interaction {
+            interaction_id: new_id(),
+            task_id: String::new(),
+            kind: ask.kind,
+            title: sextant_core::redact::redact(&ask.title),
+            description: ask.description.map(|d| sextant_core::redact::redact(&d)),
+            command: ask.command.map(|c| sextant_core::redact::redact(&c)),
+            cwd: Some(self.working_dir.display().to_string()),
+            options,
+            fields: ask.fields,
+            reason_allowed: ask.reason_allowed.unwrap_or(true),
+            scope: if ask.grant_key.is_some() {
+                "session".into()
+            } else {
+                "turn".into()
+            },
+            expires_at: Some(sink.now() + chrono::Duration::seconds(expires as i64)),
+            default_option,
+            grant_key: ask.grant_key,
+            engine_ref: Value::Null,
+        }
+    }
+
     /// Handles one stdout line; returns the outcome when the line ends the turn.
     async fn handle_line(
         &self,
         line: &str,
         sink: &TurnSink,
+        stdin: &mut Option<ChildStdin>,
+        deadline: &Deadline,
     ) -> Result<Option<Outcome>, sextant_journal::Error> {
         let parsed = if line.trim_start().starts_with('{') {
             serde_json::from_str::<Line>(line).ok()
@@ -273,6 +442,41 @@ impl ExecEngine {
                 sink.artifact(artifact(new_id(), &name, parts), false, true)
                     .await?;
                 Ok(None)
+            }
+            Some(Line::Interaction(ask)) => {
+                let interaction = self.interaction(*ask, sink);
+                let text = interaction.command.clone().map_or_else(
+                    || interaction.title.clone(),
+                    |c| format!("{}: {c}", interaction.title),
+                );
+                let paused = deadline.pause();
+                let answer = sink.ask(interaction, &text).await;
+                deadline.resume(paused);
+                match answer {
+                    Ok(answer) => {
+                        let mut line = json!({ "type": "answer" })
+                            .as_object()
+                            .cloned()
+                            .unwrap_or_default();
+                        if let Value::Object(a) = answer_json(&answer) {
+                            line.extend(a);
+                        }
+                        let mut text = Value::Object(line).to_string();
+                        text.push('\n');
+                        let written = match stdin.as_mut() {
+                            Some(w) => w.write_all(text.as_bytes()).await.is_ok(),
+                            None => false,
+                        };
+                        if !written {
+                            return Ok(Some(Outcome::Failed(
+                                "the agent closed its stdin and cannot receive the answer".into(),
+                            )));
+                        }
+                        Ok(None)
+                    }
+                    Err(AskError::Suspended) => Ok(Some(Outcome::Suspended)),
+                    Err(AskError::Journal(e)) => Err(e),
+                }
             }
             Some(Line::Final { status, text }) => Ok(Some(match status {
                 FinalStatus::Completed => Outcome::Completed(text),

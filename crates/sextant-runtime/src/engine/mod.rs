@@ -5,9 +5,11 @@
 //! reports output through the [`TurnSink`], which journals each event before returning (so a
 //! crash never loses reported output), and ends the turn with an [`Outcome`].
 
+pub mod codex;
 pub mod conformance;
 pub mod echo;
 pub mod exec;
+pub mod shell;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -15,7 +17,7 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use sextant_core::a2a::{Artifact, Message, Part, Role};
 use sextant_core::ids::new_id;
-use sextant_core::{AgentSpec, Clock, EngineSpec, EventBody};
+use sextant_core::{AgentSpec, Answer, Clock, EngineSpec, EventBody, Interaction};
 use sextant_journal::Journal;
 use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
@@ -31,6 +33,9 @@ pub struct Turn {
     pub inputs: Vec<Message>,
     /// Earlier user and agent messages of the Session, oldest first, for stateless engines.
     pub history: Vec<Message>,
+    /// What `acceptForSession` answers granted earlier in this Session (grant keys), for
+    /// engines that raise interactions. Derived from the journal, so it survives restarts.
+    pub grants: Vec<String>,
     /// Cancelled when Sextant shuts down; engines stop promptly and report what they have.
     pub cancel: CancellationToken,
 }
@@ -59,6 +64,9 @@ pub enum Outcome {
     InputRequired(Option<String>),
     /// The agent answered with a Message (already journalled with [`TurnSink::reply`]).
     Replied,
+    /// The turn stopped while a decision was pending (Sextant is shutting down); the task
+    /// keeps waiting and the answer resumes it through [`Engine::resume`].
+    Suspended,
 }
 
 /// A turn executor. One instance per Session, used by that Session's worker only.
@@ -66,9 +74,10 @@ pub trait Engine: Send {
     /// Runs one turn to its end.
     fn run_turn<'a>(&'a mut self, turn: Turn, sink: &'a TurnSink) -> BoxFuture<'a, Outcome>;
 
-    /// Whether this engine may answer with a direct Message instead of a task (affects how a
-    /// stream starts: it waits for the first output instead of sending the submitted Task).
-    fn may_reply_with_message(&self) -> bool {
+    /// Whether this engine may answer `input` with a direct Message instead of a task (a
+    /// stream then waits for the first output instead of sending the submitted Task first).
+    fn may_reply_with_message(&self, input: &Message) -> bool {
+        let _ = input;
         false
     }
 
@@ -76,12 +85,38 @@ pub trait Engine: Send {
     fn wants_history(&self) -> bool {
         false
     }
+
+    /// Whether this engine raises interactions (turns then carry [`Turn::grants`]).
+    fn uses_interactions(&self) -> bool {
+        false
+    }
+
+    /// Continues a turn whose interaction was answered after the engine that asked was gone
+    /// (Sextant restarted while the task waited). `turn.inputs` holds all of the task's inputs.
+    fn resume<'a>(
+        &'a mut self,
+        turn: Turn,
+        interaction: sextant_core::Interaction,
+        answer: sextant_core::Answer,
+        sink: &'a TurnSink,
+    ) -> BoxFuture<'a, Outcome> {
+        let _ = (turn, interaction, answer, sink);
+        Box::pin(async {
+            Outcome::Failed(
+                "the engine that asked for this decision is gone (Sextant restarted); \
+                 send the message again"
+                    .into(),
+            )
+        })
+    }
 }
 
 /// Where engines put their output. Every call is journalled (and published) before it returns.
 pub struct TurnSink {
     journal: Journal,
     clock: Arc<dyn Clock>,
+    waiters: Arc<crate::interactions::Waiters>,
+    cancel: CancellationToken,
     session_id: String,
     context_id: String,
     task_id: String,
@@ -93,10 +128,17 @@ pub struct TurnSink {
 pub type SinkResult = Result<(), sextant_journal::Error>;
 
 impl TurnSink {
-    pub(crate) fn new(journal: Journal, clock: Arc<dyn Clock>, turn: &Turn) -> Self {
+    pub(crate) fn new(
+        journal: Journal,
+        clock: Arc<dyn Clock>,
+        waiters: Arc<crate::interactions::Waiters>,
+        turn: &Turn,
+    ) -> Self {
         Self {
             journal,
             clock,
+            waiters,
+            cancel: turn.cancel.clone(),
             session_id: turn.session_id.clone(),
             context_id: turn.context_id.clone(),
             task_id: turn.task_id.clone(),
@@ -164,6 +206,156 @@ impl TurnSink {
         self.put(EventBody::Reply { message }).await
     }
 
+    /// The current time (engines stamp expiries with it).
+    pub fn now(&self) -> chrono::DateTime<chrono::Utc> {
+        self.clock.now()
+    }
+
+    /// Stops for a decision: journals the interaction and the waiting state (auth-required for
+    /// a tool approval, input-required otherwise) with `text` and a data part describing the
+    /// interaction, then waits for the person's answer (or the expiry's default).
+    ///
+    /// `Err(Suspended)` means Sextant is shutting down: return [`Outcome::Suspended`]; the task
+    /// keeps waiting and the answer will come through [`Engine::resume`].
+    pub async fn ask(&self, interaction: Interaction, text: &str) -> Result<Answer, AskError> {
+        match self
+            .ask_until(interaction, text, std::future::pending::<String>())
+            .await?
+        {
+            Asked::Answered(answer) | Asked::Withdrawn(answer) => Ok(answer),
+        }
+    }
+
+    /// [`ask`](Self::ask), for engines whose question can be withdrawn while it waits (Codex
+    /// resolves an approval request itself, its process dies, its turn ends). If `withdrawn`
+    /// finishes first, with the reason, the interaction is journalled as answered by
+    /// [`WITHDRAWN_BY`] with its default option (the same events as a person's answer, so the
+    /// card leaves the pending list and the task is working again), and the result is
+    /// [`Asked::Withdrawn`]. If a person's answer or the expiry got recorded first, that answer
+    /// wins and is returned as [`Asked::Answered`].
+    pub async fn ask_until<W>(
+        &self,
+        mut interaction: Interaction,
+        text: &str,
+        withdrawn: W,
+    ) -> Result<Asked, AskError>
+    where
+        W: std::future::Future<Output = String>,
+    {
+        interaction.task_id = self.task_id.clone();
+        if interaction.interaction_id.is_empty() {
+            interaction.interaction_id = new_id();
+        }
+        let id = interaction.interaction_id.clone();
+        let default_option = interaction.default_option.clone();
+        let mut rx = self.waiters.wait_for(&id);
+        let data = crate::interactions::public_data(&interaction);
+        let message = self.agent_message(vec![
+            Part::text(text),
+            Part::data(data).with_media_type("application/json"),
+        ]);
+        let state = interaction.waiting_state();
+        let now = self.clock.now();
+        let appended = self
+            .journal
+            .append(
+                &self.session_id,
+                vec![
+                    sextant_journal::NewEvent {
+                        task_id: Some(self.task_id.clone()),
+                        body: EventBody::InteractionRaised { interaction },
+                        at: now,
+                    },
+                    sextant_journal::NewEvent {
+                        task_id: Some(self.task_id.clone()),
+                        body: EventBody::TaskState {
+                            state,
+                            message: Some(message),
+                        },
+                        at: now,
+                    },
+                ],
+            )
+            .await;
+        if let Err(e) = appended {
+            self.waiters.forget(&id);
+            return Err(AskError::Journal(e));
+        }
+        self.waiters.expiry_changed();
+        let why = tokio::select! {
+            answer = &mut rx => return answer.map(Asked::Answered).map_err(|_| AskError::Suspended),
+            _ = self.cancel.cancelled() => {
+                self.waiters.forget(&id);
+                return Err(AskError::Suspended);
+            }
+            why = withdrawn => why,
+        };
+        self.withdraw(&id, default_option, why, rx).await
+    }
+
+    /// Closes a pending interaction on the engine's behalf (see [`ask_until`](Self::ask_until)):
+    /// the same two events [`crate::Runtime::answer`] journals, so the journal's one-answer rule
+    /// decides a race with the person.
+    async fn withdraw(
+        &self,
+        id: &str,
+        default_option: String,
+        why: String,
+        rx: tokio::sync::oneshot::Receiver<Answer>,
+    ) -> Result<Asked, AskError> {
+        let answer = Answer {
+            interaction_id: id.to_string(),
+            option: default_option,
+            reason: Some(why),
+            values: serde_json::Map::new(),
+            message_id: format!("withdrawn-{id}"),
+            answered_by: WITHDRAWN_BY.into(),
+            expired: false,
+        };
+        let now = self.clock.now();
+        let appended = self
+            .journal
+            .append(
+                &self.session_id,
+                vec![
+                    sextant_journal::NewEvent {
+                        task_id: Some(self.task_id.clone()),
+                        body: EventBody::InteractionAnswered {
+                            answer: answer.clone(),
+                        },
+                        at: now,
+                    },
+                    sextant_journal::NewEvent {
+                        task_id: Some(self.task_id.clone()),
+                        body: EventBody::TaskState {
+                            state: sextant_core::a2a::TaskState::Working,
+                            message: None,
+                        },
+                        at: now,
+                    },
+                ],
+            )
+            .await;
+        match appended {
+            Ok(_) => {
+                self.waiters.forget(id);
+                Ok(Asked::Withdrawn(answer))
+            }
+            // Answered meanwhile (by the person or the expiry): that answer is on its way.
+            Err(sextant_journal::Error::Conflict(_)) => tokio::select! {
+                answer = rx => answer.map(Asked::Answered).map_err(|_| AskError::Suspended),
+                _ = self.cancel.cancelled() => {
+                    self.waiters.forget(id);
+                    Err(AskError::Suspended)
+                }
+            },
+            Err(e) => {
+                self.waiters.forget(id);
+                Err(AskError::Journal(e))
+            }
+        }
+    }
+
     /// Closes the streaming text artifact, if one is open.
     pub(crate) async fn close_text(&self) -> SinkResult {
         let open = self.text_artifact.lock().await.take();
@@ -179,6 +371,29 @@ impl TurnSink {
             None => Ok(()),
         }
     }
+}
+
+/// Who an interaction withdrawn by its engine is recorded as answered by.
+pub const WITHDRAWN_BY: &str = "engine";
+
+/// How [`TurnSink::ask_until`] ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Asked {
+    /// The person answered, or the expiry applied the default: act on it.
+    Answered(Answer),
+    /// The engine withdrew the question before an answer was recorded; the interaction is
+    /// closed with its default option, answered by [`WITHDRAWN_BY`]. Nothing to act on.
+    Withdrawn(Answer),
+}
+
+/// Why [`TurnSink::ask`] returned without an answer.
+#[derive(Debug, thiserror::Error)]
+pub enum AskError {
+    /// Sextant is shutting down; the task keeps waiting for its answer.
+    #[error("suspended until Sextant restarts")]
+    Suspended,
+    #[error(transparent)]
+    Journal(#[from] sextant_journal::Error),
 }
 
 /// Builds an artifact.
@@ -205,6 +420,17 @@ pub fn make_engine(agent: &AgentSpec, env: &EngineEnv) -> Box<dyn Engine> {
     match &agent.engine {
         EngineSpec::Echo => Box::new(echo::EchoEngine),
         EngineSpec::Conformance => Box::new(conformance::ConformanceEngine),
+        EngineSpec::Shell {
+            working_dir,
+            timeout_secs,
+            approval_timeout_secs,
+        } => Box::new(shell::ShellEngine {
+            working_dir: working_dir.clone().unwrap_or_else(|| env.work_dir.clone()),
+            timeout: std::time::Duration::from_secs(*timeout_secs),
+            approval_timeout: chrono::Duration::seconds(
+                i64::try_from(*approval_timeout_secs).unwrap_or(i64::MAX / 1000),
+            ),
+        }),
         EngineSpec::Exec {
             command,
             working_dir,
@@ -216,5 +442,26 @@ pub fn make_engine(agent: &AgentSpec, env: &EngineEnv) -> Box<dyn Engine> {
             env: vars.clone(),
             timeout: std::time::Duration::from_secs(*timeout_secs),
         }),
+        EngineSpec::Codex {
+            binary,
+            args,
+            working_dir,
+            model,
+            approval_policy,
+            sandbox,
+            approval_timeout_secs,
+            timeout_secs,
+        } => Box::new(codex::CodexEngine::new(codex::CodexConfig {
+            binary: binary.clone(),
+            args: args.clone(),
+            working_dir: working_dir.clone().unwrap_or_else(|| env.work_dir.clone()),
+            model: model.clone(),
+            approval_policy: approval_policy.clone(),
+            sandbox: sandbox.clone(),
+            approval_timeout: chrono::Duration::seconds(
+                i64::try_from(*approval_timeout_secs).unwrap_or(i64::MAX / 1000),
+            ),
+            timeout: std::time::Duration::from_secs(*timeout_secs),
+        })),
     }
 }

@@ -1,0 +1,178 @@
+//! Personal schedules and their Runs: the small vocabulary the journal stores and the scheduler
+//! and server speak. Cron parsing and next-fire computation live in `sextant-scheduler`; this
+//! module only names things.
+
+use serde::{Deserialize, Serialize};
+
+/// What a schedule does about cron slots it could not fire on time (the machine slept, Sextant
+/// was not running).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MissedRunPolicy {
+    /// Do not run late. The latest missed slot is recorded as a `missed` Run so the history
+    /// shows the gap.
+    Skip,
+    /// Run once, late, for the latest missed slot, if it is still within the schedule's grace
+    /// window; otherwise record it as `missed`.
+    RunOnce,
+}
+
+impl MissedRunPolicy {
+    /// The stored and wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MissedRunPolicy::Skip => "skip",
+            MissedRunPolicy::RunOnce => "run_once",
+        }
+    }
+
+    /// Parses the stored and wire name.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "skip" => Some(MissedRunPolicy::Skip),
+            "run_once" => Some(MissedRunPolicy::RunOnce),
+            _ => None,
+        }
+    }
+}
+
+/// Why a Run exists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunTrigger {
+    /// A cron slot came due. At most one cron Run exists per (schedule, slot).
+    Cron,
+    /// Someone asked for it now ("run now").
+    Manual,
+    /// A re-run of an earlier Run with that Run's exact prompt and Agent.
+    Replay,
+}
+
+impl RunTrigger {
+    /// The stored and wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunTrigger::Cron => "cron",
+            RunTrigger::Manual => "manual",
+            RunTrigger::Replay => "replay",
+        }
+    }
+
+    /// Parses the stored and wire name.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "cron" => Some(RunTrigger::Cron),
+            "manual" => Some(RunTrigger::Manual),
+            "replay" => Some(RunTrigger::Replay),
+            _ => None,
+        }
+    }
+}
+
+/// Where a schedule was created.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ScheduleSource {
+    /// The console UI.
+    Console,
+    /// The REST API (scripts, curl).
+    Api,
+    /// An assistant runtime acting for the person.
+    Assistant,
+}
+
+impl ScheduleSource {
+    /// The stored and wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ScheduleSource::Console => "console",
+            ScheduleSource::Api => "api",
+            ScheduleSource::Assistant => "assistant",
+        }
+    }
+
+    /// Parses the stored and wire name.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "console" => Some(ScheduleSource::Console),
+            "api" => Some(ScheduleSource::Api),
+            "assistant" => Some(ScheduleSource::Assistant),
+            _ => None,
+        }
+    }
+}
+
+/// The stored state of a Run before (or instead of) its task. Once a Run has started, its
+/// status is its task's state, read from the journal; these values cover the rest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunRecord {
+    /// Claimed (the slot is taken) but not yet admitted to the runtime.
+    Pending,
+    /// Admitted: a Session and task exist and the task's state is the Run's status.
+    Started,
+    /// The creator may not call the target Agent (access revoked); nothing ran.
+    Blocked,
+    /// A cron slot that was not run on time, and the missed-run policy said not to run it late.
+    Missed,
+    /// The Run could not start (e.g. the Agent is no longer configured).
+    Failed,
+}
+
+impl RunRecord {
+    /// The stored name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunRecord::Pending => "pending",
+            RunRecord::Started => "started",
+            RunRecord::Blocked => "blocked",
+            RunRecord::Missed => "missed",
+            RunRecord::Failed => "failed",
+        }
+    }
+
+    /// Parses the stored name.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "pending" => Some(RunRecord::Pending),
+            "started" => Some(RunRecord::Started),
+            "blocked" => Some(RunRecord::Blocked),
+            "missed" => Some(RunRecord::Missed),
+            "failed" => Some(RunRecord::Failed),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for p in [MissedRunPolicy::Skip, MissedRunPolicy::RunOnce] {
+            assert_eq!(MissedRunPolicy::parse(p.as_str()), Some(p));
+            assert_eq!(serde_json::to_value(p).unwrap(), p.as_str());
+        }
+        for t in [RunTrigger::Cron, RunTrigger::Manual, RunTrigger::Replay] {
+            assert_eq!(RunTrigger::parse(t.as_str()), Some(t));
+        }
+        for s in [
+            ScheduleSource::Console,
+            ScheduleSource::Api,
+            ScheduleSource::Assistant,
+        ] {
+            assert_eq!(ScheduleSource::parse(s.as_str()), Some(s));
+        }
+        for r in [
+            RunRecord::Pending,
+            RunRecord::Started,
+            RunRecord::Blocked,
+            RunRecord::Missed,
+            RunRecord::Failed,
+        ] {
+            assert_eq!(RunRecord::parse(r.as_str()), Some(r));
+        }
+        assert_eq!(MissedRunPolicy::parse("later"), None);
+    }
+}

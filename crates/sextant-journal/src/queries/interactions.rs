@@ -1,0 +1,119 @@
+//! `interactions`: a cache of raised and answered interactions for the approvals inbox.
+
+use rusqlite::{Connection, OptionalExtension, Row, params};
+use sextant_core::Interaction;
+use sextant_core::ids::format_time;
+
+use crate::error::{Error, Result};
+
+/// A stored interaction.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InteractionRow {
+    pub interaction: Interaction,
+    pub task_id: String,
+    pub session_id: String,
+    /// `pending`, `answered` or `expired`.
+    pub state: String,
+    pub raised_at: String,
+    pub raised_seq: i64,
+}
+
+const COLUMNS: &str = "interaction_id, task_id, session_id, state, raised_at, raised_seq, body";
+
+fn row(r: &Row<'_>) -> rusqlite::Result<(String, String, String, String, String, i64, String)> {
+    Ok((
+        r.get(0)?,
+        r.get(1)?,
+        r.get(2)?,
+        r.get(3)?,
+        r.get(4)?,
+        r.get(5)?,
+        r.get(6)?,
+    ))
+}
+
+fn decode(
+    (id, task_id, session_id, state, raised_at, raised_seq, body): (
+        String,
+        String,
+        String,
+        String,
+        String,
+        i64,
+        String,
+    ),
+) -> Result<InteractionRow> {
+    let interaction: Interaction = serde_json::from_str(&body)
+        .map_err(|e| Error::Corrupt(format!("interaction {id}: {e}")))?;
+    Ok(InteractionRow {
+        interaction,
+        task_id,
+        session_id,
+        state,
+        raised_at,
+        raised_seq,
+    })
+}
+
+/// Records a raised interaction.
+pub fn insert(c: &Connection, i: &Interaction, session_id: &str, at: &str, seq: i64) -> Result<()> {
+    let body = serde_json::to_string(i).map_err(|e| Error::Corrupt(e.to_string()))?;
+    c.prepare_cached(
+        "INSERT INTO interactions (interaction_id, task_id, session_id, state, raised_at,
+                                   raised_seq, expires_at, body)
+         VALUES (?1, ?2, ?3, 'pending', ?4, ?5, ?6, ?7)",
+    )?
+    .execute(params![
+        i.interaction_id,
+        i.task_id,
+        session_id,
+        at,
+        seq,
+        i.expires_at.map(format_time),
+        body
+    ])?;
+    Ok(())
+}
+
+/// Marks a pending interaction answered; refuses (Conflict) if it is not pending any more, so
+/// two answers can never both be recorded.
+pub fn resolve(c: &Connection, interaction_id: &str, expired: bool, seq: i64) -> Result<()> {
+    let n = c
+        .prepare_cached(
+            "UPDATE interactions SET state = ?2, answered_seq = ?3
+             WHERE interaction_id = ?1 AND state = 'pending'",
+        )?
+        .execute(params![
+            interaction_id,
+            if expired { "expired" } else { "answered" },
+            seq
+        ])?;
+    if n == 0 {
+        return Err(Error::Conflict(format!(
+            "interaction {interaction_id} is not pending"
+        )));
+    }
+    Ok(())
+}
+
+/// One interaction.
+pub fn get(c: &Connection, interaction_id: &str) -> Result<Option<InteractionRow>> {
+    c.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM interactions WHERE interaction_id = ?1"
+    ))?
+    .query_row([interaction_id], row)
+    .optional()?
+    .map(decode)
+    .transpose()
+}
+
+/// Pending interactions, newest first.
+pub fn pending(c: &Connection) -> Result<Vec<InteractionRow>> {
+    c.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM interactions WHERE state = 'pending'
+         ORDER BY raised_at DESC, raised_seq DESC"
+    ))?
+    .query_map([], row)?
+    .map(|r| decode(r?))
+    .collect()
+}

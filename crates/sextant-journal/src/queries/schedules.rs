@@ -1,0 +1,187 @@
+//! `schedules`: personal schedules, each owned by its creator, with the scheduler's cursor
+//! (`next_fire_at`: the next cron slot not handled yet).
+
+use rusqlite::{Connection, OptionalExtension, Row, params};
+use serde::Serialize;
+
+use crate::error::Result;
+
+/// A stored schedule.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ScheduleRow {
+    pub schedule_id: String,
+    /// `Principal::key()` of the creator: the only principal that sees or manages it.
+    pub creator: String,
+    pub creator_kind: String,
+    /// The creator as JSON (a `Principal`): every Run executes as it.
+    pub creator_principal: String,
+    pub name: String,
+    pub prompt: String,
+    pub cron: String,
+    /// IANA zone name.
+    pub timezone: String,
+    pub agent_id: String,
+    pub enabled: bool,
+    /// `skip` or `run_once` (see `MissedRunPolicy`).
+    pub missed_run_policy: String,
+    pub missed_run_grace_secs: i64,
+    /// `console`, `api` or `assistant`.
+    pub source: String,
+    pub created_at: String,
+    pub updated_at: String,
+    /// The next slot the scheduler has not handled (stored time format); `None` when disabled.
+    pub next_fire_at: Option<String>,
+}
+
+const COLUMNS: &str = "schedule_id, creator, creator_kind, creator_principal, name, prompt, cron, \
+                       timezone, agent_id, enabled, missed_run_policy, missed_run_grace_secs, \
+                       source, created_at, updated_at, next_fire_at";
+
+fn row(r: &Row<'_>) -> rusqlite::Result<ScheduleRow> {
+    Ok(ScheduleRow {
+        schedule_id: r.get(0)?,
+        creator: r.get(1)?,
+        creator_kind: r.get(2)?,
+        creator_principal: r.get(3)?,
+        name: r.get(4)?,
+        prompt: r.get(5)?,
+        cron: r.get(6)?,
+        timezone: r.get(7)?,
+        agent_id: r.get(8)?,
+        enabled: r.get(9)?,
+        missed_run_policy: r.get(10)?,
+        missed_run_grace_secs: r.get(11)?,
+        source: r.get(12)?,
+        created_at: r.get(13)?,
+        updated_at: r.get(14)?,
+        next_fire_at: r.get(15)?,
+    })
+}
+
+/// One schedule by id, whoever owns it (the scheduler's view).
+pub fn get(c: &Connection, schedule_id: &str) -> Result<Option<ScheduleRow>> {
+    Ok(c.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM schedules WHERE schedule_id = ?1"
+    ))?
+    .query_row([schedule_id], row)
+    .optional()?)
+}
+
+/// One schedule by id, only if `creator` owns it.
+pub fn get_owned(c: &Connection, creator: &str, schedule_id: &str) -> Result<Option<ScheduleRow>> {
+    Ok(c.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM schedules WHERE schedule_id = ?1 AND creator = ?2"
+    ))?
+    .query_row(params![schedule_id, creator], row)
+    .optional()?)
+}
+
+/// Every schedule of `creator`, newest first.
+pub fn list_owned(c: &Connection, creator: &str) -> Result<Vec<ScheduleRow>> {
+    Ok(c.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM schedules WHERE creator = ?1
+         ORDER BY created_at DESC, schedule_id DESC"
+    ))?
+    .query_map([creator], row)?
+    .collect::<rusqlite::Result<Vec<_>>>()?)
+}
+
+/// Creates a schedule.
+pub fn insert(c: &Connection, s: &ScheduleRow) -> Result<()> {
+    c.prepare_cached(&format!(
+        "INSERT INTO schedules ({COLUMNS})
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)"
+    ))?
+    .execute(params![
+        s.schedule_id,
+        s.creator,
+        s.creator_kind,
+        s.creator_principal,
+        s.name,
+        s.prompt,
+        s.cron,
+        s.timezone,
+        s.agent_id,
+        s.enabled,
+        s.missed_run_policy,
+        s.missed_run_grace_secs,
+        s.source,
+        s.created_at,
+        s.updated_at,
+        s.next_fire_at
+    ])?;
+    Ok(())
+}
+
+/// Replaces the editable fields of a schedule owned by `s.creator`; returns whether it existed.
+/// Identity, creator, source and creation time never change.
+pub fn update(c: &Connection, s: &ScheduleRow) -> Result<bool> {
+    let n = c
+        .prepare_cached(
+            "UPDATE schedules SET name = ?3, prompt = ?4, cron = ?5, timezone = ?6,
+                 agent_id = ?7, enabled = ?8, missed_run_policy = ?9,
+                 missed_run_grace_secs = ?10, updated_at = ?11, next_fire_at = ?12
+             WHERE schedule_id = ?1 AND creator = ?2",
+        )?
+        .execute(params![
+            s.schedule_id,
+            s.creator,
+            s.name,
+            s.prompt,
+            s.cron,
+            s.timezone,
+            s.agent_id,
+            s.enabled,
+            s.missed_run_policy,
+            s.missed_run_grace_secs,
+            s.updated_at,
+            s.next_fire_at
+        ])?;
+    Ok(n == 1)
+}
+
+/// Deletes a schedule owned by `creator` (its Runs go with it; their Sessions stay in the
+/// journal). Returns whether it existed.
+pub fn delete_owned(c: &Connection, creator: &str, schedule_id: &str) -> Result<bool> {
+    let n = c
+        .prepare_cached("DELETE FROM schedules WHERE schedule_id = ?1 AND creator = ?2")?
+        .execute(params![schedule_id, creator])?;
+    Ok(n == 1)
+}
+
+/// Enabled schedules whose next slot is at or before `now` (stored time format), oldest
+/// slot first.
+pub fn due(c: &Connection, now: &str, limit: u32) -> Result<Vec<ScheduleRow>> {
+    Ok(c.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM schedules
+         WHERE enabled = 1 AND next_fire_at IS NOT NULL AND next_fire_at <= ?1
+         ORDER BY next_fire_at, schedule_id LIMIT ?2"
+    ))?
+    .query_map(params![now, limit], row)?
+    .collect::<rusqlite::Result<Vec<_>>>()?)
+}
+
+/// The earliest next slot of any enabled schedule.
+pub fn next_due(c: &Connection) -> Result<Option<String>> {
+    Ok(c.prepare_cached(
+        "SELECT MIN(next_fire_at) FROM schedules WHERE enabled = 1 AND next_fire_at IS NOT NULL",
+    )?
+    .query_row([], |r| r.get(0))?)
+}
+
+/// Moves the cursor from `expected` to `next` if it is still `expected` and the schedule is
+/// still enabled: the compare-and-set that makes a claim exclusive. Returns whether it moved.
+pub fn advance(
+    c: &Connection,
+    schedule_id: &str,
+    expected: &str,
+    next: Option<&str>,
+) -> Result<bool> {
+    let n = c
+        .prepare_cached(
+            "UPDATE schedules SET next_fire_at = ?3
+             WHERE schedule_id = ?1 AND enabled = 1 AND next_fire_at = ?2",
+        )?
+        .execute(params![schedule_id, expected, next])?;
+    Ok(n == 1)
+}

@@ -1,0 +1,200 @@
+//! The journal's async API for personal schedules and their Runs. Writes go through the
+//! writer thread (so a claim and the cursor move commit together, serialised with every other
+//! write of this process); reads run on the read pool.
+
+use rusqlite::Connection;
+
+use crate::error::{Error, Result};
+use crate::queries::{runs, schedules};
+use crate::writer::Job;
+use crate::{Journal, RunRow, ScheduleRow};
+
+/// One cron slot to claim: move the schedule's cursor from `expected` to `next` and, if that
+/// worked, record `run` for the slot.
+#[derive(Debug, Clone)]
+pub struct Claim {
+    pub schedule_id: String,
+    /// The cursor the scheduler read (stored time format).
+    pub expected: String,
+    /// The cursor after this claim: the first slot after "now".
+    pub next: Option<String>,
+    /// The Run to record (a cron Run, `pending` or `missed`); `None` only moves the cursor.
+    pub run: Option<RunRow>,
+}
+
+impl Journal {
+    /// Runs `f` in the writer thread, inside the current group-commit transaction (in its own
+    /// savepoint: an `Err` rolls back only its writes), and returns its result after commit.
+    pub(crate) async fn call<T, F>(&self, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> Result<T> + Send + 'static,
+    {
+        let out = self
+            .write(|reply| Job::Call {
+                f: Box::new(move |c| f(c).map(|v| Box::new(v) as crate::writer::CallOut)),
+                reply,
+            })
+            .await?;
+        out.downcast::<T>()
+            .map(|b| *b)
+            .map_err(|_| Error::Corrupt("writer returned an unexpected type".into()))
+    }
+
+    /// Creates a schedule.
+    pub async fn create_schedule(&self, row: ScheduleRow) -> Result<()> {
+        self.call(move |c| schedules::insert(c, &row)).await
+    }
+
+    /// Replaces a schedule's editable fields (only if `row.creator` owns it); whether it did.
+    pub async fn update_schedule(&self, row: ScheduleRow) -> Result<bool> {
+        self.call(move |c| schedules::update(c, &row)).await
+    }
+
+    /// Deletes a schedule owned by `creator`, with its Runs; whether it existed.
+    pub async fn delete_schedule(&self, creator: &str, schedule_id: &str) -> Result<bool> {
+        let (creator, id) = (creator.to_string(), schedule_id.to_string());
+        self.call(move |c| schedules::delete_owned(c, &creator, &id))
+            .await
+    }
+
+    /// One schedule, whoever owns it.
+    pub async fn schedule(&self, schedule_id: &str) -> Result<Option<ScheduleRow>> {
+        let id = schedule_id.to_string();
+        self.read(move |c| schedules::get(c, &id)).await
+    }
+
+    /// One schedule, only if `creator` owns it.
+    pub async fn schedule_owned(
+        &self,
+        creator: &str,
+        schedule_id: &str,
+    ) -> Result<Option<ScheduleRow>> {
+        let (creator, id) = (creator.to_string(), schedule_id.to_string());
+        self.read(move |c| schedules::get_owned(c, &creator, &id))
+            .await
+    }
+
+    /// Every schedule of `creator`, newest first.
+    pub async fn schedules_owned(&self, creator: &str) -> Result<Vec<ScheduleRow>> {
+        let creator = creator.to_string();
+        self.read(move |c| schedules::list_owned(c, &creator)).await
+    }
+
+    /// Enabled schedules with a slot due at or before `now` (stored time format).
+    pub async fn due_schedules(&self, now: &str, limit: u32) -> Result<Vec<ScheduleRow>> {
+        let now = now.to_string();
+        self.read(move |c| schedules::due(c, &now, limit)).await
+    }
+
+    /// The earliest pending slot of any enabled schedule.
+    pub async fn next_due_slot(&self) -> Result<Option<String>> {
+        self.read(schedules::next_due).await
+    }
+
+    /// Claims cron slots, all in one transaction. For each claim, `true` means this caller
+    /// owns the slot (the cursor moved and the Run was recorded); `false` means another
+    /// scheduler got there first or the schedule changed meanwhile, and nothing was written
+    /// for it.
+    pub async fn claim_slots(&self, claims: Vec<Claim>) -> Result<Vec<bool>> {
+        self.call(move |c| {
+            claims
+                .iter()
+                .map(|claim| {
+                    let moved = schedules::advance(
+                        c,
+                        &claim.schedule_id,
+                        &claim.expected,
+                        claim.next.as_deref(),
+                    )?;
+                    match (&claim.run, moved) {
+                        (Some(run), true) => runs::insert(c, run),
+                        (None, moved) => Ok(moved),
+                        (_, false) => Ok(false),
+                    }
+                })
+                .collect()
+        })
+        .await
+    }
+
+    /// Records a run-now or replay Run.
+    pub async fn insert_run(&self, run: RunRow) -> Result<()> {
+        let inserted = self.call(move |c| runs::insert(c, &run)).await?;
+        if inserted {
+            Ok(())
+        } else {
+            Err(Error::Conflict("that Run already exists".into()))
+        }
+    }
+
+    /// One Run.
+    pub async fn run(&self, run_id: &str) -> Result<Option<RunRow>> {
+        let id = run_id.to_string();
+        self.read(move |c| runs::get(c, &id)).await
+    }
+
+    /// One Run of one schedule.
+    pub async fn run_in(&self, schedule_id: &str, run_id: &str) -> Result<Option<RunRow>> {
+        let (s, r) = (schedule_id.to_string(), run_id.to_string());
+        self.read(move |c| runs::get_in(c, &s, &r)).await
+    }
+
+    /// The Run that created a Session, if any.
+    pub async fn run_by_session(&self, session_id: &str) -> Result<Option<RunRow>> {
+        let id = session_id.to_string();
+        self.read(move |c| runs::by_session(c, &id)).await
+    }
+
+    /// A page of a schedule's Runs, newest first, and the total count.
+    pub async fn runs(
+        &self,
+        schedule_id: &str,
+        cursor: Option<(String, String)>,
+        limit: u32,
+    ) -> Result<(Vec<RunRow>, u64)> {
+        let id = schedule_id.to_string();
+        self.read(move |c| runs::list(c, &id, cursor, limit)).await
+    }
+
+    /// Runs claimed but never admitted.
+    pub async fn pending_runs(&self) -> Result<Vec<RunRow>> {
+        self.read(runs::pending).await
+    }
+
+    /// Links a Run to the Session and task it created.
+    pub async fn mark_run_started(
+        &self,
+        run_id: &str,
+        session_id: &str,
+        task_id: &str,
+        at: &str,
+    ) -> Result<()> {
+        let (r, s, t, at) = (
+            run_id.to_string(),
+            session_id.to_string(),
+            task_id.to_string(),
+            at.to_string(),
+        );
+        self.call(move |c| runs::mark_started(c, &r, &s, &t, &at))
+            .await
+    }
+
+    /// Ends a pending Run that did not start (`blocked` or `failed`), with the reason.
+    pub async fn mark_run_ended(
+        &self,
+        run_id: &str,
+        record: &str,
+        reason: &str,
+        at: &str,
+    ) -> Result<()> {
+        let (r, rec, why, at) = (
+            run_id.to_string(),
+            record.to_string(),
+            reason.to_string(),
+            at.to_string(),
+        );
+        self.call(move |c| runs::mark_ended(c, &r, &rec, &why, &at))
+            .await
+    }
+}

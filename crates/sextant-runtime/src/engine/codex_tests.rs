@@ -1,0 +1,701 @@
+//! The codex engine against a fake app-server (`tests/fixtures/fake-codex-app-server.py`),
+//! through the runtime: admit a message, wait for the approval, answer as the person, check
+//! the outcome and the exact decision the fake received (it echoes `decision=<JSON>`).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::json;
+use sextant_core::a2a::{Message, Part, Role, TaskState};
+use sextant_core::projection::{TaskFold, message_text};
+use sextant_core::{AgentSpec, EngineSpec, Principal, SystemClock};
+use sextant_journal::{Admitted, Journal, TaskRow};
+
+use super::*;
+use crate::interactions::{AnswerError, AnswerRequest};
+use crate::{Input, Runtime, RuntimeConfig};
+
+fn fake_script() -> String {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures/fake-codex-app-server.py")
+        .display()
+        .to_string()
+}
+
+fn codex_agent(approval_timeout_secs: u64, timeout_secs: u64) -> AgentSpec {
+    AgentSpec {
+        id: "codex".into(),
+        name: "Fake Codex".into(),
+        description: "test".into(),
+        skills: vec![],
+        engine: EngineSpec::Codex {
+            binary: "python3".into(),
+            args: vec![fake_script()],
+            working_dir: None,
+            model: Some("fake-model".into()),
+            approval_policy: Some("on-request".into()),
+            sandbox: None,
+            approval_timeout_secs,
+            timeout_secs,
+        },
+        session_link: true,
+        dedupe_message_ids: true,
+    }
+}
+
+async fn runtime_with(dir: &tempfile::TempDir, agent: AgentSpec, idle: Duration) -> Runtime {
+    let journal = Journal::open(dir.path().join("j.db")).unwrap();
+    journal
+        .upsert_agents(vec![agent.clone()], chrono::Utc::now())
+        .await
+        .unwrap();
+    Runtime::new(
+        journal,
+        Arc::new(SystemClock),
+        vec![agent],
+        RuntimeConfig {
+            work_dir: dir.path().join("work"),
+            idle_worker: idle,
+        },
+    )
+}
+
+async fn runtime(dir: &tempfile::TempDir) -> Runtime {
+    runtime_with(dir, codex_agent(3600, 30), Duration::from_secs(60)).await
+}
+
+fn input(id: &str, text: &str, context: Option<&str>) -> Input {
+    let mut m = Message::new(Role::User, vec![Part::text(text)]);
+    m.message_id = id.into();
+    m.context_id = context.map(String::from);
+    Input {
+        principal: Principal::person(),
+        agent_id: "codex".into(),
+        message: m,
+        origin: "test".into(),
+    }
+}
+
+async fn settled(rt: &Runtime, task: &TaskRow, after: i64) -> TaskFold {
+    tokio::time::timeout(Duration::from_secs(20), rt.wait_settled(task, after))
+        .await
+        .expect("task settled in time")
+        .unwrap()
+}
+
+async fn settle(rt: &Runtime, a: &Admitted) -> TaskFold {
+    settled(rt, a.task(), a.task().last_seq).await
+}
+
+/// Waits for the approval; returns the pending interaction and the seq the task's view had
+/// then (wait for what follows the answer from there: the task row an answer returns may
+/// already include the engine's next state).
+async fn pending(rt: &Runtime, a: &Admitted) -> (sextant_core::Interaction, i64) {
+    let f = settle(rt, a).await;
+    assert_eq!(
+        f.state,
+        TaskState::AuthRequired,
+        "{:?} {}",
+        f.status_message,
+        output(&f)
+    );
+    let i = f
+        .pending_interaction()
+        .cloned()
+        .expect("a pending interaction");
+    (i, f.last_seq)
+}
+
+fn answer(task: &str, interaction: &str, option: &str) -> AnswerRequest {
+    AnswerRequest {
+        principal: Principal::person(),
+        task_id: task.into(),
+        interaction_id: interaction.into(),
+        option: option.into(),
+        reason: None,
+        values: Default::default(),
+        message_id: format!("answer-{interaction}-{option}"),
+    }
+}
+
+/// Answers as the person and waits for the task's next settled state.
+async fn answered(
+    rt: &Runtime,
+    a: &Admitted,
+    (i, waiting_seq): &(sextant_core::Interaction, i64),
+    option: &str,
+) -> TaskFold {
+    let row = rt
+        .answer(answer(&a.task().task_id, &i.interaction_id, option))
+        .await
+        .unwrap();
+    settled(rt, &row, *waiting_seq).await
+}
+
+fn output(f: &TaskFold) -> String {
+    f.artifacts
+        .iter()
+        .flat_map(|a| a.parts.iter())
+        .filter_map(|p| p.as_text())
+        .collect()
+}
+
+fn status(f: &TaskFold) -> String {
+    f.status_message
+        .as_ref()
+        .map(message_text)
+        .unwrap_or_default()
+}
+
+#[tokio::test]
+async fn accept_runs_and_sends_exactly_accept() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(&dir).await;
+    let a = rt.admit(input("m1", "run ls -la", None)).await.unwrap();
+    let w = pending(&rt, &a).await;
+    let i = &w.0;
+    assert_eq!(
+        i.option_ids(),
+        vec!["accept", "acceptForSession", "decline", "cancel"]
+    );
+    let labels: Vec<&str> = i.options.iter().map(|o| o.label.as_str()).collect();
+    assert_eq!(labels[0], "Yes, proceed");
+    assert!(
+        labels[1].contains("don't ask again for this command"),
+        "{labels:?}"
+    );
+    assert_eq!(i.command.as_deref(), Some("ls -la"));
+    assert_eq!(i.title, "Run this command?");
+    assert_eq!(i.default_option, "decline");
+    assert!(i.expires_at.is_some());
+    let description = i.description.clone().unwrap_or_default();
+    assert!(
+        description.contains("the fake wants to run it"),
+        "{description}"
+    );
+    assert_eq!(i.engine_ref["requestId"], json!(101));
+    assert_eq!(
+        i.engine_ref["decisions"],
+        json!(["accept", "acceptForSession", "decline", "cancel"])
+    );
+    assert_eq!(rt.pending_interactions().await.unwrap().len(), 1);
+
+    let f = answered(&rt, &a, &w, "accept").await;
+    assert_eq!(f.state, TaskState::Completed, "{}", status(&f));
+    assert!(
+        output(&f).contains(r#"decision="accept"; ran ls -la"#),
+        "{}",
+        output(&f)
+    );
+    assert!(rt.pending_interactions().await.unwrap().is_empty());
+    // The command's completion is reported as progress.
+    assert!(
+        f.history
+            .iter()
+            .any(|m| message_text(m) == "Command `ls -la`: completed, exit code 0")
+    );
+}
+
+#[tokio::test]
+async fn accept_for_session_is_not_asked_again_in_that_session_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(&dir).await;
+    let a = rt
+        .admit(input("m1", "run make test", Some("ctx-1")))
+        .await
+        .unwrap();
+    let w = pending(&rt, &a).await;
+    let f = answered(&rt, &a, &w, "acceptForSession").await;
+    assert_eq!(f.state, TaskState::Completed, "{}", status(&f));
+    assert!(
+        output(&f).contains(r#"decision="acceptForSession"; ran make test"#),
+        "{}",
+        output(&f)
+    );
+
+    // Same Session: the same app-server and thread; Codex's session cache answers.
+    let b = rt
+        .admit(input("m2", "run make test", Some("ctx-1")))
+        .await
+        .unwrap();
+    let f = settle(&rt, &b).await;
+    assert_eq!(f.state, TaskState::Completed, "{}", status(&f));
+    assert!(f.interactions.is_empty());
+    assert!(
+        output(&f).contains("ran make test (approved for this session)"),
+        "{}",
+        output(&f)
+    );
+
+    // Another Session: another app-server, asked again.
+    let c = rt
+        .admit(input("m3", "run make test", Some("ctx-2")))
+        .await
+        .unwrap();
+    let w = pending(&rt, &c).await;
+    let f = answered(&rt, &c, &w, "decline").await;
+    assert_eq!(f.state, TaskState::Completed);
+}
+
+#[tokio::test]
+async fn decline_lets_codex_finish_the_turn() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(&dir).await;
+    let a = rt
+        .admit(input("m1", "run rm -rf build", None))
+        .await
+        .unwrap();
+    let w = pending(&rt, &a).await;
+    let f = answered(&rt, &a, &w, "decline").await;
+    assert_eq!(f.state, TaskState::Completed, "{}", status(&f));
+    assert!(
+        output(&f).contains(r#"decision="decline"; declined rm -rf build"#),
+        "{}",
+        output(&f)
+    );
+}
+
+#[tokio::test]
+async fn cancel_interrupts_the_turn_and_fails_the_task() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(&dir).await;
+    let a = rt
+        .admit(input("m1", "run git push --force", None))
+        .await
+        .unwrap();
+    let w = pending(&rt, &a).await;
+    let f = answered(&rt, &a, &w, "cancel").await;
+    assert_eq!(f.state, TaskState::Failed);
+    assert!(status(&f).starts_with("Canceled by you"), "{}", status(&f));
+    assert!(
+        output(&f).contains(r#"decision="cancel"; turn interrupted"#),
+        "{}",
+        output(&f)
+    );
+
+    // The process is still usable for the next turn of the Session.
+    let mut next = input("m2", "hello again", None);
+    next.message.context_id = Some(a.task().context_id.clone());
+    let f = settle(&rt, &rt.admit(next).await.unwrap()).await;
+    assert_eq!(f.state, TaskState::Completed);
+    assert_eq!(output(&f), "got: hello again");
+}
+
+#[tokio::test]
+async fn file_changes_ask_with_the_default_decisions_and_string_request_ids() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(&dir).await;
+    let a = rt
+        .admit(input("m1", "edit notes/todo.txt", None))
+        .await
+        .unwrap();
+    let w = pending(&rt, &a).await;
+    let i = &w.0;
+    assert_eq!(i.title, "Apply these file changes?");
+    assert_eq!(
+        i.option_ids(),
+        vec!["accept", "acceptForSession", "decline", "cancel"]
+    );
+    assert!(
+        i.options[1].label.contains("these files"),
+        "{:?}",
+        i.options
+    );
+    let description = i.description.clone().unwrap_or_default();
+    assert!(
+        description.contains("notes/todo.txt (add)") && description.contains("write a note"),
+        "{description}"
+    );
+    assert_eq!(i.command, None);
+    assert_eq!(i.engine_ref["requestId"], json!("req-101"));
+
+    let f = answered(&rt, &a, &w, "accept").await;
+    assert_eq!(f.state, TaskState::Completed, "{}", status(&f));
+    assert!(
+        output(&f).contains(r#"decision="accept"; wrote notes/todo.txt"#),
+        "{}",
+        output(&f)
+    );
+}
+
+#[tokio::test]
+async fn a_request_codex_resolves_itself_leaves_the_pending_list() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(&dir).await;
+    let flag = dir.path().join("resolve-now");
+    let prompt = format!("resolve-when {}", flag.display());
+    let a = rt.admit(input("m1", &prompt, None)).await.unwrap();
+    let waiting = settle(&rt, &a).await;
+    assert_eq!(
+        waiting.state,
+        TaskState::AuthRequired,
+        "{}",
+        status(&waiting)
+    );
+    let i = waiting.pending_interaction().cloned().expect("pending");
+    assert_eq!(rt.pending_interactions().await.unwrap().len(), 1);
+
+    // Now the fake resolves the request itself and finishes the turn.
+    std::fs::write(&flag, b"").unwrap();
+    let f = settled(&rt, a.task(), waiting.last_seq).await;
+    assert_eq!(f.state, TaskState::Completed, "{}", status(&f));
+    assert!(output(&f).contains("resolved by itself"), "{}", output(&f));
+    assert!(rt.pending_interactions().await.unwrap().is_empty());
+    let (_, given) = f
+        .interactions
+        .iter()
+        .find(|(x, _)| x.interaction_id == i.interaction_id)
+        .unwrap();
+    let given = given.as_ref().expect("closed");
+    assert_eq!(
+        (given.answered_by.as_str(), given.option.as_str()),
+        (crate::engine::WITHDRAWN_BY, "decline")
+    );
+    assert!(!given.expired);
+
+    // The person's late answer is refused, and nothing was sent to Codex for it.
+    assert!(matches!(
+        rt.answer(answer(&a.task().task_id, &i.interaction_id, "accept"))
+            .await,
+        Err(AnswerError::Refused(
+            sextant_core::interaction::AnswerRefusal::AlreadyAnswered
+        ))
+    ));
+    let mut next = input("m2", "anything late?", None);
+    next.message.context_id = Some(a.task().context_id.clone());
+    let f = settle(&rt, &rt.admit(next).await.unwrap()).await;
+    assert_eq!(output(&f), "got: anything late?");
+}
+
+#[tokio::test]
+async fn object_decisions_are_echoed_back_verbatim() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(&dir).await;
+    let a = rt
+        .admit(input("m1", "amend git status", None))
+        .await
+        .unwrap();
+    let w = pending(&rt, &a).await;
+    let i = &w.0;
+    assert_eq!(
+        i.option_ids(),
+        vec![
+            "accept",
+            "acceptWithExecpolicyAmendment",
+            "decline",
+            "cancel"
+        ]
+    );
+    assert_eq!(
+        i.options[1].label,
+        "Yes, and don't ask again for commands that start with `git status`"
+    );
+    let f = answered(&rt, &a, &w, "acceptWithExecpolicyAmendment").await;
+    assert_eq!(f.state, TaskState::Completed, "{}", status(&f));
+    let want = r#"decision={"acceptWithExecpolicyAmendment":{"execpolicy_amendment":["git","status"]}}; ran git status"#;
+    assert!(output(&f).contains(want), "{}", output(&f));
+}
+
+#[tokio::test]
+async fn an_unanswered_approval_expires_to_decline() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime_with(&dir, codex_agent(1, 30), Duration::from_secs(60)).await;
+    rt.recover().await.unwrap(); // starts the expiry loop
+    let a = rt.admit(input("m1", "plain touch x", None)).await.unwrap();
+    let waiting = settle(&rt, &a).await;
+    assert_eq!(waiting.state, TaskState::AuthRequired);
+    // No availableDecisions: the documented defaults.
+    let i = waiting.pending_interaction().cloned().unwrap();
+    assert_eq!(
+        i.option_ids(),
+        vec!["accept", "acceptForSession", "decline", "cancel"]
+    );
+    let f = settled(&rt, a.task(), waiting.last_seq).await;
+    assert_eq!(f.state, TaskState::Completed, "{}", status(&f));
+    assert!(
+        output(&f).contains(r#"decision="decline"; declined touch x"#),
+        "{}",
+        output(&f)
+    );
+}
+
+#[tokio::test]
+async fn thread_start_carries_the_agent_config() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(&dir).await;
+    let f = settle(&rt, &rt.admit(input("m1", "whoami", None)).await.unwrap()).await;
+    assert_eq!(f.state, TaskState::Completed, "{}", status(&f));
+    let out = output(&f);
+    assert!(out.contains(r#""name": "sextant""#), "{out}");
+    assert!(
+        out.contains(r#""model": "fake-model""#)
+            && out.contains(r#""approvalPolicy": "on-request""#),
+        "{out}"
+    );
+    assert!(
+        out.contains(&dir.path().join("work").display().to_string()),
+        "{out}"
+    );
+    assert!(!out.contains("sandbox"), "{out}");
+}
+
+#[tokio::test]
+async fn a_crash_fails_the_turn_and_the_next_turn_starts_over_with_the_conversation() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(&dir).await;
+    let a = rt.admit(input("m1", "hello", Some("ctx"))).await.unwrap();
+    assert_eq!(output(&settle(&rt, &a).await), "got: hello");
+
+    let b = rt.admit(input("m2", "die", Some("ctx"))).await.unwrap();
+    let f = settle(&rt, &b).await;
+    assert_eq!(f.state, TaskState::Failed);
+    let why = status(&f);
+    assert!(
+        why.contains("exited with code 3") && why.contains("crashed on purpose"),
+        "{why}"
+    );
+
+    let c = rt
+        .admit(input("m3", "still there?", Some("ctx")))
+        .await
+        .unwrap();
+    let f = settle(&rt, &c).await;
+    assert_eq!(f.state, TaskState::Completed, "{}", status(&f));
+    let out = output(&f);
+    assert!(
+        out.starts_with("got: [Earlier in this conversation"),
+        "{out}"
+    );
+    assert!(
+        out.contains("user: hello\nassistant: got: hello\n"),
+        "{out}"
+    );
+    assert!(
+        out.ends_with("[End of the earlier conversation.]\n\nstill there?"),
+        "{out}"
+    );
+}
+
+#[tokio::test]
+async fn malformed_lines_are_skipped_and_failures_say_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(&dir).await;
+    let f = settle(
+        &rt,
+        &rt.admit(input("m1", "garbage", Some("ctx"))).await.unwrap(),
+    )
+    .await;
+    assert_eq!(f.state, TaskState::Completed, "{}", status(&f));
+    assert_eq!(output(&f), "still here");
+
+    let f = settle(
+        &rt,
+        &rt.admit(input("m2", "fail", Some("ctx"))).await.unwrap(),
+    )
+    .await;
+    assert_eq!(f.state, TaskState::Failed);
+    assert_eq!(status(&f), "Codex failed: quota exceeded");
+}
+
+#[tokio::test]
+async fn a_turn_that_runs_too_long_is_interrupted() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime_with(&dir, codex_agent(3600, 1), Duration::from_secs(60)).await;
+    let a = rt.admit(input("m1", "slow", Some("ctx"))).await.unwrap();
+    let f = settle(&rt, &a).await;
+    assert_eq!(f.state, TaskState::Failed);
+    assert!(status(&f).contains("longer than 1 s"), "{}", status(&f));
+    // Codex acknowledged the interrupt, so the same process serves the next turn.
+    let f = settle(
+        &rt,
+        &rt.admit(input("m2", "ok", Some("ctx"))).await.unwrap(),
+    )
+    .await;
+    assert_eq!(output(&f), "got: ok");
+}
+
+#[tokio::test]
+async fn a_missing_binary_fails_clearly() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut agent = codex_agent(3600, 30);
+    if let EngineSpec::Codex { binary, .. } = &mut agent.engine {
+        *binary = "/nonexistent/codex".into();
+    }
+    let rt = runtime_with(&dir, agent, Duration::from_secs(60)).await;
+    let f = settle(&rt, &rt.admit(input("m1", "hi", None)).await.unwrap()).await;
+    assert_eq!(f.state, TaskState::Failed);
+    assert!(
+        status(&f).contains("cannot start the Codex app-server /nonexistent/codex"),
+        "{}",
+        status(&f)
+    );
+}
+
+#[test]
+fn lines_are_sorted_into_requests_notifications_and_responses() {
+    assert_eq!(
+        classify(r#"{"id":7,"method":"item/fileChange/requestApproval","params":{"a":1}}"#),
+        Ok(Incoming::Request {
+            id: json!(7),
+            method: FILE_APPROVAL.into(),
+            params: json!({"a": 1})
+        })
+    );
+    assert_eq!(
+        classify(r#"{"jsonrpc":"2.0","method":"turn/completed","params":{}}"#),
+        Ok(Incoming::Notification {
+            method: "turn/completed".into(),
+            params: json!({})
+        })
+    );
+    assert_eq!(
+        classify(r#"{"id":"a","result":{"thread":{"id":"t"}}}"#),
+        Ok(Incoming::Response {
+            id: json!("a"),
+            result: Ok(json!({"thread": {"id": "t"}}))
+        })
+    );
+    assert_eq!(
+        classify(r#"{"id":1,"error":{"code":-32600,"message":"Not initialized"}}"#),
+        Ok(Incoming::Response {
+            id: json!(1),
+            result: Err("Not initialized (code -32600)".into())
+        })
+    );
+    for bad in [
+        "",
+        "nope",
+        "[1]",
+        r#"{"id":1}"#,
+        r#"{"method":3}"#,
+        "{\"id\":1,\"method\":",
+    ] {
+        assert!(classify(bad).is_err(), "{bad:?}");
+    }
+}
+
+#[test]
+fn options_follow_the_offered_decisions_in_order() {
+    let offered = vec![
+        json!("accept"),
+        json!({"applyNetworkPolicyAmendment": {"network_policy_amendment": {"host": "example.com", "action": "allow"}}}),
+        json!({"applyNetworkPolicyAmendment": {"network_policy_amendment": {"host": "evil.test", "action": "deny"}}}),
+        json!({"someFutureDecision": {"x": 1}}),
+        json!("cancel"),
+    ];
+    let options = decision_options(ApprovalKind::Command, &offered);
+    let ids: Vec<&str> = options.iter().map(|o| o.id.as_str()).collect();
+    assert_eq!(
+        ids,
+        vec![
+            "accept",
+            "applyNetworkPolicyAmendment",
+            "applyNetworkPolicyAmendment-2",
+            "someFutureDecision",
+            "cancel"
+        ]
+    );
+    assert_eq!(options[1].label, "Yes, and allow example.com in the future");
+    assert_eq!(options[2].label, "No, and block evil.test in the future");
+    assert_eq!(options[3].label, "Some future decision");
+    // Without decline, the safe default is cancel.
+    assert_eq!(default_option(&options), "cancel");
+    assert_eq!(
+        default_option(&decision_options(ApprovalKind::Files, &default_decisions())),
+        "decline"
+    );
+    assert_eq!(
+        humanize("acceptWithExecpolicyAmendment"),
+        "Accept with execpolicy amendment"
+    );
+}
+
+#[test]
+fn approval_cards_redact_secrets() {
+    let params = json!({
+        "threadId": "t", "turnId": "u", "itemId": "i",
+        "command": "curl -H 'Authorization: Bearer abcdef' https://x",
+        "cwd": "/home/me",
+        "reason": "needs API_TOKEN=hunter2",
+    });
+    let request = ApprovalRequest::new(COMMAND_APPROVAL, &params, &HashMap::new());
+    assert_eq!(
+        request.what(),
+        "run `curl -H 'Authorization: Bearer *** https://x`"
+    );
+    assert_eq!(request.decisions, default_decisions());
+    assert!(!request.prompt().contains("abcdef"));
+}
+
+#[test]
+fn history_is_passed_to_a_new_thread() {
+    assert_eq!(with_history(&[], "hi"), "hi");
+    let mut long = Message::new(Role::Agent, vec![Part::text("é".repeat(3000))]);
+    long.message_id = "x".into();
+    let out = with_history(
+        &[Message::new(Role::User, vec![Part::text("q")]), long],
+        "next",
+    );
+    assert!(out.contains("user: q\nassistant: é"));
+    assert!(out.contains(" […]\n"));
+    assert!(out.ends_with("next"));
+}
+
+#[test]
+fn a_request_ends_when_codex_resolves_it_or_its_threads_turn_ends() {
+    let note = |method: &str, params: serde_json::Value| Incoming::Notification {
+        method: method.into(),
+        params,
+    };
+    let id = json!(101);
+    let resolved = note(
+        "serverRequest/resolved",
+        json!({"threadId": "t", "requestId": 101}),
+    );
+    assert!(ends_request(&resolved, &id, "t"));
+    let other = note(
+        "serverRequest/resolved",
+        json!({"threadId": "t", "requestId": "101"}),
+    );
+    assert!(!ends_request(&other, &id, "t"));
+    let done = note(
+        "turn/completed",
+        json!({"threadId": "t", "turn": {"id": "u"}}),
+    );
+    assert!(ends_request(&done, &id, "t"));
+    let sub_agent = note(
+        "turn/completed",
+        json!({"threadId": "sub", "turn": {"id": "v"}}),
+    );
+    assert!(!ends_request(&sub_agent, &id, "t"));
+    assert!(!ends_request(&note("item/started", json!({})), &id, "t"));
+}
+
+#[tokio::test]
+async fn an_answer_after_a_restart_fails_clearly() {
+    let dir = tempfile::tempdir().unwrap();
+    let (task, (interaction, waiting_seq)) = {
+        let rt = runtime(&dir).await;
+        let a = rt
+            .admit(input("m1", "run make deploy", None))
+            .await
+            .unwrap();
+        let waiting = pending(&rt, &a).await;
+        rt.shutdown(Duration::from_millis(200)).await;
+        (a.task().clone(), waiting)
+    };
+    let rt = runtime(&dir).await;
+    rt.recover().await.unwrap();
+    assert_eq!(rt.pending_interactions().await.unwrap().len(), 1);
+    let row = rt
+        .answer(answer(&task.task_id, &interaction.interaction_id, "accept"))
+        .await
+        .unwrap();
+    let f = settled(&rt, &row, waiting_seq).await;
+    assert_eq!(f.state, TaskState::Failed);
+    assert!(
+        status(&f).contains("gone (Sextant restarted)"),
+        "{}",
+        status(&f)
+    );
+}

@@ -1,0 +1,194 @@
+//! The shell engine: Sextant's built-in default Agent. Each message is a shell command; before
+//! it runs, the task asks the person (`accept`, `acceptForSession`, `decline`, `cancel`). On
+//! accept it runs `sh -c <command>` in the working directory with a time limit and returns
+//! stdout, stderr and the exit code; decline completes the task saying so; cancel fails it.
+//! `acceptForSession` remembers that exact command for the rest of the Session only.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use sextant_core::a2a::Part;
+use sextant_core::ids::new_id;
+use sextant_core::interaction::command_approval_options;
+use sextant_core::redact::redact;
+use sextant_core::{Answer, Interaction, InteractionKind};
+use tokio::process::Command;
+
+use super::{AskError, Engine, Outcome, Turn, TurnSink, artifact};
+
+/// Output kept per stream; the rest is cut with a note.
+const MAX_OUTPUT: usize = 64 * 1024;
+
+/// Runs approved shell commands.
+pub struct ShellEngine {
+    pub working_dir: PathBuf,
+    pub timeout: Duration,
+    pub approval_timeout: chrono::Duration,
+}
+
+fn grant_key(command: &str) -> String {
+    format!("shell:{command}")
+}
+
+impl ShellEngine {
+    fn approval(&self, turn: &Turn, command: &str, sink: &TurnSink) -> Interaction {
+        let shown = redact(command);
+        Interaction {
+            interaction_id: new_id(),
+            task_id: turn.task_id.clone(),
+            kind: InteractionKind::ToolApproval,
+            title: "Run this shell command?".into(),
+            description: Some(format!("{} wants to run `{shown}`", turn.agent.name)),
+            command: Some(shown),
+            cwd: Some(self.working_dir.display().to_string()),
+            options: command_approval_options(),
+            fields: Vec::new(),
+            reason_allowed: true,
+            scope: "turn".into(),
+            expires_at: Some(sink.now() + self.approval_timeout),
+            default_option: "decline".into(),
+            grant_key: Some(grant_key(command)),
+            engine_ref: serde_json::Value::Null,
+        }
+    }
+
+    /// Acts on an answer.
+    async fn decide(&self, command: &str, answer: &Answer, sink: &TurnSink) -> Outcome {
+        let why = answer
+            .reason
+            .as_deref()
+            .map(|r| format!(" Reason: {r}"))
+            .unwrap_or_default();
+        match answer.option.as_str() {
+            "accept" | "acceptForSession" => self.run(command, sink).await,
+            "decline" => {
+                let who = if answer.expired {
+                    "the approval expired".to_string()
+                } else {
+                    format!("declined by {}", answer.answered_by)
+                };
+                Outcome::Completed(Some(format!("Not run: {who}.{why}")))
+            }
+            "cancel" => Outcome::Failed(format!(
+                "Canceled by {}; the command was not run.{why}",
+                answer.answered_by
+            )),
+            other => Outcome::Failed(format!("unexpected answer {other:?}")),
+        }
+    }
+
+    async fn run(&self, command: &str, sink: &TurnSink) -> Outcome {
+        if let Err(e) = std::fs::create_dir_all(&self.working_dir) {
+            return Outcome::Failed(format!("cannot create {}: {e}", self.working_dir.display()));
+        }
+        let child = Command::new("sh")
+            .arg("-c")
+            .arg(command)
+            .current_dir(&self.working_dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn();
+        let child = match child {
+            Ok(c) => c,
+            Err(e) => return Outcome::Failed(format!("cannot start sh: {e}")),
+        };
+        let out = match tokio::time::timeout(self.timeout, child.wait_with_output()).await {
+            Ok(Ok(out)) => out,
+            Ok(Err(e)) => return Outcome::Failed(format!("running the command failed: {e}")),
+            Err(_) => {
+                return Outcome::Failed(format!(
+                    "the command ran longer than {} s and was stopped",
+                    self.timeout.as_secs()
+                ));
+            }
+        };
+        let code = out.status.code();
+        let text = |bytes: &[u8]| {
+            let mut s = String::from_utf8_lossy(bytes).into_owned();
+            if s.len() > MAX_OUTPUT {
+                let mut cut = MAX_OUTPUT;
+                while !s.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                s.truncate(cut);
+                s.push_str("\n[output cut at 64 KiB]");
+            }
+            s
+        };
+        let mut parts = vec![Part::text(text(&out.stdout))];
+        let stderr = text(&out.stderr);
+        if !stderr.is_empty() {
+            parts.push(Part::text(format!("\n[stderr]\n{stderr}")));
+        }
+        parts.push(
+            Part::data(serde_json::json!({ "exitCode": code })).with_media_type("application/json"),
+        );
+        if let Err(e) = sink
+            .artifact(artifact(new_id(), "output", parts), false, true)
+            .await
+        {
+            return Outcome::Failed(format!("could not record the output: {e}"));
+        }
+        let status = match code {
+            Some(c) => format!("exit code {c}"),
+            None => "stopped by a signal".to_string(),
+        };
+        Outcome::Completed(Some(status))
+    }
+}
+
+impl Engine for ShellEngine {
+    fn uses_interactions(&self) -> bool {
+        true
+    }
+
+    fn run_turn<'a>(&'a mut self, turn: Turn, sink: &'a TurnSink) -> BoxFuture<'a, Outcome> {
+        async move {
+            let command = turn.input_text().trim().to_string();
+            if command.is_empty() {
+                return Outcome::Rejected(Some("Send a shell command to run.".into()));
+            }
+            if turn.grants.contains(&grant_key(&command)) {
+                if let Err(e) = sink
+                    .status("Approved earlier in this session; running.")
+                    .await
+                {
+                    return Outcome::Failed(format!("could not record output: {e}"));
+                }
+                return self.run(&command, sink).await;
+            }
+            let ask = self.approval(&turn, &command, sink);
+            let text = format!(
+                "Approval needed to run: {}",
+                ask.command.clone().unwrap_or_default()
+            );
+            match sink.ask(ask, &text).await {
+                Ok(answer) => self.decide(&command, &answer, sink).await,
+                Err(AskError::Suspended) => Outcome::Suspended,
+                Err(AskError::Journal(e)) => {
+                    Outcome::Failed(format!("could not record the request: {e}"))
+                }
+            }
+        }
+        .boxed()
+    }
+
+    fn resume<'a>(
+        &'a mut self,
+        turn: Turn,
+        _interaction: Interaction,
+        answer: Answer,
+        sink: &'a TurnSink,
+    ) -> BoxFuture<'a, Outcome> {
+        async move {
+            let command = turn.input_text().trim().to_string();
+            self.decide(&command, &answer, sink).await
+        }
+        .boxed()
+    }
+}

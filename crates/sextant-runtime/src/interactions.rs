@@ -1,0 +1,312 @@
+//! Pending interactions: engines waiting for answers, the person's answer, and expiry.
+//!
+//! An engine waits in [`crate::TurnSink::ask`] on a oneshot registered here *before* the
+//! interaction is journalled, so an answer can never slip past it. [`Runtime::answer`] checks
+//! the answer against the journal (the authority), journals it together with the task going
+//! back to working, then hands it to the waiting engine — or, when no engine waits any more
+//! (Sextant restarted), queues a resume on the Session's worker. The expiry loop applies each
+//! interaction's default option when it expires, the same way.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use serde_json::{Map, Value, json};
+use sextant_core::a2a::TaskState;
+use sextant_core::interaction::{AnswerRefusal, check_answer};
+use sextant_core::projection::TaskFold;
+use sextant_core::{Answer, EventBody, Interaction, Principal};
+use sextant_journal::{InteractionRow, NewEvent, TaskRow};
+use tokio::sync::{Notify, oneshot};
+
+use crate::Runtime;
+use crate::worker::WorkItem;
+
+/// Engines waiting for answers, by interaction id.
+#[derive(Default)]
+pub(crate) struct Waiters {
+    map: Mutex<HashMap<String, oneshot::Sender<Answer>>>,
+    expiry: Notify,
+}
+
+impl Waiters {
+    pub(crate) fn wait_for(&self, id: &str) -> oneshot::Receiver<Answer> {
+        let (tx, rx) = oneshot::channel();
+        self.map
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(id.to_string(), tx);
+        rx
+    }
+
+    pub(crate) fn forget(&self, id: &str) {
+        self.map
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(id);
+    }
+
+    fn take(&self, id: &str) -> Option<oneshot::Sender<Answer>> {
+        self.map
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(id)
+    }
+
+    pub(crate) fn expiry_changed(&self) {
+        self.expiry.notify_one();
+    }
+}
+
+/// The path a person POSTs an answer to.
+pub fn answer_path(interaction_id: &str) -> String {
+    format!("/api/v1/interactions/{interaction_id}/answer")
+}
+
+/// The data part of a waiting task's status message: the public interaction plus where to
+/// answer it (`answerPath`; the server adds the absolute `answerUrl`).
+pub fn public_data(i: &Interaction) -> Value {
+    let mut v = serde_json::to_value(i.public()).unwrap_or(Value::Null);
+    v["answerPath"] = Value::String(answer_path(&i.interaction_id));
+    json!({ "interaction": v })
+}
+
+/// An answer as a caller sends it.
+#[derive(Debug, Clone)]
+pub struct AnswerRequest {
+    pub principal: Principal,
+    pub task_id: String,
+    pub interaction_id: String,
+    pub option: String,
+    pub reason: Option<String>,
+    pub values: Map<String, Value>,
+    pub message_id: String,
+}
+
+/// Why an answer was not taken.
+#[derive(Debug, thiserror::Error)]
+pub enum AnswerError {
+    /// Only the console owner answers, as themselves.
+    #[error("only the console owner may answer interactions")]
+    NotOwner,
+    #[error("task not found")]
+    TaskNotFound,
+    #[error("interaction not found for this task")]
+    InteractionNotFound,
+    #[error("{0}")]
+    Refused(AnswerRefusal),
+    #[error("message_id must not be empty")]
+    MissingMessageId,
+    #[error(transparent)]
+    Journal(#[from] sextant_journal::Error),
+}
+
+impl Runtime {
+    /// Pending interactions across all Sessions, newest first.
+    pub async fn pending_interactions(
+        &self,
+    ) -> Result<Vec<InteractionRow>, sextant_journal::Error> {
+        self.inner.journal.pending_interactions().await
+    }
+
+    /// Takes the person's answer (see the module docs). Returns the task as it is right after
+    /// the answer was journalled; execution goes on in the background.
+    pub async fn answer(&self, req: AnswerRequest) -> Result<TaskRow, AnswerError> {
+        if !req.principal.is_owner() {
+            return Err(AnswerError::NotOwner);
+        }
+        if req.message_id.trim().is_empty() {
+            return Err(AnswerError::MissingMessageId);
+        }
+        let journal = &self.inner.journal;
+        let task = journal
+            .task(&req.task_id)
+            .await?
+            .ok_or(AnswerError::TaskNotFound)?;
+        let events = journal.task_events(&task.task_id, 0).await?;
+        let fold =
+            TaskFold::from_events(&task.task_id, &task.context_id, &task.session_id, &events);
+        let (interaction, given) = fold
+            .interactions
+            .iter()
+            .find(|(i, _)| i.interaction_id == req.interaction_id)
+            .cloned()
+            .ok_or(AnswerError::InteractionNotFound)?;
+        if let Some(prior) = given {
+            // An identical retry gets the same result; anything else is refused.
+            let same = prior.message_id == req.message_id
+                && prior.option == req.option
+                && prior.reason == req.reason
+                && prior.values == req.values;
+            if same {
+                return Ok(task);
+            }
+            let why = if prior.expired {
+                AnswerRefusal::Expired
+            } else {
+                AnswerRefusal::AlreadyAnswered
+            };
+            return Err(AnswerError::Refused(why));
+        }
+        if task.state.is_terminal() {
+            return Err(AnswerError::Refused(AnswerRefusal::TaskTerminal));
+        }
+        if interaction
+            .expires_at
+            .is_some_and(|t| t <= self.inner.clock.now())
+        {
+            self.expire(&task, &interaction).await?;
+            return Err(AnswerError::Refused(AnswerRefusal::Expired));
+        }
+        check_answer(&interaction, &req.option, &req.values).map_err(AnswerError::Refused)?;
+        let reason = req
+            .reason
+            .filter(|r| interaction.reason_allowed && !r.trim().is_empty());
+        let answer = Answer {
+            interaction_id: interaction.interaction_id.clone(),
+            option: req.option,
+            reason,
+            values: req.values,
+            message_id: req.message_id,
+            answered_by: req.principal.display(),
+            expired: false,
+        };
+        match self.record(&task, &interaction, answer).await {
+            Err(sextant_journal::Error::Conflict(_)) => {
+                Err(AnswerError::Refused(AnswerRefusal::AlreadyAnswered))
+            }
+            other => Ok(other?),
+        }
+    }
+
+    /// Applies an interaction's default option because it expired.
+    async fn expire(
+        &self,
+        task: &TaskRow,
+        interaction: &Interaction,
+    ) -> Result<(), sextant_journal::Error> {
+        let answer = Answer {
+            interaction_id: interaction.interaction_id.clone(),
+            option: interaction.default_option.clone(),
+            reason: Some("expired without an answer".into()),
+            values: Map::new(),
+            message_id: format!("expiry-{}", interaction.interaction_id),
+            answered_by: "expiry".into(),
+            expired: true,
+        };
+        match self.record(task, interaction, answer).await {
+            // Answered meanwhile: nothing to apply.
+            Err(sextant_journal::Error::Conflict(_)) => Ok(()),
+            other => other.map(drop),
+        }
+    }
+
+    /// Journals an answer (and the task working again), then delivers it.
+    async fn record(
+        &self,
+        task: &TaskRow,
+        interaction: &Interaction,
+        answer: Answer,
+    ) -> Result<TaskRow, sextant_journal::Error> {
+        let now = self.inner.clock.now();
+        self.inner
+            .journal
+            .append(
+                &task.session_id,
+                vec![
+                    NewEvent {
+                        task_id: Some(task.task_id.clone()),
+                        body: EventBody::InteractionAnswered {
+                            answer: answer.clone(),
+                        },
+                        at: now,
+                    },
+                    NewEvent {
+                        task_id: Some(task.task_id.clone()),
+                        body: EventBody::TaskState {
+                            state: TaskState::Working,
+                            message: None,
+                        },
+                        at: now,
+                    },
+                ],
+            )
+            .await?;
+        match self.inner.waiters.take(&interaction.interaction_id) {
+            Some(tx) => {
+                if let Err(answer) = tx.send(answer) {
+                    self.resume(task, interaction, answer);
+                }
+            }
+            None => self.resume(task, interaction, answer),
+        }
+        let row = self.inner.journal.task(&task.task_id).await?;
+        row.ok_or(sextant_journal::Error::NotFound)
+    }
+
+    fn resume(&self, task: &TaskRow, interaction: &Interaction, answer: Answer) {
+        self.dispatch_item(
+            &task.session_id,
+            &task.agent_id,
+            WorkItem::Resume {
+                task_id: task.task_id.clone(),
+                interaction: Box::new(interaction.clone()),
+                answer: Box::new(answer),
+            },
+        );
+    }
+
+    /// The expiry loop: applies defaults as interactions expire; wakes when one is raised.
+    pub(crate) async fn expiry_loop(self) {
+        const IDLE: Duration = Duration::from_secs(3600);
+        loop {
+            let mut next: Option<chrono::DateTime<chrono::Utc>> = None;
+            match self.inner.journal.pending_interactions().await {
+                Ok(rows) => {
+                    let now = self.inner.clock.now();
+                    for row in rows {
+                        let Some(at) = row.interaction.expires_at else {
+                            continue;
+                        };
+                        if at <= now {
+                            if let Err(e) = self.expire_row(&row).await {
+                                tracing::error!(error = %e, "could not apply an expired interaction's default");
+                            }
+                        } else if next.is_none_or(|n| at < n) {
+                            next = Some(at);
+                        }
+                    }
+                }
+                Err(e) => tracing::error!(error = %e, "could not read pending interactions"),
+            }
+            let wait = next
+                .map(|n| {
+                    (n - self.inner.clock.now())
+                        .to_std()
+                        .unwrap_or(Duration::ZERO)
+                })
+                .unwrap_or(IDLE)
+                .min(IDLE);
+            tokio::select! {
+                _ = tokio::time::sleep(wait) => {}
+                _ = self.inner.waiters.expiry.notified() => {}
+                _ = self.inner.stop_intake.cancelled() => return,
+            }
+        }
+    }
+
+    async fn expire_row(&self, row: &InteractionRow) -> Result<(), sextant_journal::Error> {
+        let Some(task) = self.inner.journal.task(&row.task_id).await? else {
+            return Ok(());
+        };
+        if task.state.is_terminal() {
+            return Ok(());
+        }
+        self.expire(&task, &row.interaction).await
+    }
+
+    /// Wakes the expiry loop (after the clock was moved, in tests).
+    pub fn check_expiries(&self) {
+        self.inner.waiters.expiry_changed();
+    }
+}

@@ -1,0 +1,329 @@
+//! Cron expressions in an IANA time zone: parsing, validation and next-fire. Pure: no clock,
+//! no I/O; every function takes the instant it computes from.
+//!
+//! Syntax (croner, POSIX/Vixie flavour): 5 fields `minute hour day-of-month month day-of-week`,
+//! or 6 with `second` first; `@hourly`, `@daily`, `@weekly`, `@monthly`, `@yearly`; names
+//! (`MON`, `JAN`); `L`, `W`, `#`. Day-of-week 0 and 7 are Sunday. When both day-of-month and
+//! day-of-week are restricted, either may match (Vixie cron's OR).
+//!
+//! Daylight saving, as croner walks real time in the schedule's zone:
+//! - A local time that does not exist (spring forward: 02:30 in a 02:00→03:00 gap) fires once,
+//!   at the first valid instant after the gap (03:00 local).
+//! - A local time that happens twice (fall back: 02:30 in a 03:00→02:00 overlap) fires once, at
+//!   its first occurrence. Expressions that fire every hour or more often (`0 * * * *`,
+//!   `*/15 * * * *`) fire in both passes of the repeated hour: those are real, distinct hours.
+
+use chrono::{DateTime, Utc};
+use chrono_tz::Tz;
+use croner::Cron;
+use croner::parser::{CronParser, Seconds, Year};
+
+/// The smallest gap allowed between two Runs of one schedule. Every Run is a Session, so a
+/// schedule firing every second would flood the console.
+pub const MIN_INTERVAL_SECS: i64 = 60;
+
+/// A problem with user input, naming the field it is about.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{field}: {message}")]
+pub struct FieldError {
+    /// The JSON field (`cron`, `timezone`, ...).
+    pub field: &'static str,
+    /// What is wrong and how to fix it.
+    pub message: String,
+}
+
+impl FieldError {
+    /// An error about `field`.
+    pub fn new(field: &'static str, message: impl Into<String>) -> Self {
+        Self {
+            field,
+            message: message.into(),
+        }
+    }
+}
+
+/// A parsed cron expression bound to its time zone.
+#[derive(Debug, Clone)]
+pub struct CronSpec {
+    cron: Cron,
+    tz: Tz,
+}
+
+/// Parses a cron expression: 5 fields, or 6 with seconds first, or an `@` nickname.
+pub fn parse_cron(expr: &str) -> Result<Cron, FieldError> {
+    let expr = expr.trim();
+    if expr.is_empty() {
+        return Err(FieldError::new(
+            "cron",
+            "must not be empty; e.g. \"0 9 * * 1-5\"",
+        ));
+    }
+    if !expr.starts_with('@') {
+        let n = expr.split_whitespace().count();
+        if n != 5 && n != 6 {
+            return Err(FieldError::new(
+                "cron",
+                format!(
+                    "{expr:?} has {n} fields; use 5 (minute hour day-of-month month \
+                     day-of-week), or 6 with seconds first"
+                ),
+            ));
+        }
+    }
+    CronParser::builder()
+        .seconds(Seconds::Optional)
+        .year(Year::Disallowed)
+        .build()
+        .parse(expr)
+        .map_err(|e| {
+            FieldError::new(
+                "cron",
+                format!("{expr:?} is not a valid cron expression: {e}"),
+            )
+        })
+}
+
+/// Parses an IANA time zone name (`Europe/Berlin`, `America/New_York`, `UTC`).
+pub fn parse_timezone(name: &str) -> Result<Tz, FieldError> {
+    let name = name.trim();
+    name.parse::<Tz>().map_err(|_| {
+        FieldError::new(
+            "timezone",
+            format!("{name:?} is not an IANA time zone; e.g. \"Europe/Berlin\" or \"UTC\""),
+        )
+    })
+}
+
+impl CronSpec {
+    /// Parses the expression and the zone, without checking when it fires.
+    pub fn parse(expr: &str, timezone: &str) -> Result<Self, FieldError> {
+        let tz = parse_timezone(timezone)?;
+        let cron = parse_cron(expr)?;
+        Ok(Self { cron, tz })
+    }
+
+    /// Parses and checks that the expression fires after `now` and never more often than
+    /// once a minute ([`MIN_INTERVAL_SECS`]).
+    pub fn validate(expr: &str, timezone: &str, now: DateTime<Utc>) -> Result<Self, FieldError> {
+        let spec = Self::parse(expr, timezone)?;
+        let next = spec.upcoming(now, 8);
+        let Some(first) = next.first() else {
+            return Err(FieldError::new(
+                "cron",
+                format!("{:?} never fires (e.g. February 30th)", expr.trim()),
+            ));
+        };
+        let mut prev = *first;
+        for t in next.iter().skip(1) {
+            if (*t - prev).num_seconds() < MIN_INTERVAL_SECS {
+                return Err(FieldError::new(
+                    "cron",
+                    format!(
+                        "{:?} fires more often than once a minute; every Run is a Session, \
+                         so the shortest interval is {MIN_INTERVAL_SECS} seconds",
+                        expr.trim()
+                    ),
+                ));
+            }
+            prev = *t;
+        }
+        Ok(spec)
+    }
+
+    /// The time zone.
+    pub fn timezone(&self) -> Tz {
+        self.tz
+    }
+
+    /// The first slot strictly after `t`, or `None` when there is none (croner searches a
+    /// bounded range).
+    pub fn next_after(&self, t: DateTime<Utc>) -> Option<DateTime<Utc>> {
+        self.cron
+            .find_next_occurrence(&t.with_timezone(&self.tz), false)
+            .ok()
+            .map(|d| d.with_timezone(&Utc))
+    }
+
+    /// The next `n` slots strictly after `t`, in the schedule's zone.
+    pub fn upcoming(&self, t: DateTime<Utc>, n: usize) -> Vec<DateTime<Tz>> {
+        let mut out = Vec::with_capacity(n);
+        let mut cursor = t;
+        while out.len() < n {
+            let Some(next) = self.next_after(cursor) else {
+                break;
+            };
+            out.push(next.with_timezone(&self.tz));
+            cursor = next;
+        }
+        out
+    }
+
+    /// The expression in plain English ("At 09:00 on Monday through Friday.").
+    pub fn describe(&self) -> String {
+        self.cron.describe()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn utc(s: &str) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339(s).unwrap().to_utc()
+    }
+
+    fn fires(expr: &str, tz: &str, from: &str, n: usize) -> Vec<String> {
+        CronSpec::parse(expr, tz)
+            .unwrap()
+            .upcoming(utc(from), n)
+            .iter()
+            .map(|t| t.to_rfc3339())
+            .collect()
+    }
+
+    #[test]
+    fn five_fields_in_several_zones() {
+        // Weekdays at 09:00 local.
+        assert_eq!(
+            fires("0 9 * * 1-5", "Europe/Berlin", "2026-12-04T12:00:00Z", 2),
+            ["2026-12-07T09:00:00+01:00", "2026-12-08T09:00:00+01:00"]
+        );
+        assert_eq!(
+            fires(
+                "0 9 * * MON-FRI",
+                "America/New_York",
+                "2026-07-01T00:00:00Z",
+                2
+            ),
+            ["2026-07-01T09:00:00-04:00", "2026-07-02T09:00:00-04:00"]
+        );
+        assert_eq!(
+            fires("30 8 * * *", "Asia/Kolkata", "2026-01-01T00:00:00Z", 1),
+            ["2026-01-01T08:30:00+05:30"]
+        );
+        assert_eq!(
+            fires("0 0 1 * *", "UTC", "2026-01-15T00:00:00Z", 2),
+            ["2026-02-01T00:00:00+00:00", "2026-03-01T00:00:00+00:00"]
+        );
+        // Southern hemisphere: Sydney is on daylight time (+11) in January.
+        assert_eq!(
+            fires("0 7 * * *", "Australia/Sydney", "2026-01-10T00:00:00Z", 1),
+            ["2026-01-11T07:00:00+11:00"]
+        );
+    }
+
+    #[test]
+    fn six_fields_put_seconds_first_and_nicknames_work() {
+        assert_eq!(
+            fires("30 0 9 * * *", "UTC", "2026-01-01T00:00:00Z", 1),
+            ["2026-01-01T09:00:30+00:00"]
+        );
+        assert_eq!(
+            fires("@daily", "Europe/London", "2026-06-01T12:00:00Z", 1),
+            ["2026-06-02T00:00:00+01:00"]
+        );
+    }
+
+    #[test]
+    fn sunday_is_zero_or_seven() {
+        let a = fires("0 10 * * 0", "UTC", "2026-03-02T00:00:00Z", 1);
+        let b = fires("0 10 * * 7", "UTC", "2026-03-02T00:00:00Z", 1);
+        assert_eq!(a, ["2026-03-08T10:00:00+00:00"]);
+        assert_eq!(a, b);
+    }
+
+    #[test]
+    fn spring_forward_fires_once_at_the_next_valid_instant() {
+        // Berlin 2026-03-29: 02:00 → 03:00. 02:30 does not exist that day.
+        assert_eq!(
+            fires("30 2 * * *", "Europe/Berlin", "2026-03-28T12:00:00Z", 3),
+            [
+                "2026-03-29T03:00:00+02:00",
+                "2026-03-30T02:30:00+02:00",
+                "2026-03-31T02:30:00+02:00"
+            ]
+        );
+        // New York 2026-03-08: 02:00 → 03:00.
+        assert_eq!(
+            fires("15 2 * * *", "America/New_York", "2026-03-07T12:00:00Z", 2),
+            ["2026-03-08T03:00:00-04:00", "2026-03-09T02:15:00-04:00"]
+        );
+    }
+
+    #[test]
+    fn fall_back_fires_once() {
+        // Berlin 2026-10-25: 03:00 → 02:00. 02:30 happens twice; it fires at the first.
+        assert_eq!(
+            fires("30 2 * * *", "Europe/Berlin", "2026-10-24T12:00:00Z", 2),
+            ["2026-10-25T02:30:00+02:00", "2026-10-26T02:30:00+01:00"]
+        );
+        // Searching from the fire itself (the scheduler always does) does not find the second
+        // pass either.
+        assert_eq!(
+            fires("30 2 * * *", "Europe/Berlin", "2026-10-25T00:30:00Z", 1),
+            ["2026-10-26T02:30:00+01:00"]
+        );
+        // Even a search that starts inside the second pass (02:00+01:00) skips it: a fixed
+        // local time never fires in the repeated half.
+        assert_eq!(
+            fires("30 2 * * *", "Europe/Berlin", "2026-10-25T01:00:00Z", 1),
+            ["2026-10-26T02:30:00+01:00"]
+        );
+        // New York 2026-11-01: 02:00 → 01:00. 01:30 happens twice.
+        assert_eq!(
+            fires("30 1 * * *", "America/New_York", "2026-10-31T12:00:00Z", 2),
+            ["2026-11-01T01:30:00-04:00", "2026-11-02T01:30:00-05:00"]
+        );
+    }
+
+    #[test]
+    fn hourly_fires_in_both_passes_of_a_repeated_hour() {
+        assert_eq!(
+            fires("0 * * * *", "Europe/Berlin", "2026-10-24T22:30:00Z", 4),
+            [
+                "2026-10-25T01:00:00+02:00",
+                "2026-10-25T02:00:00+02:00",
+                "2026-10-25T02:00:00+01:00",
+                "2026-10-25T03:00:00+01:00"
+            ]
+        );
+    }
+
+    #[test]
+    fn bad_expressions_name_the_cron_field() {
+        for bad in [
+            "",
+            "* * * *",
+            "* * * * * * *",
+            "61 * * * *",
+            "a b c d e",
+            "0 25 * * *",
+        ] {
+            let e = CronSpec::parse(bad, "UTC").unwrap_err();
+            assert_eq!(e.field, "cron", "{bad:?}: {e}");
+        }
+        let now = utc("2026-01-01T00:00:00Z");
+        let e = CronSpec::validate("0 0 30 2 *", "UTC", now).unwrap_err();
+        assert_eq!(e.field, "cron");
+        assert!(e.message.contains("never fires"), "{e}");
+        let e = CronSpec::validate("*/10 * * * * *", "UTC", now).unwrap_err();
+        assert!(e.message.contains("once a minute"), "{e}");
+        assert!(CronSpec::validate("0 * * * * *", "UTC", now).is_ok());
+    }
+
+    #[test]
+    fn unknown_zones_name_the_timezone_field() {
+        for bad in ["Mars/Olympus", "", "CEST+1", "europe/berlin"] {
+            let e = CronSpec::parse("* * * * *", bad).unwrap_err();
+            assert_eq!(e.field, "timezone", "{bad:?}: {e}");
+        }
+        assert!(CronSpec::parse("* * * * *", "Europe/Berlin").is_ok());
+        assert!(CronSpec::parse("* * * * *", "UTC").is_ok());
+    }
+
+    #[test]
+    fn describes_in_plain_words() {
+        let d = CronSpec::parse("0 9 * * 1-5", "UTC").unwrap().describe();
+        assert!(d.contains("09:00"), "{d}");
+    }
+}

@@ -1,0 +1,145 @@
+//! Personal schedules: when Runs happen, and what a Run is.
+//!
+//! - [`cron`] (pure): cron expression + IANA zone → next fire times, with defined
+//!   daylight-saving behaviour. [`plan`] (pure): what to do with a due schedule under its
+//!   missed-run policy. Both take "now" as an argument and are unit-tested without a clock.
+//! - [`Scheduler`]: the handle the server and the composition root share. Its schedule
+//!   operations (create, update, delete, run now, replay, list Runs) are scoped to the calling
+//!   principal: a schedule is visible to its creator only, everyone else gets "not found".
+//!   They check the creator's current access to the target Agent on every create, enable, run
+//!   now and replay.
+//! - The loop ([`Scheduler::start`]) sleeps until the earliest due slot (or a schedule change,
+//!   or shutdown), then [`Scheduler::run_due_now`] claims each due slot in the database and
+//!   starts its Run. A claim moves the schedule's cursor with a compare-and-set and records
+//!   the Run in the same transaction, so two processes on one data dir never run a slot twice.
+//!
+//! A Run is an ordinary input to the runtime (origin `schedule`), admitted as the schedule's
+//! creator in a fresh context, so every Run gets its own Session: the same runtime, journal,
+//! transcript, live stream and pending interactions as an A2A task. There is no second
+//! execution path.
+//!
+//! Not here: HTTP (sextant-server), SQL (sextant-journal).
+
+pub mod cron;
+pub mod plan;
+mod runner;
+mod service;
+pub mod view;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use sextant_core::Clock;
+use sextant_journal::Journal;
+use sextant_runtime::Runtime;
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+pub use cron::{CronSpec, FieldError};
+pub use service::{RunsPage, ScheduleFields};
+pub use view::{RunView, ScheduleView};
+
+/// Why a schedule operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A field of the request is wrong; the error names it.
+    #[error(transparent)]
+    Invalid(#[from] FieldError),
+    /// No such schedule or Run for this principal (someone else's is "not found" too).
+    #[error("not found")]
+    NotFound,
+    /// The creator may not call the target Agent.
+    #[error("{0}")]
+    Forbidden(String),
+    #[error(transparent)]
+    Journal(#[from] sextant_journal::Error),
+}
+
+/// Scheduler result.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// The longest the loop sleeps without looking at the database and the wall clock again. Tokio
+/// sleeps on a monotonic clock that stops while the machine is suspended; waking at least this
+/// often notices a resume (and schedules changed by another process) soon after.
+pub const MAX_NAP: Duration = Duration::from_secs(30);
+
+/// The scheduler handle. Clones share everything.
+#[derive(Clone)]
+pub struct Scheduler {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    runtime: Runtime,
+    /// Wakes the loop when a schedule changed.
+    changed: Notify,
+    /// One tick at a time in this process (the loop's and [`Scheduler::run_due_now`]'s).
+    tick: tokio::sync::Mutex<()>,
+}
+
+/// The running loop; [`SchedulerHandle::shutdown`] stops it.
+pub struct SchedulerHandle {
+    cancel: CancellationToken,
+    tracker: TaskTracker,
+}
+
+impl SchedulerHandle {
+    /// Stops the loop and waits for it (a tick in progress finishes first).
+    pub async fn shutdown(self) {
+        self.cancel.cancel();
+        self.tracker.close();
+        if tokio::time::timeout(Duration::from_secs(30), self.tracker.wait())
+            .await
+            .is_err()
+        {
+            tracing::warn!("scheduler loop did not stop within 30 s");
+        }
+    }
+}
+
+impl Scheduler {
+    /// A scheduler over the runtime (and its journal and clock). Nothing runs until
+    /// [`Scheduler::start`].
+    pub fn new(runtime: Runtime) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                runtime,
+                changed: Notify::new(),
+                tick: tokio::sync::Mutex::new(()),
+            }),
+        }
+    }
+
+    fn runtime(&self) -> &Runtime {
+        &self.inner.runtime
+    }
+
+    fn journal(&self) -> &Journal {
+        self.inner.runtime.journal()
+    }
+
+    fn clock(&self) -> &Arc<dyn Clock> {
+        self.inner.runtime.clock()
+    }
+
+    /// Wakes the loop to look at the schedules again (after a change, or after a test moved
+    /// its manual clock).
+    pub fn changed(&self) {
+        self.inner.changed.notify_one();
+    }
+
+    /// Starts the loop: first it starts Runs that were claimed but never started (a crash or
+    /// shutdown in between), then it handles due slots (missed ones per their policy) and
+    /// sleeps until the next one. It stops when `cancel` fires or the handle is shut down.
+    pub fn start(&self, cancel: CancellationToken) -> SchedulerHandle {
+        let tracker = TaskTracker::new();
+        let this = self.clone();
+        let token = cancel.clone();
+        tracker.spawn(async move { this.run_loop(token).await });
+        SchedulerHandle { cancel, tracker }
+    }
+}
+
+#[cfg(test)]
+mod tests;

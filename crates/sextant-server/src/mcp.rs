@@ -1,0 +1,431 @@
+//! The agents MCP server at `/api/v1/assistant-mcp` (rmcp, streamable HTTP): the bridge an
+//! assistant runtime uses to read an Agent's task and answer its pending interaction on the
+//! person's behalf. Tools:
+//!
+//! - `get_agent_task(agent_id, task_id)`: the task exactly as A2A `GetTask` renders it (same
+//!   code path: [`a2a::task_view`]), after a plain-text summary naming the pending interaction,
+//!   its ids and its declared options.
+//! - `answer_agent_task(agent_id, task_id, interaction_id, answer, message_id[, reason,
+//!   values])`: [`Runtime::answer`](sextant_runtime::Runtime::answer) as the caller; returns
+//!   the task as it was right after the answer was journalled, without waiting for execution.
+//!
+//! **Who is calling.** The route sits behind [`crate::auth::resolve`]; each tool reads the
+//! [`Principal`] from the `http::request::Parts` of *its own* POST (rmcp hands them over as a
+//! request extension) and never caches it. The server is stateless (no `Mcp-Session-Id`), so
+//! nothing a client holds can carry one caller's identity into another caller's request.
+//!
+//! **Visibility.** The console owner (`Principal::person()`) reads every task of the Agent,
+//! whichever caller started it (the bridge serves the person's assistant, which answers
+//! approvals for them); any other principal reads only its own tasks. A task the caller may
+//! not read, or of another Agent, is "not found". Only the owner may answer (the runtime
+//! enforces it). Assistant capability tokens (scoped to one workspace and target) come later.
+//!
+//! **Errors.** A refused call is a tool result with `isError: true` whose text is the same
+//! message the REST answer API gives (e.g. an undeclared option lists the declared ones), and
+//! whose `structuredContent` is the REST error object. Only an internal failure is a JSON-RPC
+//! error. The wire shapes are documented in `docs/mcp.md`.
+
+use std::sync::Arc;
+
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::tool::Extension;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities};
+use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::{ErrorData, ServerHandler, tool, tool_handler, tool_router};
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+use sextant_a2a::RpcError;
+use sextant_a2a::error::Code;
+use sextant_core::Principal;
+use sextant_core::event::state_wire;
+use sextant_core::projection::TaskFold;
+use sextant_runtime::{AnswerError, AnswerRequest};
+
+use crate::AppState;
+use crate::a2a::{self, TaskView, Visibility};
+use crate::error::ApiError;
+use crate::interactions::answer_error;
+use crate::urls::base_url;
+
+/// Where the service is mounted.
+pub const PATH: &str = "/api/v1/assistant-mcp";
+
+/// Loopback names always accepted in `Host` (rmcp's DNS-rebinding guard).
+const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
+
+/// `get_agent_task` arguments.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct GetAgentTaskArgs {
+    /// The Agent the task belongs to (e.g. `shell`).
+    pub agent_id: String,
+    /// The A2A task id.
+    pub task_id: String,
+}
+
+/// `answer_agent_task` arguments.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct AnswerAgentTaskArgs {
+    /// The Agent the task belongs to.
+    pub agent_id: String,
+    /// The task waiting for the decision.
+    pub task_id: String,
+    /// The pending interaction's id, exactly as get_agent_task shows it.
+    pub interaction_id: String,
+    /// One of the interaction's declared option ids, e.g. `accept`, `acceptForSession`,
+    /// `decline` or `cancel`.
+    pub answer: String,
+    /// A fresh id for this answer. Retrying with the same message_id and the same answer
+    /// returns the same result; the same message_id with a different answer is refused.
+    pub message_id: String,
+    /// Optional free-text reason, returned to the engine when the interaction allows one.
+    #[serde(default)]
+    pub reason: Option<String>,
+    /// Form values by field id, for interactions that declare fields.
+    #[serde(default)]
+    pub values: Option<Map<String, Value>>,
+}
+
+/// The tools; one clone serves each (stateless) request.
+#[derive(Clone)]
+pub struct AgentTools {
+    app: AppState,
+    tool_router: ToolRouter<Self>,
+}
+
+/// The caller of this POST, as the auth middleware resolved it.
+fn principal(parts: &http::request::Parts) -> Result<Principal, ErrorData> {
+    parts.extensions.get::<Principal>().cloned().ok_or_else(|| {
+        tracing::error!("MCP request without a resolved principal");
+        ErrorData::internal_error("no caller identity on this request", None)
+    })
+}
+
+/// A refusal as a tool error (the caller's client shows the text); internal failures are
+/// protocol errors whose detail stays in the log.
+fn rpc_refusal(err: RpcError) -> Result<CallToolResult, ErrorData> {
+    if err.code == Code::Internal {
+        return Err(ErrorData::internal_error("Something went wrong", None));
+    }
+    let mut result = CallToolResult::error(vec![ContentBlock::text(err.message.clone())]);
+    result.structured_content = Some(json!({
+        "error": { "code": err.code.code(), "message": err.message }
+    }));
+    Ok(result)
+}
+
+/// A REST-shaped refusal as a tool error, with the REST wording.
+fn api_refusal(err: ApiError) -> Result<CallToolResult, ErrorData> {
+    if let ApiError::Internal(detail) = &err {
+        tracing::error!(%detail, "MCP answer failed");
+        return Err(ErrorData::internal_error("Something went wrong", None));
+    }
+    let (_, code, message) = err.parts();
+    let mut error = json!({ "code": code, "message": message });
+    if let ApiError::Invalid { field, .. } = &err {
+        error["field"] = json!(field);
+    }
+    let mut result = CallToolResult::error(vec![ContentBlock::text(message)]);
+    result.structured_content = Some(json!({ "error": error }));
+    Ok(result)
+}
+
+/// A successful result: the summary, then the JSON (also as structured content).
+fn success(summary: String, body: Value) -> CallToolResult {
+    let mut result = CallToolResult::success(vec![
+        ContentBlock::text(summary),
+        ContentBlock::text(body.to_string()),
+    ]);
+    result.structured_content = Some(body);
+    result
+}
+
+/// The text parts of `parts`, joined and cut to a readable length (the JSON has it all).
+fn parts_text(parts: &Value) -> Option<String> {
+    const MAX: usize = 4000;
+    let text: String = parts
+        .as_array()?
+        .iter()
+        .filter_map(|p| p["text"].as_str())
+        .collect();
+    let text = text.trim();
+    if text.is_empty() {
+        return None;
+    }
+    Some(match text.char_indices().nth(MAX) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_string(),
+    })
+}
+
+/// The plain-text summary put before the task JSON.
+pub fn summary(agent_id: &str, fold: &TaskFold, task: &Value) -> String {
+    let mut out = format!(
+        "Task {} (agent {agent_id}): {}",
+        fold.task_id,
+        state_wire(&fold.state)
+    );
+    if let Some(i) = fold.pending_interaction() {
+        let kind = serde_json::to_value(i.kind)
+            .ok()
+            .and_then(|v| v.as_str().map(String::from))
+            .unwrap_or_default();
+        let what = i
+            .command
+            .as_deref()
+            .or(i.description.as_deref())
+            .map(|c| format!(" — {c}"))
+            .unwrap_or_default();
+        out.push_str(&format!(
+            "\nPending interaction {} ({kind}): {}{what}. Answer with answer_agent_task using \
+             task_id={}, interaction_id={} and one of: {}",
+            i.interaction_id,
+            i.title,
+            fold.task_id,
+            i.interaction_id,
+            i.option_ids().join(", ")
+        ));
+        let labels: Vec<String> = i
+            .options
+            .iter()
+            .map(|o| format!("{} = {}", o.id, o.label))
+            .collect();
+        out.push_str(&format!("\nOptions: {}", labels.join("; ")));
+        if !i.fields.is_empty() {
+            let fields: Vec<String> = i
+                .fields
+                .iter()
+                .map(|f| {
+                    let req = if f.required { ", required" } else { "" };
+                    format!("{} ({}{req})", f.id, f.label)
+                })
+                .collect();
+            out.push_str(&format!(
+                "\nForm fields (pass as values): {}",
+                fields.join("; ")
+            ));
+        }
+        if i.reason_allowed {
+            out.push_str("\nA reason may be given (reason); it is passed to the agent.");
+        }
+        if let Some(at) = i.expires_at {
+            out.push_str(&format!(
+                "\nExpires at {}; then {} is applied.",
+                sextant_core::ids::format_time(at),
+                i.default_option
+            ));
+        }
+    } else if let Some(text) = parts_text(&task["status"]["message"]["parts"]) {
+        out.push_str(&format!("\nStatus: {text}"));
+    }
+    if let Some(text) = parts_text(&task["artifacts"][0]["parts"]) {
+        out.push_str(&format!("\nResult:\n{text}"));
+    }
+    out
+}
+
+#[tool_router]
+impl AgentTools {
+    pub fn new(app: AppState) -> Self {
+        Self {
+            app,
+            tool_router: Self::tool_router(),
+        }
+    }
+
+    #[tool(
+        description = "Read one task of a Sextant agent: its state, its result, and the pending \
+                       interaction (approval) it waits for, with the exact task_id, \
+                       interaction_id and declared options to pass to answer_agent_task. \
+                       Returns a text summary, then the A2A Task as JSON.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn get_agent_task(
+        &self,
+        Extension(parts): Extension<http::request::Parts>,
+        Parameters(args): Parameters<GetAgentTaskArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let who = principal(&parts)?;
+        let base = base_url(&self.app, &parts.headers);
+        let view = a2a::task_view(
+            &self.app,
+            &who,
+            &args.agent_id,
+            &args.task_id,
+            &base,
+            Visibility::OwnerReadsAll,
+        )
+        .await;
+        match view {
+            Ok(TaskView { fold, task, .. }) => {
+                Ok(success(summary(&args.agent_id, &fold, &task), task))
+            }
+            Err(e) => rpc_refusal(e),
+        }
+    }
+
+    #[tool(
+        description = "Answer a pending interaction (approval) of a Sextant agent task, as the \
+                       console owner. Name the exact task_id and interaction_id from \
+                       get_agent_task and one of the declared options (e.g. accept, \
+                       acceptForSession, decline, cancel); a new message_id per answer. \
+                       Returns the task as it is right after the answer was recorded, without \
+                       waiting for the agent to finish; read the result with get_agent_task.",
+        annotations(
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn answer_agent_task(
+        &self,
+        Extension(parts): Extension<http::request::Parts>,
+        Parameters(args): Parameters<AnswerAgentTaskArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let who = principal(&parts)?;
+        let base = base_url(&self.app, &parts.headers);
+        // The same scope as reads: a task the caller may not see, or of another Agent, is
+        // "not found" (with the REST wording), before anything else is checked.
+        if let Err(e) = a2a::find_task(
+            &self.app,
+            &who,
+            &args.agent_id,
+            &args.task_id,
+            Visibility::OwnerReadsAll,
+        )
+        .await
+        {
+            return match e.code {
+                Code::TaskNotFound => api_refusal(answer_error(AnswerError::TaskNotFound)),
+                _ => rpc_refusal(e),
+            };
+        }
+        let answer = args.answer.clone();
+        let result = self
+            .app
+            .runtime
+            .answer(AnswerRequest {
+                principal: who,
+                task_id: args.task_id,
+                interaction_id: args.interaction_id.clone(),
+                option: args.answer,
+                reason: args.reason,
+                values: args.values.unwrap_or_default(),
+                message_id: args.message_id,
+            })
+            .await;
+        let row = match result {
+            Ok(row) => row,
+            Err(e) => return api_refusal(answer_error(e)),
+        };
+        let upto = row.last_seq;
+        let view = match a2a::render_task(&self.app, row, &base, None, Some(upto)).await {
+            Ok(v) => v,
+            Err(e) => return rpc_refusal(e),
+        };
+        let text = format!(
+            "Answered interaction {} with {answer}. {}\nExecution goes on in the background; \
+             call get_agent_task to follow the task to its result.",
+            args.interaction_id,
+            summary(&args.agent_id, &view.fold, &view.task)
+        );
+        let body = json!({
+            "interactionId": args.interaction_id,
+            "answer": answer,
+            "task": view.task,
+        });
+        Ok(success(text, body))
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for AgentTools {
+    fn get_info(&self) -> rmcp::model::ServerConfig {
+        rmcp::model::ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("sextant", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "Sextant's agents MCP server. get_agent_task reads a task of one of the \
+                 person's agents; when it waits for a decision, the summary names the \
+                 interaction and its declared options. answer_agent_task answers it with \
+                 exactly one declared option; a text message is never an approval.",
+            )
+    }
+}
+
+/// The `Host` names the service accepts: the loopback names, plus the configured public
+/// URL's host.
+fn allowed_hosts(public_url: Option<&str>) -> Vec<String> {
+    let mut hosts: Vec<String> = LOOPBACK_HOSTS.iter().map(|h| h.to_string()).collect();
+    let public = public_url
+        .and_then(|u| u.parse::<http::Uri>().ok())
+        .and_then(|u| {
+            u.host()
+                .map(|h| h.trim_matches(['[', ']']).to_ascii_lowercase())
+        })
+        .filter(|h| !h.is_empty());
+    if let Some(h) = public
+        && !hosts.contains(&h)
+    {
+        hosts.push(h);
+    }
+    hosts
+}
+
+/// The MCP service to mount at [`PATH`] inside the authenticated router.
+pub fn service(app: &AppState) -> StreamableHttpService<AgentTools, NeverSessionManager> {
+    let config = StreamableHttpServerConfig::default()
+        // Stateless for every protocol version: no session can be bound to another caller.
+        .with_legacy_session_mode(false)
+        .with_json_response(true)
+        .with_allowed_hosts(allowed_hosts(app.config.public_url.as_deref()))
+        .with_cancellation_token(app.shutdown.child_token());
+    let tools = AgentTools::new(app.clone());
+    StreamableHttpService::new(
+        move || Ok(tools.clone()),
+        Arc::new(NeverSessionManager::default()),
+        config,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refusals_keep_the_rest_wording() {
+        let r = api_refusal(answer_error(AnswerError::Refused(
+            sextant_core::interaction::AnswerRefusal::UnknownOption {
+                declared: vec!["accept".into(), "decline".into()],
+            },
+        )))
+        .expect("a tool error");
+        assert_eq!(r.is_error, Some(true));
+        let sc = r.structured_content.expect("structured");
+        assert_eq!(sc["error"]["code"], "invalid_field");
+        assert_eq!(sc["error"]["field"], "option");
+        assert!(
+            sc["error"]["message"]
+                .as_str()
+                .is_some_and(|m| m.ends_with("choose one of: accept, decline"))
+        );
+        assert!(api_refusal(ApiError::Internal("db".into())).is_err());
+    }
+
+    #[test]
+    fn allowed_hosts_are_loopback_plus_the_public_host() {
+        assert_eq!(allowed_hosts(None), ["localhost", "127.0.0.1", "::1"]);
+        assert_eq!(
+            allowed_hosts(Some("https://Sextant.example.com:8443/base/")),
+            ["localhost", "127.0.0.1", "::1", "sextant.example.com"]
+        );
+        assert_eq!(
+            allowed_hosts(Some("http://[::1]:9900")),
+            ["localhost", "127.0.0.1", "::1"]
+        );
+        assert_eq!(
+            allowed_hosts(Some("not a url")),
+            ["localhost", "127.0.0.1", "::1"]
+        );
+    }
+}

@@ -1,0 +1,474 @@
+//! Personal schedules, `/api/v1/me/schedules`: the calling principal's own plans and their
+//! Runs. "me" is whoever the credentials say: the console owner (token) or the anonymous
+//! loopback caller each have their own schedules, and neither sees the other's (404). Every
+//! operation is scoped in `sextant-scheduler`; these handlers parse, call and shape JSON.
+//!
+//! Also here: the owner-only access endpoint, `/api/v1/agents/{agent_id}/access`, that revokes
+//! and restores a principal's access to an Agent.
+//!
+//! Bodies are JSON objects with the snake_case field names of the API; a field error answers
+//! 422 `{"error": {"code": "invalid_field", "message", "field"}}`. Requests that change
+//! something (POST, PATCH, PUT) must say `Content-Type: application/json`, bodies or not.
+
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::{Extension, Path, Query, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+use sextant_core::{MissedRunPolicy, Principal, ScheduleSource};
+use sextant_scheduler::{Error as SchedError, RunView, ScheduleFields, ScheduleView};
+
+use crate::AppState;
+use crate::api::{decode_cursor, encode_cursor, owner_only};
+use crate::error::{ApiError, ApiResult};
+use crate::urls::base_url;
+
+impl From<SchedError> for ApiError {
+    fn from(e: SchedError) -> Self {
+        match e {
+            SchedError::Invalid(f) => ApiError::Invalid {
+                field: f.field.to_string(),
+                message: format!("{}: {}", f.field, f.message),
+            },
+            SchedError::NotFound => ApiError::NotFound("no such schedule or run".into()),
+            SchedError::Forbidden(why) => ApiError::Forbidden(why),
+            SchedError::Journal(e) => ApiError::Internal(e.to_string()),
+        }
+    }
+}
+
+/// Refuses a write whose Content-Type is not JSON.
+fn require_json(headers: &HeaderMap) -> ApiResult<()> {
+    let ok = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"));
+    if ok {
+        Ok(())
+    } else {
+        Err(ApiError::UnsupportedMediaType(
+            "send Content-Type: application/json (also on requests without a body)".into(),
+        ))
+    }
+}
+
+fn invalid(field: &str, message: impl std::fmt::Display) -> ApiError {
+    ApiError::Invalid {
+        field: field.to_string(),
+        message: format!("{field}: {message}"),
+    }
+}
+
+/// Fields a client may send.
+const WRITABLE: &[&str] = &[
+    "name",
+    "prompt",
+    "cron",
+    "timezone",
+    "agent_id",
+    "enabled",
+    "missed_run_policy",
+    "missed_run_grace_secs",
+];
+/// Fields of a schedule as shown, ignored on input so a client can send back what it read.
+const READ_ONLY: &[&str] = &[
+    "id",
+    "description",
+    "next_runs",
+    "next_fire_at",
+    "access",
+    "created_at",
+    "updated_at",
+    "url",
+    "runs_url",
+];
+
+fn parse_object(body: &Bytes) -> ApiResult<Map<String, Value>> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(Map::new());
+    }
+    match serde_json::from_slice::<Value>(body) {
+        Ok(Value::Object(m)) => Ok(m),
+        Ok(_) => Err(ApiError::BadRequest(
+            "the body must be a JSON object".into(),
+        )),
+        Err(e) => Err(ApiError::BadRequest(format!("the body is not JSON: {e}"))),
+    }
+}
+
+/// Reads the schedule fields of a body (and, on create, `source`).
+fn parse_fields(
+    body: &Bytes,
+    creating: bool,
+) -> ApiResult<(ScheduleFields, Option<ScheduleSource>)> {
+    let obj = parse_object(body)?;
+    let mut f = ScheduleFields::default();
+    let mut source = None;
+    let string = |k: &str, v: &Value| -> ApiResult<String> {
+        v.as_str()
+            .map(String::from)
+            .ok_or_else(|| invalid(k, "must be a string"))
+    };
+    for (k, v) in &obj {
+        match k.as_str() {
+            "name" => f.name = Some(string(k, v)?),
+            "prompt" => f.prompt = Some(string(k, v)?),
+            "cron" => f.cron = Some(string(k, v)?),
+            "timezone" => f.timezone = Some(string(k, v)?),
+            "agent_id" => f.agent_id = Some(string(k, v)?),
+            "enabled" => {
+                f.enabled = Some(
+                    v.as_bool()
+                        .ok_or_else(|| invalid(k, "must be true or false"))?,
+                )
+            }
+            "missed_run_policy" => {
+                let s = string(k, v)?;
+                f.missed_run_policy = Some(
+                    MissedRunPolicy::parse(&s)
+                        .ok_or_else(|| invalid(k, "must be \"skip\" or \"run_once\""))?,
+                );
+            }
+            "missed_run_grace_secs" => {
+                f.missed_run_grace_secs = Some(
+                    v.as_i64()
+                        .ok_or_else(|| invalid(k, "must be a whole number of seconds"))?,
+                )
+            }
+            "source" if creating => {
+                source = match v.as_str() {
+                    Some("console") => Some(ScheduleSource::Console),
+                    Some("api") => Some(ScheduleSource::Api),
+                    _ => {
+                        return Err(invalid(
+                            k,
+                            "must be \"console\" or \"api\" (assistant runtimes are recognised \
+                             by their credentials)",
+                        ));
+                    }
+                };
+            }
+            k if READ_ONLY.contains(&k) || k == "source" => {}
+            k => {
+                return Err(invalid(
+                    k,
+                    format!("is not a schedule field; use {}", WRITABLE.join(", ")),
+                ));
+            }
+        }
+    }
+    Ok((f, source))
+}
+
+fn schedule_json(v: &ScheduleView, base: &str) -> Value {
+    let mut j = serde_json::to_value(v).unwrap_or(Value::Null);
+    j["url"] = json!(format!("{base}/api/v1/me/schedules/{}", v.id));
+    j["runs_url"] = json!(format!("{base}/api/v1/me/schedules/{}/runs", v.id));
+    j
+}
+
+fn run_json(r: &RunView, base: &str) -> Value {
+    let mut j = serde_json::to_value(r).unwrap_or(Value::Null);
+    j["url"] = json!(format!(
+        "{base}/api/v1/me/schedules/{}/runs/{}",
+        r.schedule_id, r.id
+    ));
+    j["session_url"] = json!(
+        r.session_id
+            .as_ref()
+            .map(|s| format!("{base}/sessions/{s}"))
+    );
+    j["session_api_url"] = json!(
+        r.session_id
+            .as_ref()
+            .map(|s| format!("{base}/api/v1/sessions/{s}"))
+    );
+    j
+}
+
+/// `GET /api/v1/me/schedules`: the caller's schedules, newest first.
+pub async fn list(
+    State(app): State<AppState>,
+    Extension(p): Extension<Principal>,
+    headers: HeaderMap,
+) -> ApiResult<Json<Value>> {
+    let base = base_url(&app, &headers);
+    let list = app.scheduler.list(&p).await?;
+    Ok(Json(json!({
+        "schedules": list.iter().map(|s| schedule_json(s, &base)).collect::<Vec<_>>(),
+    })))
+}
+
+/// `POST /api/v1/me/schedules`: creates a schedule owned by, and executing as, the caller.
+pub async fn create(
+    State(app): State<AppState>,
+    Extension(p): Extension<Principal>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> ApiResult<Response> {
+    require_json(&headers)?;
+    let (fields, source) = parse_fields(&body, true)?;
+    let v = app
+        .scheduler
+        .create(&p, fields, source.unwrap_or(ScheduleSource::Api))
+        .await?;
+    let base = base_url(&app, &headers);
+    let location = format!("/api/v1/me/schedules/{}", v.id);
+    Ok((
+        StatusCode::CREATED,
+        [(header::LOCATION, location)],
+        Json(schedule_json(&v, &base)),
+    )
+        .into_response())
+}
+
+/// `GET /api/v1/me/schedules/{id}`.
+pub async fn get(
+    State(app): State<AppState>,
+    Extension(p): Extension<Principal>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> ApiResult<Json<Value>> {
+    let v = app.scheduler.get(&p, &id).await?;
+    Ok(Json(schedule_json(&v, &base_url(&app, &headers))))
+}
+
+/// `PATCH /api/v1/me/schedules/{id}`: changes the fields sent; the others keep their value.
+pub async fn update(
+    State(app): State<AppState>,
+    Extension(p): Extension<Principal>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> ApiResult<Json<Value>> {
+    require_json(&headers)?;
+    let (fields, _) = parse_fields(&body, false)?;
+    let v = app.scheduler.update(&p, &id, fields).await?;
+    Ok(Json(schedule_json(&v, &base_url(&app, &headers))))
+}
+
+/// `DELETE /api/v1/me/schedules/{id}`: the schedule and its Run history (the Sessions stay).
+pub async fn delete(
+    State(app): State<AppState>,
+    Extension(p): Extension<Principal>,
+    Path(id): Path<String>,
+) -> ApiResult<StatusCode> {
+    app.scheduler.delete(&p, &id).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// `POST /api/v1/me/schedules/{id}/run`: a Run now (201 with the Run; `blocked` if the caller
+/// may no longer call the Agent).
+pub async fn run_now(
+    State(app): State<AppState>,
+    Extension(p): Extension<Principal>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> ApiResult<Response> {
+    require_json(&headers)?;
+    let run = app.scheduler.run_now(&p, &id).await?;
+    Ok(created_run(&app, &headers, &run))
+}
+
+/// `POST /api/v1/me/schedules/{id}/runs/{run_id}/replay`: a new Run with the earlier Run's
+/// exact prompt and Agent.
+pub async fn replay(
+    State(app): State<AppState>,
+    Extension(p): Extension<Principal>,
+    Path((id, run_id)): Path<(String, String)>,
+    headers: HeaderMap,
+) -> ApiResult<Response> {
+    require_json(&headers)?;
+    let run = app.scheduler.replay(&p, &id, &run_id).await?;
+    Ok(created_run(&app, &headers, &run))
+}
+
+fn created_run(app: &AppState, headers: &HeaderMap, run: &RunView) -> Response {
+    let location = format!("/api/v1/me/schedules/{}/runs/{}", run.schedule_id, run.id);
+    (
+        StatusCode::CREATED,
+        [(header::LOCATION, location)],
+        Json(run_json(run, &base_url(app, headers))),
+    )
+        .into_response()
+}
+
+#[derive(Debug, Deserialize)]
+pub struct RunsQuery {
+    #[serde(default)]
+    cursor: Option<String>,
+    #[serde(default)]
+    limit: Option<u32>,
+}
+
+/// `GET /api/v1/me/schedules/{id}/runs?cursor&limit`: Runs, newest first.
+pub async fn runs(
+    State(app): State<AppState>,
+    Extension(p): Extension<Principal>,
+    Path(id): Path<String>,
+    Query(q): Query<RunsQuery>,
+    headers: HeaderMap,
+) -> ApiResult<Json<Value>> {
+    let limit = match q.limit {
+        None => 50,
+        Some(n @ 1..=200) => n,
+        Some(_) => return Err(invalid("limit", "must be between 1 and 200")),
+    };
+    let cursor = q.cursor.as_deref().map(decode_cursor).transpose()?;
+    let page = app.scheduler.runs(&p, &id, cursor, limit).await?;
+    let base = base_url(&app, &headers);
+    Ok(Json(json!({
+        "runs": page.runs.iter().map(|r| run_json(r, &base)).collect::<Vec<_>>(),
+        "total": page.total,
+        "next_cursor": page.next.as_ref().map(encode_cursor),
+    })))
+}
+
+/// `GET /api/v1/me/schedules/{id}/runs/{run_id}`.
+pub async fn run(
+    State(app): State<AppState>,
+    Extension(p): Extension<Principal>,
+    Path((id, run_id)): Path<(String, String)>,
+    headers: HeaderMap,
+) -> ApiResult<Json<Value>> {
+    let run = app.scheduler.run(&p, &id, &run_id).await?;
+    Ok(Json(run_json(&run, &base_url(&app, &headers))))
+}
+
+/// Most principals one deny list may name.
+const MAX_DENIED: usize = 1000;
+
+fn access_json(app: &AppState, agent_id: &str) -> Value {
+    let known = [Principal::person(), Principal::anonymous_local()];
+    json!({
+        "agent_id": agent_id,
+        "default": "allow",
+        "denied": app.runtime.denied(agent_id),
+        "principals": known
+            .iter()
+            .map(|p| json!({ "key": p.key(), "display": p.display() }))
+            .collect::<Vec<_>>(),
+    })
+}
+
+fn known_agent(app: &AppState, agent_id: &str) -> ApiResult<()> {
+    if app.runtime.agent(agent_id).is_some() {
+        Ok(())
+    } else {
+        Err(ApiError::NotFound(format!("no agent {agent_id}")))
+    }
+}
+
+/// `GET /api/v1/agents/{agent_id}/access` (owner only): who is denied this Agent.
+pub async fn get_access(
+    State(app): State<AppState>,
+    Extension(p): Extension<Principal>,
+    Path(agent_id): Path<String>,
+) -> ApiResult<Json<Value>> {
+    owner_only(&p)?;
+    known_agent(&app, &agent_id)?;
+    Ok(Json(access_json(&app, &agent_id)))
+}
+
+/// `PUT /api/v1/agents/{agent_id}/access` (owner only), body `{"denied": [principal keys]}`:
+/// replaces the Agent's deny list. Takes effect on the next input and the next Run.
+pub async fn put_access(
+    State(app): State<AppState>,
+    Extension(p): Extension<Principal>,
+    Path(agent_id): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> ApiResult<Json<Value>> {
+    owner_only(&p)?;
+    require_json(&headers)?;
+    known_agent(&app, &agent_id)?;
+    let obj = parse_object(&body)?;
+    if let Some(k) = obj.keys().find(|k| *k != "denied") {
+        return Err(invalid(
+            k,
+            "is not an access field; send {\"denied\": [...]}",
+        ));
+    }
+    let list = obj
+        .get("denied")
+        .ok_or_else(|| invalid("denied", "is required: a list of principal keys"))?
+        .as_array()
+        .ok_or_else(|| invalid("denied", "must be a list of principal keys"))?;
+    if list.len() > MAX_DENIED {
+        return Err(invalid(
+            "denied",
+            format!("names more than {MAX_DENIED} principals"),
+        ));
+    }
+    let mut keys = Vec::with_capacity(list.len());
+    for v in list {
+        match v.as_str().map(str::trim) {
+            Some(k) if !k.is_empty() && k.len() <= 512 => keys.push(k.to_string()),
+            _ => {
+                return Err(invalid(
+                    "denied",
+                    "each entry must be a principal key (1-512 characters)",
+                ));
+            }
+        }
+    }
+    app.runtime.set_denied(&agent_id, keys);
+    tracing::info!(%agent_id, denied = ?app.runtime.denied(&agent_id), "agent access changed");
+    // Blocked Runs are decided when they come due; nothing to wake. A change can only make
+    // the next one start or be blocked.
+    Ok(Json(access_json(&app, &agent_id)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fields_are_parsed_by_name_with_field_errors() {
+        let body = Bytes::from_static(
+            br#"{"name":"n","prompt":"p","cron":"* * * * *","timezone":"UTC",
+                 "agent_id":"echo","enabled":false,"missed_run_policy":"run_once",
+                 "missed_run_grace_secs":120,"source":"console","id":"ignored"}"#,
+        );
+        let (f, source) = parse_fields(&body, true).unwrap();
+        assert_eq!(f.name.as_deref(), Some("n"));
+        assert_eq!(f.enabled, Some(false));
+        assert_eq!(f.missed_run_policy, Some(MissedRunPolicy::RunOnce));
+        assert_eq!(f.missed_run_grace_secs, Some(120));
+        assert_eq!(source, Some(ScheduleSource::Console));
+
+        let field = |b: &'static [u8]| match parse_fields(&Bytes::from_static(b), true) {
+            Err(ApiError::Invalid { field, .. }) => field,
+            other => panic!("expected a field error: {other:?}"),
+        };
+        assert_eq!(field(br#"{"cron": 5}"#), "cron");
+        assert_eq!(field(br#"{"enabled": "yes"}"#), "enabled");
+        assert_eq!(
+            field(br#"{"missed_run_policy": "later"}"#),
+            "missed_run_policy"
+        );
+        assert_eq!(field(br#"{"source": "assistant"}"#), "source");
+        assert_eq!(field(br#"{"schedule": "x"}"#), "schedule");
+        assert!(matches!(
+            parse_fields(&Bytes::from_static(b"[1]"), true),
+            Err(ApiError::BadRequest(_))
+        ));
+        assert!(parse_fields(&Bytes::new(), false).is_ok());
+    }
+
+    #[test]
+    fn writes_need_a_json_content_type() {
+        let mut h = HeaderMap::new();
+        assert!(require_json(&h).is_err());
+        h.insert(
+            header::CONTENT_TYPE,
+            "application/json; charset=utf-8".parse().unwrap(),
+        );
+        assert!(require_json(&h).is_ok());
+        h.insert(header::CONTENT_TYPE, "text/plain".parse().unwrap());
+        assert!(require_json(&h).is_err());
+    }
+}

@@ -1,0 +1,21 @@
+//! Sextant end-to-end tests: one integration binary (`cargo test -p sextant-tests`), one
+//! module per topic. Every test starts its own Sextant on a temp data dir and 127.0.0.1:0,
+//! talks to it over HTTP like a real client, and shuts it down cleanly.
+
+// Test helpers outside #[test] functions may unwrap: a panic is the failure report here.
+#![allow(clippy::unwrap_used)]
+
+mod support;
+
+mod cards;
+mod errors;
+mod legacy;
+mod list_tasks;
+mod long_tasks;
+mod mcp;
+mod restart;
+mod schedules;
+mod scoping;
+mod send;
+mod sessions_api;
+mod streams;

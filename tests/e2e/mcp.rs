@@ -1,0 +1,409 @@
+//! The agents MCP server (`/api/v1/assistant-mcp`) driven by a real MCP client (rmcp's own
+//! streamable-HTTP client over reqwest): a shell-agent task waits for approval, the person's
+//! assistant reads it with `get_agent_task` and answers it with `answer_agent_task`, and the
+//! same task completes with the command's output.
+
+use reqwest::StatusCode;
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HOST};
+use rmcp::ServiceExt;
+use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock};
+use rmcp::service::{RoleClient, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use serde_json::{Value, json};
+
+use crate::support::*;
+
+const OPTIONS: &str = "accept, acceptForSession, decline, cancel";
+
+type Client = RunningService<RoleClient, ()>;
+
+fn mcp_url(app: &TestApp) -> String {
+    format!("{}/api/v1/assistant-mcp", app.url)
+}
+
+/// An MCP client session against the app, as `who`.
+async fn connect(app: &TestApp, who: Who) -> Client {
+    let mut config = StreamableHttpClientTransportConfig::with_uri(mcp_url(app));
+    if who == Who::Owner {
+        config = config.auth_header(app.token.clone());
+    }
+    let http = reqwest::Client::builder()
+        .no_proxy()
+        .build()
+        .expect("http client");
+    let transport = StreamableHttpClientTransport::with_client(http, config);
+    tokio::time::timeout(STEP, ().serve(transport))
+        .await
+        .expect("MCP initialize timed out")
+        .expect("MCP initialize")
+}
+
+/// Calls a tool; the result (a tool error is a result with `is_error`).
+async fn call(client: &Client, tool: &'static str, args: Value) -> CallToolResult {
+    let Value::Object(args) = args else {
+        panic!("tool arguments must be an object")
+    };
+    tokio::time::timeout(
+        STEP,
+        client.call_tool(CallToolRequestParams::new(tool).with_arguments(args)),
+    )
+    .await
+    .expect("tool call timed out")
+    .unwrap_or_else(|e| panic!("{tool} failed at the protocol level: {e}"))
+}
+
+fn texts(r: &CallToolResult) -> Vec<String> {
+    r.content
+        .iter()
+        .filter_map(|c| match c {
+            ContentBlock::Text(t) => Some(t.text.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The first text block (the summary, or the refusal).
+fn text(r: &CallToolResult) -> String {
+    texts(r).into_iter().next().unwrap_or_default()
+}
+
+fn is_error(r: &CallToolResult) -> bool {
+    r.is_error == Some(true)
+}
+
+/// The JSON after the summary (also sent as structured content: both must agree).
+fn body(r: &CallToolResult) -> Value {
+    let blocks = texts(r);
+    assert_eq!(blocks.len(), 2, "a summary then the JSON: {blocks:?}");
+    let v: Value = serde_json::from_str(&blocks[1]).expect("the second block is JSON");
+    assert_eq!(
+        r.structured_content.as_ref(),
+        Some(&v),
+        "structured content"
+    );
+    v
+}
+
+/// The first value of `key` anywhere in `v`.
+fn find<'a>(v: &'a Value, key: &str) -> Option<&'a Value> {
+    match v {
+        Value::Object(m) => m.get(key).or_else(|| m.values().find_map(|c| find(c, key))),
+        Value::Array(a) => a.iter().find_map(|c| find(c, key)),
+        _ => None,
+    }
+}
+
+async fn get_task(client: &Client, agent: &str, task_id: &str) -> CallToolResult {
+    call(
+        client,
+        "get_agent_task",
+        json!({ "agent_id": agent, "task_id": task_id }),
+    )
+    .await
+}
+
+async fn answer(
+    client: &Client,
+    task_id: &str,
+    interaction_id: &str,
+    option: &str,
+    message_id: &str,
+) -> CallToolResult {
+    call(
+        client,
+        "answer_agent_task",
+        json!({
+            "agent_id": "shell", "task_id": task_id, "interaction_id": interaction_id,
+            "answer": option, "message_id": message_id,
+        }),
+    )
+    .await
+}
+
+/// Sends a shell command as `who`; the task, waiting for approval.
+async fn waiting_shell_task(app: &TestApp, who: Who, command: &str) -> (String, String) {
+    let task = app.send_task_as(who, "shell", msg(command)).await;
+    assert_eq!(state(&task), "TASK_STATE_AUTH_REQUIRED", "{task}");
+    let task_id = task["id"].as_str().expect("task id").to_string();
+    let interaction_id = find(&task, "interactionId")
+        .and_then(Value::as_str)
+        .expect("the waiting task names its interaction")
+        .to_string();
+    (task_id, interaction_id)
+}
+
+#[tokio::test]
+async fn a_shell_task_is_approved_through_the_mcp_tools() {
+    let app = TestApp::spawn().await;
+    let (task_id, interaction_id) =
+        waiting_shell_task(&app, Who::Owner, "echo mcp-$((40 + 2))").await;
+    let owner = connect(&app, Who::Owner).await;
+
+    // Discovery: both tools, with their required arguments.
+    let tools = owner.list_all_tools().await.expect("tools/list");
+    let required = |name: &str| -> Vec<String> {
+        let tool = tools
+            .iter()
+            .find(|t| t.name == name)
+            .unwrap_or_else(|| panic!("no tool {name}"));
+        let mut r: Vec<String> = tool.input_schema["required"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(String::from))
+                    .collect()
+            })
+            .unwrap_or_default();
+        r.sort();
+        r
+    };
+    assert_eq!(required("get_agent_task"), ["agent_id", "task_id"]);
+    assert_eq!(
+        required("answer_agent_task"),
+        [
+            "agent_id",
+            "answer",
+            "interaction_id",
+            "message_id",
+            "task_id"
+        ]
+    );
+
+    // The pending text names the exact ids and the declared options, in order.
+    let got = get_task(&owner, "shell", &task_id).await;
+    assert!(!is_error(&got), "{got:?}");
+    let summary = text(&got);
+    assert!(summary.contains(&task_id), "{summary}");
+    assert!(summary.contains("TASK_STATE_AUTH_REQUIRED"), "{summary}");
+    assert!(
+        summary.contains(&format!(
+            "Pending interaction {interaction_id} (tool_approval)"
+        )),
+        "{summary}"
+    );
+    assert!(
+        summary.contains(&format!(
+            "task_id={task_id}, interaction_id={interaction_id} and one of: {OPTIONS}"
+        )),
+        "{summary}"
+    );
+    assert!(summary.contains("echo mcp-$((40 + 2))"), "{summary}");
+    // ... then the task exactly as A2A GetTask returns it (with the absolute answerUrl).
+    let task = body(&got);
+    let a2a = app.get_task_as(Who::Owner, "shell", &task_id).await;
+    assert_eq!(task, a2a, "get_agent_task renders the task as GetTask does");
+    let answer_url = find(&task, "answerUrl")
+        .and_then(Value::as_str)
+        .expect("answerUrl");
+    assert_eq!(
+        answer_url,
+        format!("{}/api/v1/interactions/{interaction_id}/answer", app.url)
+    );
+
+    // An option that was not declared is refused with the declared ones; nothing changes.
+    let refused = answer(&owner, &task_id, &interaction_id, "approve", &uid("ans")).await;
+    assert!(is_error(&refused), "{refused:?}");
+    assert!(
+        text(&refused).contains(&format!("choose one of: {OPTIONS}")),
+        "{}",
+        text(&refused)
+    );
+    let still = get_task(&owner, "shell", &task_id).await;
+    assert!(
+        text(&still).contains(&format!("Pending interaction {interaction_id}")),
+        "{}",
+        text(&still)
+    );
+    assert_eq!(state(&body(&still)), "TASK_STATE_AUTH_REQUIRED");
+
+    // The anonymous loopback caller can neither see nor answer the owner's task.
+    let anon = connect(&app, Who::Anon).await;
+    let refused = answer(&anon, &task_id, &interaction_id, "accept", &uid("ans")).await;
+    assert!(is_error(&refused), "{refused:?}");
+    assert_eq!(text(&refused), "task not found");
+    let hidden = get_task(&anon, "shell", &task_id).await;
+    assert!(is_error(&hidden), "{hidden:?}");
+    assert_eq!(text(&hidden), format!("Task not found: {task_id}"));
+
+    // Accept: the tool returns the task right after the answer, without waiting for the run.
+    let message_id = uid("ans");
+    let accepted = answer(&owner, &task_id, &interaction_id, "accept", &message_id).await;
+    assert!(!is_error(&accepted), "{accepted:?}");
+    let out = body(&accepted);
+    assert_eq!(out["interactionId"], json!(interaction_id));
+    assert_eq!(out["answer"], "accept");
+    assert_eq!(out["task"]["id"], json!(task_id));
+    let after = state(&out["task"]).to_string();
+    assert!(
+        after == "TASK_STATE_WORKING" || is_terminal(&after),
+        "right after the answer the task works (or has already ended): {after}"
+    );
+    assert!(
+        text(&accepted).contains(&format!(
+            "Answered interaction {interaction_id} with accept"
+        )),
+        "{}",
+        text(&accepted)
+    );
+
+    // An identical retry gets the same result; the same message_id with another answer is
+    // refused; so is a fresh answer to the spent interaction.
+    let retry = answer(&owner, &task_id, &interaction_id, "accept", &message_id).await;
+    assert!(!is_error(&retry), "{retry:?}");
+    assert_eq!(body(&retry)["task"]["id"], json!(task_id));
+    let changed = answer(&owner, &task_id, &interaction_id, "decline", &message_id).await;
+    assert!(is_error(&changed), "{changed:?}");
+    assert_eq!(text(&changed), "this interaction was already answered");
+    let again = answer(&owner, &task_id, &interaction_id, "cancel", &uid("ans")).await;
+    assert!(is_error(&again), "{again:?}");
+
+    // The same task completes with the command's output.
+    let done = app.wait_terminal(Who::Owner, "shell", &task_id).await;
+    assert_eq!(state(&done), "TASK_STATE_COMPLETED", "{done}");
+    let output = first_artifact_text(&done);
+    assert!(output.contains("mcp-42"), "{output}");
+    let read = get_task(&owner, "shell", &task_id).await;
+    assert!(!is_error(&read), "{read:?}");
+    assert!(
+        text(&read).contains("TASK_STATE_COMPLETED"),
+        "{}",
+        text(&read)
+    );
+    assert!(
+        !text(&read).contains("Pending interaction"),
+        "{}",
+        text(&read)
+    );
+    assert_eq!(first_artifact_text(&body(&read)), output);
+
+    // Unknown tasks, and tasks named under another agent, are not found.
+    for (agent, id) in [("shell", "no-such-task"), ("echo", task_id.as_str())] {
+        let missing = get_task(&owner, agent, id).await;
+        assert!(is_error(&missing), "{missing:?}");
+        assert_eq!(text(&missing), format!("Task not found: {id}"));
+    }
+    let missing = answer(
+        &owner,
+        "no-such-task",
+        &interaction_id,
+        "accept",
+        &uid("ans"),
+    )
+    .await;
+    assert!(is_error(&missing), "{missing:?}");
+    assert_eq!(text(&missing), "task not found");
+
+    owner.cancel().await.expect("close the MCP client");
+    anon.cancel().await.expect("close the MCP client");
+    app.shutdown().await;
+}
+
+#[tokio::test]
+async fn only_the_owner_answers_and_reads_every_callers_task() {
+    let app = TestApp::spawn().await;
+    let (task_id, interaction_id) = waiting_shell_task(&app, Who::Anon, "echo from-anon").await;
+    let anon = connect(&app, Who::Anon).await;
+    let owner = connect(&app, Who::Owner).await;
+
+    // The anonymous caller reads its own task but may not answer it.
+    let own = get_task(&anon, "shell", &task_id).await;
+    assert!(!is_error(&own), "{own:?}");
+    assert!(text(&own).contains(&interaction_id), "{}", text(&own));
+    let refused = answer(&anon, &task_id, &interaction_id, "accept", &uid("ans")).await;
+    assert!(is_error(&refused), "{refused:?}");
+    assert_eq!(
+        text(&refused),
+        "only the console owner may answer interactions"
+    );
+    assert_eq!(
+        refused
+            .structured_content
+            .as_ref()
+            .map(|v| v["error"]["code"].clone()),
+        Some(json!("forbidden"))
+    );
+
+    // The owner reads it too (the bridge acts for the person) and declines it.
+    let seen = get_task(&owner, "shell", &task_id).await;
+    assert!(!is_error(&seen), "{seen:?}");
+    let declined = answer(&owner, &task_id, &interaction_id, "decline", &uid("ans")).await;
+    assert!(!is_error(&declined), "{declined:?}");
+    let done = app.wait_terminal(Who::Anon, "shell", &task_id).await;
+    assert_eq!(state(&done), "TASK_STATE_COMPLETED", "{done}");
+    let read = get_task(&anon, "shell", &task_id).await;
+    assert!(text(&read).contains("Not run: declined"), "{}", text(&read));
+
+    anon.cancel().await.expect("close the MCP client");
+    owner.cancel().await.expect("close the MCP client");
+    app.shutdown().await;
+}
+
+/// Raw streamable-HTTP requests, as `curl` would send them.
+async fn post_mcp(
+    app: &TestApp,
+    token: Option<&str>,
+    host: Option<&str>,
+    body: Value,
+) -> reqwest::Response {
+    let mut req = app
+        .client
+        .post(mcp_url(app))
+        .header(CONTENT_TYPE, "application/json")
+        .header(ACCEPT, "application/json, text/event-stream")
+        .header("MCP-Protocol-Version", "2025-11-25");
+    if let Some(t) = token {
+        req = req.bearer_auth(t);
+    }
+    if let Some(h) = host {
+        req = req.header(HOST, h);
+    }
+    tokio::time::timeout(STEP, req.body(body.to_string()).send())
+        .await
+        .expect("request timed out")
+        .expect("request sent")
+}
+
+#[tokio::test]
+async fn the_endpoint_is_stateless_authenticated_and_host_checked() {
+    let app = TestApp::spawn().await;
+    let init = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": { "name": "e2e", "version": "1" },
+        },
+    });
+    let resp = post_mcp(&app, Some(&app.token), None, init.clone()).await;
+    assert!(
+        resp.headers().get("mcp-session-id").is_none(),
+        "stateless: no session is created"
+    );
+    let v = json_body(resp, StatusCode::OK).await;
+    assert_eq!(v["result"]["serverInfo"]["name"], "sextant", "{v}");
+
+    // Without a session, any request stands alone.
+    let list = json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/list" });
+    let v = json_body(
+        post_mcp(&app, Some(&app.token), None, list.clone()).await,
+        StatusCode::OK,
+    )
+    .await;
+    let mut names: Vec<&str> = v["result"]["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    names.sort_unstable();
+    assert_eq!(names, ["answer_agent_task", "get_agent_task"]);
+
+    // A wrong token is refused before MCP sees the request.
+    let resp = post_mcp(&app, Some("not-the-token"), None, list.clone()).await;
+    assert_eq!(resp.status(), StatusCode::UNAUTHORIZED);
+    // A Host that is neither a loopback name nor the public URL's host is refused.
+    let resp = post_mcp(&app, Some(&app.token), Some("evil.example.com"), list).await;
+    assert_eq!(resp.status(), StatusCode::FORBIDDEN);
+
+    app.shutdown().await;
+}

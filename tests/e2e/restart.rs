@@ -1,0 +1,210 @@
+//! Restarts: the journal is the authority (DESIGN rule 1). Everything accepted survives a
+//! shutdown, and inputs accepted but not run are delivered at the next start.
+
+use serde_json::{Value, json};
+
+use crate::support::*;
+
+/// A task as read through GetTask, with the server's base URL (its port changes at restart)
+/// replaced by a placeholder so two runs compare equal.
+fn portable(task: &Value, base: &str) -> Value {
+    serde_json::from_str(&task.to_string().replace(base, "{base}")).expect("JSON")
+}
+
+#[tokio::test]
+async fn tasks_survive_a_restart_unchanged_and_the_journal_rebuilds_clean() {
+    let toml = exec_agent("slow", "read -r line; sleep 2; echo slow-done");
+    let app = TestApp::spawn_with(true, Some(&toml)).await;
+
+    let mut kept: Vec<(Who, &str, Value)> = Vec::new();
+    kept.push((
+        Who::Anon,
+        "echo",
+        app.send_task_as(Who::Anon, "echo", msg("one")).await,
+    ));
+    kept.push((
+        Who::Owner,
+        "echo",
+        app.send_task_as(Who::Owner, "echo", msg("two")).await,
+    ));
+    let waiting = app
+        .send_task(
+            "conformance",
+            msg_with_id(&uid("tck-input-required"), "wait"),
+        )
+        .await;
+    assert_eq!(state(&waiting), "TASK_STATE_INPUT_REQUIRED");
+    kept.push((Who::Anon, "conformance", waiting.clone()));
+    kept.push((
+        Who::Anon,
+        "conformance",
+        app.send_task("conformance", msg_with_id(&uid("tck-artifact-data"), "d"))
+            .await,
+    ));
+    let slow = app.submit_as(Who::Anon, "slow", msg("take a second")).await;
+    let slow_id = slow["id"].as_str().expect("id").to_string();
+    assert!(
+        !is_terminal(state(&slow)),
+        "returned before the slow turn ended: {slow}"
+    );
+
+    // Read every settled task back before the restart.
+    let mut before = Vec::new();
+    for (who, agent, t) in &kept {
+        let id = t["id"].as_str().expect("id");
+        let read = app.get_task_as(*who, agent, id).await;
+        before.push(portable(&read, &app.url));
+    }
+    let total = app.tasks_total().await;
+    assert_eq!(total, 5);
+
+    let app = app.restart().await;
+
+    assert_eq!(app.tasks_total().await, total);
+    for ((who, agent, t), was) in kept.iter().zip(&before) {
+        let id = t["id"].as_str().expect("id");
+        let now = app.get_task_as(*who, agent, id).await;
+        assert_eq!(
+            &portable(&now, &app.url),
+            was,
+            "task {id} changed across the restart"
+        );
+    }
+    // Caller scoping survives too.
+    let r = app
+        .rpc_as(
+            Who::Owner,
+            "echo",
+            "GetTask",
+            json!({ "id": kept[0].2["id"] }),
+        )
+        .await;
+    assert_rpc_error(&r, -32001);
+
+    // The slow task was running at shutdown: drained (or re-delivered), it completed.
+    let slow = app.wait_terminal(Who::Anon, "slow", &slow_id).await;
+    assert_eq!(state(&slow), "TASK_STATE_COMPLETED", "{slow}");
+    assert!(
+        first_artifact_text(&slow).starts_with("slow-done"),
+        "{slow}"
+    );
+
+    // The task that waits for input still takes its follow-up.
+    let follow = with(
+        msg_with_id(&uid("tck-complete-task"), "answer"),
+        json!({ "taskId": waiting["id"] }),
+    );
+    let done = app.send_task("conformance", follow).await;
+    assert_eq!(done["id"], waiting["id"]);
+    assert_eq!(state(&done), "TASK_STATE_COMPLETED", "{done}");
+
+    let drift = app
+        .running
+        .runtime
+        .journal()
+        .rebuild_check()
+        .await
+        .expect("rebuild check runs");
+    assert!(
+        drift.is_empty(),
+        "the task cache differs from the journal: {drift:?}"
+    );
+    app.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_input_accepted_but_not_started_is_delivered_after_restart() {
+    // The first turn blocks until the test creates the gate file.
+    let toml = exec_agent(
+        "gated",
+        "read -r line; while [ ! -f \"{dir}/gate\" ]; do sleep 0.05; done; echo released",
+    );
+    let app = TestApp::spawn_with(false, Some(&toml)).await;
+    let gate = app.dir.path().join("gate");
+
+    let first = app.submit_as(Who::Anon, "gated", msg("first")).await;
+    let first_id = first["id"].as_str().expect("id").to_string();
+    // Wait until its turn runs (the engine is then blocked on the gate).
+    let mut s = app
+        .stream_as(
+            Who::Anon,
+            "gated",
+            "SubscribeToTask",
+            json!({ "id": first_id }),
+            &[],
+        )
+        .await;
+    loop {
+        let r = s.next_frame().await.expect("open until terminal").json()["result"].clone();
+        let st = r["task"]["status"]["state"]
+            .as_str()
+            .or_else(|| r["statusUpdate"]["status"]["state"].as_str());
+        if st == Some("TASK_STATE_WORKING") {
+            break;
+        }
+        assert!(
+            !st.is_some_and(is_terminal),
+            "finished before the gate opened: {r}"
+        );
+    }
+    drop(s);
+
+    // A second input in the same conversation queues behind the running turn.
+    let second_msg = with(msg("second"), json!({ "contextId": first["contextId"] }));
+    let second = app.submit_as(Who::Anon, "gated", second_msg.clone()).await;
+    let second_id = second["id"].as_str().expect("id").to_string();
+    assert_eq!(
+        second["metadata"]["sessionId"],
+        first["metadata"]["sessionId"]
+    );
+    let queued = app.get_task_as(Who::Anon, "gated", &second_id).await;
+    assert_eq!(state(&queued), "TASK_STATE_SUBMITTED", "{queued}");
+
+    // Start the shutdown (intake stops on its first poll), then let the running turn end: the
+    // drain finishes it, and the queued input is left for the next start.
+    let TestApp {
+        running,
+        dir,
+        conformance,
+        ..
+    } = app;
+    let mut shutdown = Box::pin(running.shutdown());
+    assert!(
+        futures::poll!(shutdown.as_mut()).is_pending(),
+        "shutdown waits for the running turn"
+    );
+    std::fs::write(&gate, b"open").expect("open the gate");
+    tokio::time::timeout(STEP, shutdown)
+        .await
+        .expect("shutdown within the safety timeout")
+        .expect("clean shutdown");
+
+    let app = TestApp::start_in(dir, conformance).await;
+    let first = app.get_task_as(Who::Anon, "gated", &first_id).await;
+    assert_eq!(
+        state(&first),
+        "TASK_STATE_COMPLETED",
+        "drained at shutdown: {first}"
+    );
+
+    let second = app.wait_terminal(Who::Anon, "gated", &second_id).await;
+    assert_eq!(state(&second), "TASK_STATE_COMPLETED", "{second}");
+    assert!(
+        first_artifact_text(&second).starts_with("released"),
+        "{second}"
+    );
+    assert_eq!(
+        user_message_ids(&second),
+        [second_msg["messageId"].as_str().expect("id")]
+    );
+
+    let drift = app
+        .running
+        .runtime
+        .journal()
+        .rebuild_check()
+        .await
+        .expect("rebuild check runs");
+    assert!(drift.is_empty(), "{drift:?}");
+    app.shutdown().await;
+}

@@ -1,0 +1,627 @@
+//! Personal schedules over HTTP: `/api/v1/me/schedules`, Runs and their Sessions, replay,
+//! access revocation, principal scoping, and two Sextants on one data dir. Wall time is a
+//! manual clock; a test moves it and then asks the scheduler to handle what is due
+//! (`Running::scheduler.run_due_now()`), so nothing waits for a real minute.
+
+use std::sync::Arc;
+
+use chrono::{DateTime, Duration, Utc};
+use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
+use sextant_core::ManualClock;
+
+use crate::support::{STEP, TestApp, Who};
+
+/// 10:00:30 UTC: an every-minute schedule's first slot is 10:01:00.
+fn t0() -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339("2026-12-01T10:00:30Z")
+        .unwrap()
+        .to_utc()
+}
+
+fn config(dir: &std::path::Path) -> sextant::Config {
+    sextant::Config {
+        data_dir: dir.to_path_buf(),
+        host: "127.0.0.1".into(),
+        port: 0,
+        public_url: None,
+        conformance: false,
+    }
+}
+
+/// A Sextant on a temp data dir whose wall time is `clock`.
+async fn spawn_with_clock(clock: &ManualClock) -> TestApp {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let running = sextant::start_with_clock(config(dir.path()), Arc::new(clock.clone()))
+        .await
+        .expect("sextant starts");
+    let client = reqwest::Client::builder()
+        .no_proxy()
+        .build()
+        .expect("http client");
+    TestApp {
+        url: running.url(),
+        token: running.token.clone(),
+        running,
+        dir,
+        conformance: false,
+        client,
+    }
+}
+
+/// One request as `who`; JSON bodies get `Content-Type: application/json`, and so do
+/// body-less POSTs (the API asks for it on every write). Returns status and JSON (or Null).
+async fn call(
+    app: &TestApp,
+    who: Who,
+    method: Method,
+    path: &str,
+    body: Option<Value>,
+) -> (StatusCode, Value) {
+    let mut req = app
+        .client
+        .request(method.clone(), format!("{}{path}", app.url));
+    if who == Who::Owner {
+        req = req.bearer_auth(&app.token);
+    }
+    if method != Method::GET && method != Method::DELETE {
+        req = req.header("Content-Type", "application/json");
+    }
+    if let Some(b) = body {
+        req = req.body(b.to_string());
+    }
+    let resp = tokio::time::timeout(STEP, req.send())
+        .await
+        .expect("request timed out")
+        .expect("request sent");
+    let status = resp.status();
+    let text = resp.text().await.expect("body");
+    let v = if text.is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
+    };
+    (status, v)
+}
+
+fn minutely(name: &str, prompt: &str) -> Value {
+    json!({
+        "name": name,
+        "prompt": prompt,
+        "cron": "* * * * *",
+        "timezone": "Europe/Berlin",
+        "agent_id": "echo",
+    })
+}
+
+async fn create(app: &TestApp, who: Who, body: Value) -> Value {
+    let (status, v) = call(app, who, Method::POST, "/api/v1/me/schedules", Some(body)).await;
+    assert_eq!(status, StatusCode::CREATED, "{v}");
+    v
+}
+
+async fn runs(app: &TestApp, who: Who, schedule_id: &str) -> Vec<Value> {
+    let (status, v) = call(
+        app,
+        who,
+        Method::GET,
+        &format!("/api/v1/me/schedules/{schedule_id}/runs"),
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    v["runs"].as_array().expect("runs").clone()
+}
+
+/// Waits for a Run's task to end (by subscribing over A2A as the Run's principal).
+async fn wait_run(app: &TestApp, who: Who, run: &Value) {
+    let task_id = run["task_id"].as_str().expect("the run started a task");
+    app.wait_terminal(who, run["agent_id"].as_str().unwrap(), task_id)
+        .await;
+}
+
+/// The user text and agent text of a Session's transcript.
+async fn transcript(app: &TestApp, session_id: &str) -> (Value, Vec<String>, Vec<String>) {
+    let (status, _, body) = app
+        .get_json(&format!("/api/v1/sessions/{session_id}"), true)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let blocks = body["transcript"].as_array().expect("transcript").clone();
+    let texts = |kind: &str| -> Vec<String> {
+        blocks
+            .iter()
+            .filter(|b| b["kind"] == kind)
+            .filter_map(|b| b["text"].as_str().map(String::from))
+            .collect()
+    };
+    (body.clone(), texts("user_input"), texts("agent_text"))
+}
+
+#[tokio::test]
+async fn a_minutely_schedule_runs_replays_and_is_disabled_and_deleted() {
+    let clock = ManualClock::new(t0());
+    let app = spawn_with_clock(&clock).await;
+
+    let s = create(&app, Who::Owner, minutely("standup", "summarise my inbox")).await;
+    let id = s["id"].as_str().unwrap().to_string();
+    for field in [
+        "name",
+        "prompt",
+        "cron",
+        "timezone",
+        "agent_id",
+        "enabled",
+        "missed_run_policy",
+    ] {
+        assert!(s.get(field).is_some(), "{field} missing: {s}");
+    }
+    assert_eq!(s["enabled"], true);
+    assert_eq!(s["missed_run_policy"], "skip");
+    assert_eq!(s["source"], "api");
+    let next = s["next_runs"].as_array().unwrap();
+    assert_eq!(next.len(), 5);
+    assert_eq!(next[0]["utc"], "2026-12-01T10:01:00.000Z");
+    assert_eq!(next[0]["local"], "2026-12-01T11:01:00+01:00");
+    assert!(s["description"].as_str().is_some_and(|d| !d.is_empty()));
+
+    // The slot comes due: one cron Run with its own Session.
+    clock.set(t0() + Duration::seconds(30));
+    app.running.scheduler.run_due_now().await.unwrap();
+    let list = runs(&app, Who::Owner, &id).await;
+    assert_eq!(list.len(), 1, "{list:?}");
+    let first = list[0].clone();
+    assert_eq!(first["trigger"], "cron");
+    assert_eq!(first["scheduled_for"], "2026-12-01T10:01:00.000Z");
+    let session_id = first["session_id"].as_str().expect("session").to_string();
+    assert!(
+        first["session_url"]
+            .as_str()
+            .unwrap()
+            .ends_with(&format!("/sessions/{session_id}"))
+    );
+    wait_run(&app, Who::Owner, &first).await;
+
+    // The Session is like any other: the transcript holds the prompt and the agent's reply,
+    // and it links back to its Run.
+    let (body, user, agent) = transcript(&app, &session_id).await;
+    assert_eq!(user, ["summarise my inbox"]);
+    assert!(
+        agent.iter().any(|t| t.contains("summarise my inbox")),
+        "{agent:?}"
+    );
+    assert_eq!(body["session"]["origin"], "schedule");
+    assert_eq!(body["run"]["runId"], first["id"]);
+    let (_, one) = call(
+        &app,
+        Who::Owner,
+        Method::GET,
+        &format!(
+            "/api/v1/me/schedules/{id}/runs/{}",
+            first["id"].as_str().unwrap()
+        ),
+        None,
+    )
+    .await;
+    assert_eq!(one["status"], "completed", "{one}");
+
+    // Run now.
+    let (status, now) = call(
+        &app,
+        Who::Owner,
+        Method::POST,
+        &format!("/api/v1/me/schedules/{id}/run"),
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{now}");
+    assert_eq!(now["trigger"], "manual");
+    assert_ne!(now["session_id"], first["session_id"]);
+
+    // Edit the prompt, then replay the first Run: the replay uses the old prompt.
+    let (status, edited) = call(
+        &app,
+        Who::Owner,
+        Method::PATCH,
+        &format!("/api/v1/me/schedules/{id}"),
+        Some(json!({ "prompt": "a different prompt" })),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{edited}");
+    assert_eq!(edited["prompt"], "a different prompt");
+    let (status, replay) = call(
+        &app,
+        Who::Owner,
+        Method::POST,
+        &format!(
+            "/api/v1/me/schedules/{id}/runs/{}/replay",
+            first["id"].as_str().unwrap()
+        ),
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{replay}");
+    assert_eq!(replay["trigger"], "replay");
+    assert_eq!(replay["replay_of"], first["id"]);
+    assert_eq!(replay["prompt"], "summarise my inbox");
+    wait_run(&app, Who::Owner, &replay).await;
+    let (_, user, _) = transcript(&app, replay["session_id"].as_str().unwrap()).await;
+    assert_eq!(user, ["summarise my inbox"]);
+
+    // Newest first.
+    let list = runs(&app, Who::Owner, &id).await;
+    let ids: Vec<&Value> = list.iter().map(|r| &r["id"]).collect();
+    assert_eq!(ids, [&replay["id"], &now["id"], &first["id"]]);
+
+    // Paginated.
+    let (_, page) = call(
+        &app,
+        Who::Owner,
+        Method::GET,
+        &format!("/api/v1/me/schedules/{id}/runs?limit=2"),
+        None,
+    )
+    .await;
+    assert_eq!(page["runs"].as_array().unwrap().len(), 2);
+    assert_eq!(page["total"], 3);
+    let cursor = page["next_cursor"].as_str().expect("a next page");
+    let (_, page2) = call(
+        &app,
+        Who::Owner,
+        Method::GET,
+        &format!("/api/v1/me/schedules/{id}/runs?limit=2&cursor={cursor}"),
+        None,
+    )
+    .await;
+    assert_eq!(page2["runs"][0]["id"], first["id"]);
+    assert_eq!(page2["next_cursor"], Value::Null);
+
+    // The next slot fires with the new prompt.
+    clock.set(t0() + Duration::seconds(90));
+    app.running.scheduler.run_due_now().await.unwrap();
+    let list = runs(&app, Who::Owner, &id).await;
+    assert_eq!(list.len(), 4);
+    assert_eq!(list[0]["prompt"], "a different prompt");
+
+    // Disabled: no more Runs.
+    let (status, off) = call(
+        &app,
+        Who::Owner,
+        Method::PATCH,
+        &format!("/api/v1/me/schedules/{id}"),
+        Some(json!({ "enabled": false })),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{off}");
+    assert_eq!(off["enabled"], false);
+    for minute in 2..5 {
+        clock.set(t0() + Duration::seconds(30) + Duration::minutes(minute));
+        app.running.scheduler.run_due_now().await.unwrap();
+    }
+    assert_eq!(runs(&app, Who::Owner, &id).await.len(), 4);
+
+    // Deleted.
+    let (status, _) = call(
+        &app,
+        Who::Owner,
+        Method::DELETE,
+        &format!("/api/v1/me/schedules/{id}"),
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::NO_CONTENT);
+    let (status, body) = call(
+        &app,
+        Who::Owner,
+        Method::GET,
+        &format!("/api/v1/me/schedules/{id}"),
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+    let (_, list) = call(&app, Who::Owner, Method::GET, "/api/v1/me/schedules", None).await;
+    assert_eq!(list["schedules"], json!([]));
+    app.shutdown().await;
+}
+
+#[tokio::test]
+async fn validation_errors_name_the_field() {
+    let clock = ManualClock::new(t0());
+    let app = spawn_with_clock(&clock).await;
+    let cases = [
+        ("cron", json!("61 * * * *")),
+        ("cron", json!("* * * *")),
+        ("timezone", json!("Mars/Olympus_Mons")),
+        ("agent_id", json!("no-such-agent")),
+        ("missed_run_policy", json!("sometimes")),
+        ("enabled", json!("yes")),
+    ];
+    for (field, value) in cases {
+        let mut body = minutely("bad", "x");
+        body[field] = value.clone();
+        let (status, v) = call(
+            &app,
+            Who::Owner,
+            Method::POST,
+            "/api/v1/me/schedules",
+            Some(body),
+        )
+        .await;
+        assert_eq!(
+            status,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "{field}={value}: {v}"
+        );
+        assert_eq!(v["error"]["code"], "invalid_field", "{v}");
+        assert_eq!(v["error"]["field"], field, "{v}");
+        assert!(
+            v["error"]["message"].as_str().unwrap().contains(field),
+            "{v}"
+        );
+    }
+    let mut missing = minutely("bad", "x");
+    missing.as_object_mut().unwrap().remove("timezone");
+    let (_, v) = call(
+        &app,
+        Who::Owner,
+        Method::POST,
+        "/api/v1/me/schedules",
+        Some(missing),
+    )
+    .await;
+    assert_eq!(v["error"]["field"], "timezone", "{v}");
+
+    // A write without a JSON Content-Type is refused.
+    let resp = app
+        .client
+        .post(format!("{}/api/v1/me/schedules", app.url))
+        .bearer_auth(&app.token)
+        .body(minutely("n", "p").to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::UNSUPPORTED_MEDIA_TYPE);
+
+    let (_, list) = call(&app, Who::Owner, Method::GET, "/api/v1/me/schedules", None).await;
+    assert_eq!(list["schedules"], json!([]));
+    app.shutdown().await;
+}
+
+#[tokio::test]
+async fn another_principal_gets_404() {
+    let clock = ManualClock::new(t0());
+    let app = spawn_with_clock(&clock).await;
+    let mine = create(&app, Who::Owner, minutely("owner's", "p")).await;
+    let theirs = create(&app, Who::Anon, minutely("anon's", "q")).await;
+    let first_run = {
+        let (status, r) = call(
+            &app,
+            Who::Owner,
+            Method::POST,
+            &format!("/api/v1/me/schedules/{}/run", mine["id"].as_str().unwrap()),
+            None,
+        )
+        .await;
+        assert_eq!(status, StatusCode::CREATED);
+        r
+    };
+
+    for (who, other) in [(Who::Anon, &mine), (Who::Owner, &theirs)] {
+        let id = other["id"].as_str().unwrap();
+        let base = format!("/api/v1/me/schedules/{id}");
+        let attempts = [
+            (Method::GET, base.clone(), None),
+            (
+                Method::PATCH,
+                base.clone(),
+                Some(json!({ "enabled": false })),
+            ),
+            (Method::POST, format!("{base}/run"), None),
+            (Method::GET, format!("{base}/runs"), None),
+            (
+                Method::POST,
+                format!("{base}/runs/{}/replay", first_run["id"].as_str().unwrap()),
+                None,
+            ),
+            (Method::DELETE, base.clone(), None),
+        ];
+        for (method, path, body) in attempts {
+            let (status, v) = call(&app, who, method.clone(), &path, body).await;
+            assert_eq!(
+                status,
+                StatusCode::NOT_FOUND,
+                "{who:?} {method} {path}: {v}"
+            );
+        }
+        let (_, list) = call(&app, who, Method::GET, "/api/v1/me/schedules", None).await;
+        let names: Vec<&Value> = list["schedules"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| &s["name"])
+            .collect();
+        assert_eq!(names.len(), 1, "{list}");
+        assert_ne!(names[0], &other["name"]);
+    }
+    // Both still exist for their owners.
+    for (who, s) in [(Who::Owner, &mine), (Who::Anon, &theirs)] {
+        let (status, _) = call(
+            &app,
+            who,
+            Method::GET,
+            &format!("/api/v1/me/schedules/{}", s["id"].as_str().unwrap()),
+            None,
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK);
+    }
+    app.shutdown().await;
+}
+
+#[tokio::test]
+async fn revocation_blocks_the_next_run_and_the_creator_can_still_clean_up() {
+    let clock = ManualClock::new(t0());
+    let app = spawn_with_clock(&clock).await;
+    // The anonymous loopback caller owns this schedule; the console owner revokes its access.
+    let s = create(&app, Who::Anon, minutely("anon plan", "ping")).await;
+    let id = s["id"].as_str().unwrap().to_string();
+    let anon_key = "anonymous-local:loopback:anonymous";
+
+    // Only the console owner manages access.
+    let deny = json!({ "denied": [anon_key] });
+    let (status, _) = call(
+        &app,
+        Who::Anon,
+        Method::PUT,
+        "/api/v1/agents/echo/access",
+        Some(deny.clone()),
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    let (status, access) = call(
+        &app,
+        Who::Owner,
+        Method::PUT,
+        "/api/v1/agents/echo/access",
+        Some(deny),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{access}");
+    assert_eq!(access["denied"], json!([anon_key]));
+
+    // The next cron Run is recorded as blocked, with the reason.
+    clock.set(t0() + Duration::seconds(30));
+    app.running.scheduler.run_due_now().await.unwrap();
+    let list = runs(&app, Who::Anon, &id).await;
+    assert_eq!(list.len(), 1);
+    assert_eq!(list[0]["status"], "blocked", "{}", list[0]);
+    assert!(
+        list[0]["reason"].as_str().unwrap().contains("revoked"),
+        "{}",
+        list[0]
+    );
+    assert_eq!(list[0]["session_id"], Value::Null);
+    // Run now is blocked the same way; A2A calls are refused too.
+    let (status, now) = call(
+        &app,
+        Who::Anon,
+        Method::POST,
+        &format!("/api/v1/me/schedules/{id}/run"),
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED);
+    assert_eq!(now["status"], "blocked");
+    let rpc = app
+        .rpc_as(
+            Who::Anon,
+            "echo",
+            "SendMessage",
+            json!({ "message": crate::support::msg("hi") }),
+        )
+        .await;
+    assert!(rpc.get("error").is_some(), "{rpc}");
+    // The schedule shows why.
+    let (_, view) = call(
+        &app,
+        Who::Anon,
+        Method::GET,
+        &format!("/api/v1/me/schedules/{id}"),
+        None,
+    )
+    .await;
+    assert_eq!(view["access"]["allowed"], false, "{view}");
+
+    // Re-enabling is refused while revoked; disabling and deleting are not.
+    let (status, off) = call(
+        &app,
+        Who::Anon,
+        Method::PATCH,
+        &format!("/api/v1/me/schedules/{id}"),
+        Some(json!({ "enabled": false })),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{off}");
+    let (status, on) = call(
+        &app,
+        Who::Anon,
+        Method::PATCH,
+        &format!("/api/v1/me/schedules/{id}"),
+        Some(json!({ "enabled": true })),
+    )
+    .await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{on}");
+    let (status, _) = call(
+        &app,
+        Who::Anon,
+        Method::DELETE,
+        &format!("/api/v1/me/schedules/{id}"),
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::NO_CONTENT);
+
+    // Restored: a new schedule runs again.
+    let (status, access) = call(
+        &app,
+        Who::Owner,
+        Method::PUT,
+        "/api/v1/agents/echo/access",
+        Some(json!({ "denied": [] })),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(access["denied"], json!([]));
+    let s = create(&app, Who::Anon, minutely("again", "pong")).await;
+    let (_, run) = call(
+        &app,
+        Who::Anon,
+        Method::POST,
+        &format!("/api/v1/me/schedules/{}/run", s["id"].as_str().unwrap()),
+        None,
+    )
+    .await;
+    assert!(run["session_id"].is_string(), "{run}");
+    wait_run(&app, Who::Anon, &run).await;
+    app.shutdown().await;
+}
+
+#[tokio::test]
+async fn two_sextants_on_one_data_dir_fire_each_slot_once() {
+    let clock = ManualClock::new(t0());
+    let a = spawn_with_clock(&clock).await;
+    let b = sextant::start_with_clock(config(a.dir.path()), Arc::new(clock.clone()))
+        .await
+        .expect("second sextant starts");
+    let mut ids = Vec::new();
+    for i in 0..3 {
+        let s = create(&a, Who::Owner, minutely(&format!("s{i}"), &format!("p{i}"))).await;
+        ids.push(s["id"].as_str().unwrap().to_string());
+    }
+    let minutes = 3;
+    for m in 0..minutes {
+        clock.set(t0() + Duration::seconds(30) + Duration::minutes(m));
+        // Both race for the same slots (their background loops may join in too).
+        let (ra, rb) = tokio::join!(a.running.scheduler.run_due_now(), b.scheduler.run_due_now());
+        let (ra, rb) = (ra.unwrap(), rb.unwrap());
+        assert!(
+            ra.len() + rb.len() <= ids.len(),
+            "minute {m}: a slot claimed twice"
+        );
+    }
+    for id in &ids {
+        let list = runs(&a, Who::Owner, id).await;
+        assert_eq!(list.len(), minutes as usize, "{list:?}");
+        let mut slots: Vec<&str> = list
+            .iter()
+            .map(|r| r["scheduled_for"].as_str().unwrap())
+            .collect();
+        slots.sort_unstable();
+        slots.dedup();
+        assert_eq!(slots.len(), minutes as usize);
+        for r in &list {
+            assert!(r["session_id"].is_string(), "{r}");
+        }
+    }
+    b.shutdown().await.expect("clean shutdown");
+    a.shutdown().await;
+}
