@@ -7,6 +7,7 @@
 
 mod support;
 
+mod approvals;
 mod cards;
 mod errors;
 mod legacy;

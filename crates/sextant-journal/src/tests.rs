@@ -315,3 +315,99 @@ async fn committed_events_are_published_in_seq_order() {
     assert_eq!(rx.recv().await.unwrap().seq, 2);
     assert_eq!(rx.recv().await.unwrap().seq, 3);
 }
+
+fn schedule_row(id: &str, next: &str) -> ScheduleRow {
+    ScheduleRow {
+        schedule_id: id.into(),
+        creator: "alice".into(),
+        creator_kind: "person".into(),
+        creator_principal: "{}".into(),
+        name: "n".into(),
+        prompt: "p".into(),
+        cron: "* * * * *".into(),
+        timezone: "UTC".into(),
+        agent_id: "echo".into(),
+        enabled: true,
+        missed_run_policy: "skip".into(),
+        missed_run_grace_secs: 3600,
+        source: "api".into(),
+        created_at: "2026-11-29T10:00:00.000Z".into(),
+        updated_at: "2026-11-29T10:00:00.000Z".into(),
+        next_fire_at: Some(next.into()),
+    }
+}
+
+fn cron_run(schedule_id: &str, slot: &str) -> RunRow {
+    RunRow {
+        run_id: sextant_core::ids::new_id(),
+        schedule_id: schedule_id.into(),
+        trigger: "cron".into(),
+        scheduled_for: slot.into(),
+        prompt: "p".into(),
+        agent_id: "echo".into(),
+        executed_as: "alice".into(),
+        record: "pending".into(),
+        reason: None,
+        session_id: None,
+        task_id: None,
+        replay_of: None,
+        created_at: slot.into(),
+        started_at: None,
+        finished_at: None,
+        task_state: None,
+        task_state_at: None,
+    }
+}
+
+#[tokio::test]
+async fn a_slot_is_claimed_once_across_two_journals_on_one_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = journal(&dir).await;
+    let b = Journal::open(dir.path().join("journal.db")).unwrap();
+    let slot = "2026-11-29T10:01:00.000Z";
+    let next = "2026-11-29T10:02:00.000Z";
+    a.create_schedule(schedule_row("s1", slot)).await.unwrap();
+    let claim = || {
+        vec![Claim {
+            schedule_id: "s1".into(),
+            expected: slot.into(),
+            next: Some(next.into()),
+            run: Some(cron_run("s1", slot)),
+        }]
+    };
+    let (ra, rb) = tokio::join!(a.claim_slots(claim()), b.claim_slots(claim()));
+    let (ra, rb) = (ra.unwrap(), rb.unwrap());
+    assert_eq!(ra.len(), 1);
+    assert!(ra[0] ^ rb[0], "exactly one claim wins: {ra:?} {rb:?}");
+    let (runs, total) = a.runs("s1", None, 10).await.unwrap();
+    assert_eq!(total, 1);
+    assert_eq!(runs[0].scheduled_for, slot);
+    assert_eq!(
+        a.schedule("s1")
+            .await
+            .unwrap()
+            .unwrap()
+            .next_fire_at
+            .as_deref(),
+        Some(next)
+    );
+    // Even with a stale cursor the unique slot index refuses a second cron Run.
+    let mut again = schedule_row("s1", slot);
+    again.next_fire_at = Some(slot.into());
+    assert!(a.update_schedule(again).await.unwrap());
+    let won = b
+        .claim_slots(vec![Claim {
+            schedule_id: "s1".into(),
+            expected: slot.into(),
+            next: Some(next.into()),
+            run: Some(cron_run("s1", slot)),
+        }])
+        .await
+        .unwrap();
+    assert_eq!(won, [false]);
+    assert_eq!(a.runs("s1", None, 10).await.unwrap().1, 1);
+    // Only the creator deletes it, and its Runs go with it.
+    assert!(!a.delete_schedule("mallory", "s1").await.unwrap());
+    assert!(a.delete_schedule("alice", "s1").await.unwrap());
+    assert_eq!(a.runs("s1", None, 10).await.unwrap().1, 0);
+}

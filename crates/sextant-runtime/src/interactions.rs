@@ -232,6 +232,9 @@ impl Runtime {
                 ],
             )
             .await?;
+        // Read the task as answered before handing the answer over: a fast engine could
+        // otherwise journal its final state first, and callers wait for states after this row.
+        let row = self.inner.journal.task(&task.task_id).await?;
         match self.inner.waiters.take(&interaction.interaction_id) {
             Some(tx) => {
                 if let Err(answer) = tx.send(answer) {
@@ -240,7 +243,6 @@ impl Runtime {
             }
             None => self.resume(task, interaction, answer),
         }
-        let row = self.inner.journal.task(&task.task_id).await?;
         row.ok_or(sextant_journal::Error::NotFound)
     }
 

@@ -215,6 +215,7 @@ async fn turn(
         inner.clock.clone(),
         inner.waiters.clone(),
         &turn,
+        inner.stop_intake.child_token(),
     );
     let outcome = match resume {
         Some((interaction, answer)) => engine.resume(turn, interaction, answer, &sink).await,

@@ -116,6 +116,7 @@ pub struct TurnSink {
     journal: Journal,
     clock: Arc<dyn Clock>,
     waiters: Arc<crate::interactions::Waiters>,
+    /// Ends a wait for a person (shutdown started).
     cancel: CancellationToken,
     session_id: String,
     context_id: String,
@@ -128,17 +129,21 @@ pub struct TurnSink {
 pub type SinkResult = Result<(), sextant_journal::Error>;
 
 impl TurnSink {
+    /// `stopping` fires when Sextant starts shutting down: a turn waiting for a person stops
+    /// waiting at once (the decision stays pending across the restart) instead of holding up
+    /// the shutdown.
     pub(crate) fn new(
         journal: Journal,
         clock: Arc<dyn Clock>,
         waiters: Arc<crate::interactions::Waiters>,
         turn: &Turn,
+        stopping: CancellationToken,
     ) -> Self {
         Self {
             journal,
             clock,
             waiters,
-            cancel: turn.cancel.clone(),
+            cancel: stopping,
             session_id: turn.session_id.clone(),
             context_id: turn.context_id.clone(),
             task_id: turn.task_id.clone(),
