@@ -26,6 +26,9 @@ cargo fmt --all -- --check
 step "cargo clippy (warnings are errors)"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
+step "cargo doc (broken links and doc warnings are errors)"
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --workspace --document-private-items --locked
+
 step "cargo test --workspace"
 cargo test --workspace --locked
 

@@ -4,7 +4,7 @@ use axum::http::HeaderMap;
 
 use crate::AppState;
 
-/// The base URL (scheme://host[:port], no trailing slash) for links in a response.
+/// The base URL (`scheme://host[:port]`, no trailing slash) for links in a response.
 pub fn base_url(app: &AppState, headers: &HeaderMap) -> String {
     if let Some(url) = &app.config.public_url {
         return url.trim_end_matches('/').to_string();
