@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, as the README says: formatting, lints, every Rust test (unit tests and
 # the end-to-end binary in tests/), then the interop tests that drive a real `sextant serve`
-# with the official Python and JS A2A clients. Installs what it needs (apt/pip/npm) itself.
+# with the official Python and JS A2A clients, the browser tests, and last the desktop app
+# (build + smoke test under Xvfb). Installs what it needs (apt/pip/npm) itself.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -23,15 +24,60 @@ fi
 step "cargo fmt --check"
 cargo fmt --all -- --check
 
+# The web UI is built before cargo: crates/sextant-server/build.rs embeds ui/dist into the
+# binary (without it the server builds anyway and serves a "UI not built" page).
+step "web UI: npm ci, typecheck + build, unit tests (vitest)"
+npm --prefix ui ci --no-audit --no-fund --loglevel=error
+npm --prefix ui run build
+npm --prefix ui test
+
+step "contracts: only ui/src/host/ imports @tauri-apps"
+if grep -rl "@tauri-apps/" ui/src | grep -v '^ui/src/host/'; then
+  echo "error: the files above import @tauri-apps outside ui/src/host/" >&2
+  exit 1
+fi
+
+# The desktop shell (src-tauri, crate sextant-app) needs WebKitGTK: it is left out of the
+# workspace-wide steps here and built, linted and smoke-tested in the desktop step at the end.
+step "contracts: no crate under crates/ depends on tauri"
+for dir in crates/*/; do
+  crate="$(basename "$dir")"
+  # Captured first: a failing `cargo tree`, or one cut short by `grep -q`, must not pass.
+  tree="$(cargo tree -p "$crate" -e normal --prefix none --locked)"
+  if grep -q '^tauri ' <<<"$tree"; then
+    echo "error: $crate depends on tauri; only src-tauri may (see DESIGN.md, Layout)" >&2
+    exit 1
+  fi
+done
+
 step "cargo clippy (warnings are errors)"
-cargo clippy --workspace --all-targets --locked -- -D warnings
+cargo clippy --workspace --exclude sextant-app --all-targets --locked -- -D warnings
 
 step "cargo doc (broken links and doc warnings are errors)"
-RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --workspace --document-private-items --locked
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --workspace --exclude sextant-app --document-private-items --locked
 
-step "cargo test --workspace"
-cargo test --workspace --locked
+step "cargo test --workspace (but the desktop shell)"
+cargo test --workspace --exclude sextant-app --locked
+
+# `cargo test` also regenerated the UI's TypeScript API types (ts-rs, .cargo/config.toml).
+step "contracts: ui/src/bindings match the Rust types"
+if ! git diff --exit-code --stat -- ui/src/bindings \
+  || [ -n "$(git status --porcelain --untracked-files=all -- ui/src/bindings)" ]; then
+  echo "error: ui/src/bindings is out of date with the Rust types: commit what cargo test generated" >&2
+  exit 1
+fi
 
 step "interop: official Python and JS A2A clients against sextant serve"
 cargo build -p sextant --locked
 SEXTANT_BIN="$PWD/target/debug/sextant" bash tests/interop/run.sh
+
+step "browser: the console in Chromium against sextant serve (playwright-core)"
+SEXTANT_BIN="$PWD/target/debug/sextant" bash tests/browser/run.sh
+
+step "desktop: system packages, build, lint, unit tests, smoke test under Xvfb (src-tauri)"
+bash scripts/install-desktop-deps.sh
+cargo build -p sextant-app --locked
+cargo clippy -p sextant-app --all-targets --locked -- -D warnings
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps -p sextant-app --document-private-items --locked
+cargo test -p sextant-app --locked
+bash scripts/desktop-smoke.sh target/debug/sextant-app

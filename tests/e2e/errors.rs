@@ -184,9 +184,35 @@ async fn subscribe_to_a_completed_task_is_a_plain_json_unsupported_operation() {
 }
 
 #[tokio::test]
-async fn get_extended_agent_card_is_unsupported_operation() {
-    let app = TestApp::spawn().await;
-    let r = app.rpc("echo", "GetExtendedAgentCard", json!({})).await;
+async fn get_extended_agent_card_needs_authentication_and_lists_the_real_skills() {
+    let app = TestApp::spawn_with(true, None).await;
+    // Without credentials: 401 with the scheme to use.
+    let resp = app
+        .post_rpc(
+            Who::Anon,
+            "echo",
+            &[],
+            json!({ "jsonrpc": "2.0", "id": 1, "method": "GetExtendedAgentCard", "params": {} }),
+        )
+        .await;
+    assert_eq!(
+        resp.headers()
+            .get("www-authenticate")
+            .and_then(|v| v.to_str().ok()),
+        Some("Bearer")
+    );
+    let r = json_body(resp, StatusCode::UNAUTHORIZED).await;
+    assert_rpc_error(&r, -32600);
+    // Authenticated: the full card.
+    let r = app
+        .rpc_as(Who::Owner, "echo", "GetExtendedAgentCard", json!({}))
+        .await;
+    assert_eq!(r["result"]["skills"][0]["id"], "echo", "{r}");
+    assert_eq!(r["result"]["capabilities"]["extendedAgentCard"], true);
+    // The conformance Agent keeps a full public card and has no extended card.
+    let r = app
+        .rpc_as(Who::Owner, "conformance", "GetExtendedAgentCard", json!({}))
+        .await;
     assert_rpc_error(&r, -32004);
     app.shutdown().await;
 }

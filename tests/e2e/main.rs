@@ -8,12 +8,16 @@
 mod support;
 
 mod approvals;
+mod auth_matrix;
 mod cards;
+mod console;
 mod errors;
 mod legacy;
 mod list_tasks;
 mod long_tasks;
 mod mcp;
+mod peers;
+mod perimeter;
 mod restart;
 mod schedules;
 mod scoping;

@@ -396,7 +396,18 @@ async fn the_endpoint_is_stateless_authenticated_and_host_checked() {
         .filter_map(|t| t["name"].as_str())
         .collect();
     names.sort_unstable();
-    assert_eq!(names, ["answer_agent_task", "get_agent_task"]);
+    assert_eq!(
+        names,
+        [
+            "a2a_call",
+            "a2a_discover",
+            "a2a_history",
+            "a2a_list",
+            "a2a_orchestrate",
+            "answer_agent_task",
+            "get_agent_task"
+        ]
+    );
 
     // A wrong token is refused before MCP sees the request.
     let resp = post_mcp(&app, Some("not-the-token"), None, list.clone()).await;

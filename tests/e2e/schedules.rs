@@ -511,14 +511,17 @@ async fn revocation_blocks_the_next_run_and_the_creator_can_still_clean_up() {
     .await;
     assert_eq!(status, StatusCode::CREATED);
     assert_eq!(now["status"], "blocked");
-    let rpc = app
-        .rpc_as(
+    // For a revoked caller the Agent does not exist (the answer of an unknown Agent).
+    let resp = app
+        .post_rpc(
             Who::Anon,
             "echo",
-            "SendMessage",
-            json!({ "message": crate::support::msg("hi") }),
+            &[],
+            json!({ "jsonrpc": "2.0", "id": 1, "method": "SendMessage",
+                    "params": { "message": crate::support::msg("hi") } }),
         )
         .await;
+    let rpc = crate::support::json_body(resp, StatusCode::NOT_FOUND).await;
     assert!(rpc.get("error").is_some(), "{rpc}");
     // The schedule shows why.
     let (_, view) = call(

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Interop tests: the official Python (a2a-sdk 1.3.0) and JS (@a2a-js/sdk 1.3.0) A2A clients
-# against `sextant serve`. Builds nothing: expects the binary at $SEXTANT_BIN
-# (default <repo>/target/debug/sextant).
+# against `sextant serve`, and Sextant's outbound client (peers, a2a_* tools, the a2a engine)
+# against peers built on both SDKs (test_peers.py starts tests/interop/peers/python_peer.py and
+# js/peer.mjs, so `npm ci` runs before pytest). Builds nothing: expects the binary at
+# $SEXTANT_BIN (default <repo>/target/debug/sextant).
 #
 # Needs python3 (3.11+), node 20+ and npm. Creates tests/interop/.venv on first use
 # (installing Debian's python3-venv first if the venv module is unusable and we are root).

@@ -112,7 +112,16 @@ def test_official_mcp_client_approves_a_shell_task(sextant: Server, modern: bool
         async with mcp_session(sextant, token=owner_token(sextant), modern=modern) as s:
             tools = (await s.list_tools()).tools
             by_name = {t.name: t for t in tools}
-            assert set(by_name) == {"get_agent_task", "answer_agent_task"}
+            assert set(by_name) == {
+                "get_agent_task",
+                "answer_agent_task",
+                # The outbound A2A tools (test_peers.py exercises them).
+                "a2a_discover",
+                "a2a_call",
+                "a2a_list",
+                "a2a_history",
+                "a2a_orchestrate",
+            }
             assert set(by_name["get_agent_task"].input_schema["required"]) == {
                 "agent_id",
                 "task_id",

@@ -4,9 +4,11 @@
 //! ([`compat`]). Message and task types are the official `a2a-lf` crate's (re-exported by
 //! `sextant-core` as `a2a`).
 //!
-//! Everything here is pure serde/JSON: no HTTP, no I/O. The axum layer in `sextant-server` uses
-//! it, and so can a client.
+//! Everything above is pure serde/JSON: no HTTP, no I/O. The axum layer in `sextant-server` uses
+//! it. [`client`] is the outbound side: a reqwest-based A2A 1.0 client behind the network guard,
+//! with card validation and pinning (no axum, no tauri).
 
+pub mod client;
 pub mod compat;
 pub mod error;
 pub mod method;

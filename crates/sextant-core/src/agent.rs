@@ -8,6 +8,8 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use crate::access::AccessList;
+
 /// One skill as advertised on the Agent's card.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SkillSpec {
@@ -40,6 +42,27 @@ pub struct AgentSpec {
     /// turns this off: there every message is a new input.
     #[serde(default = "yes")]
     pub dedupe_message_ids: bool,
+    /// Who may call this Agent and who may only read (see [`crate::access`]). Default: the
+    /// person, the anonymous loopback caller and the owner's assistant tokens may call.
+    #[serde(default)]
+    pub access: AccessList,
+    /// What the unauthenticated card shows (see [`PublicCard`]).
+    #[serde(default)]
+    pub public_card: PublicCard,
+}
+
+/// What an Agent's public (unauthenticated) card shows.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PublicCard {
+    /// Name, description, endpoint, auth scheme and one generic skill; the real skills are on
+    /// the authenticated extended card (`GetExtendedAgentCard`, `extendedAgentCard: true`).
+    #[default]
+    Minimal,
+    /// The real skills on the public card and no extended card. The conformance Agent uses it:
+    /// the A2A TCK reads skills from the public card and calls GetExtendedAgentCard without
+    /// credentials.
+    Full,
 }
 
 fn yes() -> bool {
@@ -112,6 +135,17 @@ pub enum EngineSpec {
         #[serde(default = "default_codex_timeout")]
         timeout_secs: u64,
     },
+    /// A remote A2A agent registered as an outbound peer (docs/peers.md): each turn is
+    /// forwarded to it and its reply streamed back, so Sextant acts as a gateway. A remote
+    /// input-required / auth-required becomes an interaction the person answers; the answer is
+    /// sent back to the remote task.
+    A2a {
+        /// The registered peer's name (`/api/v1/peers`).
+        peer: String,
+        /// An interaction not answered within this applies its default, `cancel` (default 1 h).
+        #[serde(default = "default_approval_timeout")]
+        approval_timeout_secs: u64,
+    },
 }
 
 fn default_timeout() -> u64 {
@@ -143,6 +177,7 @@ impl EngineSpec {
             EngineSpec::Shell { .. } => "shell",
             EngineSpec::Exec { .. } => "exec",
             EngineSpec::Codex { .. } => "codex",
+            EngineSpec::A2a { .. } => "a2a",
         }
     }
 }
@@ -164,6 +199,9 @@ impl AgentSpec {
         }
         if self.name.trim().is_empty() {
             return Err(format!("agent {:?}: name must not be empty", self.id));
+        }
+        if let Err(why) = self.access.validate() {
+            return Err(format!("agent {:?}: {why}", self.id));
         }
         if self.description.trim().is_empty() {
             return Err(format!(
@@ -189,6 +227,14 @@ impl AgentSpec {
                     self.id
                 ));
             }
+        }
+        if let EngineSpec::A2a { peer, .. } = &self.engine
+            && peer.trim().is_empty()
+        {
+            return Err(format!(
+                "agent {:?}: engine.peer must name a registered peer",
+                self.id
+            ));
         }
         if let EngineSpec::Codex {
             binary,
@@ -228,6 +274,8 @@ impl AgentSpec {
             engine: EngineSpec::Echo,
             session_link: true,
             dedupe_message_ids: true,
+            access: AccessList::default(),
+            public_card: PublicCard::Minimal,
         }
     }
 
@@ -254,6 +302,8 @@ impl AgentSpec {
             },
             session_link: true,
             dedupe_message_ids: true,
+            access: AccessList::default(),
+            public_card: PublicCard::Minimal,
         }
     }
 
@@ -274,6 +324,8 @@ impl AgentSpec {
             // The TCK compares result texts exactly; a trailing link would change them.
             session_link: false,
             dedupe_message_ids: false,
+            access: AccessList::default(),
+            public_card: PublicCard::Full,
         }
     }
 }
@@ -329,6 +381,30 @@ mod tests {
         }))
         .unwrap();
         assert!(empty.validate().unwrap_err().contains("engine.binary"));
+    }
+
+    #[test]
+    fn a2a_agents_name_a_peer() {
+        let v: AgentSpec = serde_json::from_value(serde_json::json!({
+            "id": "remote", "name": "Remote", "description": "d",
+            "engine": {"kind": "a2a", "peer": "helper"}
+        }))
+        .unwrap();
+        assert!(v.validate().is_ok());
+        assert_eq!(v.engine.kind(), "a2a");
+        assert_eq!(
+            v.engine,
+            EngineSpec::A2a {
+                peer: "helper".into(),
+                approval_timeout_secs: 3600
+            }
+        );
+        let mut empty = v.clone();
+        empty.engine = EngineSpec::A2a {
+            peer: " ".into(),
+            approval_timeout_secs: 1,
+        };
+        assert!(empty.validate().unwrap_err().contains("engine.peer"));
     }
 
     #[test]

@@ -11,7 +11,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// What kind of decision is asked for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export)]
 #[serde(rename_all = "snake_case")]
 pub enum InteractionKind {
     /// Approve or refuse a tool use (a command, a file change): `TASK_STATE_AUTH_REQUIRED`.
@@ -23,7 +24,8 @@ pub enum InteractionKind {
 }
 
 /// One declared option.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export)]
 #[serde(rename_all = "camelCase")]
 pub struct InteractionOption {
     /// The id sent back to the engine (e.g. `acceptForSession`).
@@ -38,7 +40,8 @@ pub struct InteractionOption {
 }
 
 /// One declared form field.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export)]
 #[serde(rename_all = "camelCase")]
 pub struct FormField {
     pub id: String,
@@ -52,7 +55,8 @@ pub struct FormField {
 
 /// A pending decision, as journalled. Everything here is public except `engine_ref`, which
 /// engines use to route the answer and which never leaves the server.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export)]
 #[serde(rename_all = "camelCase")]
 pub struct Interaction {
     pub interaction_id: String,
@@ -88,6 +92,7 @@ pub struct Interaction {
     pub grant_key: Option<String>,
     /// Engine routing data (request ids). Server-side only.
     #[serde(default, skip_serializing_if = "Value::is_null")]
+    #[ts(skip)]
     pub engine_ref: Value,
 }
 

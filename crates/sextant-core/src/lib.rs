@@ -2,6 +2,9 @@
 //!
 //! - [`principal`]: who is calling. Identity is resolved from credentials by the server and
 //!   travels as a [`Principal`] value; nothing here reads request content.
+//! - [`access`]: Agent access lists (who may call, who may only read) and their patterns.
+//! - [`untrusted`]: the filter and frame put around text from remote callers before an engine
+//!   sees it; [`redact`] scrubs credentials from what goes back out.
 //! - [`clock`]: wall time behind a trait so schedules and expiries can be tested with a manual clock.
 //! - [`agent`]: a managed Agent and its engine configuration (as declared in `agents.toml`).
 //! - [`event`]: the body of a Session journal event. The journal stores these; every Task view is
@@ -15,6 +18,7 @@
 //!
 //! Not here: SQL (sextant-journal), HTTP (sextant-server), processes (sextant-runtime).
 
+pub mod access;
 pub mod agent;
 pub mod clock;
 pub mod event;
@@ -24,8 +28,10 @@ pub mod principal;
 pub mod projection;
 pub mod redact;
 pub mod schedule;
+pub mod untrusted;
 
 pub use a2a;
+pub use access::{AccessList, Rights};
 pub use agent::{AgentSpec, EngineSpec};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use event::{EventBody, JournalEvent};

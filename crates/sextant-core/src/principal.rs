@@ -1,5 +1,18 @@
 //! Who is calling. A [`Principal`] is resolved by the server from credentials (never from request
 //! content) and travels with every operation; contexts, tasks and reads are scoped to it.
+//!
+//! | kind | credential | key |
+//! |---|---|---|
+//! | [`Person`](PrincipalKind::Person) | the data-dir token (or the console's owner session) | `person:sextant:owner` |
+//! | [`AnonymousLocal`](PrincipalKind::AnonymousLocal) | none, loopback-only mode | `anonymous-local:loopback:anonymous` |
+//! | [`Peer`](PrincipalKind::Peer) | a named per-peer token | `peer:sextant:NAME` |
+//! | [`Assistant`](PrincipalKind::Assistant) | a capability token for one workspace and one Agent | `assistant:WORKSPACE:NAME` |
+//! | [`Delegated`](PrincipalKind::Delegated) | a JWT with an RFC 8693 `act` claim | `delegated:ISS:SUB:ACTOR` |
+//! | [`Service`](PrincipalKind::Service) | any other verified JWT | `service:ISS:SUB` |
+//!
+//! The key is what scopes Sessions, contexts and tasks: two principals that differ in any part
+//! (the actor included) are two callers with separate conversations, so two agents acting for
+//! the same user never see each other's tasks.
 
 use serde::{Deserialize, Serialize};
 
@@ -9,11 +22,36 @@ use serde::{Deserialize, Serialize};
 pub enum PrincipalKind {
     /// The console's owner, authenticated with the data-dir token.
     Person,
-    /// A request without a credential, accepted only from a loopback peer.
+    /// A request without a credential, accepted only from a loopback peer while Sextant is in
+    /// loopback-only mode.
     AnonymousLocal,
+    /// A remote agent holding a named per-peer token.
+    Peer,
+    /// An assistant runtime holding a capability token the person issued for one workspace and
+    /// one target Agent.
+    Assistant,
+    /// An agent acting for a user: a verified JWT with an RFC 8693 `act` claim (`sub` is the
+    /// user, `act.sub` the agent).
+    Delegated,
+    /// Any other verified JWT (a service account). Read-only, whatever access lists say.
+    Service,
 }
 
-/// A resolved caller identity: kind + issuer + subject (+ actor, for delegated agents later).
+impl PrincipalKind {
+    /// The kind as it starts a principal key and as it is stored (`caller_kind`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PrincipalKind::Person => "person",
+            PrincipalKind::AnonymousLocal => "anonymous-local",
+            PrincipalKind::Peer => "peer",
+            PrincipalKind::Assistant => "assistant",
+            PrincipalKind::Delegated => "delegated",
+            PrincipalKind::Service => "service",
+        }
+    }
+}
+
+/// A resolved caller identity: kind + issuer + subject (+ actor, for delegated agents).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Principal {
     pub kind: PrincipalKind,
@@ -34,6 +72,16 @@ impl Principal {
         }
     }
 
+    /// The console owner acting through one of their assistant runtimes (`via` names it). Used
+    /// only where the owner's own rights apply (answering an interaction for them); it is
+    /// never a scope for tasks.
+    pub fn person_via(via: impl Into<String>) -> Self {
+        Self {
+            actor: Some(via.into()),
+            ..Self::person()
+        }
+    }
+
     /// An unauthenticated caller on the loopback interface.
     pub fn anonymous_local() -> Self {
         Self {
@@ -44,13 +92,55 @@ impl Principal {
         }
     }
 
+    /// The holder of the per-peer token named `name`. A rotated token (same name) is the same
+    /// peer.
+    pub fn peer(name: impl Into<String>) -> Self {
+        Self {
+            kind: PrincipalKind::Peer,
+            issuer: "sextant".into(),
+            subject: name.into(),
+            actor: None,
+        }
+    }
+
+    /// The holder of the assistant capability token `name`, issued in `workspace`.
+    pub fn assistant(workspace: impl Into<String>, name: impl Into<String>) -> Self {
+        Self {
+            kind: PrincipalKind::Assistant,
+            issuer: workspace.into(),
+            subject: name.into(),
+            actor: None,
+        }
+    }
+
+    /// An agent (`actor`) acting for the user `subject` of `issuer` (a JWT with `act`).
+    pub fn delegated(
+        issuer: impl Into<String>,
+        subject: impl Into<String>,
+        actor: impl Into<String>,
+    ) -> Self {
+        Self {
+            kind: PrincipalKind::Delegated,
+            issuer: issuer.into(),
+            subject: subject.into(),
+            actor: Some(actor.into()),
+        }
+    }
+
+    /// A service identified by a verified JWT without `act`.
+    pub fn service(issuer: impl Into<String>, subject: impl Into<String>) -> Self {
+        Self {
+            kind: PrincipalKind::Service,
+            issuer: issuer.into(),
+            subject: subject.into(),
+            actor: None,
+        }
+    }
+
     /// The stable key stored with sessions and tasks. Two principals that differ in any part
     /// (including the actor) are different callers with separate conversations.
     pub fn key(&self) -> String {
-        let kind = match self.kind {
-            PrincipalKind::Person => "person",
-            PrincipalKind::AnonymousLocal => "anonymous-local",
-        };
+        let kind = self.kind.as_str();
         match &self.actor {
             Some(actor) => format!("{kind}:{}:{}:{actor}", self.issuer, self.subject),
             None => format!("{kind}:{}:{}", self.issuer, self.subject),
@@ -59,15 +149,69 @@ impl Principal {
 
     /// A short label for people reading the console.
     pub fn display(&self) -> String {
+        match (self.kind, &self.actor) {
+            (PrincipalKind::Person, None) => "you".into(),
+            (PrincipalKind::Person, Some(via)) => format!("you (via {via})"),
+            (PrincipalKind::AnonymousLocal, _) => "local (no token)".into(),
+            (PrincipalKind::Peer, _) => format!("peer {}", self.subject),
+            (PrincipalKind::Assistant, _) => format!("assistant {}", self.subject),
+            (PrincipalKind::Delegated, actor) => format!(
+                "{} for {} ({})",
+                actor.as_deref().unwrap_or("an agent"),
+                self.subject,
+                self.issuer
+            ),
+            (PrincipalKind::Service, _) => format!("service {} ({})", self.subject, self.issuer),
+        }
+    }
+
+    /// The names access lists match this principal by (see [`crate::access`]). A delegated
+    /// principal has two: its user (`jwt:ISS:SUB`) and its actor (`actor:ISS:ACTOR`); its
+    /// rights are the lower of the two.
+    pub fn access_names(&self) -> Vec<String> {
         match self.kind {
-            PrincipalKind::Person => "you".into(),
-            PrincipalKind::AnonymousLocal => "local (no token)".into(),
+            PrincipalKind::Person => vec!["person".into()],
+            PrincipalKind::AnonymousLocal => vec!["anonymous-local".into()],
+            PrincipalKind::Peer => vec![format!("peer:{}", self.subject)],
+            PrincipalKind::Assistant => vec![format!("assistant:{}", self.subject)],
+            PrincipalKind::Service => vec![format!("jwt:{}:{}", self.issuer, self.subject)],
+            PrincipalKind::Delegated => vec![
+                format!("jwt:{}:{}", self.issuer, self.subject),
+                format!(
+                    "actor:{}:{}",
+                    self.issuer,
+                    self.actor.as_deref().unwrap_or_default()
+                ),
+            ],
         }
     }
 
     /// Whether this principal may use the console-owner APIs (sessions of every caller, etc).
     pub fn is_owner(&self) -> bool {
         self.kind == PrincipalKind::Person
+    }
+
+    /// Whether this principal comes from outside the machine's own user: peers, assistants and
+    /// JWT holders. Their text is framed as untrusted input, and they are rate-limited and
+    /// capped; the person and the anonymous loopback caller are not.
+    pub fn is_remote(&self) -> bool {
+        matches!(
+            self.kind,
+            PrincipalKind::Peer
+                | PrincipalKind::Assistant
+                | PrincipalKind::Delegated
+                | PrincipalKind::Service
+        )
+    }
+
+    /// Whether this principal is another agent talking to ours without a person in the loop
+    /// (peers and JWT holders): their turns in one context are capped (anti-loop). The person,
+    /// the anonymous loopback caller and the person's assistant are never capped.
+    pub fn is_agent(&self) -> bool {
+        matches!(
+            self.kind,
+            PrincipalKind::Peer | PrincipalKind::Delegated | PrincipalKind::Service
+        )
     }
 }
 
@@ -83,5 +227,42 @@ mod tests {
         let mut delegated = p.clone();
         delegated.actor = Some("agent-x".into());
         assert_ne!(delegated.key(), p.key());
+        // Existing keys are stable (they are stored with every Session).
+        assert_eq!(p.key(), "person:sextant:owner");
+        assert_eq!(a.key(), "anonymous-local:loopback:anonymous");
+    }
+
+    #[test]
+    fn two_agents_for_one_user_are_two_callers() {
+        let a = Principal::delegated("https://idp", "alice", "agent-a");
+        let b = Principal::delegated("https://idp", "alice", "agent-b");
+        let user = Principal::service("https://idp", "alice");
+        assert_ne!(a.key(), b.key());
+        assert_ne!(a.key(), user.key());
+        assert_eq!(a.key(), "delegated:https://idp:alice:agent-a");
+        assert_eq!(
+            a.access_names(),
+            vec!["jwt:https://idp:alice", "actor:https://idp:agent-a"]
+        );
+        assert_eq!(user.access_names(), vec!["jwt:https://idp:alice"]);
+        assert_eq!(a.display(), "agent-a for alice (https://idp)");
+    }
+
+    #[test]
+    fn kinds_classify() {
+        assert!(Principal::peer("bob").is_remote() && Principal::peer("bob").is_agent());
+        assert!(Principal::assistant("ws", "claude").is_remote());
+        assert!(!Principal::assistant("ws", "claude").is_agent());
+        assert!(!Principal::anonymous_local().is_remote());
+        assert!(Principal::person_via("assistant claude").is_owner());
+        assert_eq!(
+            Principal::person_via("assistant claude").display(),
+            "you (via assistant claude)"
+        );
+        assert_eq!(Principal::peer("bob").key(), "peer:sextant:bob");
+        assert_eq!(
+            Principal::assistant("ws1", "claude").key(),
+            "assistant:ws1:claude"
+        );
     }
 }

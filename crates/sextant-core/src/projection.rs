@@ -298,19 +298,22 @@ fn add_session_link(artifacts: &mut [Artifact], status: &mut Option<Message>, li
 }
 
 /// One entry of a Session's public transcript. Keys are camelCase like the rest of the wire.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export)]
 #[serde(rename_all = "camelCase")]
 pub struct Block {
     pub seq: i64,
     pub at: String,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub task_id: Option<String>,
     #[serde(flatten)]
     pub kind: BlockKind,
 }
 
 /// What a transcript block shows.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export)]
 #[serde(
     tag = "kind",
     rename_all = "snake_case",
@@ -324,6 +327,7 @@ pub enum BlockKind {
         text: String,
         append: bool,
         #[serde(skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
         artifact: Option<String>,
     },
     /// Non-text output (data, files), summarised.
@@ -337,12 +341,14 @@ pub enum BlockKind {
         answered_by: String,
         expired: bool,
         #[serde(skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
         reason: Option<String>,
     },
     /// The task changed state; `text` is the agent's status message, if any.
     State {
         state: String,
         #[serde(skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
         text: Option<String>,
     },
 }

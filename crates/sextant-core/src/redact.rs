@@ -1,6 +1,13 @@
-//! Redaction of credential-shaped text in what Sextant shows people and peers (interaction
-//! descriptions, commands). Deliberately simple and conservative: it hides values, never the
-//! shape of the command, so a person can still judge what is being asked.
+//! Redaction of credential-shaped text.
+//!
+//! - [`redact`]: for what Sextant shows people (interaction descriptions, commands).
+//!   Deliberately simple and conservative: it hides values, never the shape of the command, so
+//!   a person can still judge what is being asked.
+//! - [`scrub_outbound`]: for what leaves Sextant towards callers other than the console owner
+//!   (A2A replies): API keys of well-known vendors, JWTs, bearer / `Authorization` values,
+//!   PEM private keys, secret-named `KEY=value` and JSON fields, URL passwords, and (when
+//!   configured) e-mail addresses. Regex-based, so its cost is linear in the text whatever the
+//!   agent wrote.
 
 /// Key names whose `KEY=value` / `--key value` values are hidden.
 const SECRET_NAMES: &[&str] = &[
@@ -111,9 +118,228 @@ pub fn redact(text: &str) -> String {
     out.join(" ")
 }
 
+/// What [`scrub_outbound`] puts in place of a credential.
+pub const REDACTED: &str = "[REDACTED]";
+/// What [`scrub_outbound`] puts in place of an e-mail address.
+pub const REDACTED_EMAIL: &str = "[redacted-email]";
+
+struct Rule {
+    re: regex::Regex,
+    /// The replacement (may use `${name}` groups to keep a key name or a prefix).
+    with: &'static str,
+}
+
+static OUTBOUND: std::sync::LazyLock<Vec<Rule>> = std::sync::LazyLock::new(|| {
+    let rules: &[(&str, &str)] = &[
+        // PEM private keys (any kind), whole block.
+        (
+            r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----[\s\S]*?-----END[A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----",
+            "[REDACTED PRIVATE KEY]",
+        ),
+        // An unterminated PEM private key: everything after its header.
+        (
+            r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY-----[\s\S]*",
+            "[REDACTED PRIVATE KEY]",
+        ),
+        // JWTs (and JWS): base64url header starting with {" , payload, signature.
+        (
+            r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*",
+            REDACTED,
+        ),
+        // Authorization headers and bearer values, whatever the scheme.
+        (
+            r"(?i)(?P<k>\bauthorization[\x22']?\s*[:=]\s*[\x22']?)(?:(?:bearer|basic|token|digest|bot)\s+)?[A-Za-z0-9._~+/=:-]{8,}",
+            "${k}[REDACTED]",
+        ),
+        (
+            r"(?i)(?P<k>\bbearer\s+)[A-Za-z0-9._~+/=-]{16,}",
+            "${k}[REDACTED]",
+        ),
+        (
+            r"(?i)(?P<k>\b(?:x-api-key|x-auth-token|api-key|private-token)[\x22']?\s*[:=]\s*[\x22']?)[A-Za-z0-9._~+/=-]{8,}",
+            "${k}[REDACTED]",
+        ),
+        // Vendor key formats.
+        (
+            r"\bsk-(?:proj-|ant-(?:api03-)?|svcacct-|admin-)?[A-Za-z0-9_-]{20,}",
+            REDACTED,
+        ),
+        (r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}", REDACTED),
+        (r"\bgh[pousr]_[A-Za-z0-9]{30,}", REDACTED),
+        (r"\bgithub_pat_[A-Za-z0-9_]{40,}", REDACTED),
+        (r"\bglpat-[A-Za-z0-9_-]{20,}", REDACTED),
+        (r"\bxox[abposr]-[A-Za-z0-9-]{10,}", REDACTED),
+        (r"\bxapp-[0-9]-[A-Za-z0-9-]{20,}", REDACTED),
+        (
+            r"https://hooks\.slack\.com/services/[A-Za-z0-9/]+",
+            REDACTED,
+        ),
+        (r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]{16}\b", REDACTED),
+        (r"\bAIza[0-9A-Za-z_-]{35}\b", REDACTED),
+        (r"\bya29\.[0-9A-Za-z_-]{20,}", REDACTED),
+        (r"\bhf_[A-Za-z0-9]{30,}", REDACTED),
+        (r"\bnpm_[A-Za-z0-9]{36}\b", REDACTED),
+        (r"\bpypi-AgE[A-Za-z0-9_-]{50,}", REDACTED),
+        (r"\bdop_v1_[a-f0-9]{64}\b", REDACTED),
+        (r"\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}\b", REDACTED),
+        (r"\b[0-9]{8,10}:AA[0-9A-Za-z_-]{33}\b", REDACTED),
+        // Sextant's own tokens (owner, peer, assistant).
+        (r"\bsx[tpa]_[A-Za-z0-9_]{20,}", REDACTED),
+        // Secret-named assignments: KEY=value, KEY: value, export KEY="value".
+        (
+            r#"(?i)(?P<k>\b[A-Z0-9_.-]*(?:SECRET|TOKEN|PASSWORD|PASSWD|PASSPHRASE|API_?KEY|APIKEY|ACCESS_?KEY|PRIVATE_?KEY|CLIENT_?SECRET|CREDENTIALS?|AUTH_?KEY)[A-Z0-9_.-]*\s*[=:]\s*)(?:"[^"\n]{4,}"|'[^'\n]{4,}'|[^\s"',;]{4,})"#,
+            "${k}[REDACTED]",
+        ),
+        // Secret-named JSON fields.
+        (
+            r#"(?i)(?P<k>"(?:[a-z0-9_]*(?:secret|token|password|passwd|api_?key|apikey|access_?key|private_?key|credential)[a-z0-9_]*)"\s*:\s*)"[^"]{4,}""#,
+            "${k}\"[REDACTED]\"",
+        ),
+        // Passwords in URLs (scheme://user:password@host) and DSNs.
+        (
+            r"(?P<k>\b[a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@]+:)[^@\s/]{3,}(?P<at>@)",
+            "${k}[REDACTED]${at}",
+        ),
+    ];
+    rules
+        .iter()
+        .map(|(re, with)| Rule {
+            re: regex::Regex::new(re).unwrap_or_else(|e| panic!("redaction pattern {re:?}: {e}")),
+            with,
+        })
+        .collect()
+});
+
+static EMAIL: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+    regex::Regex::new(r"\b[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b")
+        .unwrap_or_else(|e| panic!("e-mail pattern: {e}"))
+});
+
+/// Replaces credential-shaped strings in `text` (and e-mail addresses when `emails`) with
+/// [`REDACTED`] / [`REDACTED_EMAIL`]. Returns the input unchanged (borrowed) when nothing
+/// matched.
+pub fn scrub_outbound(text: &str, emails: bool) -> std::borrow::Cow<'_, str> {
+    let mut out = std::borrow::Cow::Borrowed(text);
+    for rule in OUTBOUND.iter() {
+        if rule.re.is_match(&out) {
+            out = std::borrow::Cow::Owned(rule.re.replace_all(&out, rule.with).into_owned());
+        }
+    }
+    if emails && EMAIL.is_match(&out) {
+        out = std::borrow::Cow::Owned(EMAIL.replace_all(&out, REDACTED_EMAIL).into_owned());
+    }
+    out
+}
+
+/// [`scrub_outbound`] over every string inside a JSON value (keys are left alone).
+pub fn scrub_json(v: &mut serde_json::Value, emails: bool) {
+    match v {
+        serde_json::Value::String(s) => {
+            if let std::borrow::Cow::Owned(clean) = scrub_outbound(s, emails) {
+                *s = clean;
+            }
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(|i| scrub_json(i, emails)),
+        serde_json::Value::Object(map) => map.values_mut().for_each(|i| scrub_json(i, emails)),
+        _ => {}
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::redact;
+
+    use super::{scrub_json, scrub_outbound};
+
+    fn scrubbed(s: &str) -> String {
+        scrub_outbound(s, false).into_owned()
+    }
+
+    #[test]
+    fn outbound_text_loses_credentials_and_keeps_the_rest() {
+        let samples: &[(&str, &str)] = &[
+            (
+                "Set OPENAI_API_KEY=sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z and rerun.",
+                "Set OPENAI_API_KEY=[REDACTED] and rerun.",
+            ),
+            (
+                "the key is sk-ant-api03-AAAABBBBCCCCDDDDEEEEFFFFGGGGHHHH0000 ok",
+                "the key is [REDACTED] ok",
+            ),
+            (
+                "curl -H \"Authorization: Bearer ghp_16C7e42F292c6912E7710c838347Ae178B4a\" https://api.github.com",
+                "curl -H \"Authorization: [REDACTED]\" https://api.github.com",
+            ),
+            (
+                "token eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U used",
+                "token [REDACTED] used",
+            ),
+            (
+                "aws: AKIAIOSFODNN7EXAMPLE / wJalrXUtnFEMI",
+                "aws: [REDACTED] / wJalrXUtnFEMI",
+            ),
+            (
+                "{\"client_secret\": \"9f8e7d6c5b4a\", \"name\": \"demo\"}",
+                "{\"client_secret\": \"[REDACTED]\", \"name\": \"demo\"}",
+            ),
+            (
+                "DATABASE_URL=postgres://app:s3cr3tP4ss@db.internal:5432/app",
+                "DATABASE_URL=postgres://app:[REDACTED]@db.internal:5432/app",
+            ),
+            (
+                "xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx posted",
+                "[REDACTED] posted",
+            ),
+            (
+                "use sxp_0123456789abcdef0123456789abcdef to call",
+                "use [REDACTED] to call",
+            ),
+            (
+                "export GITHUB_TOKEN='abc123def456'",
+                "export GITHUB_TOKEN=[REDACTED]",
+            ),
+            ("password: hunter22", "password: [REDACTED]"),
+        ];
+        for (input, want) in samples {
+            assert_eq!(scrubbed(input), *want, "input: {input}");
+        }
+        let pem = "key:\n-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\nAAAAAAABAAAAMwAAAAtzc2gtZW\n-----END OPENSSH PRIVATE KEY-----\nend";
+        assert_eq!(scrubbed(pem), "key:\n[REDACTED PRIVATE KEY]\nend");
+        let cut = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA";
+        assert_eq!(scrubbed(cut), "[REDACTED PRIVATE KEY]");
+        // Ordinary output is untouched (and not copied).
+        for fine in [
+            "Build finished in 4.2 s; 128 tests passed.",
+            "see https://docs.rs/regex and commit 2af6ed5",
+            "task 0190e1b2-7c3d-7a4b-9c2d-1e2f3a4b5c6d completed",
+            "the token bucket refills every second",
+            "ssh git@github.com:org/repo.git",
+        ] {
+            assert!(
+                matches!(scrub_outbound(fine, false), std::borrow::Cow::Borrowed(_)),
+                "{fine} -> {}",
+                scrubbed(fine)
+            );
+        }
+    }
+
+    #[test]
+    fn e_mails_go_only_when_asked_and_json_is_walked() {
+        let t = "mail ada.lovelace+ops@example.co.uk or bob@corp.example";
+        assert_eq!(scrub_outbound(t, false), t);
+        assert_eq!(
+            scrub_outbound(t, true),
+            "mail [redacted-email] or [redacted-email]"
+        );
+        let mut v = serde_json::json!({
+            "parts": [{ "text": "key sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z" }],
+            "metadata": { "note": ["Bearer abcdefghijklmnopqrstuvwxyz012345"] },
+            "sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z": 1,
+        });
+        scrub_json(&mut v, false);
+        assert_eq!(v["parts"][0]["text"], "key [REDACTED]");
+        assert_eq!(v["metadata"]["note"][0], "Bearer [REDACTED]");
+    }
 
     #[test]
     fn hides_values_and_keeps_the_command_shape() {

@@ -13,6 +13,8 @@ use tokio::sync::broadcast;
 
 const SESSION_CAPACITY: usize = 256;
 const ALL_CAPACITY: usize = 4096;
+/// Map size from which subscribing sweeps out channels without receivers.
+const SWEEP_AT: usize = 64;
 
 /// The broadcast hub.
 #[derive(Clone)]
@@ -34,6 +36,11 @@ impl Hub {
     /// Live events of one Session.
     pub fn subscribe(&self, session_id: &str) -> broadcast::Receiver<Arc<JournalEvent>> {
         let mut map = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
+        // Channels of Sessions nobody follows any more are dropped as the map grows, so the map
+        // holds about as many channels as there are live subscriptions.
+        if map.len() >= SWEEP_AT && map.len().is_power_of_two() {
+            map.retain(|_, tx| tx.receiver_count() > 0);
+        }
         map.entry(session_id.to_string())
             .or_insert_with(|| broadcast::channel(SESSION_CAPACITY).0)
             .subscribe()
@@ -49,11 +56,32 @@ impl Hub {
         {
             let mut map = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
             if let Some(tx) = map.get(&ev.session_id)
-                && tx.send(ev.clone()).is_err()
+                && (tx.send(ev.clone()).is_err() || tx.receiver_count() == 0)
             {
                 map.remove(&ev.session_id);
             }
         }
         let _ = self.all.send(ev);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn channels_without_subscribers_do_not_accumulate() {
+        let hub = Hub::default();
+        for i in 0..10_000 {
+            drop(hub.subscribe(&format!("s{i}")));
+        }
+        let held = hub.sessions.lock().unwrap().len();
+        assert!(held <= SWEEP_AT, "{held} channels held");
+        let rx = hub.subscribe("live");
+        for i in 0..10_000 {
+            drop(hub.subscribe(&format!("t{i}")));
+        }
+        assert!(hub.sessions.lock().unwrap().contains_key("live"));
+        drop(rx);
     }
 }

@@ -16,13 +16,17 @@
 //!
 //! Layout: [`migrate`] (embedded migrations), [`queries`] (one module per table), [`writer`]
 //! (the writer thread and the admission transaction), [`hub`] (live fan-out). Personal schedules
-//! and their Runs (`schedules`, `runs` tables) have their async methods in `schedules.rs`.
+//! and their Runs (`schedules`, `runs` tables) have their async methods in `schedules.rs`;
+//! issued credentials, revocations and settings theirs in `security.rs`; outbound peers and
+//! outbound conversations theirs in `peers.rs`.
 
 pub mod error;
 pub mod hub;
 pub mod migrate;
+mod peers;
 pub mod queries;
 mod schedules;
+mod security;
 mod writer;
 
 use std::path::{Path, PathBuf};
@@ -37,8 +41,10 @@ use tokio::sync::oneshot;
 pub use error::{Error, Result};
 pub use hub::Hub;
 pub use queries::interactions::InteractionRow;
+pub use queries::peers::PeerRow;
 pub use queries::runs::RunRow;
 pub use queries::schedules::ScheduleRow;
+pub use queries::security::CredentialRow;
 pub use queries::sessions::SessionRow;
 pub use queries::tasks::{TaskFilter, TaskPage, TaskRow};
 pub use schedules::Claim;
@@ -46,7 +52,9 @@ pub use writer::{Admission, Admitted, NewEvent, Refusal};
 
 use writer::Job;
 
-const READ_POOL_MAX: usize = 8;
+/// Read connections kept open. Readers beyond this wait for one (a semaphore) rather than open
+/// throwaway connections: each connection caches its prepared statements, so reuse matters.
+const READ_POOL_MAX: usize = 4;
 
 /// The async handle to the journal. Clones share the same writer thread, pool and hub.
 #[derive(Clone)]
@@ -58,6 +66,8 @@ struct Inner {
     path: PathBuf,
     jobs: std::sync::mpsc::Sender<Job>,
     readers: Mutex<Vec<Connection>>,
+    /// One permit per read connection.
+    read_permits: tokio::sync::Semaphore,
     hub: Hub,
 }
 
@@ -91,6 +101,7 @@ impl Journal {
                 path,
                 jobs: tx,
                 readers: Mutex::new(Vec::new()),
+                read_permits: tokio::sync::Semaphore::new(READ_POOL_MAX),
                 hub,
             }),
         })
@@ -122,21 +133,23 @@ impl Journal {
         F: FnOnce(&Connection) -> Result<T> + Send + 'static,
     {
         let inner = self.inner.clone();
+        let _permit = inner
+            .read_permits
+            .acquire()
+            .await
+            .map_err(|_| Error::Closed)?;
+        let pool = self.inner.clone();
         tokio::task::spawn_blocking(move || {
-            let pooled = inner
-                .readers
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .pop();
+            let pooled = pool.readers.lock().unwrap_or_else(|e| e.into_inner()).pop();
             let conn = match pooled {
                 Some(c) => c,
-                None => open_connection(&inner.path)?,
+                None => open_connection(&pool.path)?,
             };
             let out = f(&conn);
-            let mut pool = inner.readers.lock().unwrap_or_else(|e| e.into_inner());
-            if pool.len() < READ_POOL_MAX {
-                pool.push(conn);
-            }
+            pool.readers
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(conn);
             out
         })
         .await

@@ -22,6 +22,14 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "20261129200000_schedules",
         include_str!("../migrations/20261129200000_schedules.sql"),
     ),
+    (
+        "20261130000000_security",
+        include_str!("../migrations/20261130000000_security.sql"),
+    ),
+    (
+        "20261130100000_peers",
+        include_str!("../migrations/20261130100000_peers.sql"),
+    ),
 ];
 
 /// Applies the pending migrations; returns how many ran.

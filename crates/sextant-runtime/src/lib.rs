@@ -11,14 +11,17 @@
 //! - On start-up [`Runtime::recover`] re-delivers inputs that were accepted but never run, and
 //!   fails turns that a crash interrupted (their output so far is kept).
 //!
-//! - [`access`]: who may call which Agent; [`Runtime::admit`] checks it on every input, and
-//!   the scheduler checks it on every Run.
+//! - [`access`]: who may call which Agent (its access list plus the owner's revocations);
+//!   [`Runtime::admit`] checks it on every input, the server on every read, and the scheduler
+//!   on every Run. Admission also applies the per-principal caps ([`Limits`]) and frames text
+//!   from remote principals as untrusted input ([`sextant_core::untrusted`]).
 //!
 //! Not here: HTTP and wire formats (sextant-server), SQL (sextant-journal).
 
 pub mod access;
 pub mod engine;
 pub mod interactions;
+pub mod peers;
 pub mod stream;
 mod worker;
 
@@ -30,12 +33,13 @@ use std::time::Duration;
 
 use sextant_core::a2a::Message;
 use sextant_core::projection::TaskFold;
-use sextant_core::{AgentSpec, Clock, EventBody, Principal};
+use sextant_core::{AgentSpec, Clock, EventBody, Principal, Rights};
 use sextant_journal::{Admission, Admitted, Journal, Refusal, TaskRow};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+pub use access::AccessError;
 pub use engine::{AskError, Engine, EngineEnv, Outcome, Turn, TurnSink};
 pub use interactions::{AnswerError, AnswerRequest};
 
@@ -44,6 +48,17 @@ pub use interactions::{AnswerError, AnswerRequest};
 pub enum AdmitError {
     #[error("unknown agent")]
     UnknownAgent,
+    /// The principal may not call this Agent (not listed, read-only, or revoked). Callers
+    /// answer it exactly like [`AdmitError::UnknownAgent`] ("not found", never "forbidden");
+    /// the reason is for logs and the audit record.
+    #[error("{0}")]
+    AccessDenied(AccessError),
+    /// Another agent has used up this context's agent-to-agent turns (anti-loop).
+    #[error("this context has reached its limit of {limit} agent-to-agent turns")]
+    TurnCap { limit: u32 },
+    /// The principal already has this many tasks submitted or working.
+    #[error("{limit} tasks of this caller are already running")]
+    TooManyTasks { limit: u32 },
     #[error("{0:?}")]
     Refused(Refusal),
     /// Another input is creating this Session right now; retry.
@@ -66,6 +81,26 @@ pub struct Input {
     pub message: Message,
     /// Where a new Session comes from (`a2a`, `schedule`, ...).
     pub origin: String,
+}
+
+/// Per-principal caps applied at admission (0 = no cap). They bind remote principals only
+/// (peers, assistants, JWT holders): the person and the anonymous loopback caller are local.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Most tasks one remote principal may have submitted or working at once.
+    pub max_concurrent_tasks: u32,
+    /// Most inputs an agent principal (peer, delegated, service) may send in one context
+    /// (Session). Contexts driven by a person or their assistant are never capped.
+    pub max_agent_turns_per_context: u32,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_concurrent_tasks: 8,
+            max_agent_turns_per_context: 50,
+        }
+    }
 }
 
 /// Runtime settings.
@@ -96,6 +131,8 @@ pub(crate) struct Inner {
     pub(crate) waiters: Arc<interactions::Waiters>,
     /// Who may call which Agent; checked on every admission.
     access: access::AccessPolicy,
+    /// Per-principal caps, checked on every admission.
+    limits: std::sync::RwLock<Limits>,
     /// Context keys whose Session is being created right now.
     creating: Mutex<HashSet<(String, String, String)>>,
     accepting: AtomicBool,
@@ -140,11 +177,13 @@ impl Runtime {
                 agents,
                 env: EngineEnv {
                     work_dir: config.work_dir,
+                    peers: None,
                 },
                 idle_worker: config.idle_worker,
                 workers: Mutex::default(),
                 waiters: Arc::default(),
                 access: access::AccessPolicy::default(),
+                limits: std::sync::RwLock::new(Limits::default()),
                 creating: Mutex::default(),
                 accepting: AtomicBool::new(true),
                 stop_intake: CancellationToken::new(),
@@ -157,6 +196,22 @@ impl Runtime {
     /// The journal.
     pub fn journal(&self) -> &Journal {
         &self.inner.journal
+    }
+
+    /// Gives the runtime the outbound peers service (for `a2a` engines and the peers API).
+    /// Call it right after [`Runtime::new`], before the runtime is cloned; later it is
+    /// ignored (and logged).
+    pub fn with_peers(mut self, peers: peers::Peers) -> Self {
+        match Arc::get_mut(&mut self.inner) {
+            Some(inner) => inner.env.peers = Some(peers),
+            None => tracing::error!("with_peers called on a shared runtime; peers not set"),
+        }
+        self
+    }
+
+    /// The outbound peers service, if set up.
+    pub fn peers(&self) -> Option<&peers::Peers> {
+        self.inner.env.peers.as_ref()
     }
 
     /// The clock.
@@ -180,16 +235,69 @@ impl Runtime {
     /// the error is the reason, fit to show the principal. Never cache the answer: the owner
     /// can revoke access at any time.
     pub fn check_access(&self, principal: &Principal, agent_id: &str) -> Result<(), String> {
-        if !self.inner.agents.contains_key(agent_id) {
-            return Err(format!("agent {agent_id:?} is not configured"));
-        }
-        self.inner.access.check(principal, agent_id)
+        self.authorize(principal, agent_id, Rights::Call)
+            .map(drop)
+            .map_err(|e| e.to_string())
     }
 
-    /// Replaces the list of principal keys denied access to `agent_id` (empty: everyone may
-    /// call it). Takes effect on the next input.
+    /// What `principal` may do with `agent_id` right now, provided it is at least `need`
+    /// (the Agent's access list, then the owner's revocations). Never cache the answer.
+    pub fn authorize(
+        &self,
+        principal: &Principal,
+        agent_id: &str,
+        need: Rights,
+    ) -> Result<Rights, AccessError> {
+        let agent = self
+            .inner
+            .agents
+            .get(agent_id)
+            .ok_or_else(|| AccessError::UnknownAgent(agent_id.to_string()))?;
+        self.inner.access.authorize(principal, agent, need)
+    }
+
+    /// Replaces the list of principal keys (or access patterns) denied `agent_id` in memory
+    /// only (empty: no revocation). Takes effect on the next input. The server persists
+    /// changes with [`Runtime::update_denied`].
     pub fn set_denied(&self, agent_id: &str, principals: Vec<String>) {
         self.inner.access.set_denied(agent_id, principals);
+    }
+
+    /// Replaces the deny list of `agent_id` in the journal, then in memory: it survives
+    /// restarts and takes effect on the next operation.
+    pub async fn update_denied(
+        &self,
+        agent_id: &str,
+        principals: Vec<String>,
+    ) -> Result<(), sextant_journal::Error> {
+        self.inner
+            .journal
+            .set_denials(agent_id, principals.clone(), self.inner.clock.now())
+            .await?;
+        self.inner.access.set_denied(agent_id, principals);
+        Ok(())
+    }
+
+    /// Loads the owner's revocations from the journal (start-up).
+    pub async fn load_access(&self) -> Result<(), sextant_journal::Error> {
+        let mut by_agent: HashMap<String, Vec<String>> = HashMap::new();
+        for (agent, principal) in self.inner.journal.denials().await? {
+            by_agent.entry(agent).or_default().push(principal);
+        }
+        for (agent, list) in by_agent {
+            self.inner.access.set_denied(&agent, list);
+        }
+        Ok(())
+    }
+
+    /// Sets the per-principal caps (see [`Limits`]).
+    pub fn set_limits(&self, limits: Limits) {
+        *self.inner.limits.write().unwrap_or_else(|e| e.into_inner()) = limits;
+    }
+
+    /// The per-principal caps in force.
+    pub fn limits(&self) -> Limits {
+        *self.inner.limits.read().unwrap_or_else(|e| e.into_inner())
     }
 
     /// The principal keys denied access to `agent_id`, sorted.
@@ -212,14 +320,21 @@ impl Runtime {
         if !self.inner.agents.contains_key(&input.agent_id) {
             return Err(AdmitError::UnknownAgent);
         }
-        // A principal denied this Agent sees it as unknown, as A2A reads of another caller's
-        // task answer "not found" rather than "forbidden".
-        if let Err(why) = self.inner.access.check(&input.principal, &input.agent_id) {
-            tracing::debug!(agent_id = %input.agent_id, %why, "input refused: access revoked");
-            return Err(AdmitError::UnknownAgent);
+        // A principal that may not call this Agent is told so precisely here; the server
+        // answers it as "not found", as A2A reads of another caller's task do.
+        if let Err(why) = self.authorize(&input.principal, &input.agent_id, Rights::Call) {
+            tracing::debug!(agent_id = %input.agent_id, %why, "input refused");
+            return Err(AdmitError::AccessDenied(why));
         }
         let caller = input.principal.key();
-        let message = input.message;
+        let mut message = input.message;
+        self.check_caps(&input.principal, &caller, &input.agent_id, &message)
+            .await?;
+        // Text from outside the machine's own user is untrusted input: filtered and framed
+        // before it is journalled, so every engine (and the transcript) sees the frame.
+        if input.principal.is_remote() {
+            sextant_core::untrusted::frame_message(&mut message, &input.principal);
+        }
         // A message to a task that waits for a decision is not an approval: refuse it, and
         // leave the interaction pending.
         if let Some(task_id) = &message.task_id
@@ -308,6 +423,53 @@ impl Runtime {
         Ok(admitted)
     }
 
+    /// The per-principal caps: concurrent tasks of a remote principal, and agent-to-agent turns
+    /// in one context.
+    async fn check_caps(
+        &self,
+        principal: &Principal,
+        caller: &str,
+        agent_id: &str,
+        message: &Message,
+    ) -> Result<(), AdmitError> {
+        let limits = self.limits();
+        if principal.is_remote() && limits.max_concurrent_tasks > 0 {
+            let running = self.inner.journal.active_tasks(caller).await?;
+            if running >= u64::from(limits.max_concurrent_tasks) {
+                return Err(AdmitError::TooManyTasks {
+                    limit: limits.max_concurrent_tasks,
+                });
+            }
+        }
+        if principal.is_agent() && limits.max_agent_turns_per_context > 0 {
+            let session = match (&message.task_id, &message.context_id) {
+                (Some(task_id), _) => self
+                    .inner
+                    .journal
+                    .task(task_id)
+                    .await?
+                    .filter(|t| t.caller == caller && t.agent_id == agent_id)
+                    .map(|t| t.session_id),
+                (None, Some(ctx)) => self
+                    .inner
+                    .journal
+                    .session_by_context(caller, agent_id, ctx)
+                    .await?
+                    .map(|s| s.session_id),
+                (None, None) => None,
+            };
+            if let Some(session_id) = session {
+                let turns = self.inner.journal.session_inputs(&session_id).await?;
+                if turns >= u64::from(limits.max_agent_turns_per_context) {
+                    return Err(AdmitError::TurnCap {
+                        limit: limits.max_agent_turns_per_context,
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Hands a task to its Session's worker, starting the worker if needed.
     fn dispatch(&self, session_id: &str, agent_id: &str, task_id: &str) {
         self.dispatch_item(
@@ -364,12 +526,24 @@ impl Runtime {
         task: &TaskRow,
         after_seq: i64,
     ) -> Result<TaskFold, sextant_journal::Error> {
+        Ok(self.wait_settled_events(task, after_seq).await?.0)
+    }
+
+    /// [`Runtime::wait_settled`], also returning the task's events up to that point (so a
+    /// caller that renders the transcript need not read the journal again).
+    pub async fn wait_settled_events(
+        &self,
+        task: &TaskRow,
+        after_seq: i64,
+    ) -> Result<(TaskFold, Vec<sextant_core::JournalEvent>), sextant_journal::Error> {
         use futures::StreamExt;
         let mut fold = TaskFold::new(&task.task_id, &task.context_id, &task.session_id);
+        let mut seen = Vec::new();
         let events = stream::task_events(&self.inner.journal, task, 0, stream::StopAt::Never);
         futures::pin_mut!(events);
         while let Some(ev) = events.next().await {
             let ev = ev?;
+            seen.push((*ev).clone());
             let decisive = ev.seq > after_seq
                 && (ev.body.new_state().is_some() || matches!(ev.body, EventBody::Reply { .. }));
             fold.apply(&ev);
@@ -380,13 +554,14 @@ impl Runtime {
                 break;
             }
         }
-        Ok(fold)
+        Ok((fold, seen))
     }
 
     /// Re-delivers accepted inputs that never ran, fails turns a crash interrupted, and starts
     /// the interaction expiry loop. Call once, at start-up. Pending interactions stay pending:
     /// their answer resumes the task.
     pub async fn recover(&self) -> Result<usize, sextant_journal::Error> {
+        self.load_access().await?;
         self.inner.tracker.spawn(self.clone().expiry_loop());
         let tasks = self.inner.journal.unfinished_tasks().await?;
         let mut redelivered = 0;

@@ -24,6 +24,8 @@ fn exec_agent(id: &str, script: &str) -> AgentSpec {
         },
         session_link: true,
         dedupe_message_ids: true,
+        access: Default::default(),
+        public_card: Default::default(),
     }
 }
 
@@ -616,7 +618,7 @@ async fn a_revoked_caller_sees_the_agent_as_unknown() {
     );
     assert!(matches!(
         rt.admit(input("echo", "m1", "hi")).await,
-        Err(AdmitError::UnknownAgent)
+        Err(AdmitError::AccessDenied(crate::AccessError::Revoked { .. }))
     ));
     // Restored: the very next input is admitted.
     rt.set_denied("echo", vec![]);

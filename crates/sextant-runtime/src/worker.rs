@@ -79,6 +79,11 @@ pub(crate) async fn run(
     mut rx: mpsc::UnboundedReceiver<WorkItem>,
 ) {
     let mut engine = make_engine(&agent, &inner.env);
+    let idle = if engine.keeps_state() {
+        inner.idle_worker
+    } else {
+        std::time::Duration::ZERO
+    };
     let mut queue: VecDeque<WorkItem> = VecDeque::new();
     loop {
         if queue.is_empty() {
@@ -86,7 +91,7 @@ pub(crate) async fn run(
                 biased;
                 _ = inner.stop_intake.cancelled() => None,
                 t = rx.recv() => t,
-                _ = tokio::time::sleep(inner.idle_worker) => {
+                _ = tokio::time::sleep(idle) => {
                     // Leave only if nothing arrived meanwhile; dispatch sends under this lock.
                     let mut workers = inner.workers.lock().unwrap_or_else(|e| e.into_inner());
                     match rx.try_recv() {

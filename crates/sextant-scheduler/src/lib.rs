@@ -27,6 +27,7 @@ mod service;
 pub mod view;
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use sextant_core::Clock;
@@ -76,6 +77,8 @@ struct Inner {
     changed: Notify,
     /// One tick at a time in this process (the loop's and [`Scheduler::run_due_now`]'s).
     tick: tokio::sync::Mutex<()>,
+    /// Set by [`Scheduler::pause`]: the loop claims no slot while it is set.
+    paused: AtomicBool,
 }
 
 /// The running loop; [`SchedulerHandle::shutdown`] stops it.
@@ -107,6 +110,7 @@ impl Scheduler {
                 runtime,
                 changed: Notify::new(),
                 tick: tokio::sync::Mutex::new(()),
+                paused: AtomicBool::new(false),
             }),
         }
     }
@@ -127,6 +131,21 @@ impl Scheduler {
     /// its manual clock).
     pub fn changed(&self) {
         self.inner.changed.notify_one();
+    }
+
+    /// Pauses (`true`) or resumes (`false`) this process's loop, e.g. from the desktop tray.
+    /// While paused the loop claims no due slot; run now and replay still work, since the
+    /// person asks for those. On resume, slots that came due meanwhile are handled under each
+    /// schedule's missed-run policy, exactly as after the machine slept. Not persisted: a
+    /// restart resumes, and another process on the same data dir is not paused.
+    pub fn pause(&self, paused: bool) {
+        self.inner.paused.store(paused, Ordering::SeqCst);
+        self.changed();
+    }
+
+    /// Whether [`Scheduler::pause`] paused the loop.
+    pub fn is_paused(&self) -> bool {
+        self.inner.paused.load(Ordering::SeqCst)
     }
 
     /// Starts the loop: first it starts Runs that were claimed but never started (a crash or

@@ -37,10 +37,14 @@ impl Scheduler {
             tracing::error!(error = %e, "scheduler: could not restart pending Runs");
         }
         loop {
-            if let Err(e) = self.run_due_now().await {
-                tracing::error!(error = %e, "scheduler tick failed");
-            }
-            let wait = self.time_to_next().await;
+            let wait = if self.is_paused() {
+                MAX_NAP
+            } else {
+                if let Err(e) = self.run_due_now().await {
+                    tracing::error!(error = %e, "scheduler tick failed");
+                }
+                self.time_to_next().await
+            };
             tokio::select! {
                 _ = cancel.cancelled() => break,
                 _ = self.inner.changed.notified() => {}

@@ -367,7 +367,9 @@ async fn revoked_access_blocks_runs_but_not_cleanup() {
         .await;
     assert!(matches!(
         direct,
-        Err(sextant_runtime::AdmitError::UnknownAgent)
+        Err(sextant_runtime::AdmitError::AccessDenied(
+            sextant_runtime::AccessError::Revoked { .. }
+        ))
     ));
     // The owner of the plan still reads its history and deletes it.
     assert_eq!(
@@ -554,4 +556,41 @@ async fn pending_runs_are_started_at_the_next_start() {
     assert_eq!(run.record, "started");
     // Recovering again is harmless: nothing is pending.
     assert_eq!(r.scheduler.recover_pending().await.unwrap(), 0);
+}
+
+#[tokio::test]
+async fn a_paused_loop_claims_nothing_until_resumed() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = rig(&dir).await;
+    r.scheduler.pause(true);
+    assert!(r.scheduler.is_paused());
+    let handle = r.scheduler.start(CancellationToken::new());
+    let s = r
+        .scheduler
+        .create(&owner(), every_minute("paused"), ScheduleSource::Api)
+        .await
+        .unwrap();
+    let mut events = r.runtime.journal().hub().subscribe_all();
+    r.clock.set(utc("2026-12-01T10:01:00Z"));
+    r.scheduler.changed();
+    // A bounded look for something that must not happen: the slot is due, the loop is awake.
+    let fired = tokio::time::timeout(StdDuration::from_millis(300), events.recv()).await;
+    assert!(fired.is_err(), "a paused loop fired a slot");
+    let page = r.scheduler.runs(&owner(), &s.id, None, 10).await.unwrap();
+    assert_eq!(page.total, 0);
+
+    r.scheduler.pause(false);
+    let ev = tokio::time::timeout(StdDuration::from_secs(10), events.recv())
+        .await
+        .expect("the resumed loop fired the slot")
+        .unwrap();
+    let session = r
+        .runtime
+        .journal()
+        .session(&ev.session_id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(session.origin, "schedule");
+    handle.shutdown().await;
 }

@@ -16,7 +16,8 @@ use crate::cron::CronSpec;
 pub const NEXT_RUNS: usize = 5;
 
 /// One upcoming fire time, in the schedule's zone and in UTC.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
+#[ts(export)]
 pub struct NextRun {
     /// RFC 3339 with the zone's offset, e.g. `2026-12-07T09:00:00+01:00`.
     pub local: String,
@@ -25,7 +26,8 @@ pub struct NextRun {
 }
 
 /// Whether the creator may currently call the target Agent.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
+#[ts(export)]
 pub struct Access {
     pub allowed: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -33,7 +35,8 @@ pub struct Access {
 }
 
 /// A schedule as the API shows it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
+#[ts(export)]
 pub struct ScheduleView {
     pub id: String,
     pub name: String,
@@ -107,7 +110,8 @@ impl ScheduleView {
 }
 
 /// A Run as the API shows it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
+#[ts(export)]
 pub struct RunView {
     pub id: String,
     pub schedule_id: String,

@@ -5,6 +5,17 @@
 //! then params (-32602). Upfront errors are plain JSON (HTTP 200, as the SDKs do); streams are
 //! `text/event-stream` whose events carry journal seqs as SSE ids, so `Last-Event-ID` resumes.
 //! Pre-1.0 method aliases are answered in 0.3 JSON (see `sextant_a2a::compat`).
+//!
+//! **Access.** Every request is checked against the Agent's access for the calling principal
+//! (`Runtime::authorize`, never cached): without read rights the Agent does not exist for the
+//! caller (the same 404 answer as an unknown Agent); sending needs call rights (a read-only
+//! caller gets -32004). Another caller's task is TaskNotFound (-32001), never "forbidden".
+//! Open streams re-check the caller's credential and access every few seconds and end once
+//! either is revoked. Replies to anyone but the console owner are scrubbed of
+//! credential-shaped strings (`sextant_core::redact::scrub_outbound`). Every call is audited.
+//!
+//! A caller without a token must also send a JSON `Content-Type` (a missing one is -32005
+//! too): see `perimeter` for how this combines with the perimeter's content-type rule.
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -22,15 +33,30 @@ use sextant_a2a::rpc::{camelize_keys, failure, parse_request, success};
 use sextant_a2a::version::{self, Requested};
 use sextant_a2a::{Method, RpcError, compat, method};
 use sextant_core::a2a::{self, Message, PartContent, Role, TaskState};
+use sextant_core::agent::PublicCard;
 use sextant_core::event::is_terminal;
 use sextant_core::projection::{OutputModes, TaskFold, ViewOptions, blocks};
-use sextant_core::{AgentSpec, EventBody, JournalEvent, Principal};
+use sextant_core::{AgentSpec, EventBody, JournalEvent, Principal, PrincipalKind, Rights};
 use sextant_journal::{Admitted, Refusal, TaskFilter, TaskRow};
 use sextant_runtime::stream::{StopAt, task_events};
-use sextant_runtime::{AdmitError, Input};
+use sextant_runtime::{AccessError, AdmitError, Input};
 
 use crate::AppState;
+use crate::audit::{Outcome, Record};
+use crate::auth::Credential;
 use crate::urls::base_url;
+
+/// How often an open stream re-checks its caller's credential and access.
+const REVALIDATE: Duration = Duration::from_secs(5);
+
+/// Which A2A surface a call came in on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RpcSurface {
+    /// `/api/v1/agents/{agent_id}/a2a`.
+    Public,
+    /// `/api/v1/assistant-a2a/agents/{agent_id}/a2a` (assistant capability tokens).
+    Assistant,
+}
 
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
 const LIST_DEFAULT: u32 = 50;
@@ -40,6 +66,7 @@ const LIST_MAX: i64 = 100;
 struct Call {
     app: AppState,
     principal: Principal,
+    surface: RpcSurface,
     agent: Arc<AgentSpec>,
     base: String,
     /// The JSON-RPC id, echoed in every response and stream event.
@@ -72,7 +99,8 @@ fn json_response(status: StatusCode, body: Value) -> Response {
 
 fn is_json_content_type(headers: &HeaderMap) -> bool {
     let Some(v) = headers.get(header::CONTENT_TYPE) else {
-        return true;
+        // A caller without a token must say JSON (see `perimeter`); one with a token may omit it.
+        return headers.contains_key(header::AUTHORIZATION);
     };
     let mime = v
         .to_str()
@@ -101,9 +129,36 @@ pub async fn rpc(
     State(app): State<AppState>,
     Path(agent_id): Path<String>,
     Extension(principal): Extension<Principal>,
+    credential: Option<Extension<Credential>>,
     RawQuery(query): RawQuery,
     headers: HeaderMap,
     body: Bytes,
+) -> Response {
+    let credential = credential.map_or(Credential::None, |c| c.0);
+    handle(
+        app,
+        agent_id,
+        principal,
+        credential,
+        query,
+        headers,
+        body,
+        RpcSurface::Public,
+    )
+    .await
+}
+
+/// The JSON-RPC endpoint behind both A2A surfaces.
+#[allow(clippy::too_many_arguments)]
+pub(crate) async fn handle(
+    app: AppState,
+    agent_id: String,
+    principal: Principal,
+    credential: Credential,
+    query: Option<String>,
+    headers: HeaderMap,
+    body: Bytes,
+    surface: RpcSurface,
 ) -> Response {
     if !is_json_content_type(&headers) {
         let err = RpcError::new(
@@ -116,9 +171,20 @@ pub async fn rpc(
         Ok(r) => r,
         Err((id, err)) => return json_response(StatusCode::OK, failure(&id, &err)),
     };
-    let Some(agent) = app.runtime.agent(&agent_id) else {
-        let err = RpcError::new(Code::InvalidRequest, format!("no agent {agent_id:?} here"));
-        return json_response(StatusCode::NOT_FOUND, failure(&req.id, &err));
+    // Without read rights the Agent does not exist for this caller: the same answer as an
+    // unknown Agent, so access lists reveal nothing.
+    let rights = app.runtime.authorize(&principal, &agent_id, Rights::Read);
+    let agent = match (app.runtime.agent(&agent_id), &rights) {
+        (Some(a), Ok(_)) => a,
+        (_, r) => {
+            let why = match r {
+                Err(e) => e.to_string(),
+                Ok(_) => format!("agent {agent_id:?} is not configured"),
+            };
+            audit_refusal(&app, &principal, &agent_id, &req.method, &why);
+            let err = RpcError::new(Code::InvalidRequest, format!("no agent {agent_id:?} here"));
+            return json_response(StatusCode::NOT_FOUND, failure(&req.id, &err));
+        }
     };
     let Some((method, legacy)) = method::lookup(&req.method) else {
         let err = RpcError::new(
@@ -136,14 +202,57 @@ pub async fn rpc(
         );
         return json_response(StatusCode::OK, failure(&req.id, &err));
     }
+    if method == Method::GetExtendedAgentCard
+        && agent.public_card == PublicCard::Minimal
+        && principal.kind == PrincipalKind::AnonymousLocal
+    {
+        audit_refusal(
+            &app,
+            &principal,
+            &agent_id,
+            &req.method,
+            "extended card without credentials",
+        );
+        let err = RpcError::new(
+            Code::InvalidRequest,
+            "GetExtendedAgentCard needs authentication with a scheme from the public card \
+             (Authorization: Bearer <token>)",
+        );
+        let mut resp = json_response(StatusCode::UNAUTHORIZED, failure(&req.id, &err));
+        resp.headers_mut().insert(
+            header::WWW_AUTHENTICATE,
+            axum::http::HeaderValue::from_static("Bearer"),
+        );
+        return resp;
+    }
+    if matches!(method, Method::SendMessage | Method::SendStreamingMessage)
+        && let Ok(r) = rights
+        && r < Rights::Call
+    {
+        let why = AccessError::ReadOnly {
+            principal: principal.key(),
+            agent: agent_id.clone(),
+        };
+        audit_refusal(&app, &principal, &agent_id, &req.method, &why.to_string());
+        let err = access_refusal(&why);
+        return json_response(StatusCode::OK, failure(&req.id, &err));
+    }
     let last_event_id = headers
         .get("last-event-id")
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse::<i64>().ok());
+    let scrub = !principal.is_owner();
+    let emails = app.security.redact_emails;
+    let mut record = Record::new(Some(&principal), Outcome::Ok)
+        .agent(agent_id.clone())
+        .method(req.method.clone())
+        .route(surface_route(surface, &agent_id));
+    let (task_id, context_id) = ids_of(&req.params);
     let call = Call {
         base: base_url(&app, &headers),
         app,
         principal,
+        surface,
         agent,
         id: req.id.clone(),
         legacy,
@@ -152,18 +261,128 @@ pub async fn rpc(
     let outcome = dispatch(&call, method, req.params).await;
     match outcome {
         Ok(Reply::Json(result)) => {
-            let result = if legacy {
+            let (t, c) = result_ids(&result);
+            record = record.task(t.or(task_id), c.or(context_id));
+            call.app.security.audit.record(record);
+            let mut result = if legacy {
                 legacy_result(method, result)
             } else {
                 result
             };
+            if scrub {
+                sextant_core::redact::scrub_json(&mut result, emails);
+            }
             json_response(StatusCode::OK, success(&call.id, result))
         }
         Ok(Reply::Stream(frames)) => {
+            call.app
+                .security
+                .audit
+                .record(record.task(task_id, context_id).reason("stream opened"));
+            let frames: std::pin::Pin<Box<dyn Stream<Item = Frame> + Send>> = if scrub {
+                Box::pin(frames.map(move |f| match f {
+                    Frame::Item(seq, mut v) => {
+                        sextant_core::redact::scrub_json(&mut v, emails);
+                        Frame::Item(seq, v)
+                    }
+                    other => other,
+                }))
+            } else {
+                frames
+            };
             let frames = Box::pin(frames.take_until(call.app.shutdown.clone().cancelled_owned()));
+            let frames: std::pin::Pin<Box<dyn Stream<Item = Frame> + Send>> = if call
+                .principal
+                .is_owner()
+            {
+                frames
+            } else {
+                let (app, who, agent) = (
+                    call.app.clone(),
+                    call.principal.clone(),
+                    call.agent.id.clone(),
+                );
+                Box::pin(frames.take_until(async move {
+                        loop {
+                            tokio::time::sleep(REVALIDATE).await;
+                            if !crate::auth::still_valid(&app, &who, &credential, &agent).await {
+                                tracing::debug!(principal = %who.key(), agent, "stream ended: access revoked");
+                                return;
+                            }
+                        }
+                    }))
+            };
             sse(call.id, legacy, frames)
         }
-        Err(err) => json_response(StatusCode::OK, failure(&call.id, &err)),
+        Err(err) => {
+            record.outcome = Some(match err.code {
+                Code::Internal => Outcome::Error,
+                _ => Outcome::Refused,
+            });
+            call.app
+                .security
+                .audit
+                .record(record.task(task_id, context_id).reason(err.message.clone()));
+            json_response(StatusCode::OK, failure(&call.id, &err))
+        }
+    }
+}
+
+fn surface_route(surface: RpcSurface, agent_id: &str) -> String {
+    match surface {
+        RpcSurface::Public => format!("/api/v1/agents/{agent_id}/a2a"),
+        RpcSurface::Assistant => format!("/api/v1/assistant-a2a/agents/{agent_id}/a2a"),
+    }
+}
+
+fn audit_refusal(app: &AppState, principal: &Principal, agent_id: &str, method: &str, why: &str) {
+    app.security.audit.record(
+        Record::new(Some(principal), Outcome::Refused)
+            .agent(agent_id)
+            .method(method)
+            .reason(why),
+    );
+}
+
+/// The task and context ids a request names (`id`, `message.taskId`, `contextId`, …).
+fn ids_of(params: &Value) -> (Option<String>, Option<String>) {
+    let s = |v: &Value| v.as_str().map(String::from);
+    let task = s(&params["id"])
+        .or_else(|| s(&params["message"]["taskId"]))
+        .or_else(|| s(&params["message"]["task_id"]));
+    let ctx = s(&params["contextId"])
+        .or_else(|| s(&params["message"]["contextId"]))
+        .or_else(|| s(&params["message"]["context_id"]));
+    (task, ctx)
+}
+
+/// The task and context ids of a result (a Task, `{task}`, or `{message}`).
+fn result_ids(result: &Value) -> (Option<String>, Option<String>) {
+    let s = |v: &Value| v.as_str().map(String::from);
+    for t in [&result["task"], result] {
+        if let Some(id) = s(&t["id"]) {
+            return (Some(id), s(&t["contextId"]));
+        }
+    }
+    let m = &result["message"];
+    (s(&m["taskId"]), s(&m["contextId"]))
+}
+
+/// How a refused access is answered: a read-only caller is told it may not send; anything
+/// else is "not found", as for an unknown Agent.
+fn access_refusal(e: &AccessError) -> RpcError {
+    match e {
+        AccessError::ReadOnly { agent, .. } => RpcError::new(
+            Code::UnsupportedOperation,
+            format!(
+                "your access to agent {agent:?} is read-only: you may read your tasks, not send"
+            ),
+        ),
+        AccessError::UnknownAgent(agent)
+        | AccessError::NotListed { agent, .. }
+        | AccessError::Revoked { agent, .. } => {
+            RpcError::new(Code::InvalidRequest, format!("no agent {agent:?} here"))
+        }
     }
 }
 
@@ -250,15 +469,35 @@ async fn dispatch(call: &Call, method: Method, mut params: Value) -> Result<Repl
             ))
         }
         Method::SubscribeToTask => subscribe(call, params).await,
-        Method::GetExtendedAgentCard => Err(RpcError::new(
-            Code::UnsupportedOperation,
-            "this agent has no extended card (capabilities.extendedAgentCard is false)",
-        )),
+        Method::GetExtendedAgentCard => extended_card(call),
         Method::CreatePushConfig
         | Method::GetPushConfig
         | Method::ListPushConfigs
         | Method::DeletePushConfig => Err(RpcError::of(Code::PushNotificationNotSupported)),
     }
+}
+
+/// `GetExtendedAgentCard`: the full card (real skills) for an authenticated caller with read
+/// rights (checked before dispatch); an Agent with a full public card has none.
+fn extended_card(call: &Call) -> Result<Reply, RpcError> {
+    if call.agent.public_card == PublicCard::Full {
+        return Err(RpcError::new(
+            Code::UnsupportedOperation,
+            "this agent has no extended card (capabilities.extendedAgentCard is false)",
+        ));
+    }
+    let card = match call.surface {
+        RpcSurface::Public => crate::cards::card(&call.agent, &call.base),
+        RpcSurface::Assistant => crate::cards::card_at(
+            &call.agent,
+            &call.base,
+            &format!(
+                "{}/api/v1/assistant-a2a/agents/{}/a2a",
+                call.base, call.agent.id
+            ),
+        ),
+    };
+    Ok(Reply::Json(card))
 }
 
 fn internal(e: impl std::fmt::Display) -> RpcError {
@@ -544,6 +783,21 @@ fn refusal(r: AdmitError) -> RpcError {
             ),
         ),
         AdmitError::UnknownAgent => RpcError::new(Code::InvalidRequest, "unknown agent"),
+        AdmitError::AccessDenied(e) => access_refusal(&e),
+        AdmitError::TurnCap { limit } => RpcError::new(
+            Code::UnsupportedOperation,
+            format!(
+                "this context has reached its limit of {limit} agent-to-agent turns \
+                 (anti-loop); start a new context (send without contextId) to go on"
+            ),
+        ),
+        AdmitError::TooManyTasks { limit } => RpcError::new(
+            Code::UnsupportedOperation,
+            format!(
+                "{limit} of your tasks are already submitted or working; wait for one to \
+                 finish (GetTask / SubscribeToTask) and send again"
+            ),
+        ),
         AdmitError::ShuttingDown => RpcError::new(Code::Internal, "Sextant is shutting down"),
         AdmitError::Journal(e) => internal(e),
     }
@@ -612,14 +866,20 @@ async fn send(call: &Call, params: Value, streaming: bool) -> Result<Reply, RpcE
         let lazy = matches!(admitted, Admitted::Created { .. }) && may_reply;
         return Ok(Reply::Stream(task_stream(call, task, after, lazy, modes)));
     }
+    let mut settled = None;
     if !config.return_immediately.unwrap_or(false) {
         // At shutdown the wait ends and the caller gets the task as journalled so far.
         tokio::select! {
-            r = call.app.runtime.wait_settled(&task, after) => { r.map_err(internal)?; }
+            r = call.app.runtime.wait_settled_events(&task, after) => {
+                settled = Some(r.map_err(internal)?);
+            }
             _ = call.app.shutdown.cancelled() => {}
         }
     }
-    let (events, fold) = load(call, &task).await?;
+    let (events, fold) = match settled {
+        Some((fold, events)) => (events, fold),
+        None => load(call, &task).await?,
+    };
     if let Some(reply) = &fold.reply {
         return Ok(Reply::Json(json!({ "message": to_json(reply) })));
     }

@@ -23,17 +23,24 @@ use crate::AppState;
 use crate::cards::card;
 use crate::error::{ApiError, ApiResult};
 use crate::urls::base_url;
+use crate::wire::{
+    AgentList, AgentSummary, AnswerDetail, InteractionChange, InteractionChangeKind, RunLink,
+    SessionDetail, SessionSummary, SessionsPage, TaskChange, TaskSummary, TasksPage,
+};
 
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
 
 pub(crate) fn owner_only(p: &Principal) -> ApiResult<()> {
-    if p.is_owner() {
-        Ok(())
-    } else {
-        Err(ApiError::Unauthorized(
+    match p.kind {
+        _ if p.is_owner() => Ok(()),
+        // Authenticated, but not the owner: peers and JWT holders use A2A, not the console.
+        k if k != sextant_core::PrincipalKind::AnonymousLocal => Err(ApiError::Forbidden(
+            "the console API is the console owner's; other callers use the A2A endpoints".into(),
+        )),
+        _ => Err(ApiError::Unauthorized(
             "the console API needs the console token: Authorization: Bearer $(sextant token)"
                 .into(),
-        ))
+        )),
     }
 }
 
@@ -50,23 +57,21 @@ pub async fn agents(
 ) -> ApiResult<Json<Value>> {
     owner_only(&p)?;
     let base = base_url(&app, &headers);
-    let list: Vec<Value> = app
+    let agents = app
         .runtime
         .agents()
         .iter()
-        .map(|a| {
-            json!({
-                "agentId": a.id,
-                "name": a.name,
-                "description": a.description,
-                "engine": a.engine.kind(),
-                "default": a.id == app.config.default_agent,
-                "cardUrl": format!("{base}/api/v1/agents/{}/.well-known/agent-card.json", a.id),
-                "card": card(a, &base),
-            })
+        .map(|a| AgentSummary {
+            agent_id: a.id.clone(),
+            name: a.name.clone(),
+            description: a.description.clone(),
+            engine: a.engine.kind().to_string(),
+            default: a.id == app.config.default_agent,
+            card_url: format!("{base}/api/v1/agents/{}/.well-known/agent-card.json", a.id),
+            card: card(a, &base),
         })
         .collect();
-    Ok(Json(json!({ "agents": list })))
+    Ok(Json(json!(AgentList { agents })))
 }
 
 #[derive(Debug, Deserialize)]
@@ -107,34 +112,8 @@ pub(crate) fn decode_cursor(s: &str) -> ApiResult<(String, String)> {
     Ok((a.to_string(), b.to_string()))
 }
 
-fn session_json(s: &SessionRow, base: &str) -> Value {
-    json!({
-        "sessionId": s.session_id,
-        "agentId": s.agent_id,
-        "caller": s.caller,
-        "callerKind": s.caller_kind,
-        "contextId": s.context_id,
-        "origin": s.origin,
-        "createdAt": s.created_at,
-        "updatedAt": s.updated_at,
-        "lastSeq": s.last_seq,
-        "url": format!("{base}/sessions/{}", s.session_id),
-    })
-}
-
 fn task_json(t: &TaskRow) -> Value {
-    json!({
-        "taskId": t.task_id,
-        "sessionId": t.session_id,
-        "agentId": t.agent_id,
-        "caller": t.caller,
-        "contextId": t.context_id,
-        "messageId": t.message_id,
-        "createdAt": t.created_at,
-        "state": state_wire(&t.state),
-        "stateAt": t.state_at,
-        "lastSeq": t.last_seq,
-    })
+    json!(TaskSummary::from(t))
 }
 
 /// `GET /api/v1/sessions?cursor&limit`: Sessions, most recently active first.
@@ -161,10 +140,10 @@ pub async fn sessions(
     } else {
         None
     };
-    Ok(Json(json!({
-        "sessions": rows.iter().map(|s| session_json(s, &base)).collect::<Vec<_>>(),
-        "total": total,
-        "nextCursor": next,
+    Ok(Json(json!(SessionsPage {
+        sessions: rows.iter().map(|s| SessionSummary::new(s, &base)).collect(),
+        total,
+        next_cursor: next,
     })))
 }
 
@@ -193,23 +172,24 @@ pub async fn session(
         let page = journal.session_events(&id, after, 1000).await?;
         let Some(last) = page.last() else { break };
         after = last.seq;
-        transcript.extend(page.iter().flat_map(blocks).map(|b| json!(b)));
+        transcript.extend(page.iter().flat_map(blocks));
     }
     let base = base_url(&app, &headers);
     // A Session a schedule's Run created links back to that Run (the Run links to it too).
-    let run = journal.run_by_session(&id).await?.map(|r| {
-        json!({
-            "runId": r.run_id,
-            "scheduleId": r.schedule_id,
-            "trigger": r.trigger,
-            "url": format!("{base}/api/v1/me/schedules/{}/runs/{}", r.schedule_id, r.run_id),
-        })
+    let run = journal.run_by_session(&id).await?.map(|r| RunLink {
+        url: format!(
+            "{base}/api/v1/me/schedules/{}/runs/{}",
+            r.schedule_id, r.run_id
+        ),
+        run_id: r.run_id,
+        schedule_id: r.schedule_id,
+        trigger: r.trigger,
     });
-    Ok(Json(json!({
-        "session": session_json(&s, &base),
-        "tasks": tasks.iter().map(task_json).collect::<Vec<_>>(),
-        "transcript": transcript,
-        "run": run,
+    Ok(Json(json!(SessionDetail {
+        session: SessionSummary::new(&s, &base),
+        tasks: tasks.iter().map(TaskSummary::from).collect(),
+        transcript,
+        run,
     })))
 }
 
@@ -286,11 +266,28 @@ pub async fn tasks(
             ..Default::default()
         })
         .await?;
-    Ok(Json(json!({
-        "tasks": page.tasks.iter().map(task_json).collect::<Vec<_>>(),
-        "total": page.total,
-        "nextCursor": page.next.as_ref().map(encode_cursor),
+    Ok(Json(json!(TasksPage {
+        tasks: page.tasks.iter().map(TaskSummary::from).collect(),
+        total: page.total,
+        next_cursor: page.next.as_ref().map(encode_cursor),
     })))
+}
+
+/// `GET /api/v1/tasks/{id}`: one task of any caller (the console's task page; it finds the
+/// task's Session here, then reads and streams that Session's blocks of this task).
+pub async fn task(
+    State(app): State<AppState>,
+    Extension(p): Extension<Principal>,
+    Path(id): Path<String>,
+) -> ApiResult<Json<Value>> {
+    owner_only(&p)?;
+    let row = app
+        .runtime
+        .journal()
+        .task(&id)
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("no task {id}")))?;
+    Ok(Json(task_json(&row)))
 }
 
 /// `GET /api/v1/tasks/events`: SSE of every task's state changes (`event: task`) and of
@@ -329,26 +326,31 @@ pub async fn task_events(
 
 /// An interaction raised or answered (the inbox drops a card answered elsewhere at once).
 fn interaction_change(ev: &JournalEvent) -> Option<Value> {
-    let (kind, id, extra) = match &ev.body {
+    let (change, id) = match &ev.body {
         sextant_core::EventBody::InteractionRaised { interaction } => (
-            "raised",
+            InteractionChangeKind::Raised {
+                detail: Box::new(interaction.public()),
+            },
             interaction.interaction_id.clone(),
-            json!(interaction.public()),
         ),
         sextant_core::EventBody::InteractionAnswered { answer } => (
-            "answered",
+            InteractionChangeKind::Answered {
+                detail: AnswerDetail {
+                    option: answer.option.clone(),
+                    answered_by: answer.answered_by.clone(),
+                    expired: answer.expired,
+                },
+            },
             answer.interaction_id.clone(),
-            json!({ "option": answer.option, "answeredBy": answer.answered_by, "expired": answer.expired }),
         ),
         _ => return None,
     };
-    Some(json!({
-        "type": kind,
-        "interactionId": id,
-        "taskId": ev.task_id,
-        "sessionId": ev.session_id,
-        "seq": ev.seq,
-        "detail": extra,
+    Some(json!(InteractionChange {
+        change,
+        interaction_id: id,
+        task_id: ev.task_id.clone(),
+        session_id: ev.session_id.clone(),
+        seq: ev.seq,
     }))
 }
 
@@ -356,14 +358,14 @@ async fn state_change(journal: &sextant_journal::Journal, ev: &JournalEvent) -> 
     let state = ev.body.new_state()?;
     let task_id = ev.task_id.as_deref()?;
     let row = journal.task(task_id).await.ok().flatten()?;
-    Some(json!({
-        "taskId": task_id,
-        "sessionId": ev.session_id,
-        "agentId": row.agent_id,
-        "caller": row.caller,
-        "contextId": row.context_id,
-        "state": state_wire(&state),
-        "at": sextant_core::ids::format_time(ev.at),
-        "seq": ev.seq,
+    Some(json!(TaskChange {
+        task_id: task_id.to_string(),
+        session_id: ev.session_id.clone(),
+        agent_id: row.agent_id,
+        caller: row.caller,
+        context_id: row.context_id,
+        state: state_wire(&state),
+        at: sextant_core::ids::format_time(ev.at),
+        seq: ev.seq,
     }))
 }

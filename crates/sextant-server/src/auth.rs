@@ -1,16 +1,40 @@
-//! Who is calling, for now: the console owner with the data-dir token, or an anonymous caller
-//! on the loopback interface. The principal is resolved from the request's credentials and its
-//! peer address only, before the body is read, and is handed to handlers as an extension.
+//! Who is calling. The principal is resolved from the request's credentials (and, for the
+//! anonymous caller, its peer address) only: before the body is read, never from its content.
+//! It is handed to handlers as a [`Principal`] extension, with the [`Credential`] it came from.
+//!
+//! | credential | principal |
+//! |---|---|
+//! | `Authorization: Bearer <owner token>` (`sextant token`) | Person |
+//! | the console page's session cookie (see `console`) | Person |
+//! | `Bearer sxp_…` (an active per-peer token) | Peer |
+//! | `Bearer sxa_…` (an active assistant token; assistant routes only) | Assistant |
+//! | `Bearer <JWT>` verified per `[jwt]` (see `jwt`) | Delegated (with `act`) or Service |
+//! | none, from a loopback peer, in loopback-only mode | AnonymousLocal |
+//!
+//! Anything else is 401 with `WWW-Authenticate: Bearer` (the reason is logged and audited, not
+//! shown). Two `Authorization` headers are 400. Issued tokens are looked up on every request,
+//! so a revocation takes effect on the next one.
+//!
+//! Surfaces: the general routes refuse assistant tokens (a capability token is not a general
+//! API credential); the assistant A2A routes take only assistant tokens; the agents MCP bridge
+//! takes the console owner, the anonymous loopback caller and assistant tokens.
+//!
+//! After authentication, the per-identity rate limit (`ratelimit`) is applied: 429 with
+//! `Retry-After`.
 
 use std::net::SocketAddr;
 
+use axum::Json;
 use axum::extract::{ConnectInfo, Request, State};
-use axum::http::header;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use sextant_core::Principal;
+use serde_json::json;
+use sextant_core::{Principal, PrincipalKind, Rights};
 
 use crate::AppState;
+use crate::audit::{Outcome, Record};
+use crate::credentials::{is_issued_shape, token_hash};
 use crate::error::ApiError;
 
 /// Compares two secrets in time independent of where they differ.
@@ -18,46 +42,324 @@ fn same_secret(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-/// Resolves the principal or answers 401.
-pub async fn resolve(State(app): State<AppState>, mut req: Request, next: Next) -> Response {
+/// Which credentials a group of routes takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Surface {
+    /// Everything but the two assistant surfaces.
+    General,
+    /// `/api/v1/assistant-a2a/agents/{agent_id}/…`: assistant tokens only.
+    AssistantA2a,
+    /// `/api/v1/assistant-mcp`: the owner, the anonymous loopback caller, assistant tokens.
+    Mcp,
+}
+
+/// How the principal of a request was authenticated.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Credential {
+    /// The owner token.
+    OwnerToken,
+    /// The console page's session cookie.
+    ConsoleCookie,
+    /// A token Sextant issued, by its stored hash (re-checked by long-lived streams).
+    Issued { hash: String },
+    /// A verified JWT.
+    Jwt,
+    /// None: the anonymous loopback caller.
+    None,
+}
+
+/// What an assistant token grants, resolved from Sextant's records on every request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AssistantGrant {
+    /// The token's name (the assistant principal's subject).
+    pub name: String,
+    /// The workspace it is scoped to (always this Sextant's, or it was refused).
+    pub workspace: String,
+    /// The one Agent it may reach.
+    pub agent_id: String,
+    /// The principal key of the owner it acts for.
+    pub owner: String,
+}
+
+impl AssistantGrant {
+    /// The owner this assistant acts for, acting through it (for answering interactions on
+    /// their behalf), if that owner is the console's person.
+    pub fn acting_owner(&self) -> Option<Principal> {
+        (self.owner == Principal::person().key())
+            .then(|| Principal::person_via(format!("assistant {}", self.name)))
+    }
+}
+
+/// A refused request: the status, what the caller is told, and the reason that is logged.
+struct Refusal {
+    status: StatusCode,
+    message: String,
+    reason: String,
+}
+
+fn unauthorized(message: impl Into<String>, reason: impl Into<String>) -> Refusal {
+    Refusal {
+        status: StatusCode::UNAUTHORIZED,
+        message: message.into(),
+        reason: reason.into(),
+    }
+}
+
+/// The one bearer token of a request: `Ok(None)` without an `Authorization` header.
+fn bearer(headers: &HeaderMap) -> Result<Option<String>, Refusal> {
+    let mut values = headers.get_all(header::AUTHORIZATION).iter();
+    let Some(value) = values.next() else {
+        return Ok(None);
+    };
+    if values.next().is_some() {
+        return Err(Refusal {
+            status: StatusCode::BAD_REQUEST,
+            message: "send exactly one Authorization header".into(),
+            reason: "several Authorization headers".into(),
+        });
+    }
+    let value = value
+        .to_str()
+        .map_err(|_| unauthorized("the Authorization header is not valid", "malformed_header"))?;
+    let mut parts = value.split_whitespace();
+    match (parts.next(), parts.next(), parts.next()) {
+        (Some(scheme), Some(token), None) if scheme.eq_ignore_ascii_case("bearer") => {
+            Ok(Some(token.to_string()))
+        }
+        _ => Err(unauthorized(
+            "use Authorization: Bearer <token>",
+            "malformed_header",
+        )),
+    }
+}
+
+/// Resolves the principal of a request on `surface`.
+async fn authenticate(
+    app: &AppState,
+    headers: &HeaderMap,
+    peer: Option<SocketAddr>,
+    surface: Surface,
+) -> Result<(Principal, Credential, Option<AssistantGrant>), Refusal> {
+    let token = bearer(headers)?;
+    let Some(token) = token else {
+        // The web console's page: its same-origin session cookie (see `console`).
+        if surface != Surface::AssistantA2a
+            && let Some(p) = crate::console::console_cookie_principal(app, headers)
+        {
+            return Ok((p, Credential::ConsoleCookie, None));
+        }
+        let local = peer.is_some_and(|a| a.ip().is_loopback());
+        if surface != Surface::AssistantA2a && app.security.exposure.loopback_only && local {
+            return Ok((Principal::anonymous_local(), Credential::None, None));
+        }
+        let message = match surface {
+            Surface::AssistantA2a => "this route takes an assistant capability token",
+            _ if app.security.exposure.loopback_only => {
+                "a bearer token is required from beyond this machine \
+                 (the owner's: `sextant token`; a peer's: `sextant peer-token create NAME`)"
+            }
+            _ => "a bearer token is required (Sextant is reachable beyond loopback)",
+        };
+        return Err(unauthorized(message, "no_credential"));
+    };
+    if same_secret(token.as_bytes(), app.config.token.as_bytes()) {
+        return match surface {
+            Surface::AssistantA2a => Err(unauthorized(
+                "this route takes an assistant capability token, not the owner token",
+                "owner_token_on_assistant_route",
+            )),
+            _ => Ok((Principal::person(), Credential::OwnerToken, None)),
+        };
+    }
+    if is_issued_shape(&token) {
+        let hash = token_hash(&token);
+        let cred = app
+            .runtime
+            .journal()
+            .credential_by_hash(&hash)
+            .await
+            .map_err(|e| {
+                tracing::error!(error = %e, "credential lookup failed");
+                Refusal {
+                    status: StatusCode::SERVICE_UNAVAILABLE,
+                    message: "credentials cannot be checked right now".into(),
+                    reason: "credential lookup failed".into(),
+                }
+            })?;
+        let Some(cred) = cred else {
+            return Err(unauthorized(
+                "the bearer token is not valid here",
+                "unknown_credential",
+            ));
+        };
+        if cred.revoked_at.is_some() {
+            return Err(unauthorized(
+                "the bearer token is not valid here",
+                format!("revoked {} token {:?}", cred.kind, cred.name),
+            ));
+        }
+        let credential = Credential::Issued { hash };
+        return match (cred.kind.as_str(), surface) {
+            ("peer", Surface::General) => Ok((Principal::peer(&cred.name), credential, None)),
+            ("peer", _) => Err(unauthorized(
+                "a peer token is not valid on the assistant routes",
+                "peer_token_on_assistant_route",
+            )),
+            ("assistant", Surface::General) => Err(unauthorized(
+                "an assistant capability token is valid only on \
+                 /api/v1/assistant-a2a/agents/{agent_id}/ and /api/v1/assistant-mcp",
+                format!("assistant token {:?} used on a general route", cred.name),
+            )),
+            ("assistant", _) => {
+                let workspace = cred.workspace.unwrap_or_default();
+                if workspace != app.security.workspace {
+                    return Err(unauthorized(
+                        "the bearer token is not valid here",
+                        format!("assistant token {:?} of another workspace", cred.name),
+                    ));
+                }
+                let grant = AssistantGrant {
+                    name: cred.name.clone(),
+                    workspace: workspace.clone(),
+                    agent_id: cred.agent_id.unwrap_or_default(),
+                    owner: cred.owner,
+                };
+                Ok((
+                    Principal::assistant(workspace, cred.name),
+                    credential,
+                    Some(grant),
+                ))
+            }
+            _ => Err(unauthorized(
+                "the bearer token is not valid here",
+                "unknown credential kind",
+            )),
+        };
+    }
+    if let Some(jwt) = &app.security.jwt {
+        return match jwt.verify(&token) {
+            Ok(p) if surface == Surface::General => Ok((p, Credential::Jwt, None)),
+            Ok(p) => Err(unauthorized(
+                "a JWT is not valid on the assistant routes",
+                format!("JWT of {} on an assistant route", p.key()),
+            )),
+            Err(why) => Err(unauthorized(
+                "the bearer token is not valid here",
+                format!("JWT refused: {why}"),
+            )),
+        };
+    }
+    Err(unauthorized(
+        "the bearer token is not valid here",
+        "unknown_credential",
+    ))
+}
+
+/// The 429 answer.
+fn too_many(wait: std::time::Duration) -> Response {
+    let secs = crate::ratelimit::retry_after_secs(wait);
+    let mut resp = (
+        StatusCode::TOO_MANY_REQUESTS,
+        Json(json!({ "error": {
+            "code": "rate_limited",
+            "message": format!("too many requests from this caller; retry in {secs} s"),
+        }})),
+    )
+        .into_response();
+    if let Ok(v) = HeaderValue::from_str(&secs.to_string()) {
+        resp.headers_mut().insert(header::RETRY_AFTER, v);
+    }
+    resp
+}
+
+async fn run(app: AppState, mut req: Request, next: Next, surface: Surface) -> Response {
     let peer = req
         .extensions()
         .get::<ConnectInfo<SocketAddr>>()
         .map(|c| c.0);
-    let bearer = req
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .map(|v| v.trim().to_string());
-    let principal = match bearer {
-        Some(v) => {
-            let token = v
-                .strip_prefix("Bearer ")
-                .or_else(|| v.strip_prefix("bearer "));
-            match token {
-                Some(t) if same_secret(t.trim().as_bytes(), app.config.token.as_bytes()) => {
-                    Principal::person()
-                }
-                _ => {
-                    tracing::debug!(?peer, "refused: bearer token does not match");
-                    return ApiError::Unauthorized("the bearer token is not valid here".into())
-                        .into_response();
-                }
+    let route = req.uri().path().to_string();
+    let (principal, credential, grant) =
+        match authenticate(&app, req.headers(), peer, surface).await {
+            Ok(r) => r,
+            Err(r) => {
+                tracing::debug!(?peer, route, reason = %r.reason, "request refused");
+                app.security.audit.record(
+                    Record::new(None, Outcome::Refused)
+                        .reason(r.reason)
+                        .route(route)
+                        .peer(peer),
+                );
+                return match r.status {
+                    StatusCode::UNAUTHORIZED => ApiError::Unauthorized(r.message).into_response(),
+                    StatusCode::BAD_REQUEST => ApiError::BadRequest(r.message).into_response(),
+                    _ => ApiError::Internal(r.message).into_response(),
+                };
             }
-        }
-        None => match peer {
-            Some(addr) if addr.ip().is_loopback() => Principal::anonymous_local(),
-            _ => {
-                tracing::debug!(?peer, "refused: no credential from a non-loopback peer");
-                return ApiError::Unauthorized(
-                    "a bearer token is required (print it with `sextant token`)".into(),
-                )
-                .into_response();
-            }
-        },
-    };
-    req.extensions_mut().insert(principal);
+        };
+    if let Err(wait) = app.security.rate.check(&principal) {
+        tracing::debug!(principal = %principal.key(), route, "rate limited");
+        app.security.audit.record(
+            Record::new(Some(&principal), Outcome::Refused)
+                .reason("rate limited")
+                .route(route)
+                .peer(peer),
+        );
+        return too_many(wait);
+    }
+    let ext = req.extensions_mut();
+    ext.insert(principal);
+    ext.insert(credential);
+    if let Some(g) = grant {
+        ext.insert(g);
+    }
     next.run(req).await
+}
+
+/// Resolves the principal on the general routes, or answers 401 / 429.
+pub async fn resolve(State(app): State<AppState>, req: Request, next: Next) -> Response {
+    run(app, req, next, Surface::General).await
+}
+
+/// On the public routes (cards, health): no credential is needed, but one that is sent must
+/// be valid here (an assistant token, for one, is refused as everywhere but its own routes).
+pub async fn optional(State(app): State<AppState>, req: Request, next: Next) -> Response {
+    if req.headers().contains_key(header::AUTHORIZATION) {
+        run(app, req, next, Surface::General).await
+    } else {
+        next.run(req).await
+    }
+}
+
+/// Resolves the principal on the assistant A2A routes (assistant tokens only).
+pub async fn resolve_assistant(State(app): State<AppState>, req: Request, next: Next) -> Response {
+    run(app, req, next, Surface::AssistantA2a).await
+}
+
+/// Resolves the principal on the agents MCP bridge.
+pub async fn resolve_mcp(State(app): State<AppState>, req: Request, next: Next) -> Response {
+    run(app, req, next, Surface::Mcp).await
+}
+
+/// Whether what authorised a long-lived response (a stream) still holds: the issued token is
+/// still active, and the principal may still read `agent_id`. Streams re-check this
+/// periodically, so no decision outlives a revocation.
+pub async fn still_valid(
+    app: &AppState,
+    principal: &Principal,
+    credential: &Credential,
+    agent_id: &str,
+) -> bool {
+    if let Credential::Issued { hash } = credential {
+        match app.runtime.journal().credential_by_hash(hash).await {
+            Ok(Some(c)) if c.revoked_at.is_none() => {}
+            _ => return false,
+        }
+    }
+    principal.kind == PrincipalKind::Person
+        || app
+            .runtime
+            .authorize(principal, agent_id, Rights::Read)
+            .is_ok()
 }
 
 #[cfg(test)]
@@ -69,5 +371,30 @@ mod tests {
         assert!(same_secret(b"abc", b"abc"));
         assert!(!same_secret(b"abc", b"abd"));
         assert!(!same_secret(b"abc", b"abcd"));
+    }
+
+    #[test]
+    fn bearer_headers_parse_strictly() {
+        let h = |vals: &[&str]| {
+            let mut m = HeaderMap::new();
+            for v in vals {
+                m.append(header::AUTHORIZATION, v.parse().unwrap());
+            }
+            m
+        };
+        assert_eq!(bearer(&h(&[])).ok().flatten(), None);
+        assert_eq!(
+            bearer(&h(&["Bearer abc"])).ok().flatten().as_deref(),
+            Some("abc")
+        );
+        assert_eq!(
+            bearer(&h(&["bearer  abc "])).ok().flatten().as_deref(),
+            Some("abc")
+        );
+        assert!(bearer(&h(&["Basic abc"])).is_err());
+        assert!(bearer(&h(&["Bearer a b"])).is_err());
+        assert!(bearer(&h(&["Bearer"])).is_err());
+        let two = bearer(&h(&["Bearer a", "Bearer b"])).err().unwrap();
+        assert_eq!(two.status, StatusCode::BAD_REQUEST);
     }
 }

@@ -1,6 +1,12 @@
 //! Agent cards: `GET /api/v1/agents/{id}/.well-known/agent-card.json` for every Agent and the
 //! default Agent's card at `/.well-known/agent-card.json` (and the legacy `agent.json`).
 //!
+//! **Public cards are minimal**: name, description, endpoint, auth scheme and one generic skill;
+//! `capabilities.extendedAgentCard` is true and the real skills are on the authenticated
+//! extended card (`GetExtendedAgentCard`, see `a2a`). An Agent with `public_card = "full"` (the
+//! conformance Agent: the TCK reads skills from the public card and calls GetExtendedAgentCard
+//! without credentials) shows its real skills publicly and has no extended card.
+//!
 //! The card is written as plain JSON so its shape is exactly the 1.0 schema (strict
 //! validators reject extra keys). It advertises the JSON-RPC URL for 1.0 first and the same URL
 //! for 0.3 (the method aliases). Responses carry `Cache-Control`, a weak `ETag` over the card's
@@ -12,14 +18,43 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 use sextant_core::AgentSpec;
+use sextant_core::agent::PublicCard;
 
 use crate::AppState;
 use crate::error::ApiError;
 use crate::urls::base_url;
 
-/// The card of one Agent, with URLs under `base`.
+/// The full card of one Agent (its real skills), with URLs under `base`: what the owner's
+/// console lists, and the extended card.
 pub fn card(agent: &AgentSpec, base: &str) -> Value {
-    let url = format!("{base}/api/v1/agents/{}/a2a", agent.id);
+    card_at(
+        agent,
+        base,
+        &format!("{base}/api/v1/agents/{}/a2a", agent.id),
+    )
+}
+
+/// The card anyone may fetch: minimal unless the Agent's `public_card` is `full`.
+pub fn public_card(agent: &AgentSpec, base: &str) -> Value {
+    let mut c = card(agent, base);
+    if agent.public_card == PublicCard::Minimal {
+        c["skills"] = json!([generic_skill(agent)]);
+    }
+    c
+}
+
+/// The one skill a minimal card shows.
+fn generic_skill(agent: &AgentSpec) -> Value {
+    json!({
+        "id": "chat",
+        "name": agent.name,
+        "description": agent.description,
+        "tags": ["chat"],
+    })
+}
+
+/// The full card with its JSON-RPC interface at `url` (the assistant routes use their own).
+pub fn card_at(agent: &AgentSpec, base: &str, url: &str) -> Value {
     let skills: Vec<Value> = agent
         .skills
         .iter()
@@ -34,12 +69,7 @@ pub fn card(agent: &AgentSpec, base: &str) -> Value {
         })
         .collect();
     let skills = if skills.is_empty() {
-        vec![json!({
-            "id": "chat",
-            "name": agent.name,
-            "description": agent.description,
-            "tags": ["chat"],
-        })]
+        vec![generic_skill(agent)]
     } else {
         skills
     };
@@ -55,11 +85,13 @@ pub fn card(agent: &AgentSpec, base: &str) -> Value {
         "capabilities": {
             "streaming": true,
             "pushNotifications": false,
-            "extendedAgentCard": false,
+            "extendedAgentCard": agent.public_card == PublicCard::Minimal,
         },
         "securitySchemes": {
             "bearer": { "httpAuthSecurityScheme": { "scheme": "Bearer",
-                "description": "The console token (`sextant token`). Loopback callers may omit it." } }
+                "description": "A per-peer token (`sextant peer-token create NAME`), a JWT from the \
+                    configured issuer, or the console token. Loopback callers may omit it while \
+                    Sextant is loopback-only." } }
         },
         "defaultInputModes": ["text/plain"],
         "defaultOutputModes": ["text/plain", "application/json"],
@@ -68,7 +100,7 @@ pub fn card(agent: &AgentSpec, base: &str) -> Value {
 }
 
 fn respond(app: &AppState, headers: &HeaderMap, agent: &AgentSpec) -> Response {
-    let body = card(agent, &base_url(app, headers));
+    let body = public_card(agent, &base_url(app, headers));
     let text = body.to_string();
     let etag = format!(
         "W/\"{}\"",

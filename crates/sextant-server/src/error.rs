@@ -27,6 +27,9 @@ pub enum ApiError {
     Invalid { field: String, message: String },
     /// 500: logged, not shown.
     Internal(String),
+    /// 502: a remote agent Sextant called (an outbound peer) failed or answered badly; the
+    /// message says how.
+    BadGateway(String),
 }
 
 impl ApiError {
@@ -52,6 +55,7 @@ impl ApiError {
                 "internal",
                 "Something went wrong".into(),
             ),
+            ApiError::BadGateway(m) => (StatusCode::BAD_GATEWAY, "peer_error", m.clone()),
         }
     }
 }

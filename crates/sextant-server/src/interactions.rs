@@ -15,6 +15,7 @@ use sextant_runtime::{AnswerError, AnswerRequest};
 use crate::AppState;
 use crate::error::{ApiError, ApiResult};
 use crate::urls::base_url;
+use crate::wire::{AnswerReply, AnsweredTask, InteractionList, PendingInteraction};
 
 /// The answer body.
 #[derive(Debug, Deserialize)]
@@ -40,12 +41,8 @@ pub async fn list(
     Extension(p): Extension<Principal>,
     headers: HeaderMap,
 ) -> ApiResult<Json<Value>> {
-    if !p.is_owner() {
-        return Err(ApiError::Unauthorized(
-            "the approvals inbox needs the console token: Authorization: Bearer $(sextant token)"
-                .into(),
-        ));
-    }
+    // Anonymous: 401 (use the console token); another authenticated caller: 403.
+    crate::api::owner_only(&p)?;
     let base = base_url(&app, &headers);
     let journal = app.runtime.journal();
     let mut out = Vec::new();
@@ -53,23 +50,23 @@ pub async fn list(
         let Some(task) = journal.task(&row.task_id).await? else {
             continue;
         };
-        let mut v = serde_json::to_value(row.interaction.public()).unwrap_or(Value::Null);
-        let agent_name = app.runtime.agent(&task.agent_id).map(|a| a.name.clone());
-        v["agentId"] = json!(task.agent_id);
-        v["agentName"] = json!(agent_name);
-        v["caller"] = json!(task.caller);
-        v["contextId"] = json!(task.context_id);
-        v["sessionId"] = json!(row.session_id);
-        v["sessionUrl"] = json!(format!("{base}/sessions/{}", row.session_id));
-        v["taskState"] = json!(sextant_core::event::state_wire(&task.state));
-        v["raisedAt"] = json!(row.raised_at);
-        v["answerUrl"] = json!(format!(
-            "{base}{}",
-            sextant_runtime::interactions::answer_path(&row.interaction.interaction_id)
-        ));
-        out.push(v);
+        out.push(PendingInteraction {
+            interaction: row.interaction.public(),
+            agent_name: app.runtime.agent(&task.agent_id).map(|a| a.name.clone()),
+            agent_id: task.agent_id,
+            caller: task.caller,
+            context_id: task.context_id,
+            session_url: format!("{base}/sessions/{}", row.session_id),
+            session_id: row.session_id,
+            task_state: sextant_core::event::state_wire(&task.state),
+            raised_at: row.raised_at,
+            answer_url: format!(
+                "{base}{}",
+                sextant_runtime::interactions::answer_path(&row.interaction.interaction_id)
+            ),
+        });
     }
-    Ok(Json(json!({ "interactions": out })))
+    Ok(Json(json!(InteractionList { interactions: out })))
 }
 
 /// `POST /api/v1/interactions/{id}/answer`.
@@ -87,6 +84,9 @@ pub async fn answer(
             message: "interaction_id does not match the URL".into(),
         });
     }
+    let audit = crate::audit::Record::new(Some(&p), crate::audit::Outcome::Ok)
+        .method("answer")
+        .task(Some(body.task_id.clone()), None);
     let result = app
         .runtime
         .answer(AnswerRequest {
@@ -100,19 +100,31 @@ pub async fn answer(
         })
         .await;
     let task = match result {
-        Ok(t) => t,
-        Err(e) => return Err(answer_error(e)),
-    };
-    Ok(Json(json!({
-        "interactionId": id,
-        "task": {
-            "taskId": task.task_id,
-            "sessionId": task.session_id,
-            "agentId": task.agent_id,
-            "contextId": task.context_id,
-            "state": sextant_core::event::state_wire(&task.state),
-            "stateAt": task.state_at,
+        Ok(t) => {
+            app.security.audit.record(
+                audit
+                    .agent(t.agent_id.clone())
+                    .reason(format!("interaction {id}")),
+            );
+            t
         }
+        Err(e) => {
+            let mut refused = audit.reason(e.to_string());
+            refused.outcome = Some(crate::audit::Outcome::Refused);
+            app.security.audit.record(refused);
+            return Err(answer_error(e));
+        }
+    };
+    Ok(Json(json!(AnswerReply {
+        interaction_id: id,
+        task: AnsweredTask {
+            state: sextant_core::event::state_wire(&task.state),
+            task_id: task.task_id,
+            session_id: task.session_id,
+            agent_id: task.agent_id,
+            context_id: task.context_id,
+            state_at: task.state_at,
+        },
     })))
 }
 

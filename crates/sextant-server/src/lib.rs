@@ -4,9 +4,22 @@
 //! - [`cards`]: Agent cards, with cache headers.
 //! - [`api`]: the console's REST API and its SSE streams.
 //! - [`mcp`]: the agents MCP server (`/api/v1/assistant-mcp`).
+//! - [`peers`]: outbound peers and the A2A client tools (`/api/v1/peers`); the same tools are
+//!   MCP tools (`mcp_peers.rs`).
 //! - [`schedules`]: personal schedules and their Runs (`/api/v1/me/schedules`), and the
 //!   owner's Agent access switch.
-//! - [`auth`]: resolves the calling principal before any handler runs.
+//! - [`auth`]: resolves the calling principal before any handler runs (owner token, console
+//!   cookie, per-peer and assistant tokens from [`credentials`], JWTs via [`jwt`], or the
+//!   anonymous loopback caller), then applies the per-identity rate limit ([`ratelimit`]).
+//! - [`perimeter`]: what every request passes before authentication (header cap, `A2A-Hop`,
+//!   and the Host / Origin / Sec-Fetch-Site / Content-Type rules for requests without a
+//!   token) and the security headers of every response.
+//! - [`assistant`]: the assistant capability routes (`/api/v1/assistant-a2a/agents/{id}/…`).
+//! - [`audit`]: the append-only audit log and `GET /api/v1/audit`; [`security`]: the settings
+//!   (`security.toml`) and the services built from them.
+//! - [`ui`]: the web console (the built UI, embedded) at `/`, and [`console`]: how its page
+//!   gets the owner's credential (a same-origin session cookie, never a URL).
+//! - [`wire`]: typed console API shapes, exported to TypeScript for the UI.
 //! - [`error`]: the one REST error shape.
 //!
 //! [`router`] builds the app from an [`AppState`]; [`serve`] runs it on a bound listener until a
@@ -14,26 +27,36 @@
 
 pub mod a2a;
 pub mod api;
+pub mod assistant;
+pub mod audit;
 pub mod auth;
 pub mod cards;
+pub mod console;
+pub mod credentials;
 pub mod error;
 pub mod interactions;
+pub mod jwt;
 pub mod mcp;
+pub mod peers;
+pub mod perimeter;
+pub mod ratelimit;
 pub mod schedules;
+pub mod security;
+pub mod ui;
 pub mod urls;
+pub mod wire;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
-use axum::http::{HeaderValue, header};
 use axum::middleware;
-use axum::routing::{get, post};
+use axum::routing::{delete, get, post};
 use chrono::{DateTime, Utc};
 use sextant_runtime::Runtime;
 use tokio_util::sync::CancellationToken;
-use tower_http::set_header::SetResponseHeaderLayer;
+use tower_http::limit::RequestBodyLimitLayer;
 use tower_http::trace::TraceLayer;
 
 /// Largest request body accepted (JSON-RPC or REST), as the official SDKs do.
@@ -63,6 +86,8 @@ pub struct AppState {
     pub started: DateTime<Utc>,
     /// Fires at shutdown: open streams end and blocking waits return the task as it is.
     pub shutdown: CancellationToken,
+    /// Security settings and services: JWT verifier, limits, exposure, audit log, rate limits.
+    pub security: Arc<security::Security>,
 }
 
 /// The application router.
@@ -78,7 +103,12 @@ pub fn router(state: AppState) -> Router {
             "/api/v1/agents/{agent_id}/.well-known/agent.json",
             get(cards::agent_card),
         )
-        .route("/api/v1/health", get(api::health));
+        .route("/api/v1/health", get(api::health))
+        .route("/api/v1/session/bootstrap", post(console::bootstrap))
+        .route_layer(middleware::from_fn_with_state(
+            state.clone(),
+            auth::optional,
+        ));
     let authed = Router::new()
         .route("/api/v1/agents/{agent_id}/a2a", post(a2a::rpc))
         .route("/api/v1/agents/{agent_id}/a2a/", post(a2a::rpc))
@@ -88,16 +118,30 @@ pub fn router(state: AppState) -> Router {
         .route("/api/v1/sessions/{id}/events", get(api::session_events))
         .route("/api/v1/tasks", get(api::tasks))
         .route("/api/v1/tasks/events", get(api::task_events))
+        .route("/api/v1/tasks/{id}", get(api::task))
         .route("/api/v1/interactions", get(interactions::list))
         .route(
             "/api/v1/interactions/{id}/answer",
             post(interactions::answer),
         )
-        .nest_service(mcp::PATH, mcp::service(&state))
+        .route("/api/v1/peers", get(peers::list).post(peers::register))
+        .route("/api/v1/peers/discover", post(peers::discover))
+        .route("/api/v1/peers/call", post(peers::call))
+        .route("/api/v1/peers/orchestrate", post(peers::orchestrate))
+        .route(
+            "/api/v1/peers/conversations/{context_id}",
+            get(peers::history),
+        )
+        .route(
+            "/api/v1/peers/{name}",
+            get(peers::get).patch(peers::update).delete(peers::delete),
+        )
+        .route("/api/v1/peers/{name}/pin", post(peers::pin))
         .route(
             "/api/v1/me/schedules",
             get(schedules::list).post(schedules::create),
         )
+        .route("/api/v1/me/schedules/preview", post(schedules::preview))
         .route(
             "/api/v1/me/schedules/{id}",
             get(schedules::get)
@@ -118,16 +162,67 @@ pub fn router(state: AppState) -> Router {
             "/api/v1/agents/{agent_id}/access",
             get(schedules::get_access).put(schedules::put_access),
         )
+        .route(
+            "/api/v1/peer-tokens",
+            get(credentials::list_peers).post(credentials::create_peer),
+        )
+        .route(
+            "/api/v1/peer-tokens/{name}",
+            delete(credentials::revoke_peer),
+        )
+        .route(
+            "/api/v1/assistant-tokens",
+            get(credentials::list_assistants).post(credentials::create_assistant),
+        )
+        .route(
+            "/api/v1/assistant-tokens/{name}",
+            delete(credentials::revoke_assistant),
+        )
+        .route("/api/v1/audit", get(audit::list))
         .route_layer(middleware::from_fn_with_state(state.clone(), auth::resolve));
+    // The agents MCP bridge: the owner, the anonymous loopback caller, assistant tokens.
+    let mcp = Router::new()
+        .nest_service(mcp::PATH, mcp::service(&state))
+        .route_layer(middleware::from_fn_with_state(
+            state.clone(),
+            auth::resolve_mcp,
+        ));
+    // The assistant capability routes: assistant tokens only.
+    let assistant = Router::new()
+        .route(
+            "/api/v1/assistant-a2a/agents/{agent_id}/.well-known/agent-card.json",
+            get(assistant::card),
+        )
+        .route(
+            "/api/v1/assistant-a2a/agents/{agent_id}/.well-known/agent.json",
+            get(assistant::card),
+        )
+        .route(
+            "/api/v1/assistant-a2a/agents/{agent_id}/a2a",
+            post(assistant::rpc),
+        )
+        .route(
+            "/api/v1/assistant-a2a/agents/{agent_id}/a2a/",
+            post(assistant::rpc),
+        )
+        .route_layer(middleware::from_fn_with_state(
+            state.clone(),
+            auth::resolve_assistant,
+        ));
+    let max_body = state.security.limits.max_body_bytes;
     Router::new()
         .merge(cards)
         .merge(authed)
-        .fallback(|| async { error::ApiError::NotFound("no such route".into()) })
-        .layer(DefaultBodyLimit::max(MAX_BODY))
-        .layer(SetResponseHeaderLayer::overriding(
-            header::X_CONTENT_TYPE_OPTIONS,
-            HeaderValue::from_static("nosniff"),
+        .merge(mcp)
+        .merge(assistant)
+        .fallback(ui::fallback)
+        .layer(DefaultBodyLimit::max(max_body))
+        .layer(RequestBodyLimitLayer::new(max_body))
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            perimeter::guard,
         ))
+        .layer(middleware::from_fn(perimeter::headers))
         .layer(TraceLayer::new_for_http())
         .with_state(state)
 }

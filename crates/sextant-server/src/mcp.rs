@@ -18,7 +18,14 @@
 //! whichever caller started it (the bridge serves the person's assistant, which answers
 //! approvals for them); any other principal reads only its own tasks. A task the caller may
 //! not read, or of another Agent, is "not found". Only the owner may answer (the runtime
-//! enforces it). Assistant capability tokens (scoped to one workspace and target) come later.
+//! enforces it).
+//!
+//! **Assistant capability tokens** (`sxa_…`, see `credentials`) work here too: such a token
+//! reaches one Agent of this workspace only (any other `agent_id` is "not found"), reads that
+//! Agent's tasks as the owner it was issued by would, and answers as that owner "via
+//! assistant NAME". The owner, the workspace and the Agent come from Sextant's record of the
+//! token, read on every request; nothing in the tool arguments can change them. The Agent's
+//! access list and revocations apply to every caller (`assistant:NAME`, `anonymous-local`).
 //!
 //! **Errors.** A refused call is a tool result with `isError: true` whose text is the same
 //! message the REST answer API gives (e.g. an undeclared option lists the declared ones), and
@@ -45,9 +52,15 @@ use sextant_runtime::{AnswerError, AnswerRequest};
 
 use crate::AppState;
 use crate::a2a::{self, TaskView, Visibility};
+use crate::auth::AssistantGrant;
 use crate::error::ApiError;
 use crate::interactions::answer_error;
 use crate::urls::base_url;
+
+/// The outbound A2A tools (`a2a_discover`, `a2a_call`, `a2a_list`, `a2a_history`,
+/// `a2a_orchestrate`), in their own file.
+#[path = "mcp_peers.rs"]
+mod peer_tools;
 
 /// Where the service is mounted.
 pub const PATH: &str = "/api/v1/assistant-mcp";
@@ -100,6 +113,38 @@ fn principal(parts: &http::request::Parts) -> Result<Principal, ErrorData> {
         tracing::error!("MCP request without a resolved principal");
         ErrorData::internal_error("no caller identity on this request", None)
     })
+}
+
+/// Whom a tool call reads and answers as, for `agent_id`: an assistant token's owner (acting
+/// through it) when it reaches that Agent, else the caller; TaskNotFound when the caller may not
+/// read that Agent at all (the same answer as for a task it cannot see).
+fn scope(
+    app: &AppState,
+    parts: &http::request::Parts,
+    agent_id: &str,
+    task_id: &str,
+) -> Result<Principal, Result<CallToolResult, ErrorData>> {
+    let who = principal(parts).map_err(Err)?;
+    let not_found = || {
+        rpc_refusal(RpcError::new(
+            Code::TaskNotFound,
+            format!("Task not found: {task_id}"),
+        ))
+    };
+    if app
+        .runtime
+        .authorize(&who, agent_id, sextant_core::Rights::Read)
+        .is_err()
+    {
+        return Err(not_found());
+    }
+    match parts.extensions.get::<AssistantGrant>() {
+        None => Ok(who),
+        Some(g) if g.agent_id == agent_id && g.workspace == app.security.workspace => {
+            g.acting_owner().ok_or_else(not_found)
+        }
+        Some(_) => Err(not_found()),
+    }
 }
 
 /// A refusal as a tool error (the caller's client shows the text); internal failures are
@@ -230,7 +275,7 @@ impl AgentTools {
     pub fn new(app: AppState) -> Self {
         Self {
             app,
-            tool_router: Self::tool_router(),
+            tool_router: Self::tool_router() + Self::peer_tool_router(),
         }
     }
 
@@ -246,7 +291,10 @@ impl AgentTools {
         Extension(parts): Extension<http::request::Parts>,
         Parameters(args): Parameters<GetAgentTaskArgs>,
     ) -> Result<CallToolResult, ErrorData> {
-        let who = principal(&parts)?;
+        let who = match scope(&self.app, &parts, &args.agent_id, &args.task_id) {
+            Ok(w) => w,
+            Err(refused) => return refused,
+        };
         let base = base_url(&self.app, &parts.headers);
         let view = a2a::task_view(
             &self.app,
@@ -258,10 +306,33 @@ impl AgentTools {
         )
         .await;
         match view {
-            Ok(TaskView { fold, task, .. }) => {
-                Ok(success(summary(&args.agent_id, &fold, &task), task))
+            Ok(TaskView { fold, mut task, .. }) => {
+                let mut text = summary(&args.agent_id, &fold, &task);
+                // What leaves for a runtime other than the owner's own console is scrubbed of
+                // credentials (an assistant reads as the owner, but it is remote).
+                if parts.extensions.get::<AssistantGrant>().is_some() || !who.is_owner() {
+                    let emails = self.app.security.redact_emails;
+                    sextant_core::redact::scrub_json(&mut task, emails);
+                    text = sextant_core::redact::scrub_outbound(&text, emails).into_owned();
+                }
+                self.app.security.audit.record(
+                    crate::audit::Record::new(Some(&who), crate::audit::Outcome::Ok)
+                        .agent(args.agent_id.clone())
+                        .method("get_agent_task")
+                        .task(Some(args.task_id.clone()), Some(fold.context_id.clone())),
+                );
+                Ok(success(text, task))
             }
-            Err(e) => rpc_refusal(e),
+            Err(e) => {
+                self.app.security.audit.record(
+                    crate::audit::Record::new(Some(&who), crate::audit::Outcome::Refused)
+                        .agent(args.agent_id.clone())
+                        .method("get_agent_task")
+                        .task(Some(args.task_id.clone()), None)
+                        .reason(e.message.clone()),
+                );
+                rpc_refusal(e)
+            }
         }
     }
 
@@ -283,7 +354,17 @@ impl AgentTools {
         Extension(parts): Extension<http::request::Parts>,
         Parameters(args): Parameters<AnswerAgentTaskArgs>,
     ) -> Result<CallToolResult, ErrorData> {
-        let who = principal(&parts)?;
+        let who = match scope(&self.app, &parts, &args.agent_id, &args.task_id) {
+            Ok(w) => w,
+            Err(refused) => {
+                return match refused {
+                    Ok(r) if r.is_error == Some(true) => {
+                        api_refusal(answer_error(AnswerError::TaskNotFound))
+                    }
+                    other => other,
+                };
+            }
+        };
         let base = base_url(&self.app, &parts.headers);
         // The same scope as reads: a task the caller may not see, or of another Agent, is
         // "not found" (with the REST wording), before anything else is checked.
@@ -302,6 +383,10 @@ impl AgentTools {
             };
         }
         let answer = args.answer.clone();
+        let audit = crate::audit::Record::new(Some(&who), crate::audit::Outcome::Ok)
+            .agent(args.agent_id.clone())
+            .method("answer_agent_task")
+            .task(Some(args.task_id.clone()), None);
         let result = self
             .app
             .runtime
@@ -316,8 +401,19 @@ impl AgentTools {
             })
             .await;
         let row = match result {
-            Ok(row) => row,
-            Err(e) => return api_refusal(answer_error(e)),
+            Ok(row) => {
+                self.app
+                    .security
+                    .audit
+                    .record(audit.reason(format!("option {answer}")));
+                row
+            }
+            Err(e) => {
+                let mut refused = audit.reason(e.to_string());
+                refused.outcome = Some(crate::audit::Outcome::Refused);
+                self.app.security.audit.record(refused);
+                return api_refusal(answer_error(e));
+            }
         };
         let upto = row.last_seq;
         let view = match a2a::render_task(&self.app, row, &base, None, Some(upto)).await {
@@ -348,7 +444,9 @@ impl ServerHandler for AgentTools {
                 "Sextant's agents MCP server. get_agent_task reads a task of one of the \
                  person's agents; when it waits for a decision, the summary names the \
                  interaction and its declared options. answer_agent_task answers it with \
-                 exactly one declared option; a text message is never an approval.",
+                 exactly one declared option; a text message is never an approval. \
+                 a2a_discover, a2a_call, a2a_list, a2a_history and a2a_orchestrate talk to \
+                 the person's registered remote A2A agents (peers).",
             )
     }
 }

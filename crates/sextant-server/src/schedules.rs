@@ -338,14 +338,54 @@ pub async fn run(
     Ok(Json(run_json(&run, &base_url(&app, &headers))))
 }
 
+/// `POST /api/v1/me/schedules/preview`, body `{"cron", "timezone"}`: what the expression
+/// means before it is saved (the console's schedule dialog calls it as the person types): its
+/// plain-words description and next fire times, or the same field error a save would get.
+/// Changes nothing.
+pub async fn preview(
+    State(app): State<AppState>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> ApiResult<Json<crate::wire::SchedulePreview>> {
+    require_json(&headers)?;
+    let obj = parse_object(&body)?;
+    let field = |k: &str| -> ApiResult<String> {
+        match obj.get(k) {
+            Some(Value::String(s)) => Ok(s.clone()),
+            Some(_) => Err(invalid(k, "must be a string")),
+            None => Err(invalid(k, "is required")),
+        }
+    };
+    let (cron, timezone) = (field("cron")?, field("timezone")?);
+    let now = app.runtime.clock().now();
+    let spec =
+        sextant_scheduler::CronSpec::validate(&cron, &timezone, now).map_err(SchedError::from)?;
+    let next_runs = spec
+        .upcoming(now, sextant_scheduler::view::NEXT_RUNS)
+        .into_iter()
+        .map(|t| sextant_scheduler::view::NextRun {
+            local: t.to_rfc3339(),
+            utc: sextant_core::ids::format_time(t.with_timezone(&chrono::Utc)),
+        })
+        .collect();
+    Ok(Json(crate::wire::SchedulePreview {
+        description: spec.describe(),
+        cron,
+        timezone,
+        next_runs,
+    }))
+}
+
 /// Most principals one deny list may name.
 const MAX_DENIED: usize = 1000;
 
 fn access_json(app: &AppState, agent_id: &str) -> Value {
     let known = [Principal::person(), Principal::anonymous_local()];
+    let list = app.runtime.agent(agent_id).map(|a| a.access.clone());
     json!({
         "agent_id": agent_id,
         "default": "allow",
+        "access": list,
         "denied": app.runtime.denied(agent_id),
         "principals": known
             .iter()
@@ -373,8 +413,9 @@ pub async fn get_access(
     Ok(Json(access_json(&app, &agent_id)))
 }
 
-/// `PUT /api/v1/agents/{agent_id}/access` (owner only), body `{"denied": [principal keys]}`:
-/// replaces the Agent's deny list. Takes effect on the next input and the next Run.
+/// `PUT /api/v1/agents/{agent_id}/access` (owner only), body `{"denied": [principal keys or
+/// access patterns]}`: replaces the Agent's deny list, persisted in the journal. Takes effect
+/// on the next operation (input, read, stream re-check, Run).
 pub async fn put_access(
     State(app): State<AppState>,
     Extension(p): Extension<Principal>,
@@ -415,7 +456,14 @@ pub async fn put_access(
             }
         }
     }
-    app.runtime.set_denied(&agent_id, keys);
+    // Persisted in the journal (it survives restarts), then in force for the next operation.
+    app.runtime.update_denied(&agent_id, keys).await?;
+    app.security.audit.record(
+        crate::audit::Record::new(Some(&p), crate::audit::Outcome::Ok)
+            .agent(agent_id.clone())
+            .method("set access")
+            .reason(format!("denied: {:?}", app.runtime.denied(&agent_id))),
+    );
     tracing::info!(%agent_id, denied = ?app.runtime.denied(&agent_id), "agent access changed");
     // Blocked Runs are decided when they come due; nothing to wake. A change can only make
     // the next one start or be blocked.

@@ -4,21 +4,33 @@
 //! dir.
 //!
 //! Data dir layout: `journal.db` (the Session journal), `token` (the console owner's bearer
-//! token, 0600), `agents.toml` (optional Agent declarations), `work/` (default working
-//! directory for local engines).
+//! token, 0600), `agents.toml` (optional Agent declarations), `security.toml` (optional: JWT,
+//! limits, perimeter; see `docs/security.md`), `audit.jsonl` (the audit log, 0600, rotated),
+//! `work/` (default working directory for local engines), `outbound.toml` (optional: outbound
+//! A2A call settings) and `peer-tokens.json` (outbound peers' bearer tokens, 0600; see
+//! `docs/peers.md`).
+//!
+//! **Perimeter at start-up** ([`check_exposure`]): with no credential for remote callers
+//! configured (a peer or assistant token, or `[jwt]`), Sextant binds loopback only; binding
+//! beyond loopback needs such a credential and an explicit `--host`. A plain-http public URL
+//! outside loopback, or `[jwt]` without an audience, stops the start with a clear message.
 
 pub mod agents_file;
+pub mod outbound_file;
+pub mod security_file;
+pub mod tokens;
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use sextant_core::{AgentSpec, Clock, SystemClock};
 use sextant_journal::Journal;
 use sextant_runtime::{Runtime, RuntimeConfig};
 use sextant_scheduler::{Scheduler, SchedulerHandle};
+use sextant_server::security::{Exposure, Security, SecurityFile, is_loopback_name, url_host};
 use sextant_server::{AppState, ServerConfig};
 use tokio_util::sync::CancellationToken;
 
@@ -58,14 +70,18 @@ pub fn ensure_token(data_dir: &Path) -> Result<String> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
         Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
     }
-    // Two v4 UUIDs: 244 bits from the OS's secure random source.
-    let token = format!(
+    let token = new_token();
+    write_private(&path, &token).with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(token)
+}
+
+/// A fresh owner token: two v4 UUIDs, 244 bits from the OS's secure random source.
+pub fn new_token() -> String {
+    format!(
         "sxt_{}{}",
         uuid::Uuid::new_v4().simple(),
         uuid::Uuid::new_v4().simple()
-    );
-    write_private(&path, &token).with_context(|| format!("cannot write {}", path.display()))?;
-    Ok(token)
+    )
 }
 
 #[cfg(unix)]
@@ -129,6 +145,56 @@ impl Running {
     }
 }
 
+/// The address `--host` names: an IPv4 or IPv6 literal (bare or in brackets) or `localhost`.
+pub fn parse_host(host: &str) -> Result<IpAddr> {
+    let h = host.trim();
+    let bare = h
+        .strip_prefix('[')
+        .and_then(|r| r.strip_suffix(']'))
+        .unwrap_or(h);
+    if bare.eq_ignore_ascii_case("localhost") {
+        return Ok(IpAddr::V4(Ipv4Addr::LOCALHOST));
+    }
+    bare.parse::<IpAddr>().map_err(|_| {
+        anyhow::anyhow!(
+            "--host {host:?}: give an IP address to listen on (IPv4 like 127.0.0.1 or 0.0.0.0, \
+             IPv6 like ::1 or [::], bare or in brackets) or localhost"
+        )
+    })
+}
+
+/// Checks the public URL: http(s) only, and https outside loopback.
+pub fn check_public_url(url: &str) -> Result<()> {
+    let host = url_host(url)
+        .ok_or_else(|| anyhow::anyhow!("--public-url {url:?} is not a URL with a host"))?;
+    let scheme = url.split_once("://").map(|(s, _)| s.to_ascii_lowercase());
+    match scheme.as_deref() {
+        Some("https") => Ok(()),
+        Some("http") if is_loopback_name(&host) => Ok(()),
+        Some("http") => bail!(
+            "--public-url {url:?} is plain http outside loopback: callers' tokens would cross \
+             the network in clear. Put a TLS-terminating reverse proxy in front and give its \
+             https:// URL"
+        ),
+        _ => bail!("--public-url {url:?} must start with https:// (or http:// on loopback)"),
+    }
+}
+
+/// Whether Sextant may listen on `ip`: loopback always; beyond loopback only with a credential
+/// for remote callers configured (`remote_credentials`: active peer or assistant tokens, or
+/// `[jwt]`). The owner token alone does not widen the bind.
+pub fn check_exposure(ip: IpAddr, host: &str, remote_credentials: bool) -> Result<()> {
+    if ip.is_loopback() || remote_credentials {
+        return Ok(());
+    }
+    bail!(
+        "refusing to listen on {host}: no credential for remote callers is configured, so \
+         anyone who can reach that address would be refused anyway, or worse. Create one first \
+         (`sextant peer-token create NAME`, `sextant assistant-token create NAME --agent ID`, \
+         or [jwt] in security.toml), or listen on 127.0.0.1. See docs/security.md"
+    )
+}
+
 /// Starts Sextant: opens the journal, recovers unfinished tasks, binds and serves.
 pub async fn start(config: Config) -> Result<Running> {
     start_with_clock(config, Arc::new(SystemClock)).await
@@ -136,7 +202,37 @@ pub async fn start(config: Config) -> Result<Running> {
 
 /// [`start`] with a chosen clock.
 pub async fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<Running> {
-    let token = ensure_token(&config.data_dir)?;
+    start_inner(config, clock, None).await
+}
+
+/// [`start`] with a **per-launch owner token** instead of the data dir's `token` file (which
+/// is then neither read nor created): the desktop shell's mode. The shell hands this token to
+/// its own window only, so a token leaked from the page dies with the process, and the
+/// long-lived file token is never given to a web view. The file token is not accepted by this
+/// server; peer, assistant and JWT credentials work as usual.
+pub async fn start_with_owner_token(config: Config, owner_token: String) -> Result<Running> {
+    if owner_token.trim().is_empty() {
+        bail!("the per-launch owner token is empty");
+    }
+    std::fs::create_dir_all(&config.data_dir)
+        .with_context(|| format!("cannot create the data dir {}", config.data_dir.display()))?;
+    start_inner(config, Arc::new(SystemClock), Some(owner_token)).await
+}
+
+async fn start_inner(
+    config: Config,
+    clock: Arc<dyn Clock>,
+    owner_token: Option<String>,
+) -> Result<Running> {
+    let ip = parse_host(&config.host)?;
+    if let Some(url) = &config.public_url {
+        check_public_url(url)?;
+    }
+    let token = match owner_token {
+        Some(t) => t,
+        None => ensure_token(&config.data_dir)?,
+    };
+    let security_file: SecurityFile = security_file::load(&config.data_dir.join("security.toml"))?;
     let file = agents_file::load(&config.data_dir.join("agents.toml"))?;
     let mut agents = vec![AgentSpec::shell(), AgentSpec::echo()];
     if config.conformance {
@@ -162,6 +258,7 @@ pub async fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<R
         .upsert_agents(agents.clone(), clock.now())
         .await
         .context("recording agents")?;
+    let peers = outbound_file::start_peers(&config.data_dir, journal.clone(), clock.clone())?;
     let runtime = Runtime::new(
         journal,
         clock.clone(),
@@ -170,7 +267,8 @@ pub async fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<R
             work_dir: config.data_dir.join("work"),
             idle_worker: Duration::from_secs(300),
         },
-    );
+    )
+    .with_peers(peers);
     let recovered = runtime
         .recover()
         .await
@@ -179,13 +277,52 @@ pub async fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<R
         tracing::info!(recovered, "re-delivering accepted inputs from the last run");
     }
 
-    let listener = tokio::net::TcpListener::bind((config.host.as_str(), config.port))
+    let remote_credentials = security_file.has_jwt()
+        || runtime
+            .journal()
+            .active_credentials()
+            .await
+            .context("reading credentials")?
+            > 0;
+    check_exposure(ip, &config.host, remote_credentials)?;
+    let workspace = runtime
+        .journal()
+        .workspace_id(&tokens::workspace_candidate())
+        .await
+        .context("reading the workspace id")?;
+    runtime.set_limits(sextant_runtime::Limits {
+        max_concurrent_tasks: security_file.limits.max_concurrent_tasks,
+        max_agent_turns_per_context: security_file.limits.max_agent_turns_per_context,
+    });
+
+    let listener = tokio::net::TcpListener::bind((ip, config.port))
         .await
         .with_context(|| format!("cannot listen on {}:{}", config.host, config.port))?;
     let addr = listener.local_addr()?;
     if !addr.ip().is_loopback() {
         tracing::warn!(%addr, "listening beyond loopback: every request needs the token");
     }
+    let public_host = config.public_url.as_deref().and_then(url_host);
+    let mut extra_hosts: Vec<String> = security_file
+        .perimeter
+        .allowed_hosts
+        .iter()
+        .map(|h| h.to_ascii_lowercase())
+        .collect();
+    extra_hosts.extend(public_host.clone());
+    if !addr.ip().is_loopback() && !addr.ip().is_unspecified() {
+        extra_hosts.push(addr.ip().to_string());
+    }
+    let exposure = Exposure {
+        loopback_only: addr.ip().is_loopback()
+            && public_host.as_deref().is_none_or(is_loopback_name)
+            && security_file.perimeter.anonymous_local,
+        extra_hosts,
+    };
+    let security =
+        Security::build(&security_file, &config.data_dir, workspace, exposure).map_err(|why| {
+            anyhow::anyhow!("{}: {why}", config.data_dir.join("security.toml").display())
+        })?;
     let shutdown = CancellationToken::new();
     let scheduler = Scheduler::new(runtime.clone());
     let scheduler_loop = scheduler.start(shutdown.child_token());
@@ -200,6 +337,7 @@ pub async fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<R
         }),
         started: clock.now(),
         shutdown: shutdown.clone(),
+        security: Arc::new(security),
     };
     let stop = shutdown.clone();
     let server = tokio::spawn(sextant_server::serve(listener, state, async move {
@@ -214,4 +352,53 @@ pub async fn start_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<R
         shutdown,
         server,
     })
+}
+
+#[cfg(test)]
+mod perimeter_tests {
+    use super::*;
+
+    #[test]
+    fn hosts_are_ip_literals_bare_or_bracketed() {
+        assert_eq!(
+            parse_host("127.0.0.1").unwrap(),
+            IpAddr::V4(Ipv4Addr::LOCALHOST)
+        );
+        assert_eq!(
+            parse_host("localhost").unwrap(),
+            IpAddr::V4(Ipv4Addr::LOCALHOST)
+        );
+        assert!(parse_host("::1").unwrap().is_loopback());
+        assert!(parse_host("[::1]").unwrap().is_loopback());
+        assert!(parse_host("[::]").unwrap().is_unspecified());
+        assert!(parse_host("0.0.0.0").unwrap().is_unspecified());
+        for bad in ["example.com", "[::1", "1.2.3.4:80", ""] {
+            assert!(parse_host(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn public_urls_need_https_beyond_loopback() {
+        assert!(check_public_url("https://sextant.example.com").is_ok());
+        assert!(check_public_url("http://127.0.0.1:9900").is_ok());
+        assert!(check_public_url("http://localhost:9900/").is_ok());
+        assert!(check_public_url("http://[::1]:9900").is_ok());
+        let e = check_public_url("http://sextant.example.com").unwrap_err();
+        assert!(e.to_string().contains("plain http"), "{e}");
+        assert!(check_public_url("ftp://x.example").is_err());
+        assert!(check_public_url("not a url").is_err());
+    }
+
+    #[test]
+    fn exposure_needs_a_remote_credential() {
+        let any: IpAddr = "0.0.0.0".parse().unwrap();
+        let lo: IpAddr = "127.0.0.1".parse().unwrap();
+        assert!(check_exposure(lo, "127.0.0.1", false).is_ok());
+        assert!(check_exposure(any, "0.0.0.0", true).is_ok());
+        let e = check_exposure(any, "0.0.0.0", false).unwrap_err();
+        assert!(
+            e.to_string().contains("refusing to listen on 0.0.0.0"),
+            "{e}"
+        );
+    }
 }

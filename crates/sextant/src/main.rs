@@ -1,5 +1,6 @@
 //! The `sextant` command: `sextant serve` runs the headless server; `sextant token` prints the
-//! console owner's token.
+//! console owner's token; `sextant peer-token …` and `sextant assistant-token …` issue, list and
+//! revoke the tokens of remote peers and of assistant runtimes (docs/security.md).
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -25,7 +26,9 @@ enum Command {
         /// Where the journal, token and agents.toml live.
         #[arg(long, env = "SEXTANT_DATA_DIR")]
         data_dir: Option<PathBuf>,
-        /// Interface to bind.
+        /// Address to listen on: an IPv4 or IPv6 literal (bare or in brackets) or localhost.
+        /// Anything beyond loopback needs a credential for remote callers (a peer or assistant
+        /// token, or [jwt] in security.toml).
         #[arg(long, env = "SEXTANT_HOST", default_value = "127.0.0.1")]
         host: String,
         /// Port to bind (0 picks a free one; the chosen address is printed).
@@ -43,11 +46,90 @@ enum Command {
         #[arg(long, env = "SEXTANT_DATA_DIR")]
         data_dir: Option<PathBuf>,
     },
+    /// Per-peer tokens: one named token for each remote agent that calls your Agents.
+    PeerToken {
+        #[arg(long, env = "SEXTANT_DATA_DIR", global = true)]
+        data_dir: Option<PathBuf>,
+        #[command(subcommand)]
+        action: TokenAction,
+    },
+    /// Assistant capability tokens: one per assistant runtime, reaching one Agent of this
+    /// workspace only (its A2A routes and the MCP bridge).
+    AssistantToken {
+        #[arg(long, env = "SEXTANT_DATA_DIR", global = true)]
+        data_dir: Option<PathBuf>,
+        #[command(subcommand)]
+        action: TokenAction,
+    },
+}
+
+#[derive(Subcommand)]
+enum TokenAction {
+    /// Issue a token and print it once (Sextant keeps only its SHA-256).
+    Create {
+        /// Lowercase letters, digits, '.', '_' or '-': the peer's (or assistant's) name in
+        /// access lists (`peer:NAME`, `assistant:NAME`).
+        name: String,
+        /// The one Agent an assistant token reaches (assistant tokens only).
+        #[arg(long)]
+        agent: Option<String>,
+    },
+    /// List tokens (never the tokens themselves), revoked ones too.
+    List,
+    /// Revoke the active token with this name (or id); the next request with it is refused.
+    Revoke { name: String },
+}
+
+fn token_command(
+    data_dir: Option<PathBuf>,
+    kind: sextant_server::credentials::Kind,
+    action: TokenAction,
+) -> Result<()> {
+    let dir = data_dir.unwrap_or_else(sextant::default_data_dir);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    rt.block_on(async {
+        match action {
+            TokenAction::Create { name, agent } => {
+                if kind == sextant_server::credentials::Kind::Peer && agent.is_some() {
+                    anyhow::bail!(
+                        "--agent is for assistant tokens; a peer's reach is set by access lists"
+                    );
+                }
+                let issued = sextant::tokens::create(&dir, kind, &name, agent.as_deref()).await?;
+                eprintln!(
+                    "sextant: {} token {:?} created (shown once; Sextant keeps only its SHA-256):",
+                    kind.as_str(),
+                    name
+                );
+                println!("{}", issued.token);
+            }
+            TokenAction::List => {
+                for c in sextant::tokens::list(&dir, kind).await? {
+                    println!("{}", sextant::tokens::describe(&c));
+                }
+            }
+            TokenAction::Revoke { name } => {
+                sextant::tokens::revoke(&dir, kind, &name).await?;
+                eprintln!("sextant: {} token {name:?} revoked", kind.as_str());
+            }
+        }
+        Ok(())
+    })
 }
 
 fn main() -> Result<()> {
     let cli = Cli::parse();
     match cli.command {
+        Command::PeerToken { data_dir, action } => {
+            token_command(data_dir, sextant_server::credentials::Kind::Peer, action)
+        }
+        Command::AssistantToken { data_dir, action } => token_command(
+            data_dir,
+            sextant_server::credentials::Kind::Assistant,
+            action,
+        ),
         Command::Token { data_dir } => {
             let dir = data_dir.unwrap_or_else(sextant::default_data_dir);
             println!("{}", sextant::ensure_token(&dir)?);

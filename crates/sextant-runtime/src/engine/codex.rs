@@ -87,6 +87,11 @@ impl CodexEngine {
 }
 
 impl Engine for CodexEngine {
+    /// The app-server process and its thread live between turns.
+    fn keeps_state(&self) -> bool {
+        true
+    }
+
     /// Only used to restore the conversation when a new thread has to be started.
     fn wants_history(&self) -> bool {
         true

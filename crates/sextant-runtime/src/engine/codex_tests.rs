@@ -40,6 +40,8 @@ fn codex_agent(approval_timeout_secs: u64, timeout_secs: u64) -> AgentSpec {
         },
         session_link: true,
         dedupe_message_ids: true,
+        access: Default::default(),
+        public_card: Default::default(),
     }
 }
 

@@ -5,6 +5,7 @@
 //! reports output through the [`TurnSink`], which journals each event before returning (so a
 //! crash never loses reported output), and ends the turn with an [`Outcome`].
 
+pub mod a2a;
 pub mod codex;
 pub mod conformance;
 pub mod echo;
@@ -83,6 +84,13 @@ pub trait Engine: Send {
 
     /// Whether turns should carry the Session's earlier messages ([`Turn::history`]).
     fn wants_history(&self) -> bool {
+        false
+    }
+
+    /// Whether this engine keeps state between turns worth an idle worker (a running
+    /// app-server process, say). Stateless engines let their worker stop as soon as the
+    /// Session's queue is empty, so one-shot conversations leave nothing behind.
+    fn keeps_state(&self) -> bool {
         false
     }
 
@@ -418,6 +426,8 @@ pub fn artifact(id: impl Into<String>, name: &str, parts: Vec<Part>) -> Artifact
 pub struct EngineEnv {
     /// Default working directory for local commands.
     pub work_dir: PathBuf,
+    /// The outbound peers registry and client, for `a2a` engines (`None`: not set up).
+    pub peers: Option<crate::peers::Peers>,
 }
 
 /// Makes the engine for an Agent.
@@ -468,5 +478,15 @@ pub fn make_engine(agent: &AgentSpec, env: &EngineEnv) -> Box<dyn Engine> {
             ),
             timeout: std::time::Duration::from_secs(*timeout_secs),
         })),
+        EngineSpec::A2a {
+            peer,
+            approval_timeout_secs,
+        } => Box::new(a2a::A2aEngine {
+            peer: peer.clone(),
+            peers: env.peers.clone(),
+            approval_timeout: chrono::Duration::seconds(
+                i64::try_from(*approval_timeout_secs).unwrap_or(i64::MAX / 1000),
+            ),
+        }),
     }
 }

@@ -1,0 +1,684 @@
+//! Agent cards as a client reads them: plain-language validation, a summary, the JSON-RPC
+//! interface to call, and the **pin**.
+//!
+//! The pin is the SHA-256 (lowercase hex) of the RFC 8785 (JCS) canonical JSON of
+//! `{"securitySchemes": …, "skills": …, "supportedInterfaces": …}` taken from the card exactly
+//! as received (absent fields count as `{}` / `[]`). Those three say where Sextant sends
+//! messages, how it authenticates, and what the peer claims to do; a change to any of them
+//! (a new interface URL, a new auth scheme, a new or changed skill) changes the pin. Names,
+//! descriptions, versions and capabilities may change freely.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use a2a::{AgentCard, AgentInterface};
+use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
+use url::Url;
+
+/// Skills shown in a summary, at most.
+pub const SUMMARY_SKILLS: usize = 20;
+/// Longest description kept in a summary.
+const SUMMARY_TEXT: usize = 500;
+
+/// The three pinned parts of a card, as received.
+pub fn pinned_parts(raw: &Value) -> Value {
+    let get = |k: &str, empty: Value| match raw.get(k) {
+        None | Some(Value::Null) => empty,
+        Some(v) => v.clone(),
+    };
+    json!({
+        "securitySchemes": get("securitySchemes", json!({})),
+        "skills": get("skills", json!([])),
+        "supportedInterfaces": get("supportedInterfaces", json!([])),
+    })
+}
+
+/// SHA-256 (hex) of the JCS canonical form of `parts`.
+pub fn hash_parts(parts: &Value) -> Result<String, String> {
+    let canonical = serde_json_canonicalizer::to_vec(parts)
+        .map_err(|e| format!("the card cannot be canonicalised: {e}"))?;
+    Ok(hex::encode(Sha256::digest(&canonical)))
+}
+
+/// The pin of a card: [`hash_parts`] of [`pinned_parts`].
+pub fn pin_hash(raw: &Value) -> Result<String, String> {
+    hash_parts(&pinned_parts(raw))
+}
+
+fn text(v: &Value, k: &str) -> String {
+    v.get(k).and_then(Value::as_str).unwrap_or("").to_string()
+}
+
+fn cut(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_string(),
+    }
+}
+
+fn interface_key(i: &Value) -> String {
+    let tenant = text(i, "tenant");
+    let mut k = format!(
+        "{} {} at {}",
+        text(i, "protocolBinding"),
+        text(i, "protocolVersion"),
+        text(i, "url")
+    );
+    if !tenant.is_empty() {
+        k.push_str(&format!(" (tenant {tenant})"));
+    }
+    k
+}
+
+fn array<'a>(v: &'a Value, k: &str) -> &'a [Value] {
+    v.get(k)
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice)
+}
+
+/// What changed between two sets of pinned parts, in plain words (empty when equal).
+pub fn describe_changes(old: &Value, new: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+
+    let old_if: Vec<String> = array(old, "supportedInterfaces")
+        .iter()
+        .map(interface_key)
+        .collect();
+    let new_if: Vec<String> = array(new, "supportedInterfaces")
+        .iter()
+        .map(interface_key)
+        .collect();
+    for i in new_if.iter().filter(|i| !old_if.contains(i)) {
+        out.push(format!("interface added: {i}"));
+    }
+    for i in old_if.iter().filter(|i| !new_if.contains(i)) {
+        out.push(format!("interface removed: {i}"));
+    }
+    let same_set = old_if.iter().collect::<BTreeSet<_>>() == new_if.iter().collect::<BTreeSet<_>>();
+    if same_set && old_if != new_if {
+        out.push(format!(
+            "interface order changed (preferred is now {})",
+            new_if.first().map_or("none", String::as_str)
+        ));
+    } else if same_set && array(old, "supportedInterfaces") != array(new, "supportedInterfaces") {
+        out.push("interface details changed".into());
+    }
+
+    let schemes = |v: &Value| -> BTreeMap<String, Value> {
+        v.get("securitySchemes")
+            .and_then(Value::as_object)
+            .map(|m| m.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+            .unwrap_or_default()
+    };
+    let (old_s, new_s) = (schemes(old), schemes(new));
+    for (name, v) in &new_s {
+        match old_s.get(name) {
+            None => out.push(format!(
+                "security scheme added: {name} ({})",
+                scheme_label(v)
+            )),
+            Some(o) if o != v => out.push(format!(
+                "security scheme changed: {name} (was {}, now {})",
+                scheme_label(o),
+                scheme_label(v)
+            )),
+            Some(_) => {}
+        }
+    }
+    for (name, v) in &old_s {
+        if !new_s.contains_key(name) {
+            out.push(format!(
+                "security scheme removed: {name} ({})",
+                scheme_label(v)
+            ));
+        }
+    }
+
+    let skills = |v: &Value| -> Vec<(String, Value)> {
+        array(v, "skills")
+            .iter()
+            .map(|s| (text(s, "id"), s.clone()))
+            .collect()
+    };
+    let (old_k, new_k) = (skills(old), skills(new));
+    let find = |list: &[(String, Value)], id: &str| {
+        list.iter().find(|(i, _)| i == id).map(|(_, v)| v.clone())
+    };
+    for (id, v) in &new_k {
+        match find(&old_k, id) {
+            None => out.push(format!("skill added: {id} ({})", text(v, "name"))),
+            Some(o) if o != *v => {
+                let mut fields: BTreeSet<String> = BTreeSet::new();
+                for m in [o.as_object(), v.as_object()].into_iter().flatten() {
+                    for k in m.keys() {
+                        if o.get(k) != v.get(k) {
+                            fields.insert(k.clone());
+                        }
+                    }
+                }
+                let fields: Vec<String> = fields.into_iter().collect();
+                out.push(format!("skill changed: {id} ({})", fields.join(", ")));
+            }
+            Some(_) => {}
+        }
+    }
+    for (id, v) in &old_k {
+        if find(&new_k, id).is_none() {
+            out.push(format!("skill removed: {id} ({})", text(v, "name")));
+        }
+    }
+    let old_ids: Vec<&String> = old_k.iter().map(|(i, _)| i).collect();
+    let new_ids: Vec<&String> = new_k.iter().map(|(i, _)| i).collect();
+    if out.is_empty() && old_ids != new_ids {
+        out.push("skill order changed".into());
+    }
+    if out.is_empty() && old != new {
+        out.push("the pinned parts changed in a way that has no simpler description".into());
+    }
+    out
+}
+
+/// One security scheme in a few words.
+pub fn scheme_label(v: &Value) -> String {
+    if let Some(s) = v.get("httpAuthSecurityScheme") {
+        let scheme = text(s, "scheme");
+        return format!("HTTP {}", if scheme.is_empty() { "auth" } else { &scheme });
+    }
+    if let Some(s) = v.get("apiKeySecurityScheme") {
+        return format!("API key in {} {:?}", text(s, "location"), text(s, "name"));
+    }
+    if let Some(s) = v.get("oauth2SecurityScheme") {
+        let flows: Vec<String> = s
+            .get("flows")
+            .and_then(Value::as_object)
+            .map(|m| m.keys().cloned().collect())
+            .unwrap_or_default();
+        return format!("OAuth 2 ({})", flows.join(", "));
+    }
+    if let Some(s) = v.get("openIdConnectSecurityScheme") {
+        return format!("OpenID Connect ({})", text(s, "openIdConnectUrl"));
+    }
+    if v.get("mtlsSecurityScheme").is_some() {
+        return "mutual TLS".into();
+    }
+    "unknown scheme".into()
+}
+
+/// Whether an interface is A2A 1.x JSON-RPC.
+fn is_jsonrpc_v1(binding: &str, version: &str) -> bool {
+    binding.eq_ignore_ascii_case("JSONRPC") && version.trim().split('.').next() == Some("1")
+}
+
+/// The interface Sextant calls: the first JSON-RPC interface for A2A 1.x (the card lists
+/// them in preference order).
+pub fn select_interface(card: &AgentCard) -> Option<&AgentInterface> {
+    card.supported_interfaces
+        .iter()
+        .find(|i| is_jsonrpc_v1(&i.protocol_binding, &i.protocol_version))
+}
+
+fn same_origin(a: &Url, b: &Url) -> bool {
+    a.origin() == b.origin()
+}
+
+/// Plain-language problems with a card (empty: nothing to report). `card_url` is where it was
+/// fetched from.
+pub fn validate(raw: &Value, card_url: &Url) -> Vec<String> {
+    let mut p = Vec::new();
+    let Some(obj) = raw.as_object() else {
+        return vec!["the card is not a JSON object".into()];
+    };
+    for (field, what) in [
+        ("name", "a name"),
+        ("description", "a description"),
+        ("version", "a version"),
+    ] {
+        if obj
+            .get(field)
+            .and_then(Value::as_str)
+            .is_none_or(|s| s.trim().is_empty())
+        {
+            p.push(format!("the card has no {field} (it needs {what})"));
+        }
+    }
+    let interfaces = array(raw, "supportedInterfaces");
+    if interfaces.is_empty() {
+        if obj.contains_key("url") {
+            p.push(
+                "the card lists no supportedInterfaces; it looks like an A2A 0.3 card, and \
+                 Sextant calls A2A 1.0 agents only"
+                    .into(),
+            );
+        } else {
+            p.push("the card lists no interfaces (supportedInterfaces is empty)".into());
+        }
+    }
+    let mut jsonrpc: Option<Url> = None;
+    let mut only_03 = false;
+    for (n, i) in interfaces.iter().enumerate() {
+        let which = format!("interface #{}", n + 1);
+        let url = text(i, "url");
+        let binding = text(i, "protocolBinding");
+        let version = text(i, "protocolVersion");
+        if binding.is_empty() {
+            p.push(format!("{which} has no protocolBinding"));
+        }
+        if version.is_empty() {
+            p.push(format!("{which} has no protocolVersion"));
+        }
+        let parsed = if url.is_empty() {
+            p.push(format!("{which} has no url"));
+            None
+        } else {
+            match Url::parse(&url) {
+                Ok(u) => Some(u),
+                Err(e) => {
+                    p.push(format!("{which} has an invalid url {url:?}: {e}"));
+                    None
+                }
+            }
+        };
+        if let Some(u) = &parsed
+            && u.scheme() == "http"
+            && !matches!(u.host(), Some(url::Host::Ipv4(ip)) if ip.is_loopback())
+            && !matches!(u.host(), Some(url::Host::Ipv6(ip)) if ip.is_loopback())
+            && u.host_str() != Some("localhost")
+        {
+            p.push(format!(
+                "{which} ({url}) uses plain http outside loopback; Sextant calls such \
+                 interfaces only over https"
+            ));
+        }
+        if binding.eq_ignore_ascii_case("JSONRPC") && version.trim().starts_with("0.") {
+            only_03 = true;
+        }
+        if jsonrpc.is_none() && is_jsonrpc_v1(&binding, &version) {
+            jsonrpc = parsed;
+        }
+    }
+    match &jsonrpc {
+        None if !interfaces.is_empty() => p.push(if only_03 {
+            "the card offers JSON-RPC for A2A 0.3 only; Sextant calls A2A 1.0 agents".into()
+        } else {
+            "the card offers no JSON-RPC interface for A2A 1.0, so Sextant cannot call it".into()
+        }),
+        Some(u) if !same_origin(u, card_url) => p.push(format!(
+            "the JSON-RPC interface ({}) is on another origin than the card ({}); a \
+             registered token is sent only to the peer's own origin",
+            u.origin().ascii_serialization(),
+            card_url.origin().ascii_serialization()
+        )),
+        _ => {}
+    }
+    if !obj.get("capabilities").is_some_and(Value::is_object) {
+        p.push("the card has no capabilities object".into());
+    }
+    for field in ["defaultInputModes", "defaultOutputModes"] {
+        if array(raw, field).is_empty() {
+            p.push(format!("the card has no {field}"));
+        }
+    }
+    let inputs = array(raw, "defaultInputModes");
+    if !inputs.is_empty()
+        && !inputs.iter().any(|m| {
+            m.as_str()
+                .is_some_and(|m| m.starts_with("text/") || m == "*/*" || m == "text")
+        })
+    {
+        p.push("the card accepts no text input mode, but Sextant sends text".into());
+    }
+    let skills = array(raw, "skills");
+    if skills.is_empty() {
+        p.push("the card declares no skills".into());
+    }
+    let mut seen = BTreeSet::new();
+    for (n, s) in skills.iter().enumerate() {
+        let id = text(s, "id");
+        let which = if id.is_empty() {
+            format!("skill #{}", n + 1)
+        } else {
+            format!("skill {id:?}")
+        };
+        for field in ["id", "name", "description"] {
+            if text(s, field).trim().is_empty() {
+                p.push(format!("{which} has no {field}"));
+            }
+        }
+        if !s.get("tags").is_some_and(Value::is_array) {
+            p.push(format!("{which} has no tags list"));
+        }
+        if !id.is_empty() && !seen.insert(id.clone()) {
+            p.push(format!("skill id {id:?} is declared twice"));
+        }
+    }
+    let schemes: BTreeSet<String> = raw
+        .get("securitySchemes")
+        .and_then(Value::as_object)
+        .map(|m| m.keys().cloned().collect())
+        .unwrap_or_default();
+    for req in array(raw, "securityRequirements") {
+        let names: Vec<String> = req
+            .get("schemes")
+            .and_then(Value::as_object)
+            .or_else(|| req.as_object())
+            .map(|m| m.keys().cloned().collect())
+            .unwrap_or_default();
+        for n in names {
+            if !schemes.contains(&n) {
+                p.push(format!(
+                    "a security requirement names the scheme {n:?}, which securitySchemes \
+                     does not define"
+                ));
+            }
+        }
+    }
+    if let Err(e) = serde_json::from_value::<AgentCard>(raw.clone()) {
+        p.push(format!(
+            "the card does not match the A2A 1.0 card schema: {e}"
+        ));
+    }
+    p
+}
+
+/// A summary of a card for people and tools: name, skills, interfaces, capabilities, auth,
+/// the pin, and the problems [`validate`] found.
+pub fn summary(raw: &Value, card_url: &Url) -> Value {
+    let skills = array(raw, "skills");
+    let shown: Vec<Value> = skills
+        .iter()
+        .take(SUMMARY_SKILLS)
+        .map(|s| {
+            json!({
+                "id": text(s, "id"),
+                "name": text(s, "name"),
+                "description": cut(&text(s, "description"), SUMMARY_TEXT),
+                "tags": s.get("tags").cloned().unwrap_or(json!([])),
+                "examples": s.get("examples").cloned().unwrap_or(json!([])),
+            })
+        })
+        .collect();
+    let interfaces: Vec<Value> = array(raw, "supportedInterfaces")
+        .iter()
+        .map(|i| {
+            let mut o = Map::new();
+            for k in ["url", "protocolBinding", "protocolVersion", "tenant"] {
+                if let Some(v) = i.get(k) {
+                    o.insert(k.into(), v.clone());
+                }
+            }
+            Value::Object(o)
+        })
+        .collect();
+    let caps = raw.get("capabilities").cloned().unwrap_or(json!({}));
+    let flag = |k: &str| caps.get(k).and_then(Value::as_bool).unwrap_or(false);
+    let extensions: Vec<Value> = caps
+        .get("extensions")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .map(|e| json!({"uri": text(e, "uri"), "required": e.get("required").and_then(Value::as_bool).unwrap_or(false)}))
+                .collect()
+        })
+        .unwrap_or_default();
+    let schemes: Vec<Value> = raw
+        .get("securitySchemes")
+        .and_then(Value::as_object)
+        .map(|m| {
+            m.iter()
+                .map(|(name, v)| json!({"name": name, "kind": scheme_label(v)}))
+                .collect()
+        })
+        .unwrap_or_default();
+    let required: Vec<Value> = array(raw, "securityRequirements")
+        .iter()
+        .map(|r| {
+            let names: Vec<String> = r
+                .get("schemes")
+                .and_then(Value::as_object)
+                .or_else(|| r.as_object())
+                .map(|m| m.keys().cloned().collect())
+                .unwrap_or_default();
+            json!(names)
+        })
+        .collect();
+    let typed: Option<AgentCard> = serde_json::from_value(raw.clone()).ok();
+    let chosen = typed.as_ref().and_then(select_interface);
+    let problems = validate(raw, card_url);
+    json!({
+        "name": text(raw, "name"),
+        "description": cut(&text(raw, "description"), SUMMARY_TEXT),
+        "version": text(raw, "version"),
+        "provider": raw.get("provider").cloned().unwrap_or(Value::Null),
+        "documentationUrl": raw.get("documentationUrl").cloned().unwrap_or(Value::Null),
+        "cardUrl": card_url.as_str(),
+        "jsonrpcUrl": chosen.map(|i| i.url.clone()),
+        "tenant": chosen.and_then(|i| i.tenant.clone()),
+        "interfaces": interfaces,
+        "capabilities": {
+            "streaming": flag("streaming"),
+            "pushNotifications": flag("pushNotifications"),
+            "extendedAgentCard": flag("extendedAgentCard"),
+            "extensions": extensions,
+        },
+        "auth": {
+            "schemes": schemes,
+            "required": required,
+            "summary": auth_summary(raw),
+        },
+        "defaultInputModes": raw.get("defaultInputModes").cloned().unwrap_or(json!([])),
+        "defaultOutputModes": raw.get("defaultOutputModes").cloned().unwrap_or(json!([])),
+        "skills": shown,
+        "skillsTotal": skills.len(),
+        "pinHash": pin_hash(raw).ok(),
+        "valid": problems.is_empty(),
+        "problems": problems,
+    })
+}
+
+/// One line about how the card asks to be authenticated.
+pub fn auth_summary(raw: &Value) -> String {
+    let schemes = raw.get("securitySchemes").and_then(Value::as_object);
+    let required = !array(raw, "securityRequirements").is_empty();
+    match schemes {
+        None => "no authentication declared".into(),
+        Some(m) if m.is_empty() => "no authentication declared".into(),
+        Some(m) => {
+            let list: Vec<String> = m
+                .iter()
+                .map(|(n, v)| format!("{n}: {}", scheme_label(v)))
+                .collect();
+            format!(
+                "{} ({})",
+                list.join("; "),
+                if required { "required" } else { "optional" }
+            )
+        }
+    }
+}
+
+/// The skill ids and tags a card advertises, lowercased (for matching capabilities).
+pub fn advertised(parts_or_card: &Value) -> (Vec<String>, Vec<String>) {
+    let skills = array(parts_or_card, "skills");
+    let ids = skills
+        .iter()
+        .map(|s| text(s, "id").to_lowercase())
+        .filter(|s| !s.is_empty())
+        .collect();
+    let tags = skills
+        .iter()
+        .flat_map(|s| array(s, "tags").iter())
+        .filter_map(Value::as_str)
+        .map(str::to_lowercase)
+        .collect();
+    (ids, tags)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jcs_matches_the_rfc_8785_examples() {
+        // RFC 8785 §3.2.2.
+        let input: Value = serde_json::from_str(
+            r#"{
+              "numbers": [333333333.33333329, 1E30, 4.50, 2e-3, 0.000000000000000000000000001],
+              "string": "\u20ac$\u000F\u000aA'\u0042\u0022\u005c\\\"\/",
+              "literals": [null, true, false]
+            }"#,
+        )
+        .expect("json");
+        let out = serde_json_canonicalizer::to_string(&input).expect("jcs");
+        assert_eq!(
+            out,
+            "{\"literals\":[null,true,false],\"numbers\":[333333333.3333333,1e+30,4.5,0.002,1e-27],\"string\":\"€$\\u000f\\nA'B\\\"\\\\\\\\\\\"/\"}"
+        );
+        // RFC 8785 §3.2.3: keys sorted by UTF-16 code units.
+        let input: Value = serde_json::from_str(
+            r#"{"\u20ac":"Euro Sign","\r":"Carriage Return","\ufb33":"Hebrew Letter Dalet With Dagesh","1":"One","\ud83d\ude00":"Emoji: Grinning Face","\u0080":"Control","\u00f6":"Latin Small Letter O With Diaeresis"}"#,
+        )
+        .expect("json");
+        let out = serde_json_canonicalizer::to_string(&input).expect("jcs");
+        let keys = [
+            "\\r",
+            "1",
+            "\u{80}",
+            "\u{f6}",
+            "\u{20ac}",
+            "\u{1f600}",
+            "\u{fb33}",
+        ];
+        let mut at = 0;
+        for k in keys {
+            let pos = out[at..]
+                .find(&format!("\"{k}\":"))
+                .unwrap_or_else(|| panic!("{k:?} out of order in {out}"));
+            at += pos + 1;
+        }
+    }
+
+    fn card() -> Value {
+        json!({
+            "name": "peer", "description": "a peer", "version": "1.0.0",
+            "supportedInterfaces": [{"url": "http://127.0.0.1:9/rpc", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}],
+            "capabilities": {"streaming": true},
+            "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain"],
+            "securitySchemes": {"bearer": {"httpAuthSecurityScheme": {"scheme": "Bearer"}}},
+            "skills": [{"id": "echo", "name": "Echo", "description": "echoes", "tags": ["echo", "Test"]}]
+        })
+    }
+
+    #[test]
+    fn the_pin_covers_interfaces_schemes_and_skills_only() {
+        let a = card();
+        let h = pin_hash(&a).expect("hash");
+        assert_eq!(h.len(), 64);
+        // Key order and unrelated fields do not matter.
+        let mut b: Value = serde_json::from_str(&a.to_string()).expect("json");
+        b["description"] = json!("now with more words");
+        b["version"] = json!("2.0.0");
+        b["capabilities"] = json!({"streaming": false});
+        assert_eq!(pin_hash(&b).expect("hash"), h);
+        // Absent and empty are the same.
+        let mut c = a.clone();
+        c["securitySchemes"] = json!({});
+        let mut d = a.clone();
+        if let Some(o) = d.as_object_mut() {
+            o.remove("securitySchemes");
+        }
+        assert_eq!(pin_hash(&c).expect("c"), pin_hash(&d).expect("d"));
+        assert_ne!(pin_hash(&c).expect("c"), h);
+        for change in [
+            json!({"supportedInterfaces": [{"url": "http://127.0.0.1:10/rpc", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}]}),
+            json!({"skills": [{"id": "echo", "name": "Echo", "description": "echoes", "tags": ["echo"]}]}),
+            json!({"securitySchemes": {"key": {"apiKeySecurityScheme": {"location": "header", "name": "X-Key"}}}}),
+        ] {
+            let mut e = a.clone();
+            if let (Some(o), Some(ch)) = (e.as_object_mut(), change.as_object()) {
+                o.extend(ch.clone());
+            }
+            assert_ne!(pin_hash(&e).expect("hash"), h, "{change}");
+        }
+    }
+
+    #[test]
+    fn changes_are_described_plainly() {
+        let old = pinned_parts(&card());
+        let mut new_card = card();
+        new_card["supportedInterfaces"][0]["url"] = json!("https://evil.example/rpc");
+        new_card["skills"].as_array_mut().expect("skills").push(
+            json!({"id": "shell", "name": "Shell", "description": "runs things", "tags": []}),
+        );
+        new_card["skills"][0]["description"] = json!("echoes, differently");
+        new_card["securitySchemes"] = json!({});
+        let changes = describe_changes(&old, &pinned_parts(&new_card));
+        let all = changes.join("\n");
+        for want in [
+            "interface added: JSONRPC 1.0 at https://evil.example/rpc",
+            "interface removed: JSONRPC 1.0 at http://127.0.0.1:9/rpc",
+            "skill added: shell (Shell)",
+            "skill changed: echo (description)",
+            "security scheme removed: bearer (HTTP Bearer)",
+        ] {
+            assert!(all.contains(want), "{want:?} not in:\n{all}");
+        }
+        assert!(describe_changes(&old, &old).is_empty());
+    }
+
+    #[test]
+    fn validation_reports_problems_in_plain_words() {
+        let url = Url::parse("http://127.0.0.1:9/.well-known/agent-card.json").expect("url");
+        assert!(
+            validate(&card(), &url).is_empty(),
+            "{:?}",
+            validate(&card(), &url)
+        );
+        let bad = json!({
+            "name": "", "version": "1",
+            "supportedInterfaces": [{"url": "http://10.0.0.1/rpc", "protocolBinding": "JSONRPC", "protocolVersion": "0.3"}],
+            "skills": [{"id": "a", "name": "A", "tags": []}, {"id": "a", "name": "B", "description": "d", "tags": []}],
+            "securityRequirements": [{"schemes": {"oauth": {"list": []}}}]
+        });
+        let problems = validate(&bad, &url).join("\n");
+        for want in [
+            "no name",
+            "no description",
+            "plain http outside loopback",
+            "0.3 only",
+            "no capabilities",
+            "no defaultInputModes",
+            "skill \"a\" has no description",
+            "declared twice",
+            "\"oauth\", which securitySchemes does not define",
+        ] {
+            assert!(problems.contains(want), "{want:?} not in:\n{problems}");
+        }
+        let other_origin = json!({
+            "name": "n", "description": "d", "version": "1",
+            "supportedInterfaces": [{"url": "https://elsewhere.example/rpc", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}],
+            "capabilities": {}, "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain"],
+            "skills": [{"id": "a", "name": "A", "description": "d", "tags": []}]
+        });
+        let p = validate(&other_origin, &url).join("\n");
+        assert!(p.contains("another origin"), "{p}");
+        assert_eq!(
+            validate(&json!([1]), &url),
+            ["the card is not a JSON object"]
+        );
+    }
+
+    #[test]
+    fn summaries_pick_the_jsonrpc_interface_and_skills() {
+        let url = Url::parse("http://127.0.0.1:9/.well-known/agent-card.json").expect("url");
+        let s = summary(&card(), &url);
+        assert_eq!(s["jsonrpcUrl"], "http://127.0.0.1:9/rpc");
+        assert_eq!(s["capabilities"]["streaming"], true);
+        assert_eq!(s["skills"][0]["id"], "echo");
+        assert_eq!(s["valid"], true);
+        assert_eq!(s["auth"]["summary"], "bearer: HTTP Bearer (optional)");
+        assert_eq!(s["pinHash"], json!(pin_hash(&card()).ok()));
+        let (ids, tags) = advertised(&card());
+        assert_eq!(ids, ["echo"]);
+        assert_eq!(tags, ["echo", "test"]);
+    }
+}

@@ -1,0 +1,684 @@
+//! Sextant's outbound A2A 1.0 client: a thin reqwest client over the `a2a-lf` types.
+//!
+//! - Card resolution ([`A2aClient::fetch_card`]): `GET <url>/.well-known/agent-card.json`, then
+//!   the legacy `agent.json` on 404 (a URL ending in `.json` is the card itself).
+//! - JSON-RPC methods: `SendMessage`, `SendStreamingMessage` (SSE, [`sse`]), `GetTask`,
+//!   `SubscribeToTask`, `CancelTask`.
+//! - Every request carries `A2A-Version: 1.0` and the hop header `A2A-Hop` (1 unless the caller
+//!   says otherwise), and the bearer token only when the request goes to the peer's own origin
+//!   ([`Bearer`]).
+//! - Every connection goes through the network guard ([`guard`]): the URL is checked, names
+//!   are resolved once by a checking resolver, and the connection goes to the checked
+//!   addresses. No redirects are followed (a 3xx is an error naming the target), no proxy is
+//!   taken from the environment, TLS is verified against the system roots plus an optional CA
+//!   file, and plain http goes to loopback only.
+//! - Timeouts: connect, idle read, and a total deadline per request (a stream's deadline
+//!   covers the whole stream). Response bytes are counted while they arrive, and reading stops
+//!   at the cap (cards, replies, streams, and each stream event).
+
+pub mod accumulate;
+pub mod card;
+pub mod guard;
+pub mod sse;
+
+use std::collections::{HashMap, VecDeque};
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use a2a::{SendMessageRequest, SendMessageResponse, StreamResponse, Task};
+use bytes::Bytes;
+use futures::{Stream, StreamExt};
+use reqwest::header::{ACCEPT, CONTENT_TYPE, LOCATION};
+use serde_json::{Value, json};
+use url::Url;
+
+pub use accumulate::Accumulated;
+pub use guard::{Lookup, NetPolicy, Refusal, StaticLookup, SystemLookup};
+
+/// The protocol version sent on every request.
+pub const A2A_VERSION: &str = "1.0";
+/// The anti-loop hop header (the inbound side decides what to do with it).
+pub const HOP_HEADER: &str = "A2A-Hop";
+
+/// Client-wide settings.
+#[derive(Clone)]
+pub struct ClientSettings {
+    /// Whether loopback targets are allowed (default true: a local agent is the common case).
+    pub allow_loopback: bool,
+    /// A PEM file of extra CA certificates, trusted in addition to the system roots.
+    pub ca_file: Option<PathBuf>,
+    /// Name resolution (the system resolver; tests use [`StaticLookup`]).
+    pub lookup: Arc<dyn Lookup>,
+    pub connect_timeout: Duration,
+    /// Longest wait for the next bytes of a response (streams get keep-alives well within it).
+    pub read_timeout: Duration,
+    /// Largest card accepted.
+    pub max_card_bytes: usize,
+    /// Largest JSON-RPC response accepted (and largest single stream event).
+    pub max_response_bytes: usize,
+    /// Largest whole stream accepted.
+    pub max_stream_bytes: usize,
+}
+
+impl Default for ClientSettings {
+    fn default() -> Self {
+        Self {
+            allow_loopback: true,
+            ca_file: None,
+            lookup: Arc::new(SystemLookup),
+            connect_timeout: Duration::from_secs(10),
+            read_timeout: Duration::from_secs(120),
+            max_card_bytes: 256 * 1024,
+            max_response_bytes: 4 * 1024 * 1024,
+            max_stream_bytes: 16 * 1024 * 1024,
+        }
+    }
+}
+
+impl std::fmt::Debug for ClientSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientSettings")
+            .field("allow_loopback", &self.allow_loopback)
+            .field("ca_file", &self.ca_file)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("read_timeout", &self.read_timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A bearer token and the only origin it may be sent to (the peer's registered URL's).
+#[derive(Clone)]
+pub struct Bearer {
+    pub token: String,
+    pub origin: url::Origin,
+}
+
+impl std::fmt::Debug for Bearer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Bearer")
+            .field("token", &"***")
+            .field("origin", &self.origin.ascii_serialization())
+            .finish()
+    }
+}
+
+/// Where JSON-RPC calls go.
+#[derive(Debug, Clone)]
+pub struct Endpoint {
+    /// The JSON-RPC interface URL (from the card).
+    pub url: Url,
+    /// The interface's tenant, echoed in every request.
+    pub tenant: Option<String>,
+    pub bearer: Option<Bearer>,
+    /// Whether private-network addresses may be reached for this peer.
+    pub allow_private: bool,
+    /// Total deadline of one request (for streams: of the whole stream).
+    pub timeout: Duration,
+    /// The `A2A-Hop` value sent.
+    pub hop: u32,
+}
+
+/// Why an outbound request failed. The texts are meant for people.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ClientError {
+    /// The network guard refused the target (nothing was sent to it).
+    #[error(transparent)]
+    Refused(Refusal),
+    #[error("{0}")]
+    InvalidUrl(String),
+    /// The name did not resolve.
+    #[error("{0}")]
+    Resolve(String),
+    #[error("could not connect to the peer: {0}")]
+    Connect(String),
+    #[error("the peer did not answer in time ({0})")]
+    Timeout(String),
+    #[error(
+        "the peer answered {status} with a redirect{}; redirects are not followed",
+        .location.as_deref().map(|l| format!(" to {l}")).unwrap_or_default()
+    )]
+    Redirect {
+        status: u16,
+        location: Option<String>,
+    },
+    #[error("the peer answered HTTP {status}{detail}")]
+    Http { status: u16, detail: String },
+    #[error("the {what} is larger than {limit} bytes; stopped reading it")]
+    TooLarge { what: &'static str, limit: usize },
+    #[error("the peer's answer is not valid A2A: {0}")]
+    Protocol(String),
+    #[error("the peer answered with error {code}: {message}")]
+    Rpc { code: i64, message: String },
+    #[error("{0}")]
+    Setup(String),
+}
+
+impl ClientError {
+    /// Whether a streaming call failed in a way that a plain `SendMessage` may fix (the peer
+    /// does not stream), before anything happened remotely.
+    pub fn streaming_unsupported(&self) -> bool {
+        matches!(
+            self,
+            ClientError::Http {
+                status: 404 | 405 | 501,
+                ..
+            } | ClientError::Rpc {
+                code: -32601 | -32004,
+                ..
+            }
+        )
+    }
+}
+
+/// A stream of A2A events; an `Err` item ends it.
+pub type EventStream = Pin<Box<dyn Stream<Item = Result<StreamResponse, ClientError>> + Send>>;
+
+/// A fetched card.
+#[derive(Debug, Clone)]
+pub struct FetchedCard {
+    /// Where it was found.
+    pub url: Url,
+    /// The card exactly as received (pinning and validation work on this).
+    pub raw: Value,
+}
+
+impl FetchedCard {
+    /// The typed card, or why it does not parse.
+    pub fn card(&self) -> Result<a2a::AgentCard, String> {
+        serde_json::from_value(self.raw.clone())
+            .map_err(|e| format!("the card does not match the A2A 1.0 card schema: {e}"))
+    }
+}
+
+/// The outbound client. One per process; cheap to share behind an `Arc`.
+pub struct A2aClient {
+    settings: ClientSettings,
+    roots: Vec<reqwest::Certificate>,
+    /// One reqwest client (with its guarded resolver and connection pool) per policy.
+    clients: Mutex<HashMap<NetPolicy, reqwest::Client>>,
+}
+
+impl std::fmt::Debug for A2aClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("A2aClient")
+            .field("settings", &self.settings)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The URLs a card is looked for at, in order.
+pub fn card_urls(target: &Url) -> Vec<Url> {
+    let mut base = target.clone();
+    base.set_query(None);
+    base.set_fragment(None);
+    if base.path().ends_with(".json") {
+        return vec![base];
+    }
+    let path = base.path().trim_end_matches('/').to_string();
+    ["agent-card.json", "agent.json"]
+        .iter()
+        .map(|f| {
+            let mut u = base.clone();
+            u.set_path(&format!("{path}/.well-known/{f}"));
+            u
+        })
+        .collect()
+}
+
+/// Walks an error's sources for a guard refusal or a lookup failure, and otherwise joins the
+/// chain into one line.
+fn map_reqwest(e: reqwest::Error) -> ClientError {
+    let mut src: Option<&(dyn std::error::Error + 'static)> = Some(&e);
+    let mut chain = Vec::new();
+    while let Some(s) = src {
+        if let Some(r) = s.downcast_ref::<guard::ResolveError>() {
+            return match r {
+                guard::ResolveError::Refused(r) => ClientError::Refused(r.clone()),
+                guard::ResolveError::Lookup(m) => ClientError::Resolve(m.clone()),
+            };
+        }
+        let text = s.to_string();
+        if chain.last() != Some(&text) {
+            chain.push(text);
+        }
+        src = s.source();
+    }
+    let line = chain.join(": ");
+    if e.is_timeout() {
+        ClientError::Timeout(line)
+    } else if e.is_connect() {
+        ClientError::Connect(line)
+    } else if e.is_body() || e.is_decode() {
+        ClientError::Protocol(line)
+    } else {
+        ClientError::Connect(line)
+    }
+}
+
+fn content_type(resp: &reqwest::Response) -> String {
+    resp.headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_ascii_lowercase()
+}
+
+/// Reads a body, at most `limit` bytes.
+async fn read_capped(
+    resp: reqwest::Response,
+    limit: usize,
+    what: &'static str,
+) -> Result<Bytes, ClientError> {
+    if resp.content_length().is_some_and(|n| n > limit as u64) {
+        return Err(ClientError::TooLarge { what, limit });
+    }
+    let mut body = resp.bytes_stream();
+    let mut buf: Vec<u8> = Vec::new();
+    while let Some(chunk) = body.next().await {
+        let chunk = chunk.map_err(map_reqwest)?;
+        if buf.len() + chunk.len() > limit {
+            return Err(ClientError::TooLarge { what, limit });
+        }
+        buf.extend_from_slice(&chunk);
+    }
+    Ok(Bytes::from(buf))
+}
+
+/// Refuses redirects and error statuses. A non-2xx answer that is a JSON-RPC error envelope is
+/// reported as that error.
+async fn check_status(resp: reqwest::Response) -> Result<reqwest::Response, ClientError> {
+    let status = resp.status();
+    if status.is_success() {
+        return Ok(resp);
+    }
+    if status.is_redirection() {
+        let location = resp
+            .headers()
+            .get(LOCATION)
+            .and_then(|v| v.to_str().ok())
+            .map(String::from);
+        return Err(ClientError::Redirect {
+            status: status.as_u16(),
+            location,
+        });
+    }
+    let body = read_capped(resp, 64 * 1024, "error body")
+        .await
+        .unwrap_or_default();
+    if let Ok(v) = serde_json::from_slice::<Value>(&body)
+        && let Some(err) = v.get("error")
+        && err.get("code").is_some()
+    {
+        return Err(rpc_error(err));
+    }
+    let snippet: String = String::from_utf8_lossy(&body).chars().take(300).collect();
+    let detail = if snippet.trim().is_empty() {
+        String::new()
+    } else {
+        format!(": {}", snippet.trim())
+    };
+    Err(ClientError::Http {
+        status: status.as_u16(),
+        detail,
+    })
+}
+
+fn rpc_error(err: &Value) -> ClientError {
+    ClientError::Rpc {
+        code: err.get("code").and_then(Value::as_i64).unwrap_or(0),
+        message: err
+            .get("message")
+            .and_then(Value::as_str)
+            .unwrap_or("(no message)")
+            .chars()
+            .take(1000)
+            .collect(),
+    }
+}
+
+/// The `result` of a JSON-RPC response envelope.
+fn envelope_result(v: Value) -> Result<Value, ClientError> {
+    let Value::Object(mut obj) = v else {
+        return Err(ClientError::Protocol(
+            "the JSON-RPC response is not an object".into(),
+        ));
+    };
+    if let Some(err) = obj.get("error").filter(|e| !e.is_null()) {
+        return Err(rpc_error(err));
+    }
+    obj.remove("result")
+        .ok_or_else(|| ClientError::Protocol("the JSON-RPC response has no result".into()))
+}
+
+fn decode<T: serde::de::DeserializeOwned>(v: Value, what: &str) -> Result<T, ClientError> {
+    serde_json::from_value(v).map_err(|e| ClientError::Protocol(format!("{what}: {e}")))
+}
+
+/// One SSE event's data: a JSON-RPC envelope whose result is a `StreamResponse`.
+fn decode_event(ev: sse::SseEvent) -> Result<StreamResponse, ClientError> {
+    let v: Value = serde_json::from_str(&ev.data)
+        .map_err(|e| ClientError::Protocol(format!("a stream event is not JSON: {e}")))?;
+    if ev.event.as_deref() == Some("error") && v.get("error").is_none() {
+        return Err(ClientError::Protocol(format!(
+            "the stream reported an error: {}",
+            ev.data.chars().take(300).collect::<String>()
+        )));
+    }
+    let result = envelope_result(v)?;
+    decode(result, "a stream event")
+}
+
+struct StreamState {
+    body: futures::stream::BoxStream<'static, reqwest::Result<Bytes>>,
+    parser: sse::SseParser,
+    pending: VecDeque<Result<StreamResponse, ClientError>>,
+    total: usize,
+    limit: usize,
+    done: bool,
+}
+
+fn sse_stream(resp: reqwest::Response, limit: usize, max_event: usize) -> EventStream {
+    let state = StreamState {
+        body: resp.bytes_stream().boxed(),
+        parser: sse::SseParser::new(max_event),
+        pending: VecDeque::new(),
+        total: 0,
+        limit,
+        done: false,
+    };
+    Box::pin(futures::stream::unfold(state, |mut st| async move {
+        loop {
+            if let Some(item) = st.pending.pop_front() {
+                if item.is_err() {
+                    st.done = true;
+                    st.pending.clear();
+                }
+                return Some((item, st));
+            }
+            if st.done {
+                return None;
+            }
+            match st.body.next().await {
+                None => return None,
+                Some(Err(e)) => {
+                    st.done = true;
+                    return Some((Err(map_reqwest(e)), st));
+                }
+                Some(Ok(chunk)) => {
+                    st.total += chunk.len();
+                    if st.total > st.limit {
+                        st.done = true;
+                        return Some((
+                            Err(ClientError::TooLarge {
+                                what: "stream",
+                                limit: st.limit,
+                            }),
+                            st,
+                        ));
+                    }
+                    match st.parser.feed(&chunk) {
+                        Ok(events) => st.pending.extend(events.into_iter().map(decode_event)),
+                        Err(sse::SseError::TooLarge(limit)) => {
+                            st.pending.push_back(Err(ClientError::TooLarge {
+                                what: "stream event",
+                                limit,
+                            }))
+                        }
+                        Err(sse::SseError::NotUtf8) => st.pending.push_back(Err(
+                            ClientError::Protocol("the stream is not UTF-8".into()),
+                        )),
+                    }
+                }
+            }
+        }
+    }))
+}
+
+impl A2aClient {
+    /// A client with these settings (reads the CA file, if any).
+    pub fn new(settings: ClientSettings) -> Result<Self, ClientError> {
+        let roots = match &settings.ca_file {
+            None => Vec::new(),
+            Some(path) => {
+                let pem = std::fs::read(path).map_err(|e| {
+                    ClientError::Setup(format!("cannot read the CA file {}: {e}", path.display()))
+                })?;
+                let certs = reqwest::Certificate::from_pem_bundle(&pem).map_err(|e| {
+                    ClientError::Setup(format!(
+                        "the CA file {} is not a PEM certificate bundle: {e}",
+                        path.display()
+                    ))
+                })?;
+                if certs.is_empty() {
+                    return Err(ClientError::Setup(format!(
+                        "the CA file {} holds no certificate",
+                        path.display()
+                    )));
+                }
+                certs
+            }
+        };
+        let client = Self {
+            settings,
+            roots,
+            clients: Mutex::new(HashMap::new()),
+        };
+        // Fail at start-up, not at the first call, if TLS cannot be set up.
+        client.http(NetPolicy::public(client.settings.allow_loopback))?;
+        Ok(client)
+    }
+
+    /// The settings.
+    pub fn settings(&self) -> &ClientSettings {
+        &self.settings
+    }
+
+    /// The reqwest client for a policy (built once).
+    fn http(&self, policy: NetPolicy) -> Result<reqwest::Client, ClientError> {
+        let mut clients = self.clients.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(c) = clients.get(&policy) {
+            return Ok(c.clone());
+        }
+        let resolver = guard::GuardedResolver::new(policy, self.settings.lookup.clone());
+        let mut builder = reqwest::Client::builder()
+            .dns_resolver(Arc::new(resolver))
+            .redirect(reqwest::redirect::Policy::none())
+            .no_proxy()
+            .connect_timeout(self.settings.connect_timeout)
+            .read_timeout(self.settings.read_timeout)
+            .pool_idle_timeout(Duration::from_secs(60))
+            .user_agent(concat!("sextant/", env!("CARGO_PKG_VERSION")));
+        if !self.roots.is_empty() {
+            builder = builder.tls_certs_merge(self.roots.clone());
+        }
+        let client = builder
+            .build()
+            .map_err(|e| ClientError::Setup(format!("cannot set up the HTTP client: {e}")))?;
+        clients.insert(policy, client.clone());
+        Ok(client)
+    }
+
+    /// Checks `url` with the guard and returns the client to reach it with.
+    fn prepare(&self, url: &Url, allow_private: bool) -> Result<reqwest::Client, ClientError> {
+        let policy = guard::check_url(
+            url,
+            NetPolicy {
+                allow_private,
+                allow_loopback: self.settings.allow_loopback,
+                loopback_only: false,
+            },
+        )
+        .map_err(ClientError::Refused)?;
+        self.http(policy)
+    }
+
+    /// Checks a URL against the guard without sending anything.
+    pub fn check(&self, url: &Url, allow_private: bool) -> Result<(), ClientError> {
+        self.prepare(url, allow_private).map(drop)
+    }
+
+    /// Fetches a card from a base URL (or a card URL ending in `.json`).
+    pub async fn fetch_card(
+        &self,
+        target: &Url,
+        allow_private: bool,
+        timeout: Duration,
+    ) -> Result<FetchedCard, ClientError> {
+        let candidates = card_urls(target);
+        let last = candidates.len().saturating_sub(1);
+        for (i, url) in candidates.into_iter().enumerate() {
+            let client = self.prepare(&url, allow_private)?;
+            let resp = client
+                .get(url.clone())
+                .header(ACCEPT, "application/json")
+                .header("A2A-Version", A2A_VERSION)
+                .header(HOP_HEADER, "1")
+                .timeout(timeout)
+                .send()
+                .await
+                .map_err(map_reqwest)?;
+            if resp.status() == reqwest::StatusCode::NOT_FOUND && i < last {
+                continue;
+            }
+            let resp = check_status(resp).await?;
+            let body = read_capped(resp, self.settings.max_card_bytes, "agent card").await?;
+            let raw: Value = serde_json::from_slice(&body).map_err(|e| {
+                ClientError::Protocol(format!("the agent card at {url} is not JSON: {e}"))
+            })?;
+            return Ok(FetchedCard { url, raw });
+        }
+        Err(ClientError::InvalidUrl(format!("no card URL for {target}")))
+    }
+
+    fn request(
+        &self,
+        ep: &Endpoint,
+        method: &str,
+        mut params: Value,
+        accept: &'static str,
+    ) -> Result<reqwest::RequestBuilder, ClientError> {
+        let client = self.prepare(&ep.url, ep.allow_private)?;
+        if let (Some(t), Some(obj)) = (&ep.tenant, params.as_object_mut()) {
+            obj.entry("tenant").or_insert_with(|| json!(t));
+        }
+        let body = json!({
+            "jsonrpc": "2.0",
+            "id": a2a::new_message_id(),
+            "method": method,
+            "params": params,
+        });
+        let mut req = client
+            .post(ep.url.clone())
+            .header(CONTENT_TYPE, "application/json")
+            .header(ACCEPT, accept)
+            .header("A2A-Version", A2A_VERSION)
+            .header(HOP_HEADER, ep.hop.to_string())
+            .timeout(ep.timeout)
+            .body(body.to_string());
+        if let Some(b) = &ep.bearer
+            && ep.url.origin() == b.origin
+        {
+            req = req.bearer_auth(&b.token);
+        }
+        Ok(req)
+    }
+
+    /// A unary JSON-RPC call; the `result`.
+    async fn call(&self, ep: &Endpoint, method: &str, params: Value) -> Result<Value, ClientError> {
+        let req = self.request(ep, method, params, "application/json")?;
+        let resp = check_status(req.send().await.map_err(map_reqwest)?).await?;
+        let body = read_capped(resp, self.settings.max_response_bytes, "response").await?;
+        let v: Value = serde_json::from_slice(&body)
+            .map_err(|e| ClientError::Protocol(format!("the response is not JSON: {e}")))?;
+        envelope_result(v)
+    }
+
+    /// A streaming JSON-RPC call: the SSE events, or the error the peer gave up front.
+    async fn stream(
+        &self,
+        ep: &Endpoint,
+        method: &str,
+        params: Value,
+    ) -> Result<EventStream, ClientError> {
+        let req = self.request(ep, method, params, "text/event-stream, application/json")?;
+        let resp = check_status(req.send().await.map_err(map_reqwest)?).await?;
+        let ct = content_type(&resp);
+        if ct.starts_with("text/event-stream") {
+            return Ok(sse_stream(
+                resp,
+                self.settings.max_stream_bytes,
+                self.settings.max_response_bytes,
+            ));
+        }
+        if ct.starts_with("application/json") {
+            // An error before the stream started (or, leniently, a single result).
+            let body = read_capped(resp, self.settings.max_response_bytes, "response").await?;
+            let v: Value = serde_json::from_slice(&body)
+                .map_err(|e| ClientError::Protocol(format!("the response is not JSON: {e}")))?;
+            let event: StreamResponse = decode(envelope_result(v)?, "the result")?;
+            return Ok(Box::pin(futures::stream::iter([Ok(event)])));
+        }
+        Err(ClientError::Protocol(format!(
+            "a streaming call was answered with Content-Type {ct:?}, not text/event-stream"
+        )))
+    }
+
+    /// `SendMessage`.
+    pub async fn send_message(
+        &self,
+        ep: &Endpoint,
+        req: &SendMessageRequest,
+    ) -> Result<SendMessageResponse, ClientError> {
+        let params = serde_json::to_value(req)
+            .map_err(|e| ClientError::Protocol(format!("cannot encode the request: {e}")))?;
+        let result = self.call(ep, "SendMessage", params).await?;
+        decode(result, "the SendMessage result")
+    }
+
+    /// `SendStreamingMessage`.
+    pub async fn send_streaming_message(
+        &self,
+        ep: &Endpoint,
+        req: &SendMessageRequest,
+    ) -> Result<EventStream, ClientError> {
+        let params = serde_json::to_value(req)
+            .map_err(|e| ClientError::Protocol(format!("cannot encode the request: {e}")))?;
+        self.stream(ep, "SendStreamingMessage", params).await
+    }
+
+    /// `GetTask`.
+    pub async fn get_task(
+        &self,
+        ep: &Endpoint,
+        id: &str,
+        history_length: Option<i32>,
+    ) -> Result<Task, ClientError> {
+        let mut params = json!({ "id": id });
+        if let Some(n) = history_length {
+            params["historyLength"] = json!(n);
+        }
+        let result = self.call(ep, "GetTask", params).await?;
+        decode(result, "the GetTask result")
+    }
+
+    /// `SubscribeToTask`.
+    pub async fn subscribe_to_task(
+        &self,
+        ep: &Endpoint,
+        id: &str,
+    ) -> Result<EventStream, ClientError> {
+        self.stream(ep, "SubscribeToTask", json!({ "id": id }))
+            .await
+    }
+
+    /// `CancelTask`.
+    pub async fn cancel_task(&self, ep: &Endpoint, id: &str) -> Result<Task, ClientError> {
+        let result = self.call(ep, "CancelTask", json!({ "id": id })).await?;
+        decode(result, "the CancelTask result")
+    }
+}
+
+#[cfg(test)]
+mod tests;

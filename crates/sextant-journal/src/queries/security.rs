@@ -1,0 +1,164 @@
+//! `credentials`, `agent_denials`, `settings`: issued tokens (hashed), the owner's revocations,
+//! and instance settings; plus the counts the perimeter's caps read from `tasks` and `events`.
+
+use rusqlite::{Connection, OptionalExtension, Row, params};
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+
+/// An issued bearer credential (never the token itself: only its SHA-256).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CredentialRow {
+    pub credential_id: String,
+    /// `peer` or `assistant`.
+    pub kind: String,
+    pub name: String,
+    #[serde(skip)]
+    pub token_hash: String,
+    /// Assistant tokens: the workspace they are scoped to.
+    pub workspace: Option<String>,
+    /// Assistant tokens: the one Agent they may reach.
+    pub agent_id: Option<String>,
+    /// Principal key of the owner who issued it (and, for assistants, acts through it).
+    pub owner: String,
+    pub created_at: String,
+    pub revoked_at: Option<String>,
+}
+
+const COLUMNS: &str = "credential_id, kind, name, token_hash, workspace, agent_id, owner, \
+                       created_at, revoked_at";
+
+fn row(r: &Row<'_>) -> rusqlite::Result<CredentialRow> {
+    Ok(CredentialRow {
+        credential_id: r.get(0)?,
+        kind: r.get(1)?,
+        name: r.get(2)?,
+        token_hash: r.get(3)?,
+        workspace: r.get(4)?,
+        agent_id: r.get(5)?,
+        owner: r.get(6)?,
+        created_at: r.get(7)?,
+        revoked_at: r.get(8)?,
+    })
+}
+
+/// Inserts a credential; an active one with the same kind and name is a conflict.
+pub fn insert(c: &Connection, cred: &CredentialRow) -> Result<()> {
+    let active: Option<String> = c
+        .prepare_cached(
+            "SELECT credential_id FROM credentials WHERE kind = ?1 AND name = ?2 \
+             AND revoked_at IS NULL",
+        )?
+        .query_row(params![cred.kind, cred.name], |r| r.get(0))
+        .optional()?;
+    if active.is_some() {
+        return Err(Error::Conflict(format!(
+            "an active {} token named {:?} exists; revoke it first",
+            cred.kind, cred.name
+        )));
+    }
+    c.prepare_cached(&format!(
+        "INSERT INTO credentials ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"
+    ))?
+    .execute(params![
+        cred.credential_id,
+        cred.kind,
+        cred.name,
+        cred.token_hash,
+        cred.workspace,
+        cred.agent_id,
+        cred.owner,
+        cred.created_at,
+        cred.revoked_at,
+    ])?;
+    Ok(())
+}
+
+/// The credential whose token hashes to `hash` (revoked ones included: the caller decides).
+pub fn by_hash(c: &Connection, hash: &str) -> Result<Option<CredentialRow>> {
+    Ok(c.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM credentials WHERE token_hash = ?1"
+    ))?
+    .query_row([hash], row)
+    .optional()?)
+}
+
+/// Credentials of one kind (or all), newest first, revoked ones included.
+pub fn list(c: &Connection, kind: Option<&str>) -> Result<Vec<CredentialRow>> {
+    let mut stmt = c.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM credentials WHERE (?1 IS NULL OR kind = ?1) \
+         ORDER BY created_at DESC, credential_id DESC"
+    ))?;
+    let rows = stmt.query_map([kind], row)?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// Revokes the active credential of `kind` named `name_or_id` (its name or its id); whether
+/// one was revoked.
+pub fn revoke(c: &Connection, kind: &str, name_or_id: &str, at: &str) -> Result<bool> {
+    let n = c
+        .prepare_cached(
+            "UPDATE credentials SET revoked_at = ?1 WHERE kind = ?2 \
+             AND (name = ?3 OR credential_id = ?3) AND revoked_at IS NULL",
+        )?
+        .execute(params![at, kind, name_or_id])?;
+    Ok(n > 0)
+}
+
+/// How many credentials are active.
+pub fn count_active(c: &Connection) -> Result<u64> {
+    Ok(
+        c.prepare_cached("SELECT COUNT(*) FROM credentials WHERE revoked_at IS NULL")?
+            .query_row([], |r| r.get::<_, i64>(0))? as u64,
+    )
+}
+
+/// Every deny-list entry, as (agent, principal).
+pub fn denials(c: &Connection) -> Result<Vec<(String, String)>> {
+    let mut stmt = c.prepare_cached(
+        "SELECT agent_id, principal FROM agent_denials ORDER BY agent_id, principal",
+    )?;
+    let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// Replaces one Agent's deny list.
+pub fn set_denials(c: &Connection, agent_id: &str, principals: &[String], at: &str) -> Result<()> {
+    c.prepare_cached("DELETE FROM agent_denials WHERE agent_id = ?1")?
+        .execute([agent_id])?;
+    let mut insert = c.prepare_cached(
+        "INSERT OR IGNORE INTO agent_denials (agent_id, principal, at) VALUES (?1, ?2, ?3)",
+    )?;
+    for p in principals {
+        insert.execute(params![agent_id, p, at])?;
+    }
+    Ok(())
+}
+
+/// A setting, created with `default` if it is missing; the stored value.
+pub fn setting_or_insert(c: &Connection, key: &str, default: &str) -> Result<String> {
+    c.prepare_cached("INSERT OR IGNORE INTO settings (key, value) VALUES (?1, ?2)")?
+        .execute([key, default])?;
+    Ok(
+        c.prepare_cached("SELECT value FROM settings WHERE key = ?1")?
+            .query_row([key], |r| r.get(0))?,
+    )
+}
+
+/// Tasks of `caller` that are submitted or working (the concurrent-task cap).
+pub fn active_tasks(c: &Connection, caller: &str) -> Result<u64> {
+    Ok(c.prepare_cached(
+        "SELECT COUNT(*) FROM tasks WHERE caller = ?1 \
+         AND state IN ('TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING')",
+    )?
+    .query_row([caller], |r| r.get::<_, i64>(0))? as u64)
+}
+
+/// Inputs accepted in one Session (the per-context turn cap).
+pub fn session_inputs(c: &Connection, session_id: &str) -> Result<u64> {
+    Ok(c.prepare_cached(
+        "SELECT COUNT(*) FROM events WHERE session_id = ?1 \
+         AND kind IN ('task_created', 'input_accepted')",
+    )?
+    .query_row([session_id], |r| r.get::<_, i64>(0))? as u64)
+}

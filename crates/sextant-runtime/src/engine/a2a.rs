@@ -1,0 +1,712 @@
+//! The `a2a` engine: Sextant as a gateway to a registered peer (docs/peers.md).
+//!
+//! Each turn's input text is forwarded to the peer (after the same checks as `a2a_call`: the
+//! peer is enabled, its card matches its pin, the network guard allows it; credential-shaped
+//! text is scrubbed) as one message whose contextId is the local Session's id, so one local
+//! Session is one remote conversation. The reply streams into the turn: remote artifacts are
+//! forwarded as they arrive, working-status messages become progress, and the remote task's
+//! end becomes the turn's.
+//!
+//! A remote `TASK_STATE_INPUT_REQUIRED` / `TASK_STATE_AUTH_REQUIRED` becomes a local
+//! interaction ([`TurnSink::ask`]), answered by the person in the inbox — never by a model.
+//! The options are the ones the peer declared in a data part of its status message
+//! (`{"options": [{"id", "label"}], "fields": [...]}`, also nested under `interaction`), plus
+//! a local `cancel` when the peer declared none; without declared options a question gets
+//! `reply` (with a free-text `reply` field) / `cancel`, and an authorization request
+//! `continue` / `cancel`. The answer goes back to the **same remote task** as a follow-up
+//! message (with the remote `taskId`): its text is the reply (generic `reply`), or the chosen
+//! option id followed by the reason; a data part carries the structured answer
+//! `{"answer": {"option", "reason", "values", "interactionId"}}`. The local `cancel` sends
+//! `CancelTask` to the remote task and fails the turn. After a restart the answer still
+//! reaches the remote task ([`Engine::resume`]): the remote ids are in the interaction's
+//! engine routing data.
+
+use std::collections::HashSet;
+use std::time::Instant;
+
+use futures::future::BoxFuture;
+use futures::{FutureExt, StreamExt};
+use serde_json::{Value, json};
+use sextant_a2a::client::Accumulated;
+use sextant_core::a2a::{
+    Message, Part, PartContent, Role, SendMessageRequest, StreamResponse, TaskState,
+};
+use sextant_core::event::state_wire;
+use sextant_core::ids::new_id;
+use sextant_core::interaction::{FormField, InteractionOption};
+use sextant_core::redact::redact;
+use sextant_core::{Answer, Interaction, InteractionKind};
+
+use super::{AskError, Engine, Outcome, Turn, TurnSink, artifact};
+use crate::peers::call::{open, settled, valid_message};
+use crate::peers::{PeerConnection, Peers};
+
+/// The option that cancels the remote task when the peer declared none of its own.
+pub const CANCEL: &str = "cancel";
+/// The generic answer to a question (with the `reply` field).
+pub const REPLY: &str = "reply";
+/// The generic answer to an authorization request.
+pub const CONTINUE: &str = "continue";
+/// Longest question shown.
+const QUESTION_CHARS: usize = 2000;
+/// Most options mirrored from a peer.
+const MAX_OPTIONS: usize = 20;
+
+/// Forwards turns to one registered peer.
+pub struct A2aEngine {
+    pub peer: String,
+    pub peers: Option<Peers>,
+    pub approval_timeout: chrono::Duration,
+}
+
+fn texts(parts: &[Part]) -> String {
+    parts.iter().filter_map(Part::as_text).collect()
+}
+
+fn cut(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_string(),
+    }
+}
+
+/// Options, fields, default and interaction id a peer declared in its status message.
+#[derive(Debug, Default, PartialEq)]
+struct Declared {
+    options: Vec<InteractionOption>,
+    fields: Vec<FormField>,
+    default_option: Option<String>,
+    interaction_id: Option<String>,
+}
+
+fn declared(status: Option<&Message>) -> Option<Declared> {
+    let status = status?;
+    for p in &status.parts {
+        let PartContent::Data(v) = &p.content else {
+            continue;
+        };
+        let obj = v.get("interaction").unwrap_or(v);
+        let Some(opts) = obj.get("options").and_then(Value::as_array) else {
+            continue;
+        };
+        let mut d = Declared::default();
+        for o in opts.iter().take(MAX_OPTIONS) {
+            let Some(id) = o.get("id").and_then(Value::as_str).map(str::trim) else {
+                continue;
+            };
+            if id.is_empty() || d.options.iter().any(|x| x.id == id) {
+                continue;
+            }
+            let label = o
+                .get("label")
+                .and_then(Value::as_str)
+                .filter(|l| !l.trim().is_empty())
+                .unwrap_or(id);
+            d.options.push(InteractionOption {
+                id: id.to_string(),
+                label: cut(&redact(label), 200),
+                description: o
+                    .get("description")
+                    .and_then(Value::as_str)
+                    .map(|s| cut(&redact(s), 500)),
+                shortcut: None,
+            });
+        }
+        if d.options.is_empty() {
+            continue;
+        }
+        for f in obj
+            .get("fields")
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
+            .iter()
+            .take(MAX_OPTIONS)
+        {
+            if let Some(id) = f
+                .get("id")
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+            {
+                d.fields.push(FormField {
+                    id: id.to_string(),
+                    label: f
+                        .get("label")
+                        .and_then(Value::as_str)
+                        .unwrap_or(id)
+                        .to_string(),
+                    required: f.get("required").and_then(Value::as_bool).unwrap_or(false),
+                    secret: f.get("secret").and_then(Value::as_bool).unwrap_or(false),
+                });
+            }
+        }
+        d.default_option = obj
+            .get("defaultOption")
+            .and_then(Value::as_str)
+            .filter(|o| d.options.iter().any(|x| x.id == *o))
+            .map(String::from);
+        d.interaction_id = obj
+            .get("interactionId")
+            .and_then(Value::as_str)
+            .map(String::from);
+        return Some(d);
+    }
+    None
+}
+
+fn option(id: &str, label: &str, key: &str) -> InteractionOption {
+    InteractionOption {
+        id: id.into(),
+        label: label.into(),
+        description: None,
+        shortcut: Some(key.into()),
+    }
+}
+
+/// The local interaction for a remote task that waits, and the text shown with it.
+fn remote_interaction(
+    peer: &str,
+    acc: &Accumulated,
+    expires_at: chrono::DateTime<chrono::Utc>,
+) -> (Interaction, String) {
+    let auth = acc.state == Some(TaskState::AuthRequired);
+    let question = acc.status_text();
+    let question = if question.trim().is_empty() {
+        if auth {
+            format!("{peer} needs authorization to go on.")
+        } else {
+            format!("{peer} needs more input to go on.")
+        }
+    } else {
+        cut(&redact(question.trim()), QUESTION_CHARS)
+    };
+    let declared = declared(acc.status_message.as_ref());
+    let (kind, mut options, fields, reason_allowed, default_option, remote_id) = match declared {
+        Some(d) => {
+            let kind = if auth {
+                InteractionKind::ToolApproval
+            } else if d.fields.is_empty() {
+                InteractionKind::Decision
+            } else {
+                InteractionKind::Form
+            };
+            (
+                kind,
+                d.options,
+                d.fields,
+                true,
+                d.default_option,
+                d.interaction_id,
+            )
+        }
+        None if auth => (
+            InteractionKind::ToolApproval,
+            vec![option(
+                CONTINUE,
+                "Done: I have authorized it, continue",
+                "y",
+            )],
+            Vec::new(),
+            true,
+            None,
+            None,
+        ),
+        None => (
+            InteractionKind::Form,
+            vec![option(REPLY, "Send my reply", "y")],
+            vec![FormField {
+                id: REPLY.into(),
+                label: format!("Your reply to {peer}"),
+                required: false,
+                secret: false,
+            }],
+            false,
+            None,
+            None,
+        ),
+    };
+    let local_cancel = !options.iter().any(|o| o.id == CANCEL);
+    if local_cancel {
+        options.push(option(CANCEL, "Cancel the remote task", "c"));
+    }
+    let default_option = default_option
+        .or_else(|| {
+            ["decline", CANCEL]
+                .iter()
+                .find(|d| options.iter().any(|o| o.id == **d))
+                .map(|d| d.to_string())
+        })
+        .unwrap_or_else(|| CANCEL.into());
+    let interaction = Interaction {
+        interaction_id: new_id(),
+        task_id: String::new(),
+        kind,
+        title: if auth {
+            format!("{peer} needs authorization")
+        } else {
+            format!("{peer} asks for input")
+        },
+        description: Some(question.clone()),
+        command: None,
+        cwd: None,
+        options,
+        fields,
+        reason_allowed,
+        scope: "turn".into(),
+        expires_at: Some(expires_at),
+        default_option,
+        grant_key: None,
+        engine_ref: json!({
+            "peer": peer,
+            "remoteTaskId": acc.task_id,
+            "remoteContextId": acc.context_id,
+            "remoteState": acc.state.as_ref().map(state_wire),
+            "remoteInteractionId": remote_id,
+            "localCancel": local_cancel,
+        }),
+    };
+    (interaction, format!("{peer} asks: {question}"))
+}
+
+/// The follow-up message carrying the person's answer to the waiting remote task.
+fn follow_up(interaction: &Interaction, answer: &Answer) -> Message {
+    let er = &interaction.engine_ref;
+    let generic = er["remoteInteractionId"].is_null()
+        && !interaction
+            .options
+            .iter()
+            .any(|o| o.id != REPLY && o.id != CONTINUE && o.id != CANCEL);
+    let reason = answer
+        .reason
+        .as_deref()
+        .map(str::trim)
+        .filter(|r| !r.is_empty());
+    let text = if generic && answer.option == REPLY {
+        answer
+            .values
+            .get(REPLY)
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .or(reason)
+            .unwrap_or("(no reply)")
+            .to_string()
+    } else if generic && answer.option == CONTINUE {
+        match reason {
+            Some(r) => format!("Done: authorized. {r}"),
+            None => "Done: authorized; please continue.".into(),
+        }
+    } else {
+        match reason {
+            Some(r) => format!("{}\n{r}", answer.option),
+            None => answer.option.clone(),
+        }
+    };
+    let data = json!({ "answer": {
+        "option": answer.option,
+        "reason": reason,
+        "values": answer.values,
+        "interactionId": er["remoteInteractionId"],
+    }});
+    let mut m = Message::new(
+        Role::User,
+        vec![
+            Part::text(text),
+            Part::data(data).with_media_type("application/json"),
+        ],
+    );
+    m.message_id = new_id();
+    m.task_id = er["remoteTaskId"].as_str().map(String::from);
+    m.context_id = er["remoteContextId"].as_str().map(String::from);
+    m
+}
+
+impl A2aEngine {
+    fn peers(&self) -> Result<&Peers, Outcome> {
+        self.peers
+            .as_ref()
+            .ok_or_else(|| Outcome::Failed("outbound peers are not set up in this Sextant".into()))
+    }
+
+    /// Sends `message` and forwards what comes back into the turn, until the remote task
+    /// settles (ends, or waits for input).
+    async fn forward(
+        &self,
+        peers: &Peers,
+        conn: &PeerConnection,
+        message: Message,
+        turn: &Turn,
+        sink: &TurnSink,
+        seen: &mut HashSet<String>,
+    ) -> Result<Accumulated, String> {
+        let followup = message.task_id.is_some();
+        let req = SendMessageRequest {
+            message,
+            configuration: None,
+            metadata: None,
+            tenant: None,
+        };
+        let mut acc = Accumulated::default();
+        let started = Instant::now();
+        let work = async {
+            let (mut stream, streamed) = open(peers.client(), &conn.endpoint, &req, conn.streaming)
+                .await
+                .map_err(|e| format!("{}: {e}", conn.name))?;
+            let mut resubscribed = false;
+            loop {
+                let mut done = false;
+                while let Some(ev) = stream.next().await {
+                    let ev = ev.map_err(|e| format!("{}: {e}", conn.name))?;
+                    acc.apply(&ev);
+                    forward_event(&ev, sink, seen)
+                        .await
+                        .map_err(|e| format!("could not record {}'s output: {e}", conn.name))?;
+                    if settled(&acc, &ev, followup) {
+                        done = true;
+                        break;
+                    }
+                }
+                // A stream that closed while the remote task still runs: subscribe once.
+                let task = acc.task_id.clone();
+                match task {
+                    Some(id) if !done && streamed && !resubscribed && acc.state.is_some() => {
+                        resubscribed = true;
+                        stream = peers
+                            .client()
+                            .subscribe_to_task(&conn.endpoint, &id)
+                            .await
+                            .map_err(|e| format!("{}: {e}", conn.name))?;
+                    }
+                    _ => return Ok::<(), String>(()),
+                }
+            }
+        };
+        let result = tokio::select! {
+            r = work => r,
+            _ = turn.cancel.cancelled() => Err(format!(
+                "Sextant is shutting down; {}'s answer was not received", conn.name
+            )),
+        };
+        peers
+            .record(
+                conn,
+                started.elapsed(),
+                result.as_ref().err().map(String::as_str),
+            )
+            .await;
+        result.map(|()| acc)
+    }
+
+    /// Best effort: cancels the remote task.
+    async fn cancel_remote(&self, peers: &Peers, conn: &PeerConnection, task_id: Option<&str>) {
+        if let Some(id) = task_id {
+            let mut ep = conn.endpoint.clone();
+            ep.timeout = std::time::Duration::from_secs(10);
+            if let Err(e) = peers.client().cancel_task(&ep, id).await {
+                tracing::debug!(peer = %conn.name, error = %e, "could not cancel the remote task");
+            }
+        }
+    }
+
+    /// Runs exchanges until the remote task ends: each wait becomes a question for the person.
+    async fn drive(
+        &self,
+        peers: &Peers,
+        conn: &PeerConnection,
+        turn: &Turn,
+        sink: &TurnSink,
+        mut message: Message,
+    ) -> Outcome {
+        let mut seen = HashSet::new();
+        loop {
+            let acc = match self
+                .forward(peers, conn, message, turn, sink, &mut seen)
+                .await
+            {
+                Ok(acc) => acc,
+                Err(why) => return Outcome::Failed(why),
+            };
+            let status = acc.status_text();
+            let status = status.trim();
+            let said = |default: String| {
+                if status.is_empty() {
+                    default
+                } else {
+                    format!("{default}: {status}")
+                }
+            };
+            let peer = &conn.name;
+            match acc.state.clone() {
+                None if acc.message.is_some() => return Outcome::Completed(None),
+                None => return Outcome::Failed(format!("{peer} sent no answer")),
+                Some(TaskState::Completed) => {
+                    return Outcome::Completed((!status.is_empty()).then(|| status.to_string()));
+                }
+                Some(TaskState::Failed) => {
+                    return Outcome::Failed(said(format!("{peer}'s task failed")));
+                }
+                Some(TaskState::Rejected) => {
+                    return Outcome::Rejected(Some(said(format!("{peer} rejected the task"))));
+                }
+                Some(TaskState::Canceled) => {
+                    return Outcome::Failed(said(format!("{peer} canceled the task")));
+                }
+                Some(TaskState::InputRequired | TaskState::AuthRequired) => {
+                    let (interaction, prompt) =
+                        remote_interaction(peer, &acc, sink.now() + self.approval_timeout);
+                    let asked = sink.ask(interaction.clone(), &prompt).await;
+                    let answer = match asked {
+                        Ok(a) => a,
+                        Err(AskError::Suspended) => return Outcome::Suspended,
+                        Err(AskError::Journal(e)) => {
+                            return Outcome::Failed(format!("could not record the question: {e}"));
+                        }
+                    };
+                    match self
+                        .answer_message(peers, conn, &interaction, &answer)
+                        .await
+                    {
+                        Ok(next) => message = next,
+                        Err(outcome) => return outcome,
+                    }
+                }
+                Some(other) => {
+                    return Outcome::Failed(format!(
+                        "{peer} stopped answering while its task was {}",
+                        state_wire(&other)
+                    ));
+                }
+            }
+        }
+    }
+
+    /// The follow-up for an answer, or the outcome when the answer ends the turn (cancel).
+    async fn answer_message(
+        &self,
+        peers: &Peers,
+        conn: &PeerConnection,
+        interaction: &Interaction,
+        answer: &Answer,
+    ) -> Result<Message, Outcome> {
+        let local_cancel = interaction.engine_ref["localCancel"]
+            .as_bool()
+            .unwrap_or(true);
+        if answer.option == CANCEL && local_cancel {
+            self.cancel_remote(peers, conn, interaction.engine_ref["remoteTaskId"].as_str())
+                .await;
+            let why = if answer.expired {
+                "the question expired without an answer".to_string()
+            } else {
+                format!("canceled by {}", answer.answered_by)
+            };
+            return Err(Outcome::Failed(format!(
+                "Not continued: {why}; {}'s task was canceled.",
+                conn.name
+            )));
+        }
+        Ok(follow_up(interaction, answer))
+    }
+}
+
+/// Forwards one remote event into the turn.
+async fn forward_event(
+    ev: &StreamResponse,
+    sink: &TurnSink,
+    seen: &mut HashSet<String>,
+) -> super::SinkResult {
+    match ev {
+        StreamResponse::Task(t) => {
+            for a in t.artifacts.iter().flatten() {
+                if seen.insert(a.artifact_id.clone()) {
+                    sink.artifact(a.clone(), false, true).await?;
+                }
+            }
+        }
+        StreamResponse::ArtifactUpdate(u) => {
+            seen.insert(u.artifact.artifact_id.clone());
+            sink.artifact(
+                u.artifact.clone(),
+                u.append == Some(true),
+                u.last_chunk == Some(true),
+            )
+            .await?;
+        }
+        StreamResponse::StatusUpdate(s) if s.status.state == TaskState::Working => {
+            if let Some(m) = &s.status.message {
+                let text = texts(&m.parts);
+                if !text.trim().is_empty() {
+                    sink.status(&text).await?;
+                }
+            }
+        }
+        StreamResponse::Message(m) => {
+            sink.artifact(artifact(new_id(), "response", m.parts.clone()), false, true)
+                .await?;
+        }
+        StreamResponse::StatusUpdate(_) => {}
+    }
+    Ok(())
+}
+
+impl Engine for A2aEngine {
+    fn uses_interactions(&self) -> bool {
+        true
+    }
+
+    fn run_turn<'a>(&'a mut self, turn: Turn, sink: &'a TurnSink) -> BoxFuture<'a, Outcome> {
+        async move {
+            let peers = match self.peers() {
+                Ok(p) => p.clone(),
+                Err(o) => return o,
+            };
+            let text = turn.input_text();
+            if let Err(e) = valid_message(&text) {
+                return Outcome::Rejected(Some(format!("Nothing forwarded: {e}.")));
+            }
+            let conn = match peers.connect(&self.peer).await {
+                Ok(c) => c,
+                Err(e) => return Outcome::Failed(e.to_string()),
+            };
+            let text = sextant_core::redact::scrub_outbound(&text, false).into_owned();
+            let mut message = Message::new(Role::User, vec![Part::text(text)]);
+            message.message_id = new_id();
+            // One local Session is one remote conversation.
+            message.context_id = Some(turn.session_id.clone());
+            self.drive(&peers, &conn, &turn, sink, message).await
+        }
+        .boxed()
+    }
+
+    fn resume<'a>(
+        &'a mut self,
+        turn: Turn,
+        interaction: Interaction,
+        answer: Answer,
+        sink: &'a TurnSink,
+    ) -> BoxFuture<'a, Outcome> {
+        async move {
+            let peers = match self.peers() {
+                Ok(p) => p.clone(),
+                Err(o) => return o,
+            };
+            let conn = match peers.connect(&self.peer).await {
+                Ok(c) => c,
+                Err(e) => return Outcome::Failed(e.to_string()),
+            };
+            match self
+                .answer_message(&peers, &conn, &interaction, &answer)
+                .await
+            {
+                Ok(message) => self.drive(&peers, &conn, &turn, sink, message).await,
+                Err(outcome) => outcome,
+            }
+        }
+        .boxed()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    fn waiting(state: &str, parts: Value) -> Accumulated {
+        let mut acc = Accumulated::default();
+        acc.apply(
+            &serde_json::from_value(json!({"statusUpdate": {
+                "taskId": "rt", "contextId": "rc",
+                "status": {"state": state, "message": {"messageId": "m", "role": "ROLE_AGENT", "parts": parts}}
+            }}))
+            .unwrap(),
+        );
+        acc
+    }
+
+    fn answer(option: &str, reason: Option<&str>, values: Value) -> Answer {
+        Answer {
+            interaction_id: "i".into(),
+            option: option.into(),
+            reason: reason.map(String::from),
+            values: values.as_object().cloned().unwrap_or_default(),
+            message_id: "a".into(),
+            answered_by: "you".into(),
+            expired: false,
+        }
+    }
+
+    #[test]
+    fn a_plain_question_becomes_a_reply_form_with_cancel() {
+        let acc = waiting(
+            "TASK_STATE_INPUT_REQUIRED",
+            json!([{"text": "Which city? token=sk-abcdefghijklmnop"}]),
+        );
+        let (i, prompt) = remote_interaction("helper", &acc, chrono::Utc::now());
+        assert_eq!(i.kind, InteractionKind::Form);
+        assert_eq!(i.option_ids(), [REPLY, CANCEL]);
+        assert_eq!(i.default_option, CANCEL);
+        assert_eq!(i.fields[0].id, REPLY);
+        assert!(!prompt.contains("sk-abcdefghijklmnop"), "{prompt}");
+        assert_eq!(i.engine_ref["remoteTaskId"], "rt");
+        let m = follow_up(&i, &answer(REPLY, None, json!({"reply": "Paris"})));
+        assert_eq!(m.task_id.as_deref(), Some("rt"));
+        assert_eq!(m.context_id.as_deref(), Some("rc"));
+        assert_eq!(m.parts[0].as_text(), Some("Paris"));
+        let PartContent::Data(d) = &m.parts[1].content else {
+            panic!("a data part")
+        };
+        assert_eq!(d["answer"]["option"], REPLY);
+        assert_eq!(d["answer"]["values"]["reply"], "Paris");
+    }
+
+    #[test]
+    fn declared_options_are_mirrored_in_order() {
+        let acc = waiting(
+            "TASK_STATE_AUTH_REQUIRED",
+            json!([
+                {"text": "Deploy to prod?"},
+                {"data": {"interaction": {
+                    "interactionId": "ri",
+                    "options": [{"id": "approve", "label": "Ship it"}, {"id": "deny"}, {"id": ""}],
+                    "defaultOption": "deny"
+                }}}
+            ]),
+        );
+        let (i, _) = remote_interaction("deployer", &acc, chrono::Utc::now());
+        assert_eq!(i.kind, InteractionKind::ToolApproval);
+        assert_eq!(i.option_ids(), ["approve", "deny", CANCEL]);
+        assert_eq!(i.options[0].label, "Ship it");
+        assert_eq!(i.default_option, "deny");
+        let m = follow_up(&i, &answer("approve", Some("go ahead"), json!({})));
+        assert_eq!(m.parts[0].as_text(), Some("approve\ngo ahead"));
+        let PartContent::Data(d) = &m.parts[1].content else {
+            panic!("a data part")
+        };
+        assert_eq!(d["answer"]["interactionId"], "ri");
+        // A peer that declares its own cancel keeps it: no local one is added.
+        let own = waiting(
+            "TASK_STATE_INPUT_REQUIRED",
+            json!([{"data": {"options": [{"id": "yes"}, {"id": "cancel", "label": "Stop"}]}}]),
+        );
+        let (i, _) = remote_interaction("p", &own, chrono::Utc::now());
+        assert_eq!(i.option_ids(), ["yes", CANCEL]);
+        assert_eq!(i.engine_ref["localCancel"], false);
+        assert_eq!(i.kind, InteractionKind::Decision);
+    }
+
+    #[test]
+    fn an_authorization_request_without_options_offers_continue() {
+        let acc = waiting(
+            "TASK_STATE_AUTH_REQUIRED",
+            json!([{"text": "Log in at https://x"}]),
+        );
+        let (i, _) = remote_interaction("p", &acc, chrono::Utc::now());
+        assert_eq!(i.option_ids(), [CONTINUE, CANCEL]);
+        assert!(i.reason_allowed);
+        let m = follow_up(&i, &answer(CONTINUE, None, json!({})));
+        assert_eq!(
+            m.parts[0].as_text(),
+            Some("Done: authorized; please continue.")
+        );
+    }
+}

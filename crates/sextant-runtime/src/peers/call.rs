@@ -1,0 +1,946 @@
+//! `a2a_call` and `a2a_orchestrate`.
+//!
+//! **One exchange = one journalled task.** Before anything is sent, the outgoing message is
+//! admitted to the journal as a task of the outbound Session for (caller, peer, contextId)
+//! (created on first use; origin `outbound`), followed by `turn_started` / working. The reply
+//! is journalled as a `reply` artifact (its text) and a final `task_state` whose message
+//! carries the remote ids and state in its metadata (`peer`, `remoteTaskId`,
+//! `remoteContextId`, `remoteTaskState`, `latencyMs`, `streamed`). The local task ends
+//! `completed` when the peer answered (whatever the remote task's state), `failed` when the
+//! call failed, or in the remote's own terminal state when that is failed / rejected /
+//! canceled; a call canceled by `first` ends `canceled`.
+//!
+//! **Multi-turn.** A call without `context_id` starts a conversation with a fresh contextId
+//! (Sextant's, sent to the peer); passing it back continues it. When the previous exchange in
+//! that conversation left the remote task waiting for input, the next message carries that
+//! remote `taskId`, so the answer goes to the waiting task.
+
+use std::time::{Duration, Instant};
+
+use a2a::{Message, Part, PartContent, Role, SendMessageRequest, SendMessageResponse};
+use futures::StreamExt;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use sextant_a2a::client::{A2aClient, Accumulated, ClientError, Endpoint, EventStream};
+use sextant_core::a2a;
+use sextant_core::a2a::{StreamResponse, TaskState};
+use sextant_core::event::state_wire;
+use sextant_core::ids::new_id;
+use sextant_core::{EventBody, Principal};
+use sextant_journal::{Admission, NewEvent};
+use tokio_util::sync::CancellationToken;
+
+use super::{PeerConnection, PeerError, Peers, parse_url};
+use crate::engine::artifact;
+
+/// Longest message sent, in characters.
+pub const MAX_MESSAGE_CHARS: usize = 32_000;
+/// Longest reply returned by the tools, in characters (the journal keeps more).
+pub const MAX_REPLY_CHARS: usize = 16_000;
+/// Longest reply kept in the journal.
+const JOURNAL_REPLY_CHARS: usize = 64_000;
+/// Longest text of one part in `parts`.
+const PART_CHARS: usize = 4_000;
+/// Most parts returned.
+const MAX_PARTS: usize = 20;
+/// Largest data part returned inline (serialized bytes).
+const DATA_BYTES: usize = 8 * 1024;
+/// Calls an orchestration runs at once.
+const FAN_OUT: usize = 6;
+
+/// `a2a_call` arguments.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CallRequest {
+    /// A registered peer's name, or a URL (called unpinned, without a token, public
+    /// addresses only).
+    pub agent: String,
+    pub message: String,
+    /// Continue this conversation (from an earlier result).
+    #[serde(default)]
+    pub context_id: Option<String>,
+    /// Force streaming on or off (default: streaming when the card says the peer streams).
+    #[serde(default)]
+    pub stream: Option<bool>,
+}
+
+/// What `a2a_call` returns.
+#[derive(Debug, Clone, Serialize)]
+pub struct CallResult {
+    pub peer: String,
+    /// `ok` (answered), `needs_input` (the remote task waits for input or authorization),
+    /// `working` (it had not finished when the answer ended), `failed` (the remote task
+    /// failed, was rejected or canceled), `canceled` (stopped by orchestrate's `first`).
+    pub status: &'static str,
+    /// The reply's text (artifacts, then the status message's question or reason).
+    pub reply: String,
+    pub reply_truncated: bool,
+    /// The remote task's state (`TASK_STATE_…`), or null for a direct Message answer.
+    pub task_state: Option<String>,
+    /// The reply's parts: text (cut), data (inline when small), files (described).
+    pub parts: Vec<Value>,
+    /// The remote task id.
+    pub task_id: Option<String>,
+    /// Pass this back to continue the conversation.
+    pub context_id: String,
+    /// The outbound Session that journals this conversation.
+    pub session_id: String,
+    pub latency_ms: u64,
+    pub streamed: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
+}
+
+/// How `a2a_orchestrate` combines the answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// Every answer (and every failure), by peer name.
+    All,
+    /// The first successful answer, in completion order; the other calls are canceled.
+    First,
+    /// The best answer (see [`rank`]).
+    Best,
+}
+
+impl Mode {
+    pub fn parse(s: &str) -> Option<Mode> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "all" => Some(Mode::All),
+            "first" => Some(Mode::First),
+            "best" => Some(Mode::Best),
+            _ => None,
+        }
+    }
+}
+
+/// What `a2a_orchestrate` returns.
+#[derive(Debug, Clone, Serialize)]
+pub struct Orchestration {
+    pub capability: String,
+    pub mode: Mode,
+    /// The peers called, by name.
+    pub peers: Vec<String>,
+    /// Disabled peers that would have matched, with why.
+    pub skipped: Vec<Value>,
+    /// Every call's result (or error), by peer name.
+    pub results: Vec<Value>,
+    /// `first` / `best`: the chosen answer.
+    pub winner: Option<Value>,
+    /// Why the winner won (or why there is none).
+    pub reason: String,
+}
+
+/// How one event stream was opened.
+pub(crate) async fn open(
+    client: &A2aClient,
+    ep: &Endpoint,
+    req: &SendMessageRequest,
+    streaming: bool,
+) -> Result<(EventStream, bool), ClientError> {
+    if streaming {
+        match client.send_streaming_message(ep, req).await {
+            Ok(s) => return Ok((s, true)),
+            Err(e) if e.streaming_unsupported() => {
+                tracing::debug!(error = %e, "peer does not stream; using SendMessage");
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    let ev = match client.send_message(ep, req).await? {
+        SendMessageResponse::Task(t) => StreamResponse::Task(t),
+        SendMessageResponse::Message(m) => StreamResponse::Message(m),
+    };
+    Ok((Box::pin(futures::stream::iter([Ok(ev)])), false))
+}
+
+/// Whether to stop reading after `ev`: the remote task ended, answered with a Message, or
+/// waits for input (a follow-up's first task snapshot may still show the old wait).
+pub(crate) fn settled(acc: &Accumulated, ev: &StreamResponse, followup: bool) -> bool {
+    let snapshot = matches!(ev, StreamResponse::Task(_));
+    acc.is_terminal() || acc.message.is_some() || (acc.is_interrupted() && !(followup && snapshot))
+}
+
+/// Reads a stream into `acc` until it settles or ends.
+async fn consume(
+    stream: &mut EventStream,
+    acc: &mut Accumulated,
+    followup: bool,
+) -> Result<(), ClientError> {
+    while let Some(ev) = stream.next().await {
+        let ev = ev?;
+        acc.apply(&ev);
+        if settled(acc, &ev, followup) {
+            break;
+        }
+    }
+    Ok(())
+}
+
+fn cut(s: &str, max: usize) -> (String, bool) {
+    match s.char_indices().nth(max) {
+        Some((i, _)) => (format!("{}…", &s[..i]), true),
+        None => (s.to_string(), false),
+    }
+}
+
+/// The parts as the tools show them.
+fn parts_json(parts: &[Part]) -> Vec<Value> {
+    parts
+        .iter()
+        .take(MAX_PARTS)
+        .map(|p| {
+            let mut v = match &p.content {
+                PartContent::Text(t) => {
+                    let (t, cut_) = cut(t, PART_CHARS);
+                    let mut v = json!({ "text": t });
+                    if cut_ {
+                        v["truncated"] = json!(true);
+                    }
+                    v
+                }
+                PartContent::Data(d) => {
+                    let size = d.to_string().len();
+                    if size <= DATA_BYTES {
+                        json!({ "data": d })
+                    } else {
+                        json!({ "data_omitted_bytes": size })
+                    }
+                }
+                PartContent::Url(u) => json!({ "url": u }),
+                PartContent::Raw(b) => json!({ "raw_bytes": b.len() }),
+            };
+            if let Some(f) = &p.filename {
+                v["filename"] = json!(f);
+            }
+            if let Some(m) = &p.media_type {
+                v["media_type"] = json!(m);
+            }
+            v
+        })
+        .collect()
+}
+
+fn status_of(acc: &Accumulated) -> &'static str {
+    if acc.message.is_some() {
+        return "ok";
+    }
+    match acc.state {
+        Some(TaskState::Completed) => "ok",
+        Some(TaskState::InputRequired | TaskState::AuthRequired) => "needs_input",
+        Some(TaskState::Failed | TaskState::Rejected | TaskState::Canceled) => "failed",
+        _ => "working",
+    }
+}
+
+fn valid_context(ctx: &str) -> Result<(), PeerError> {
+    if ctx.is_empty() || ctx.len() > 200 || ctx.chars().any(char::is_control) {
+        return Err(PeerError::Invalid {
+            field: "context_id",
+            message: "context_id: 1-200 printable characters".into(),
+        });
+    }
+    Ok(())
+}
+
+/// Checks a message to send.
+pub(crate) fn valid_message(text: &str) -> Result<(), PeerError> {
+    if text.trim().is_empty() {
+        return Err(PeerError::Invalid {
+            field: "message",
+            message: "message must not be empty".into(),
+        });
+    }
+    if text.chars().count() > MAX_MESSAGE_CHARS {
+        return Err(PeerError::Invalid {
+            field: "message",
+            message: format!("message: at most {MAX_MESSAGE_CHARS} characters"),
+        });
+    }
+    Ok(())
+}
+
+enum Failure {
+    Client(ClientError),
+    Canceled,
+}
+
+impl Peers {
+    /// `a2a_call`: one exchange with a registered peer (by name) or a URL.
+    pub async fn call(
+        &self,
+        caller: &Principal,
+        req: CallRequest,
+    ) -> Result<CallResult, PeerError> {
+        self.call_with(caller, req, None).await
+    }
+
+    async fn target(&self, agent: &str) -> Result<PeerConnection, PeerError> {
+        let agent = agent.trim();
+        if agent.is_empty() {
+            return Err(PeerError::Invalid {
+                field: "agent",
+                message: "agent is required: a registered peer's name or a URL".into(),
+            });
+        }
+        if agent.contains("://") {
+            let url = parse_url("agent", agent)?;
+            self.connect_url(&url).await
+        } else {
+            self.connect(agent).await
+        }
+    }
+
+    /// The remote task a conversation's last exchange left waiting, if any.
+    async fn waiting_remote_task(
+        &self,
+        caller: &str,
+        agent_id: &str,
+        ctx: &str,
+    ) -> Result<Option<String>, PeerError> {
+        let Some(session) = self
+            .journal()
+            .outbound_session(caller, agent_id, ctx)
+            .await?
+        else {
+            return Ok(None);
+        };
+        let events = self
+            .journal()
+            .session_events(&session.session_id, 0, 100_000)
+            .await?;
+        let last = events.iter().rev().find_map(|e| match &e.body {
+            EventBody::TaskState {
+                message: Some(m), ..
+            } => m.metadata.as_ref().filter(|md| md.contains_key("peer")),
+            _ => None,
+        });
+        Ok(last.and_then(|md| {
+            let waiting = matches!(
+                md.get("remoteTaskState").and_then(Value::as_str),
+                Some("TASK_STATE_INPUT_REQUIRED" | "TASK_STATE_AUTH_REQUIRED")
+            );
+            waiting
+                .then(|| {
+                    md.get("remoteTaskId")
+                        .and_then(Value::as_str)
+                        .map(String::from)
+                })
+                .flatten()
+        }))
+    }
+
+    fn canceled_result(peer: &str, ctx: String) -> CallResult {
+        CallResult {
+            peer: peer.to_string(),
+            status: "canceled",
+            reply: String::new(),
+            reply_truncated: false,
+            task_state: None,
+            parts: Vec::new(),
+            task_id: None,
+            context_id: ctx,
+            session_id: String::new(),
+            latency_ms: 0,
+            streamed: false,
+            hint: Some("another peer answered first".into()),
+        }
+    }
+
+    /// [`call`](Self::call), stoppable by `cancel` (orchestrate's `first`).
+    pub(crate) async fn call_with(
+        &self,
+        caller: &Principal,
+        req: CallRequest,
+        cancel: Option<CancellationToken>,
+    ) -> Result<CallResult, PeerError> {
+        valid_message(&req.message)?;
+        if let Some(c) = &req.context_id {
+            valid_context(c)?;
+        }
+        let stopped = || cancel.as_ref().is_some_and(CancellationToken::is_cancelled);
+        let ctx = req.context_id.clone().unwrap_or_else(new_id);
+        if stopped() {
+            return Ok(Self::canceled_result(&req.agent, ctx));
+        }
+        let conn = match &cancel {
+            Some(tok) => tokio::select! {
+                c = self.target(&req.agent) => c?,
+                _ = tok.cancelled() => return Ok(Self::canceled_result(&req.agent, ctx)),
+            },
+            None => self.target(&req.agent).await?,
+        };
+        let journal = self.journal().clone();
+        let caller_key = caller.key();
+        let continuing = self
+            .waiting_remote_task(&caller_key, &conn.agent_id, &ctx)
+            .await?;
+        let text = sextant_core::redact::scrub_outbound(&req.message, false).into_owned();
+
+        // Journal the outgoing message first: accepted = durable.
+        let now = self.now();
+        journal
+            .ensure_outbound_agent(
+                &conn.agent_id,
+                &conn.name,
+                &format!("Outbound A2A peer {}", conn.name),
+                &now,
+            )
+            .await?;
+        let mut remote = Message::new(Role::User, vec![Part::text(text.clone())]);
+        remote.message_id = new_id();
+        remote.context_id = Some(ctx.clone());
+        remote.task_id = continuing.clone();
+        let mut local = remote.clone();
+        local.task_id = None;
+        local.metadata = Some(
+            [
+                ("peer".to_string(), json!(conn.name)),
+                ("remoteTaskId".to_string(), json!(continuing)),
+            ]
+            .into_iter()
+            .collect(),
+        );
+        let admitted = journal
+            .admit(Admission {
+                caller: caller_key.clone(),
+                caller_kind: serde_json::to_value(caller.kind)
+                    .ok()
+                    .and_then(|v| v.as_str().map(String::from))
+                    .unwrap_or_default(),
+                agent_id: conn.agent_id.clone(),
+                context_id: Some(ctx.clone()),
+                task_id: None,
+                content_hash: sextant_core::ids::json_hash(&json!({ "text": text, "ctx": ctx })),
+                message: local,
+                input_key: format!("outbound:{}", new_id()),
+                origin: "outbound".into(),
+                at: self.clock().now(),
+            })
+            .await?
+            .map_err(|r| {
+                PeerError::Internal(format!("the outbound call was not journalled: {r:?}"))
+            })?;
+        let task = admitted.task().clone();
+        let at = self.clock().now();
+        journal
+            .append(
+                &task.session_id,
+                vec![
+                    NewEvent {
+                        task_id: Some(task.task_id.clone()),
+                        body: EventBody::TurnStarted {},
+                        at,
+                    },
+                    NewEvent {
+                        task_id: Some(task.task_id.clone()),
+                        body: EventBody::TaskState {
+                            state: TaskState::Working,
+                            message: None,
+                        },
+                        at,
+                    },
+                ],
+            )
+            .await?;
+
+        // The exchange.
+        let send = SendMessageRequest {
+            message: remote,
+            configuration: None,
+            metadata: None,
+            tenant: None,
+        };
+        let want_stream = req.stream.unwrap_or(conn.streaming);
+        let followup = continuing.is_some();
+        let started = Instant::now();
+        let mut acc = Accumulated::default();
+        let mut streamed = false;
+        let outcome = {
+            let client = self.client();
+            let exchange = async {
+                let (mut s, st) = open(client, &conn.endpoint, &send, want_stream).await?;
+                streamed = st;
+                consume(&mut s, &mut acc, followup).await
+            };
+            tokio::pin!(exchange);
+            match &cancel {
+                Some(tok) => tokio::select! {
+                    r = &mut exchange => r.map_err(Failure::Client),
+                    _ = tok.cancelled() => Err(Failure::Canceled),
+                },
+                None => exchange.await.map_err(Failure::Client),
+            }
+        };
+        let latency = started.elapsed();
+
+        // Journal the answer (or the failure).
+        let remote_state = acc.state.as_ref().map(state_wire);
+        let (state, note, error) = match &outcome {
+            Err(Failure::Canceled) => (
+                TaskState::Canceled,
+                "Canceled: another peer answered first.".to_string(),
+                None,
+            ),
+            Err(Failure::Client(e)) => (
+                TaskState::Failed,
+                format!("{}: {e}", conn.name),
+                Some(e.to_string()),
+            ),
+            Ok(()) => match &acc.state {
+                Some(s @ (TaskState::Failed | TaskState::Rejected | TaskState::Canceled)) => (
+                    s.clone(),
+                    format!("{}'s task ended {}.", conn.name, state_wire(s)),
+                    Some(format!("remote task {}", state_wire(s))),
+                ),
+                Some(s) => (
+                    TaskState::Completed,
+                    format!("{} answered ({}).", conn.name, state_wire(s)),
+                    None,
+                ),
+                None => (
+                    TaskState::Completed,
+                    format!("{} answered with a message.", conn.name),
+                    None,
+                ),
+            },
+        };
+        if !matches!(outcome, Err(Failure::Canceled)) {
+            self.record(&conn, latency, error.as_deref()).await;
+        }
+        let reply = acc.reply_text();
+        let mut events = Vec::new();
+        let at = self.clock().now();
+        if !reply.trim().is_empty() {
+            let (kept, _) = cut(&reply, JOURNAL_REPLY_CHARS);
+            events.push(NewEvent {
+                task_id: Some(task.task_id.clone()),
+                body: EventBody::Artifact {
+                    artifact: artifact(new_id(), "reply", vec![Part::text(kept)]),
+                    append: false,
+                    last_chunk: true,
+                },
+                at,
+            });
+        }
+        let latency_ms = u64::try_from(latency.as_millis()).unwrap_or(u64::MAX);
+        let mut status = Message::new(Role::Agent, vec![Part::text(note)]);
+        status.message_id = new_id();
+        status.context_id = Some(ctx.clone());
+        status.task_id = Some(task.task_id.clone());
+        status.metadata = Some(
+            [
+                ("peer", json!(conn.name)),
+                ("remoteTaskId", json!(acc.task_id)),
+                ("remoteContextId", json!(acc.context_id)),
+                ("remoteTaskState", json!(remote_state)),
+                ("latencyMs", json!(latency_ms)),
+                ("streamed", json!(streamed)),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+        );
+        events.push(NewEvent {
+            task_id: Some(task.task_id.clone()),
+            body: EventBody::TaskState {
+                state,
+                message: Some(status),
+            },
+            at,
+        });
+        journal.append(&task.session_id, events).await?;
+
+        match outcome {
+            Err(Failure::Client(e)) => return Err(PeerError::from_client(&conn.name, e)),
+            Err(Failure::Canceled) => {
+                // Best effort: stop the remote task too, if it exists and still runs.
+                if let Some(id) = acc.task_id.clone()
+                    && !acc.is_terminal()
+                {
+                    let client_peers = self.clone();
+                    let mut ep = conn.endpoint.clone();
+                    ep.timeout = Duration::from_secs(10);
+                    tokio::spawn(async move {
+                        if let Err(e) = client_peers.client().cancel_task(&ep, &id).await {
+                            tracing::debug!(error = %e, "could not cancel a remote task");
+                        }
+                    });
+                }
+                let mut r = Self::canceled_result(&conn.name, ctx);
+                r.session_id = task.session_id;
+                r.latency_ms = latency_ms;
+                return Ok(r);
+            }
+            Ok(()) => {}
+        }
+        let (reply, reply_truncated) = cut(&reply, MAX_REPLY_CHARS);
+        let status = status_of(&acc);
+        let context_id = acc.context_id.clone().unwrap_or(ctx);
+        let hint = match status {
+            "needs_input" => Some(format!(
+                "{} is waiting for more input: call again with context_id={context_id} and \
+                 the answer; it goes to the same remote task.",
+                conn.name
+            )),
+            "working" => Some(format!(
+                "{}'s task had not finished when its answer ended.",
+                conn.name
+            )),
+            _ => None,
+        };
+        Ok(CallResult {
+            peer: conn.name.clone(),
+            status,
+            reply,
+            reply_truncated,
+            task_state: remote_state,
+            parts: parts_json(&acc.parts()),
+            task_id: acc.task_id.clone(),
+            context_id,
+            session_id: task.session_id,
+            latency_ms,
+            streamed,
+            hint,
+        })
+    }
+
+    /// `a2a_orchestrate`: sends `message` to every enabled peer advertising `capability` and
+    /// combines the answers by `mode`.
+    pub async fn orchestrate(
+        &self,
+        caller: &Principal,
+        capability: &str,
+        message: &str,
+        mode: Mode,
+    ) -> Result<Orchestration, PeerError> {
+        let cap = capability.trim().to_lowercase();
+        if cap.is_empty() {
+            return Err(PeerError::Invalid {
+                field: "capability",
+                message: "capability is required (a skill id or tag, or * for every peer)".into(),
+            });
+        }
+        valid_message(message)?;
+        let rows = self.journal().peers().await?;
+        let mut candidates = Vec::new();
+        let mut skipped = Vec::new();
+        let mut known: Vec<String> = Vec::new();
+        for row in &rows {
+            let strength = match_strength(row, &cap);
+            known.extend(row.capabilities.iter().map(|c| c.to_lowercase()));
+            if let Some(p) = &row.pinned_parts {
+                let (ids, tags) = sextant_a2a::client::card::advertised(p);
+                known.extend(ids);
+                known.extend(tags);
+            }
+            match (strength, &row.disabled) {
+                (Some(_), Some(why)) => skipped.push(json!({
+                    "peer": row.name,
+                    "reason": "disabled: its card changed; re-pin it to use it again",
+                    "disabled": why,
+                })),
+                (Some(s), None) => candidates.push((row.name.clone(), s)),
+                (None, _) => {}
+            }
+        }
+        if candidates.is_empty() {
+            known.sort();
+            known.dedup();
+            return Err(PeerError::NotFound(format!(
+                "no enabled peer advertises the capability {cap:?}{}",
+                if known.is_empty() {
+                    String::new()
+                } else {
+                    format!("; known capabilities: {}", known.join(", "))
+                }
+            )));
+        }
+        let mut peers: Vec<String> = candidates.iter().map(|(n, _)| n.clone()).collect();
+        peers.sort();
+        let token = CancellationToken::new();
+        let calls = candidates.into_iter().map(|(name, strength)| {
+            let token = token.clone();
+            let req = CallRequest {
+                agent: name.clone(),
+                message: message.to_string(),
+                context_id: None,
+                stream: None,
+            };
+            async move {
+                let r = self.call_with(caller, req, Some(token)).await;
+                (name, strength, r)
+            }
+        });
+        let mut running = futures::stream::iter(calls).buffer_unordered(FAN_OUT);
+        let mut done: Vec<(String, u8, Result<CallResult, PeerError>)> = Vec::new();
+        let mut first: Option<usize> = None;
+        while let Some((name, strength, r)) = running.next().await {
+            let ok = r
+                .as_ref()
+                .is_ok_and(|c| matches!(c.status, "ok" | "needs_input"));
+            if mode == Mode::First && ok && first.is_none() {
+                first = Some(done.len());
+                token.cancel();
+            }
+            done.push((name, strength, r));
+        }
+        let as_json = |(name, strength, r): &(String, u8, Result<CallResult, PeerError>)| {
+            let mut v = match r {
+                Ok(c) => serde_json::to_value(c).unwrap_or(Value::Null),
+                Err(e) => json!({ "peer": name, "status": "error", "error": e.to_string() }),
+            };
+            v["skill_match"] = json!(strength_name(*strength));
+            v
+        };
+        let (winner, reason) = match mode {
+            Mode::All => (
+                None,
+                format!(
+                    "all: {} answers, by peer name",
+                    done.iter().filter(|d| d.2.is_ok()).count()
+                ),
+            ),
+            Mode::First => match first.and_then(|i| done.get(i)) {
+                Some(d) => (
+                    Some(as_json(d)),
+                    format!(
+                        "first: {} answered first ({} ms); the other calls were canceled",
+                        d.0,
+                        d.2.as_ref().map(|c| c.latency_ms).unwrap_or_default()
+                    ),
+                ),
+                None => (None, "first: no peer answered successfully".into()),
+            },
+            Mode::Best => match rank(&done) {
+                Some(i) => {
+                    let d = &done[i];
+                    let c = d.2.as_ref().ok();
+                    (
+                        Some(as_json(d)),
+                        format!(
+                            "best: {} — {}, skill match: {}, {} reply, {} ms (ranked by: \
+                             completed before waiting-for-input before unfinished; then skill \
+                             id over tag over declared capability; then a non-empty reply; \
+                             then lower latency; failures never win)",
+                            d.0,
+                            c.map_or("?", |c| c.status),
+                            strength_name(d.1),
+                            if c.is_some_and(|c| !c.reply.trim().is_empty()) {
+                                "non-empty"
+                            } else {
+                                "empty"
+                            },
+                            c.map(|c| c.latency_ms).unwrap_or_default()
+                        ),
+                    )
+                }
+                None => (None, "best: every call failed".into()),
+            },
+        };
+        let mut results: Vec<Value> = done.iter().map(as_json).collect();
+        results.sort_by(|a, b| a["peer"].as_str().cmp(&b["peer"].as_str()));
+        Ok(Orchestration {
+            capability: cap,
+            mode,
+            peers,
+            skipped,
+            results,
+            winner,
+            reason,
+        })
+    }
+}
+
+/// How well a peer matches a capability: 3 = a pinned skill id, 2 = a pinned skill tag,
+/// 1 = a declared capability, 0 = `*`; `None` = no match. Skills outside `allowed_skills`
+/// (when set) do not count.
+pub(crate) fn match_strength(row: &sextant_journal::PeerRow, cap: &str) -> Option<u8> {
+    if cap == "*" {
+        return Some(0);
+    }
+    let mut best = None;
+    if let Some(parts) = &row.pinned_parts {
+        let allowed: Vec<String> = row
+            .allowed_skills
+            .iter()
+            .map(|s| s.to_lowercase())
+            .collect();
+        for skill in parts["skills"].as_array().map(Vec::as_slice).unwrap_or(&[]) {
+            let id = skill["id"].as_str().unwrap_or("").to_lowercase();
+            if !allowed.is_empty() && !allowed.contains(&id) {
+                continue;
+            }
+            if id == cap {
+                return Some(3);
+            }
+            let tagged = skill["tags"].as_array().is_some_and(|t| {
+                t.iter()
+                    .any(|t| t.as_str().is_some_and(|t| t.to_lowercase() == cap))
+            });
+            if tagged {
+                best = Some(2);
+            }
+        }
+    }
+    if best.is_none() && row.capabilities.iter().any(|c| c.to_lowercase() == cap) {
+        best = Some(1);
+    }
+    best
+}
+
+fn strength_name(s: u8) -> &'static str {
+    match s {
+        3 => "skill id",
+        2 => "skill tag",
+        1 => "declared capability",
+        _ => "any (*)",
+    }
+}
+
+/// The best answer's index: completed (or a Message) before waiting-for-input before
+/// unfinished; then the stronger skill match; then a non-empty reply; then lower latency;
+/// then the peer name. Errors, failed and canceled calls never win.
+pub(crate) fn rank(done: &[(String, u8, Result<CallResult, PeerError>)]) -> Option<usize> {
+    let class = |c: &CallResult| match c.status {
+        "ok" => Some(3u8),
+        "needs_input" => Some(2),
+        "working" => Some(1),
+        _ => None,
+    };
+    done.iter()
+        .enumerate()
+        .filter_map(|(i, (name, strength, r))| {
+            let c = r.as_ref().ok()?;
+            let k = class(c)?;
+            Some((
+                i,
+                k,
+                *strength,
+                !c.reply.trim().is_empty(),
+                c.latency_ms,
+                name,
+            ))
+        })
+        .max_by(|a, b| {
+            (a.1, a.2, a.3)
+                .cmp(&(b.1, b.2, b.3))
+                .then(b.4.cmp(&a.4))
+                .then(b.5.cmp(a.5))
+        })
+        .map(|t| t.0)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    fn result(peer: &str, status: &'static str, reply: &str, ms: u64) -> CallResult {
+        CallResult {
+            peer: peer.into(),
+            status,
+            reply: reply.into(),
+            reply_truncated: false,
+            task_state: None,
+            parts: vec![],
+            task_id: None,
+            context_id: "c".into(),
+            session_id: "s".into(),
+            latency_ms: ms,
+            streamed: false,
+            hint: None,
+        }
+    }
+
+    #[test]
+    fn best_prefers_completed_then_skill_then_reply_then_latency() {
+        let d = |n: &str, s: u8, r: Result<CallResult, PeerError>| (n.to_string(), s, r);
+        let long_failure = Err(PeerError::Remote("x".into()));
+        let done = vec![
+            d(
+                "a-failed",
+                3,
+                Ok(result("a", "failed", &"long ".repeat(500), 1)),
+            ),
+            d("b-error", 3, long_failure),
+            d("c-waiting", 3, Ok(result("c", "needs_input", "which?", 1))),
+            d("d-tag-slow", 2, Ok(result("d", "ok", "fine", 900))),
+            d("e-id-slow", 3, Ok(result("e", "ok", "fine", 800))),
+            d("f-id-fast", 3, Ok(result("f", "ok", "ok", 20))),
+            d("g-id-empty", 3, Ok(result("g", "ok", "", 1))),
+        ];
+        assert_eq!(
+            rank(&done),
+            Some(5),
+            "completed, id match, non-empty, fastest"
+        );
+        let only_waiting = vec![
+            d("c", 1, Ok(result("c", "needs_input", "q", 5))),
+            d("x", 3, Ok(result("x", "working", "", 1))),
+        ];
+        assert_eq!(rank(&only_waiting), Some(0));
+        assert_eq!(
+            rank(&[d("z", 3, Err(PeerError::Remote("no".into())))]),
+            None
+        );
+    }
+
+    #[test]
+    fn capabilities_match_skill_ids_tags_and_declarations() {
+        let mut row = sextant_journal::PeerRow {
+            name: "p".into(),
+            url: "http://127.0.0.1:1".into(),
+            timeout_secs: 5,
+            capabilities: vec!["Summaries".into()],
+            allowed_skills: vec![],
+            allow_private_network: false,
+            pinned_hash: Some("h".into()),
+            pinned_parts: Some(json!({"skills": [
+                {"id": "echo", "tags": ["repeat", "Test"]},
+                {"id": "translate", "tags": ["language"]}
+            ]})),
+            pinned_at: None,
+            disabled: None,
+            calls: 0,
+            failures: 0,
+            latency_ms_total: 0,
+            last_latency_ms: None,
+            last_call_at: None,
+            last_error: None,
+            created_at: String::new(),
+            updated_at: String::new(),
+        };
+        assert_eq!(match_strength(&row, "echo"), Some(3));
+        assert_eq!(match_strength(&row, "test"), Some(2));
+        assert_eq!(match_strength(&row, "summaries"), Some(1));
+        assert_eq!(match_strength(&row, "*"), Some(0));
+        assert_eq!(match_strength(&row, "cooking"), None);
+        row.allowed_skills = vec!["translate".into()];
+        assert_eq!(match_strength(&row, "echo"), None, "not an allowed skill");
+        assert_eq!(match_strength(&row, "language"), Some(2));
+    }
+
+    #[test]
+    fn parts_are_shown_in_bounded_form() {
+        let parts = vec![
+            Part::text("x".repeat(PART_CHARS + 10)),
+            Part::data(json!({"k": 1})).with_media_type("application/json"),
+            Part::data(json!("y".repeat(DATA_BYTES + 1))),
+            Part::url("https://example.com/f.pdf").with_filename("f.pdf"),
+        ];
+        let v = parts_json(&parts);
+        assert_eq!(v[0]["truncated"], true);
+        assert_eq!(v[1]["data"]["k"], 1);
+        assert_eq!(v[1]["media_type"], "application/json");
+        assert!(v[2]["data_omitted_bytes"].as_u64().unwrap() > DATA_BYTES as u64);
+        assert_eq!(v[3]["filename"], "f.pdf");
+        assert!(valid_message(" ").is_err());
+        assert!(valid_message(&"z".repeat(MAX_MESSAGE_CHARS + 1)).is_err());
+        assert!(valid_context("ok-1").is_ok());
+        assert!(valid_context("bad\n").is_err());
+        assert_eq!(Mode::parse(" Best "), Some(Mode::Best));
+        assert_eq!(Mode::parse("longest"), None);
+    }
+}

@@ -1,0 +1,810 @@
+//! Outbound peers: the registry of remote A2A agents Sextant calls, card pinning, and the
+//! tools (discover, call, list, history, orchestrate) that the REST API, the MCP server and the
+//! `a2a` engine share. See `docs/peers.md`.
+//!
+//! - **Registry** ([`Peers::register`], [`Peers::update`], [`Peers::remove`]): name, URL,
+//!   timeout, declared capabilities, allowed skills, `allow_private_network`; the bearer token
+//!   in the 0600 token file ([`tokens`]), never returned.
+//! - **Pinning** ([`Peers::connect`], [`Peers::pin`]): the card is fetched on every use; its
+//!   pin (SHA-256 of the RFC 8785 canonical JSON of supportedInterfaces, securitySchemes and
+//!   skills) is recorded at registration or first use. A card whose pin changed disables the
+//!   peer (old and new hash and what changed are kept) until the person re-pins it.
+//! - **Calls** ([`call`]): each exchange is journalled as a task of an outbound Session per
+//!   (caller, peer, contextId), with the sent message and the reply as journal events.
+//! - **History and listing** ([`history`]).
+//!
+//! Every connection goes through the client's network guard (`sextant_a2a::client::guard`).
+
+pub mod call;
+pub mod history;
+pub mod tokens;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::{Value, json};
+use sextant_a2a::client::{A2aClient, Bearer, ClientError, Endpoint, FetchedCard, card};
+use sextant_core::Clock;
+use sextant_core::ids::format_time;
+use sextant_journal::{Journal, PeerRow};
+use url::Url;
+
+pub use call::{CallRequest, CallResult, Mode, Orchestration};
+pub use history::{Conversation, History, HistoryMessage, Listing};
+pub use tokens::TokenStore;
+
+/// Default per-peer timeout.
+pub const DEFAULT_TIMEOUT_SECS: u64 = 120;
+/// Longest per-peer timeout.
+pub const MAX_TIMEOUT_SECS: u64 = 3600;
+const MAX_LIST: usize = 50;
+const MAX_ITEM: usize = 100;
+const MAX_TOKEN: usize = 4096;
+
+/// Why a peer operation failed. The texts are for people (and the models acting for them).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum PeerError {
+    #[error("{0}")]
+    NotFound(String),
+    #[error("{message}")]
+    Invalid {
+        field: &'static str,
+        message: String,
+    },
+    #[error("a peer named {0:?} is already registered")]
+    Exists(String),
+    /// The peer is disabled (its card changed earlier); `details` says how.
+    #[error("{message}")]
+    Disabled { message: String, details: Value },
+    /// The network guard refused the target (nothing was sent to it).
+    #[error("{0}")]
+    Refused(String),
+    /// The peer could not be reached or answered badly.
+    #[error("{0}")]
+    Remote(String),
+    #[error("{0}")]
+    Conflict(String),
+    #[error("{0}")]
+    Internal(String),
+}
+
+impl From<sextant_journal::Error> for PeerError {
+    fn from(e: sextant_journal::Error) -> Self {
+        PeerError::Internal(e.to_string())
+    }
+}
+
+impl PeerError {
+    fn invalid(field: &'static str, message: impl Into<String>) -> Self {
+        PeerError::Invalid {
+            field,
+            message: message.into(),
+        }
+    }
+
+    /// A client error, worded with the peer's name.
+    pub fn from_client(peer: &str, e: ClientError) -> Self {
+        match e {
+            ClientError::Refused(r) => PeerError::Refused(format!("{peer}: {r}")),
+            other => PeerError::Remote(format!("{peer}: {other}")),
+        }
+    }
+}
+
+/// Reads `"field": null` as `Some(None)` and an absent field as `None`.
+fn double_option<'de, D, T>(d: D) -> Result<Option<Option<T>>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(d).map(Some)
+}
+
+/// A registration (POST) or a change (PATCH; absent fields stay as they are).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PeerSettings {
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub url: Option<String>,
+    /// The bearer token; `null` in a change removes it.
+    #[serde(default, deserialize_with = "double_option")]
+    pub token: Option<Option<String>>,
+    #[serde(default)]
+    pub timeout_secs: Option<u64>,
+    /// What the peer is good for (orchestrate matches these, and the card's skill ids and
+    /// tags). Default at registration: the card's skill ids and tags.
+    #[serde(default)]
+    pub capabilities: Option<Vec<String>>,
+    /// Skill ids orchestrate may route to (empty: all).
+    #[serde(default)]
+    pub allowed_skills: Option<Vec<String>>,
+    #[serde(default)]
+    pub allow_private_network: Option<bool>,
+    /// Register without fetching the card; it is pinned at first use.
+    #[serde(default)]
+    pub pin_on_first_use: bool,
+}
+
+/// A peer as the API shows it (never the token).
+#[derive(Debug, Clone, Serialize)]
+pub struct PeerView {
+    pub name: String,
+    pub url: String,
+    pub has_token: bool,
+    pub timeout_secs: i64,
+    pub capabilities: Vec<String>,
+    pub allowed_skills: Vec<String>,
+    pub allow_private_network: bool,
+    pub enabled: bool,
+    /// Why the peer is disabled (old and new hash, what changed).
+    pub disabled: Option<Value>,
+    pub pin: Option<Value>,
+    pub metrics: Value,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+/// Everything needed to call a checked, pinned peer.
+#[derive(Debug, Clone)]
+pub struct PeerConnection {
+    /// The registered name, or the URL for a direct call.
+    pub name: String,
+    /// `peer:<name>` or `url:<url>`: the outbound Session's agent id.
+    pub agent_id: String,
+    pub registered: bool,
+    pub endpoint: Endpoint,
+    /// Whether the card says the peer streams.
+    pub streaming: bool,
+    /// The card's name.
+    pub card_name: String,
+}
+
+/// The outbound peers service. Clones share everything.
+#[derive(Clone)]
+pub struct Peers {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    journal: Journal,
+    clock: Arc<dyn Clock>,
+    client: A2aClient,
+    tokens: TokenStore,
+}
+
+impl std::fmt::Debug for Peers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Peers")
+            .field("client", &self.inner.client)
+            .finish_non_exhaustive()
+    }
+}
+
+fn valid_name(name: &str) -> Result<(), PeerError> {
+    let ok = !name.is_empty()
+        && name.len() <= 64
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_');
+    if ok {
+        Ok(())
+    } else {
+        Err(PeerError::invalid(
+            "name",
+            format!("name {name:?}: use 1-64 lowercase letters, digits, '-' or '_'"),
+        ))
+    }
+}
+
+fn clean_list(field: &'static str, items: Vec<String>) -> Result<Vec<String>, PeerError> {
+    if items.len() > MAX_LIST {
+        return Err(PeerError::invalid(
+            field,
+            format!("{field}: at most {MAX_LIST} entries"),
+        ));
+    }
+    let mut out: Vec<String> = Vec::new();
+    for i in items {
+        let i = i.trim().to_string();
+        if i.is_empty() || i.len() > MAX_ITEM || i.chars().any(char::is_control) {
+            return Err(PeerError::invalid(
+                field,
+                format!("{field}: each entry must be 1-{MAX_ITEM} printable characters"),
+            ));
+        }
+        if !out.contains(&i) {
+            out.push(i);
+        }
+    }
+    Ok(out)
+}
+
+fn check_token(token: &str) -> Result<(), PeerError> {
+    if token.is_empty() || token.len() > MAX_TOKEN || !token.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(PeerError::invalid(
+            "token",
+            format!("token: 1-{MAX_TOKEN} visible ASCII characters, no spaces"),
+        ));
+    }
+    Ok(())
+}
+
+/// Parses a peer URL (http or https, with a host).
+pub fn parse_url(field: &'static str, s: &str) -> Result<Url, PeerError> {
+    let url = Url::parse(s.trim())
+        .map_err(|e| PeerError::invalid(field, format!("{field}: {s:?} is not a URL: {e}")))?;
+    if !matches!(url.scheme(), "http" | "https") || url.host().is_none() {
+        return Err(PeerError::invalid(
+            field,
+            format!("{field}: use an https URL (or plain http to loopback)"),
+        ));
+    }
+    Ok(url)
+}
+
+fn timeout_of(secs: Option<u64>) -> Result<u64, PeerError> {
+    match secs {
+        None => Ok(DEFAULT_TIMEOUT_SECS),
+        Some(s @ 1..=MAX_TIMEOUT_SECS) => Ok(s),
+        Some(_) => Err(PeerError::invalid(
+            "timeout_secs",
+            format!("timeout_secs: between 1 and {MAX_TIMEOUT_SECS}"),
+        )),
+    }
+}
+
+impl Peers {
+    /// The service over `journal`, calling out with `client`, keeping tokens in `tokens`.
+    pub fn new(
+        journal: Journal,
+        clock: Arc<dyn Clock>,
+        client: A2aClient,
+        tokens: TokenStore,
+    ) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                journal,
+                clock,
+                client,
+                tokens,
+            }),
+        }
+    }
+
+    /// The outbound client.
+    pub fn client(&self) -> &A2aClient {
+        &self.inner.client
+    }
+
+    pub(crate) fn journal(&self) -> &Journal {
+        &self.inner.journal
+    }
+
+    pub(crate) fn now(&self) -> String {
+        format_time(self.inner.clock.now())
+    }
+
+    pub(crate) fn clock(&self) -> &Arc<dyn Clock> {
+        &self.inner.clock
+    }
+
+    /// A peer as shown.
+    pub fn view(&self, row: &PeerRow) -> PeerView {
+        let skills: Vec<String> = row
+            .pinned_parts
+            .as_ref()
+            .map(|p| card::advertised(p).0)
+            .unwrap_or_default();
+        let avg = (row.calls > 0).then(|| row.latency_ms_total / row.calls);
+        PeerView {
+            name: row.name.clone(),
+            url: row.url.clone(),
+            has_token: self.inner.tokens.get(&row.name).is_some(),
+            timeout_secs: row.timeout_secs,
+            capabilities: row.capabilities.clone(),
+            allowed_skills: row.allowed_skills.clone(),
+            allow_private_network: row.allow_private_network,
+            enabled: row.disabled.is_none(),
+            disabled: row.disabled.clone(),
+            pin: row
+                .pinned_hash
+                .as_ref()
+                .map(|h| json!({ "hash": h, "pinned_at": row.pinned_at, "skills": skills })),
+            metrics: json!({
+                "calls": row.calls,
+                "failures": row.failures,
+                "avg_latency_ms": avg,
+                "last_latency_ms": row.last_latency_ms,
+                "last_call_at": row.last_call_at,
+                "last_error": row.last_error,
+            }),
+            created_at: row.created_at.clone(),
+            updated_at: row.updated_at.clone(),
+        }
+    }
+
+    /// One peer's row, or "not found".
+    pub async fn row(&self, name: &str) -> Result<PeerRow, PeerError> {
+        self.inner
+            .journal
+            .peer(name)
+            .await?
+            .ok_or_else(|| PeerError::NotFound(format!("no peer named {name:?} is registered")))
+    }
+
+    /// One peer.
+    pub async fn get(&self, name: &str) -> Result<PeerView, PeerError> {
+        Ok(self.view(&self.row(name).await?))
+    }
+
+    /// Every peer, by name.
+    pub async fn all(&self) -> Result<Vec<PeerView>, PeerError> {
+        Ok(self
+            .inner
+            .journal
+            .peers()
+            .await?
+            .iter()
+            .map(|r| self.view(r))
+            .collect())
+    }
+
+    /// Fetches a card through the guard.
+    pub async fn fetch_card(
+        &self,
+        url: &Url,
+        allow_private: bool,
+        timeout: Duration,
+        who: &str,
+    ) -> Result<FetchedCard, PeerError> {
+        self.inner
+            .client
+            .fetch_card(url, allow_private, timeout)
+            .await
+            .map_err(|e| PeerError::from_client(who, e))
+    }
+
+    /// Registers a peer: validates, fetches and pins its card (unless `pin_on_first_use`),
+    /// stores its token.
+    pub async fn register(&self, s: PeerSettings) -> Result<PeerView, PeerError> {
+        let name = s
+            .name
+            .clone()
+            .ok_or_else(|| PeerError::invalid("name", "name is required"))?;
+        valid_name(&name)?;
+        let url_s = s
+            .url
+            .clone()
+            .ok_or_else(|| PeerError::invalid("url", "url is required"))?;
+        let url = parse_url("url", &url_s)?;
+        let allow_private = s.allow_private_network.unwrap_or(false);
+        self.inner
+            .client
+            .check(&url, allow_private)
+            .map_err(|e| PeerError::from_client(&name, e))?;
+        let timeout = timeout_of(s.timeout_secs)?;
+        let token = s.token.clone().flatten();
+        if let Some(t) = &token {
+            check_token(t)?;
+        }
+        if self.inner.journal.peer(&name).await?.is_some() {
+            return Err(PeerError::Exists(name));
+        }
+        let now = self.now();
+        let (pin, parts, card_caps) = if s.pin_on_first_use {
+            (None, None, Vec::new())
+        } else {
+            let fetched = self
+                .fetch_card(&url, allow_private, Duration::from_secs(timeout), &name)
+                .await?;
+            let parts = card::pinned_parts(&fetched.raw);
+            let hash = card::hash_parts(&parts).map_err(PeerError::Remote)?;
+            let (ids, tags) = card::advertised(&parts);
+            let mut caps = ids;
+            caps.extend(tags);
+            (Some(hash), Some(parts), caps)
+        };
+        let capabilities = clean_list("capabilities", s.capabilities.clone().unwrap_or(card_caps))?;
+        let allowed_skills = clean_list("allowed_skills", s.allowed_skills.unwrap_or_default())?;
+        let row = PeerRow {
+            name: name.clone(),
+            url: url.to_string(),
+            timeout_secs: timeout as i64,
+            capabilities,
+            allowed_skills,
+            allow_private_network: allow_private,
+            pinned_at: pin.as_ref().map(|_| now.clone()),
+            pinned_hash: pin,
+            pinned_parts: parts,
+            disabled: None,
+            calls: 0,
+            failures: 0,
+            latency_ms_total: 0,
+            last_latency_ms: None,
+            last_call_at: None,
+            last_error: None,
+            created_at: now.clone(),
+            updated_at: now,
+        };
+        if !self.inner.journal.create_peer(row.clone()).await? {
+            return Err(PeerError::Exists(name));
+        }
+        if let Some(t) = token
+            && let Err(e) = self.inner.tokens.set(&name, Some(t)).await
+        {
+            let _ = self.inner.journal.delete_peer(&name).await;
+            return Err(PeerError::Internal(e));
+        }
+        tracing::info!(peer = %name, url = %row.url, "peer registered");
+        Ok(self.view(&row))
+    }
+
+    /// Changes a peer's settings. A new URL drops the pin (the next use pins the new card).
+    pub async fn update(&self, name: &str, s: PeerSettings) -> Result<PeerView, PeerError> {
+        let mut row = self.row(name).await?;
+        if s.name.as_deref().is_some_and(|n| n != name) {
+            return Err(PeerError::invalid(
+                "name",
+                "name cannot be changed; register the peer under the new name",
+            ));
+        }
+        if let Some(u) = &s.url {
+            row.url = parse_url("url", u)?.to_string();
+        }
+        if let Some(p) = s.allow_private_network {
+            row.allow_private_network = p;
+        }
+        let url = parse_url("url", &row.url)?;
+        self.inner
+            .client
+            .check(&url, row.allow_private_network)
+            .map_err(|e| PeerError::from_client(name, e))?;
+        if s.timeout_secs.is_some() {
+            row.timeout_secs = timeout_of(s.timeout_secs)? as i64;
+        }
+        if let Some(c) = s.capabilities {
+            row.capabilities = clean_list("capabilities", c)?;
+        }
+        if let Some(a) = s.allowed_skills {
+            row.allowed_skills = clean_list("allowed_skills", a)?;
+        }
+        if let Some(Some(t)) = &s.token {
+            check_token(t)?;
+        }
+        row.updated_at = self.now();
+        if !self.inner.journal.update_peer(row).await? {
+            return Err(PeerError::NotFound(format!("no peer named {name:?}")));
+        }
+        if let Some(t) = s.token {
+            self.inner
+                .tokens
+                .set(name, t)
+                .await
+                .map_err(PeerError::Internal)?;
+        }
+        self.get(name).await
+    }
+
+    /// Removes a peer and its token (its conversations stay in the journal).
+    pub async fn remove(&self, name: &str) -> Result<(), PeerError> {
+        if !self.inner.journal.delete_peer(name).await? {
+            return Err(PeerError::NotFound(format!(
+                "no peer named {name:?} is registered"
+            )));
+        }
+        self.inner
+            .tokens
+            .set(name, None)
+            .await
+            .map_err(PeerError::Internal)?;
+        Ok(())
+    }
+
+    /// Re-pins a peer to its current card and enables it. With `expected_hash`, only if the
+    /// card's pin is exactly that (the one the person reviewed).
+    pub async fn pin(
+        &self,
+        name: &str,
+        expected_hash: Option<&str>,
+    ) -> Result<PeerView, PeerError> {
+        let row = self.row(name).await?;
+        let url = parse_url("url", &row.url)?;
+        let fetched = self
+            .fetch_card(
+                &url,
+                row.allow_private_network,
+                Duration::from_secs(row.timeout_secs.max(1) as u64),
+                name,
+            )
+            .await?;
+        let parts = card::pinned_parts(&fetched.raw);
+        let hash = card::hash_parts(&parts).map_err(PeerError::Remote)?;
+        if let Some(want) = expected_hash
+            && want != hash
+        {
+            return Err(PeerError::Conflict(format!(
+                "{name}'s card now pins to {hash}, not {want}; review it again before pinning"
+            )));
+        }
+        let now = self.now();
+        self.inner
+            .journal
+            .pin_peer(name, &hash, parts, &now, Some(row.pinned_hash.clone()))
+            .await?
+            .then_some(())
+            .ok_or_else(|| {
+                PeerError::Conflict(format!("{name} was re-pinned meanwhile; try again"))
+            })?;
+        tracing::info!(peer = %name, %hash, "peer card pinned");
+        self.get(name).await
+    }
+
+    /// Checks a registered peer before use: enabled, card fetched and matching its pin
+    /// (pinning it on first use), a JSON-RPC 1.0 interface. A changed card disables the peer.
+    pub async fn connect(&self, name: &str) -> Result<PeerConnection, PeerError> {
+        let row = self.row(name).await?;
+        if let Some(why) = &row.disabled {
+            return Err(PeerError::Disabled {
+                message: disabled_message(name, why),
+                details: why.clone(),
+            });
+        }
+        let url = parse_url("url", &row.url)?;
+        let timeout = Duration::from_secs(row.timeout_secs.max(1) as u64);
+        let fetched = self
+            .fetch_card(&url, row.allow_private_network, timeout, name)
+            .await?;
+        let parts = card::pinned_parts(&fetched.raw);
+        let hash = card::hash_parts(&parts).map_err(PeerError::Remote)?;
+        match &row.pinned_hash {
+            None => {
+                // Pinned at first use (only if nobody pinned it meanwhile).
+                let now = self.now();
+                let pinned = self
+                    .inner
+                    .journal
+                    .pin_peer(name, &hash, parts.clone(), &now, Some(None))
+                    .await?;
+                if !pinned {
+                    return Err(PeerError::Conflict(format!(
+                        "{name} was pinned by another request meanwhile; try again"
+                    )));
+                }
+                tracing::info!(peer = %name, %hash, "peer card pinned at first use");
+            }
+            Some(pinned) if *pinned != hash => {
+                let old = row.pinned_parts.clone().unwrap_or(Value::Null);
+                let changes = card::describe_changes(&old, &parts);
+                let why = json!({
+                    "reason": "card_changed",
+                    "old_hash": pinned,
+                    "new_hash": hash,
+                    "changes": changes,
+                    "card_url": fetched.url.as_str(),
+                    "seen_at": self.now(),
+                });
+                self.inner
+                    .journal
+                    .disable_peer(name, why.clone(), &self.now())
+                    .await?;
+                tracing::warn!(peer = %name, old = %pinned, new = %hash, "peer card changed; peer disabled");
+                return Err(PeerError::Disabled {
+                    message: disabled_message(name, &why),
+                    details: why,
+                });
+            }
+            Some(_) => {}
+        }
+        let bearer = self.inner.tokens.get(name).map(|token| Bearer {
+            token,
+            origin: url.origin(),
+        });
+        self.endpoint_for(name, &format!("peer:{name}"), true, &fetched, bearer, &row)
+    }
+
+    /// Checks a direct URL (no registration, no pin, no token, public addresses only).
+    pub async fn connect_url(&self, url: &Url) -> Result<PeerConnection, PeerError> {
+        let shown = sextant_a2a::client::guard::redacted(url);
+        let fetched = self
+            .fetch_card(
+                url,
+                false,
+                Duration::from_secs(DEFAULT_TIMEOUT_SECS),
+                &shown,
+            )
+            .await?;
+        let row = PeerRow {
+            name: shown.clone(),
+            url: url.to_string(),
+            timeout_secs: DEFAULT_TIMEOUT_SECS as i64,
+            capabilities: vec![],
+            allowed_skills: vec![],
+            allow_private_network: false,
+            pinned_hash: None,
+            pinned_parts: None,
+            pinned_at: None,
+            disabled: None,
+            calls: 0,
+            failures: 0,
+            latency_ms_total: 0,
+            last_latency_ms: None,
+            last_call_at: None,
+            last_error: None,
+            created_at: String::new(),
+            updated_at: String::new(),
+        };
+        self.endpoint_for(&shown, &format!("url:{shown}"), false, &fetched, None, &row)
+    }
+
+    fn endpoint_for(
+        &self,
+        name: &str,
+        agent_id: &str,
+        registered: bool,
+        fetched: &FetchedCard,
+        bearer: Option<Bearer>,
+        row: &PeerRow,
+    ) -> Result<PeerConnection, PeerError> {
+        let typed = fetched
+            .card()
+            .map_err(|e| PeerError::Remote(format!("{name}: {e}")))?;
+        let iface = card::select_interface(&typed).ok_or_else(|| {
+            PeerError::Remote(format!(
+                "{name}: the card offers no JSON-RPC interface for A2A 1.0"
+            ))
+        })?;
+        let url = Url::parse(&iface.url).map_err(|e| {
+            PeerError::Remote(format!(
+                "{name}: the card's JSON-RPC URL {:?} is invalid: {e}",
+                iface.url
+            ))
+        })?;
+        Ok(PeerConnection {
+            name: name.to_string(),
+            agent_id: agent_id.to_string(),
+            registered,
+            endpoint: Endpoint {
+                url,
+                tenant: iface.tenant.clone().filter(|t| !t.is_empty()),
+                bearer,
+                allow_private: row.allow_private_network,
+                timeout: Duration::from_secs(row.timeout_secs.max(1) as u64),
+                hop: 1,
+            },
+            streaming: typed.capabilities.streaming == Some(true),
+            card_name: typed.name.clone(),
+        })
+    }
+
+    /// Counts one call to a registered peer (failures to count it are logged only).
+    pub async fn record(&self, conn: &PeerConnection, latency: Duration, error: Option<&str>) {
+        if !conn.registered {
+            return;
+        }
+        let ms = i64::try_from(latency.as_millis()).unwrap_or(i64::MAX);
+        if let Err(e) = self
+            .inner
+            .journal
+            .record_peer_call(&conn.name, ms, error.map(String::from), &self.now())
+            .await
+        {
+            tracing::warn!(peer = %conn.name, error = %e, "could not record peer metrics");
+        }
+    }
+
+    /// Fetches and summarises a card: a registered peer's (by name) or any URL's (public
+    /// addresses only). Problems are reported in plain words, not as an error.
+    pub async fn discover(&self, target: &str) -> Result<Value, PeerError> {
+        let target = target.trim();
+        if target.is_empty() {
+            return Err(PeerError::invalid("url", "url is required"));
+        }
+        let (url, allow_private, registered) = match self.inner.journal.peer(target).await? {
+            Some(row) => (
+                parse_url("url", &row.url)?,
+                row.allow_private_network,
+                Some(row),
+            ),
+            None => (parse_url("url", target)?, false, None),
+        };
+        let who = sextant_a2a::client::guard::redacted(&url);
+        let fetched = self
+            .fetch_card(
+                &url,
+                allow_private,
+                Duration::from_secs(DEFAULT_TIMEOUT_SECS),
+                &who,
+            )
+            .await?;
+        let mut summary = card::summary(&fetched.raw, &fetched.url);
+        let registered = match registered {
+            Some(r) => Some(r),
+            None => self
+                .inner
+                .journal
+                .peers()
+                .await?
+                .into_iter()
+                .find(|p| p.url == url.as_str()),
+        };
+        if let Some(r) = registered {
+            let matches = r.pinned_hash.is_some()
+                && r.pinned_hash == summary["pinHash"].as_str().map(String::from);
+            summary["registeredAs"] = json!(r.name);
+            summary["pinnedHash"] = json!(r.pinned_hash);
+            summary["matchesPin"] = json!(matches);
+            summary["enabled"] = json!(r.disabled.is_none());
+        }
+        Ok(summary)
+    }
+}
+
+/// The message for a disabled peer.
+fn disabled_message(name: &str, why: &Value) -> String {
+    let changes: Vec<String> = why["changes"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|c| c.as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default();
+    format!(
+        "peer {name} is disabled: its card changed (pinned {}, now {}){}. Check the card \
+         (a2a_discover), then re-pin it: POST /api/v1/peers/{name}/pin",
+        why["old_hash"].as_str().unwrap_or("?"),
+        why["new_hash"].as_str().unwrap_or("?"),
+        if changes.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", changes.join("; "))
+        }
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[test]
+    fn settings_are_validated_plainly() {
+        assert!(valid_name("my-peer_1").is_ok());
+        assert!(valid_name("My Peer").is_err());
+        assert!(valid_name("").is_err());
+        assert!(parse_url("url", "ftp://x").is_err());
+        assert!(parse_url("url", "not a url").is_err());
+        assert!(parse_url("url", "http://127.0.0.1:9/").is_ok());
+        assert_eq!(timeout_of(None).unwrap(), DEFAULT_TIMEOUT_SECS);
+        assert!(timeout_of(Some(0)).is_err());
+        assert!(timeout_of(Some(MAX_TIMEOUT_SECS + 1)).is_err());
+        assert!(check_token("abc.def-123").is_ok());
+        assert!(check_token("has space").is_err());
+        assert!(check_token("").is_err());
+        assert_eq!(
+            clean_list("capabilities", vec![" echo ".into(), "echo".into()]).unwrap(),
+            ["echo"]
+        );
+        assert!(clean_list("capabilities", vec!["".into()]).is_err());
+        let s: PeerSettings =
+            serde_json::from_value(json!({"token": null, "timeout_secs": 5})).unwrap();
+        assert_eq!(s.token, Some(None));
+        let s: PeerSettings = serde_json::from_value(json!({})).unwrap();
+        assert_eq!(s.token, None);
+        assert!(serde_json::from_value::<PeerSettings>(json!({"tokn": "x"})).is_err());
+    }
+
+    #[test]
+    fn disabled_messages_name_both_hashes_and_the_changes() {
+        let m = disabled_message(
+            "p",
+            &json!({"old_hash": "aa", "new_hash": "bb", "changes": ["skill added: x (X)"]}),
+        );
+        assert!(m.contains("(pinned aa, now bb): skill added: x (X)"), "{m}");
+        assert!(m.contains("/api/v1/peers/p/pin"), "{m}");
+    }
+}

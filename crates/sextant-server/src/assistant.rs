@@ -1,0 +1,110 @@
+//! The assistant capability routes, `/api/v1/assistant-a2a/agents/{agent_id}/…`: the same A2A
+//! surface as `/api/v1/agents/{agent_id}/…`, for assistant runtimes holding a capability token
+//! (`sxa_…`) the person issued.
+//!
+//! - `GET …/.well-known/agent-card.json`: the Agent's full card, its interface on this route;
+//! - `POST …/a2a`: A2A 1.0 JSON-RPC (+ SSE), exactly as `a2a` serves it.
+//!
+//! The bearer authorizes one workspace and one target Agent, nothing else: `auth` accepts only
+//! assistant tokens here (and refuses them everywhere but here and the MCP bridge), and this
+//! module answers any other `agent_id` as "no such agent". The token's record is read on every
+//! request (the owner it acts for, its workspace, its Agent, whether it is revoked), so nothing
+//! in a request can select another identity or target. The assistant is its own caller: its
+//! tasks and contexts are scoped to `assistant:WORKSPACE:NAME`.
+
+use axum::body::Bytes;
+use axum::extract::{Extension, Path, RawQuery, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde_json::Value;
+use sextant_a2a::RpcError;
+use sextant_a2a::error::Code;
+use sextant_a2a::rpc::failure;
+use sextant_core::{Principal, Rights};
+
+use crate::AppState;
+use crate::a2a::{self, RpcSurface};
+use crate::audit::{Outcome, Record};
+use crate::auth::{AssistantGrant, Credential};
+use crate::error::ApiError;
+use crate::urls::base_url;
+
+/// Where the routes live.
+pub const PREFIX: &str = "/api/v1/assistant-a2a/agents";
+
+/// Whether the grant reaches `agent_id` and the Agent's access still lets the assistant in.
+fn reaches(app: &AppState, p: &Principal, grant: &AssistantGrant, agent_id: &str) -> bool {
+    grant.agent_id == agent_id
+        && grant.workspace == app.security.workspace
+        && app.runtime.authorize(p, agent_id, Rights::Read).is_ok()
+}
+
+/// `GET /api/v1/assistant-a2a/agents/{agent_id}/.well-known/agent-card.json`.
+pub async fn card(
+    State(app): State<AppState>,
+    Path(agent_id): Path<String>,
+    Extension(p): Extension<Principal>,
+    Extension(grant): Extension<AssistantGrant>,
+    headers: HeaderMap,
+) -> Response {
+    let agent = app.runtime.agent(&agent_id);
+    match agent {
+        Some(a) if reaches(&app, &p, &grant, &agent_id) => {
+            let base = base_url(&app, &headers);
+            let url = format!("{base}{PREFIX}/{agent_id}/a2a");
+            axum::Json(crate::cards::card_at(&a, &base, &url)).into_response()
+        }
+        _ => {
+            app.security.audit.record(
+                Record::new(Some(&p), Outcome::Refused)
+                    .agent(agent_id.clone())
+                    .method("card")
+                    .reason(format!("assistant token scoped to {:?}", grant.agent_id)),
+            );
+            ApiError::NotFound(format!("no agent {agent_id:?}")).into_response()
+        }
+    }
+}
+
+/// `POST /api/v1/assistant-a2a/agents/{agent_id}/a2a`.
+#[allow(clippy::too_many_arguments)]
+pub async fn rpc(
+    State(app): State<AppState>,
+    Path(agent_id): Path<String>,
+    Extension(p): Extension<Principal>,
+    Extension(credential): Extension<Credential>,
+    Extension(grant): Extension<AssistantGrant>,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    if grant.agent_id != agent_id || grant.workspace != app.security.workspace {
+        app.security.audit.record(
+            Record::new(Some(&p), Outcome::Refused)
+                .agent(agent_id.clone())
+                .reason(format!("assistant token scoped to {:?}", grant.agent_id)),
+        );
+        let id = serde_json::from_slice::<Value>(&body)
+            .ok()
+            .and_then(|v| v.get("id").cloned())
+            .unwrap_or(Value::Null);
+        let err = RpcError::new(Code::InvalidRequest, format!("no agent {agent_id:?} here"));
+        return (
+            StatusCode::NOT_FOUND,
+            [(axum::http::header::CONTENT_TYPE, "application/json")],
+            failure(&id, &err).to_string(),
+        )
+            .into_response();
+    }
+    a2a::handle(
+        app,
+        agent_id,
+        p,
+        credential,
+        query,
+        headers,
+        body,
+        RpcSurface::Assistant,
+    )
+    .await
+}

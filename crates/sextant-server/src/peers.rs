@@ -1,0 +1,245 @@
+//! Outbound peers, `/api/v1/peers` (owner only, like the rest of the console API): the
+//! registry, card pinning, and the tools (discover, call, orchestrate, list, history). The
+//! same tools are MCP tools on the agents MCP server (`mcp_peers.rs`). The logic lives in
+//! `sextant_runtime::peers`; these handlers parse, call and shape JSON. See `docs/peers.md`.
+//!
+//! | route | |
+//! |---|---|
+//! | `GET /api/v1/peers` | peers with metrics, saved conversations (`a2a_list`) |
+//! | `POST /api/v1/peers` | register (fetches and pins the card) |
+//! | `GET/PATCH/DELETE /api/v1/peers/{name}` | one peer |
+//! | `POST /api/v1/peers/{name}/pin` | re-pin to the current card (`{"hash"}` optional) |
+//! | `POST /api/v1/peers/discover` | `{"url"}` → card summary and problems |
+//! | `POST /api/v1/peers/call` | `{"agent", "message", "context_id"?, "stream"?}` |
+//! | `POST /api/v1/peers/orchestrate` | `{"capability", "message", "mode"}` |
+//! | `GET /api/v1/peers/conversations/{context_id}` | `?peer&limit` → one conversation |
+
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::{Extension, Path, Query, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use sextant_core::Principal;
+use sextant_runtime::peers::{CallRequest, Mode, PeerError, PeerSettings, Peers};
+
+use crate::AppState;
+use crate::api::owner_only;
+use crate::error::{ApiError, ApiResult};
+
+/// Names that are routes under `/api/v1/peers`, so no peer may take them.
+pub const RESERVED_NAMES: &[&str] = &["discover", "call", "orchestrate", "conversations"];
+
+impl From<PeerError> for ApiError {
+    fn from(e: PeerError) -> Self {
+        match e {
+            PeerError::NotFound(m) => ApiError::NotFound(m),
+            PeerError::Invalid { field, message } => ApiError::Invalid {
+                field: field.to_string(),
+                message,
+            },
+            e @ PeerError::Exists(_) => ApiError::Conflict(e.to_string()),
+            PeerError::Disabled { message, .. } | PeerError::Conflict(message) => {
+                ApiError::Conflict(message)
+            }
+            PeerError::Refused(m) => ApiError::Forbidden(m),
+            PeerError::Remote(m) => ApiError::BadGateway(m),
+            PeerError::Internal(m) => ApiError::Internal(m),
+        }
+    }
+}
+
+/// The peers service, or 503-like refusal when it is not set up.
+pub(crate) fn service(app: &AppState) -> ApiResult<&Peers> {
+    app.runtime
+        .peers()
+        .ok_or_else(|| ApiError::Internal("outbound peers are not set up in this Sextant".into()))
+}
+
+fn body<T: serde::de::DeserializeOwned>(bytes: &Bytes) -> ApiResult<T> {
+    let bytes: &[u8] = if bytes.iter().all(u8::is_ascii_whitespace) {
+        b"{}"
+    } else {
+        bytes
+    };
+    serde_json::from_slice(bytes).map_err(|e| ApiError::BadRequest(format!("invalid body: {e}")))
+}
+
+fn to_json<T: serde::Serialize>(v: &T) -> ApiResult<Json<Value>> {
+    serde_json::to_value(v)
+        .map(Json)
+        .map_err(|e| ApiError::Internal(e.to_string()))
+}
+
+/// `GET /api/v1/peers`.
+pub async fn list(
+    State(app): State<AppState>,
+    Extension(p): Extension<Principal>,
+) -> ApiResult<Json<Value>> {
+    owner_only(&p)?;
+    to_json(&service(&app)?.list(&p).await?)
+}
+
+/// `POST /api/v1/peers`.
+pub async fn register(
+    State(app): State<AppState>,
+    Extension(p): Extension<Principal>,
+    bytes: Bytes,
+) -> ApiResult<Response> {
+    owner_only(&p)?;
+    let settings: PeerSettings = body(&bytes)?;
+    if let Some(n) = &settings.name
+        && RESERVED_NAMES.contains(&n.as_str())
+    {
+        return Err(ApiError::Invalid {
+            field: "name".into(),
+            message: format!("name {n:?} is reserved ({})", RESERVED_NAMES.join(", ")),
+        });
+    }
+    let view = service(&app)?.register(settings).await?;
+    Ok((StatusCode::CREATED, to_json(&view)?).into_response())
+}
+
+/// `GET /api/v1/peers/{name}`.
+pub async fn get(
+    State(app): State<AppState>,
+    Extension(p): Extension<Principal>,
+    Path(name): Path<String>,
+) -> ApiResult<Json<Value>> {
+    owner_only(&p)?;
+    to_json(&service(&app)?.get(&name).await?)
+}
+
+/// `PATCH /api/v1/peers/{name}`.
+pub async fn update(
+    State(app): State<AppState>,
+    Extension(p): Extension<Principal>,
+    Path(name): Path<String>,
+    bytes: Bytes,
+) -> ApiResult<Json<Value>> {
+    owner_only(&p)?;
+    let settings: PeerSettings = body(&bytes)?;
+    to_json(&service(&app)?.update(&name, settings).await?)
+}
+
+/// `DELETE /api/v1/peers/{name}`.
+pub async fn delete(
+    State(app): State<AppState>,
+    Extension(p): Extension<Principal>,
+    Path(name): Path<String>,
+) -> ApiResult<StatusCode> {
+    owner_only(&p)?;
+    service(&app)?.remove(&name).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PinBody {
+    /// The pin the person reviewed; refused if the card now pins to something else.
+    #[serde(default)]
+    hash: Option<String>,
+}
+
+/// `POST /api/v1/peers/{name}/pin`.
+pub async fn pin(
+    State(app): State<AppState>,
+    Extension(p): Extension<Principal>,
+    Path(name): Path<String>,
+    bytes: Bytes,
+) -> ApiResult<Json<Value>> {
+    owner_only(&p)?;
+    let b: PinBody = body(&bytes)?;
+    to_json(&service(&app)?.pin(&name, b.hash.as_deref()).await?)
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DiscoverBody {
+    /// A URL, or a registered peer's name.
+    url: String,
+}
+
+/// `POST /api/v1/peers/discover`.
+pub async fn discover(
+    State(app): State<AppState>,
+    Extension(p): Extension<Principal>,
+    bytes: Bytes,
+) -> ApiResult<Json<Value>> {
+    owner_only(&p)?;
+    let b: DiscoverBody = body(&bytes)?;
+    Ok(Json(service(&app)?.discover(&b.url).await?))
+}
+
+/// `POST /api/v1/peers/call`.
+pub async fn call(
+    State(app): State<AppState>,
+    Extension(p): Extension<Principal>,
+    bytes: Bytes,
+) -> ApiResult<Json<Value>> {
+    owner_only(&p)?;
+    let req: CallRequest = body(&bytes)?;
+    to_json(&service(&app)?.call(&p, req).await?)
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OrchestrateBody {
+    capability: String,
+    message: String,
+    /// `all`, `first` or `best` (default `all`).
+    #[serde(default)]
+    mode: Option<String>,
+}
+
+/// Parses an orchestration mode.
+pub(crate) fn mode(s: Option<&str>) -> ApiResult<Mode> {
+    match s {
+        None => Ok(Mode::All),
+        Some(m) => Mode::parse(m).ok_or_else(|| ApiError::Invalid {
+            field: "mode".into(),
+            message: format!("mode {m:?}: use all, first or best"),
+        }),
+    }
+}
+
+/// `POST /api/v1/peers/orchestrate`.
+pub async fn orchestrate(
+    State(app): State<AppState>,
+    Extension(p): Extension<Principal>,
+    bytes: Bytes,
+) -> ApiResult<Json<Value>> {
+    owner_only(&p)?;
+    let b: OrchestrateBody = body(&bytes)?;
+    let mode = mode(b.mode.as_deref())?;
+    to_json(
+        &service(&app)?
+            .orchestrate(&p, &b.capability, &b.message, mode)
+            .await?,
+    )
+}
+
+#[derive(Debug, Deserialize)]
+pub struct HistoryQuery {
+    #[serde(default)]
+    peer: Option<String>,
+    #[serde(default)]
+    limit: Option<usize>,
+}
+
+/// `GET /api/v1/peers/conversations/{context_id}`.
+pub async fn history(
+    State(app): State<AppState>,
+    Extension(p): Extension<Principal>,
+    Path(context_id): Path<String>,
+    Query(q): Query<HistoryQuery>,
+) -> ApiResult<Json<Value>> {
+    owner_only(&p)?;
+    let h = service(&app)?
+        .history(&p, &context_id, q.peer.as_deref(), q.limit)
+        .await?;
+    let mut v = serde_json::to_value(&h).map_err(|e| ApiError::Internal(e.to_string()))?;
+    v["session_url"] = json!(h.session_path);
+    Ok(Json(v))
+}

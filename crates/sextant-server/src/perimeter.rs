@@ -1,0 +1,265 @@
+//! The perimeter: checks every request passes before authentication, and the security headers
+//! every response carries.
+//!
+//! [`guard`], in order:
+//!
+//! 1. **Header cap**: request headers larger than `[limits] max_header_bytes` → 431.
+//! 2. **Anti-loop**: an `A2A-Hop` header on an inbound A2A call → 403. Sextant adds
+//!    `A2A-Hop: 1` to every call it makes, so a call that carries one was relayed by an agent
+//!    (possibly ours, coming back): refusing it breaks agent → Sextant → agent → Sextant chains
+//!    at the first hop.
+//! 3. Requests **without a token** (no `Authorization` header; browsers cannot add one
+//!    cross-site without a CORS preflight, which Sextant never grants) are what a hostile web
+//!    page can send, so they must also look like this machine's own, same-origin traffic:
+//!    - `Host` is a loopback name, the public URL's host, or an `allowed_hosts` entry — else 403
+//!      (DNS rebinding: a page on `evil.example` re-pointed at 127.0.0.1);
+//!    - no `Origin`, or exactly this server's own origin (the console's page) — else 403;
+//!      `Origin: null` is refused;
+//!    - `Sec-Fetch-Site`, when sent, is `same-origin` or `none` — `cross-site` and `same-site`
+//!      (another port of localhost) are 403;
+//!    - a POST, PUT or PATCH says `Content-Type: application/json` (or `+json`) — else 403:
+//!      only those three "simple" content types can be sent cross-site without a preflight.
+//!      **A2A JSON-RPC endpoints are the exception**: there the endpoint itself answers a
+//!      non-JSON (or missing) content type with JSON-RPC -32005 (HTTP 200, nothing parsed or
+//!      run), as the A2A spec and its TCK require. Either way the request is refused before
+//!      anything runs; and a browser's cross-site request has already been refused by the
+//!      `Origin` / `Sec-Fetch-Site` rules above.
+//!
+//! Requests with a token skip rule 3: the token is the proof of intent. The request body cap is
+//! a separate layer (413).
+//!
+//! [`headers`] sets, when the response has not set them itself: `X-Content-Type-Options:
+//! nosniff`, `X-Frame-Options: DENY`, `Referrer-Policy: no-referrer`,
+//! `Cross-Origin-Resource-Policy: same-origin`, a Content-Security-Policy (the UI's strict
+//! policy on HTML, `default-src 'none'; frame-ancestors 'none'` on everything else) and
+//! `Cache-Control: no-store` on `/api/` responses. No CORS header is ever sent.
+
+use std::net::SocketAddr;
+
+use axum::Json;
+use axum::extract::{ConnectInfo, Request, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+
+use crate::AppState;
+use crate::audit::{Outcome, Record};
+use crate::error::ApiError;
+use crate::security::is_loopback_name;
+
+/// The hop header (a count of agent relays).
+pub const HOP_HEADER: &str = "a2a-hop";
+
+/// Whether `path` is an A2A JSON-RPC endpoint (public or assistant).
+pub fn is_a2a_rpc(path: &str) -> bool {
+    let p = path.trim_end_matches('/');
+    (p.starts_with("/api/v1/agents/") || p.starts_with("/api/v1/assistant-a2a/agents/"))
+        && p.ends_with("/a2a")
+}
+
+/// The host part of a `Host` value (`name`, `name:port`, `[v6]:port`), lowercase, without
+/// brackets, port or trailing dot.
+pub fn host_name(host: &str) -> Option<String> {
+    let host = host.trim();
+    let name = if let Some(rest) = host.strip_prefix('[') {
+        rest.split_once(']')?.0
+    } else if host.matches(':').count() > 1 {
+        // A bare IPv6 literal (not valid in Host, but be exact about it).
+        host
+    } else {
+        host.rsplit_once(':').map_or(host, |(n, _)| n)
+    };
+    let name = name.trim_end_matches('.').to_ascii_lowercase();
+    (!name.is_empty()).then_some(name)
+}
+
+fn header_str(headers: &HeaderMap, name: impl header::AsHeaderName) -> Option<&str> {
+    headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(str::trim)
+}
+
+/// Whether a `Content-Type` value is JSON.
+pub fn is_json(value: Option<&str>) -> bool {
+    let Some(v) = value else { return false };
+    let mime = v
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    mime == "application/json" || (mime.starts_with("application/") && mime.ends_with("+json"))
+}
+
+/// Why a tokenless request is refused, if it is.
+fn tokenless_refusal(app: &AppState, req: &Request) -> Option<String> {
+    let headers = req.headers();
+    let host_value = header_str(headers, header::HOST)
+        .map(String::from)
+        .or_else(|| req.uri().authority().map(|a| a.to_string()));
+    let Some(host_value) = host_value else {
+        return Some("a request without a token must send Host".into());
+    };
+    let Some(host) = host_name(&host_value) else {
+        return Some("the Host header is not valid".into());
+    };
+    let extra = &app.security.exposure.extra_hosts;
+    if !is_loopback_name(&host) && !extra.contains(&host) {
+        return Some(format!(
+            "Host {host_value:?} is neither a loopback name nor this Sextant's public host \
+             (DNS-rebinding guard); send a token, or set --public-url / [perimeter] allowed_hosts"
+        ));
+    }
+    if let Some(origin) = header_str(headers, header::ORIGIN) {
+        let origin = origin.trim_end_matches('/');
+        let own = origin == format!("http://{host_value}")
+            || origin == format!("https://{host_value}")
+            || app
+                .config
+                .public_url
+                .as_deref()
+                .is_some_and(|u| u.trim_end_matches('/') == origin);
+        if !own {
+            return Some(format!(
+                "cross-origin request from {origin:?} refused: Sextant does not serve other \
+                 web pages (no CORS)"
+            ));
+        }
+    }
+    if let Some(site) = header_str(headers, "sec-fetch-site")
+        && !(site.eq_ignore_ascii_case("same-origin") || site.eq_ignore_ascii_case("none"))
+    {
+        return Some(format!(
+            "Sec-Fetch-Site: {site} refused: only this server's own pages may call it without \
+             a token"
+        ));
+    }
+    let writes = matches!(*req.method(), Method::POST | Method::PUT | Method::PATCH);
+    if writes
+        && !is_a2a_rpc(req.uri().path())
+        && !is_json(header_str(headers, header::CONTENT_TYPE))
+    {
+        return Some(
+            "a POST, PUT or PATCH without a token must send Content-Type: application/json".into(),
+        );
+    }
+    None
+}
+
+fn refuse(app: &AppState, req: &Request, status: StatusCode, why: String) -> Response {
+    let peer = req
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|c| c.0);
+    tracing::debug!(?peer, path = req.uri().path(), %why, "refused at the perimeter");
+    app.security.audit.record(
+        Record::new(None, Outcome::Refused)
+            .reason(why.clone())
+            .route(req.uri().path())
+            .peer(peer),
+    );
+    if status == StatusCode::FORBIDDEN {
+        return ApiError::Forbidden(why).into_response();
+    }
+    (
+        status,
+        Json(json!({ "error": { "code": "headers_too_large", "message": why } })),
+    )
+        .into_response()
+}
+
+/// The perimeter checks (see the module docs).
+pub async fn guard(State(app): State<AppState>, req: Request, next: Next) -> Response {
+    let size: usize = req
+        .headers()
+        .iter()
+        .map(|(k, v)| k.as_str().len() + v.len() + 4)
+        .sum();
+    let max = app.security.limits.max_header_bytes;
+    if size > max {
+        let why = format!("request headers are {size} bytes; at most {max} are accepted");
+        return refuse(&app, &req, StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE, why);
+    }
+    if is_a2a_rpc(req.uri().path())
+        && let Some(hop) = req.headers().get(HOP_HEADER)
+    {
+        let why = format!(
+            "A2A-Hop: {} refused: this call was relayed by another agent, and Sextant does not \
+             accept relayed calls (anti-loop); call it directly",
+            hop.to_str().unwrap_or("?")
+        );
+        return refuse(&app, &req, StatusCode::FORBIDDEN, why);
+    }
+    if !req.headers().contains_key(header::AUTHORIZATION)
+        && let Some(why) = tokenless_refusal(&app, &req)
+    {
+        return refuse(&app, &req, StatusCode::FORBIDDEN, why);
+    }
+    next.run(req).await
+}
+
+/// The security headers (see the module docs).
+pub async fn headers(req: Request, next: Next) -> Response {
+    let api = req.uri().path().starts_with("/api/");
+    let mut resp = next.run(req).await;
+    let html = resp
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/html"));
+    let h = resp.headers_mut();
+    let mut set = |k: header::HeaderName, v: &'static str| {
+        if !h.contains_key(&k) {
+            h.insert(k, HeaderValue::from_static(v));
+        }
+    };
+    set(header::X_CONTENT_TYPE_OPTIONS, "nosniff");
+    set(header::X_FRAME_OPTIONS, "DENY");
+    set(header::REFERRER_POLICY, "no-referrer");
+    set(
+        header::HeaderName::from_static("cross-origin-resource-policy"),
+        "same-origin",
+    );
+    if html {
+        set(header::CONTENT_SECURITY_POLICY, crate::ui::CSP);
+    } else {
+        set(
+            header::CONTENT_SECURITY_POLICY,
+            "default-src 'none'; frame-ancestors 'none'",
+        );
+    }
+    if api {
+        set(header::CACHE_CONTROL, "no-store");
+    }
+    resp
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hosts_parse() {
+        assert_eq!(host_name("127.0.0.1:9900").as_deref(), Some("127.0.0.1"));
+        assert_eq!(host_name("[::1]:9900").as_deref(), Some("::1"));
+        assert_eq!(host_name("LocalHost.").as_deref(), Some("localhost"));
+        assert_eq!(host_name("example.com").as_deref(), Some("example.com"));
+        assert_eq!(host_name("[::1"), None);
+        assert_eq!(host_name(""), None);
+    }
+
+    #[test]
+    fn a2a_endpoints_and_json_types() {
+        assert!(is_a2a_rpc("/api/v1/agents/echo/a2a"));
+        assert!(is_a2a_rpc("/api/v1/agents/echo/a2a/"));
+        assert!(is_a2a_rpc("/api/v1/assistant-a2a/agents/echo/a2a"));
+        assert!(!is_a2a_rpc("/api/v1/agents/echo/access"));
+        assert!(!is_a2a_rpc("/api/v1/me/schedules"));
+        assert!(is_json(Some("application/json; charset=utf-8")));
+        assert!(is_json(Some("application/merge-patch+json")));
+        assert!(!is_json(Some("text/plain")));
+        assert!(!is_json(None));
+    }
+}

@@ -1,0 +1,341 @@
+//! Security settings (`<data dir>/security.toml`) and the services built from them, shared by
+//! every handler through [`AppState::security`](crate::AppState).
+//!
+//! ```toml
+//! [jwt]                                   # optional: accept JWTs (Delegated / Service principals)
+//! issuer = "https://idp.example.com"      # required: `iss` must equal it
+//! audience = "sextant"                    # required (string or list): `aud` must contain one
+//! algorithm = "RS256"                     # pinned: HS256/384/512, RS256/384/512, PS256/384/512,
+//!                                         # ES256/384, EdDSA
+//! public_key_file = "idp.pem"             # exactly one of public_key_file (PEM), jwks_file,
+//! # jwks_file = "jwks.json"               # secret_file (HS*; at least 32/48/64 bytes);
+//! # secret_file = "jwt.secret"            # paths are relative to the data dir
+//! leeway_secs = 30
+//!
+//! [limits]
+//! rate_limit_per_minute = 60              # per remote identity (peer, assistant, JWT); 0 = off
+//! local_rate_limit_per_minute = 0         # the anonymous loopback caller; 0 = off
+//! max_concurrent_tasks = 8                # per remote principal, submitted or working; 0 = off
+//! max_agent_turns_per_context = 50        # inputs per context from an agent principal; 0 = off
+//! max_body_bytes = 10485760
+//! max_header_bytes = 32768
+//!
+//! [perimeter]
+//! allowed_hosts = []                      # more Host names accepted without a token
+//! anonymous_local = true                  # false: no anonymous caller even on loopback
+//!
+//! [redaction]
+//! emails = false                          # also scrub e-mail addresses from replies
+//!
+//! [audit]
+//! max_bytes = 10485760                    # rotate audit.jsonl beyond this
+//! keep = 5                                # rotated files kept (audit.jsonl.1 … .5)
+//! ```
+//!
+//! Every mistake is a start-up error naming the setting: Sextant never starts with a security
+//! setting it could not apply.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::audit::AuditLog;
+use crate::jwt::{JwtSettings, JwtVerifier};
+use crate::ratelimit::RateLimits;
+
+/// The whole file, as written.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SecurityFile {
+    /// `[jwt]`: JWT verification (none: JWTs are refused).
+    #[serde(default)]
+    pub jwt: Option<JwtSettings>,
+    /// `[limits]`.
+    #[serde(default)]
+    pub limits: LimitsFile,
+    /// `[perimeter]`.
+    #[serde(default)]
+    pub perimeter: PerimeterFile,
+    /// `[redaction]`.
+    #[serde(default)]
+    pub redaction: RedactionFile,
+    /// `[audit]`.
+    #[serde(default)]
+    pub audit: AuditFile,
+}
+
+/// `[limits]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LimitsFile {
+    /// Requests a minute per remote identity (peer, assistant, JWT holder); 0 = no limit.
+    pub rate_limit_per_minute: u32,
+    /// Requests a minute of the anonymous loopback caller; 0 = no limit.
+    pub local_rate_limit_per_minute: u32,
+    /// Tasks one remote principal may have submitted or working; 0 = no cap.
+    pub max_concurrent_tasks: u32,
+    /// Inputs an agent principal may send in one context; 0 = no cap.
+    pub max_agent_turns_per_context: u32,
+    /// Largest request body (413 beyond).
+    pub max_body_bytes: usize,
+    /// Largest request header block (431 beyond).
+    pub max_header_bytes: usize,
+}
+
+impl Default for LimitsFile {
+    fn default() -> Self {
+        let runtime = sextant_runtime::Limits::default();
+        Self {
+            rate_limit_per_minute: 60,
+            local_rate_limit_per_minute: 0,
+            max_concurrent_tasks: runtime.max_concurrent_tasks,
+            max_agent_turns_per_context: runtime.max_agent_turns_per_context,
+            max_body_bytes: crate::MAX_BODY,
+            max_header_bytes: 32 * 1024,
+        }
+    }
+}
+
+/// `[perimeter]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PerimeterFile {
+    /// More `Host` names accepted from callers without a token.
+    pub allowed_hosts: Vec<String>,
+    /// Whether loopback callers without a token are served (loopback-only mode only).
+    pub anonymous_local: bool,
+}
+
+impl Default for PerimeterFile {
+    fn default() -> Self {
+        Self {
+            allowed_hosts: Vec::new(),
+            anonymous_local: true,
+        }
+    }
+}
+
+/// `[redaction]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RedactionFile {
+    /// Also scrub e-mail addresses from replies to callers other than the owner.
+    pub emails: bool,
+}
+
+/// `[audit]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AuditFile {
+    /// Rotate `audit.jsonl` past this size.
+    pub max_bytes: u64,
+    /// Rotated files kept.
+    pub keep: u32,
+}
+
+impl Default for AuditFile {
+    fn default() -> Self {
+        Self {
+            max_bytes: 10 * 1024 * 1024,
+            keep: 5,
+        }
+    }
+}
+
+impl SecurityFile {
+    /// Checks what can be checked without the data dir (the JWT key files are read by
+    /// [`Security::build`]).
+    pub fn validate(&self) -> Result<(), String> {
+        let l = &self.limits;
+        if l.max_body_bytes < 1024 {
+            return Err("[limits] max_body_bytes must be at least 1024".into());
+        }
+        if l.max_header_bytes < 1024 {
+            return Err("[limits] max_header_bytes must be at least 1024".into());
+        }
+        if self.audit.max_bytes < 4096 {
+            return Err("[audit] max_bytes must be at least 4096".into());
+        }
+        for h in &self.perimeter.allowed_hosts {
+            if h.is_empty()
+                || !h
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"-.".contains(&b))
+            {
+                return Err(format!(
+                    "[perimeter] allowed_hosts: {h:?} is not a host name (no port, no scheme)"
+                ));
+            }
+        }
+        if let Some(jwt) = &self.jwt {
+            jwt.validate()?;
+        }
+        Ok(())
+    }
+
+    /// Whether JWT verification is configured.
+    pub fn has_jwt(&self) -> bool {
+        self.jwt.is_some()
+    }
+}
+
+/// Where Sextant is reachable, as decided at start-up.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Exposure {
+    /// Loopback-only mode: bound to a loopback address, and no public URL beyond loopback
+    /// (a reverse proxy on this machine makes every caller look local). Only in this mode is a
+    /// request without a credential served, as the anonymous loopback caller.
+    pub loopback_only: bool,
+    /// Host names (lowercase, no port) accepted from callers without a token, besides the
+    /// loopback names: the public URL's host and `[perimeter] allowed_hosts`.
+    pub extra_hosts: Vec<String>,
+}
+
+/// The security services of a running server.
+pub struct Security {
+    /// The JWT verifier, when `[jwt]` is configured.
+    pub jwt: Option<JwtVerifier>,
+    /// `[limits]` as configured.
+    pub limits: LimitsFile,
+    /// Where Sextant is reachable (loopback-only mode, accepted hosts).
+    pub exposure: Exposure,
+    /// Whether replies are also scrubbed of e-mail addresses.
+    pub redact_emails: bool,
+    /// The audit log.
+    pub audit: AuditLog,
+    /// The per-identity rate limits.
+    pub rate: RateLimits,
+    /// This data dir's workspace id (assistant tokens are scoped to it).
+    pub workspace: String,
+}
+
+impl std::fmt::Debug for Security {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Security")
+            .field("jwt", &self.jwt.is_some())
+            .field("limits", &self.limits)
+            .field("exposure", &self.exposure)
+            .field("workspace", &self.workspace)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The host of a URL, lowercase, without brackets or port.
+pub fn url_host(url: &str) -> Option<String> {
+    let uri = url.parse::<http::Uri>().ok()?;
+    let host = uri.host()?.trim_matches(['[', ']']).to_ascii_lowercase();
+    (!host.is_empty()).then_some(host)
+}
+
+/// Whether `host` (no port, no brackets) names the loopback interface.
+pub fn is_loopback_name(host: &str) -> bool {
+    let host = host.trim_end_matches('.').to_ascii_lowercase();
+    host == "localhost"
+        || host.ends_with(".localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
+impl Security {
+    /// Builds the services from the file: reads the JWT keys (paths relative to `data_dir`),
+    /// opens the audit log (`data_dir/audit.jsonl`).
+    pub fn build(
+        file: &SecurityFile,
+        data_dir: &Path,
+        workspace: String,
+        exposure: Exposure,
+    ) -> Result<Self, String> {
+        file.validate()?;
+        let jwt = match &file.jwt {
+            Some(j) => Some(JwtVerifier::new(j, data_dir)?),
+            None => None,
+        };
+        let audit = AuditLog::open(
+            &data_dir.join("audit.jsonl"),
+            file.audit.max_bytes,
+            file.audit.keep,
+        )
+        .map_err(|e| format!("cannot open the audit log in {}: {e}", data_dir.display()))?;
+        Ok(Self {
+            jwt,
+            limits: file.limits.clone(),
+            exposure,
+            redact_emails: file.redaction.emails,
+            audit,
+            rate: RateLimits::new(
+                file.limits.rate_limit_per_minute,
+                file.limits.local_rate_limit_per_minute,
+            ),
+            workspace,
+        })
+    }
+
+    /// Settings for tests and embedders: defaults, loopback-only, no JWT, the audit log in
+    /// `dir`.
+    pub fn local_defaults(dir: &Path) -> Result<Self, String> {
+        Self::build(
+            &SecurityFile::default(),
+            dir,
+            "local".into(),
+            Exposure {
+                loopback_only: true,
+                extra_hosts: Vec::new(),
+            },
+        )
+    }
+
+    /// The path a relative setting points at.
+    pub fn resolve(data_dir: &Path, p: &Path) -> PathBuf {
+        if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            data_dir.join(p)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hosts_and_names() {
+        assert_eq!(
+            url_host("https://Sextant.example.com:8443/x").as_deref(),
+            Some("sextant.example.com")
+        );
+        assert_eq!(url_host("http://[::1]:9900").as_deref(), Some("::1"));
+        assert_eq!(url_host("not a url"), None);
+        for ok in [
+            "localhost",
+            "LOCALHOST.",
+            "app.localhost",
+            "127.0.0.1",
+            "127.9.9.9",
+            "::1",
+        ] {
+            assert!(is_loopback_name(ok), "{ok}");
+        }
+        for bad in ["localhost.evil.com", "10.0.0.1", "::2", "example.com", ""] {
+            assert!(!is_loopback_name(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn settings_are_checked() {
+        let mut f = SecurityFile::default();
+        assert!(f.validate().is_ok());
+        f.perimeter.allowed_hosts = vec!["evil.com:80".into()];
+        assert!(f.validate().unwrap_err().contains("allowed_hosts"));
+        let f: SecurityFile = serde_json::from_value(serde_json::json!({
+            "limits": { "rate_limit_per_minute": 5 }
+        }))
+        .unwrap();
+        assert_eq!(f.limits.rate_limit_per_minute, 5);
+        assert_eq!(f.limits.max_concurrent_tasks, 8);
+        assert!(
+            serde_json::from_value::<SecurityFile>(serde_json::json!({ "limit": {} })).is_err()
+        );
+    }
+}

@@ -1,0 +1,289 @@
+//! Typed shapes of the console API's JSON bodies and stream events (`/api/v1`), shared with the
+//! web UI: each derives `ts_rs::TS`, and `cargo test` exports it to `ui/src/bindings/` (see
+//! `.cargo/config.toml`), where scripts/test.sh checks the generated files for drift.
+//!
+//! Handlers build these structs and serialize them, so the TypeScript the UI compiles against is
+//! the JSON the server sends. Keys are camelCase like the A2A wire, except the schedules API
+//! (snake_case, `sextant_scheduler::view`), whose views are exported from that crate.
+//!
+//! Not here: the A2A JSON-RPC wire (`sextant-a2a`), the schedules API's views.
+
+use serde::Serialize;
+use serde_json::Value;
+use sextant_core::event::state_wire;
+use sextant_core::interaction::Interaction;
+use sextant_core::projection::Block;
+use sextant_journal::{SessionRow, TaskRow};
+use sextant_scheduler::view::NextRun;
+use ts_rs::TS;
+
+/// An Agent, as `GET /api/v1/agents` lists it.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export)]
+pub struct AgentSummary {
+    pub agent_id: String,
+    pub name: String,
+    pub description: String,
+    /// The engine kind (`shell`, `echo`, `exec`, `codex`, …).
+    pub engine: String,
+    /// Whether it is the Agent at `/.well-known/agent-card.json`.
+    pub default: bool,
+    pub card_url: String,
+    /// Its public A2A card.
+    pub card: Value,
+}
+
+/// `GET /api/v1/agents`.
+#[derive(Debug, Clone, Serialize, TS)]
+#[ts(export)]
+pub struct AgentList {
+    pub agents: Vec<AgentSummary>,
+}
+
+/// One Session (a conversation with one Agent, owned by its caller).
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export)]
+pub struct SessionSummary {
+    pub session_id: String,
+    pub agent_id: String,
+    /// The caller's principal key (`person:sextant:owner`, `anonymous-local:loopback:anonymous`).
+    pub caller: String,
+    pub caller_kind: String,
+    pub context_id: String,
+    /// What started it: `a2a`, `schedule`, ….
+    pub origin: String,
+    pub created_at: String,
+    pub updated_at: String,
+    /// The journal seq of its latest event (`Last-Event-ID` to resume its stream after it).
+    pub last_seq: i64,
+    /// The console page of the Session (`{base}/sessions/{id}`).
+    pub url: String,
+}
+
+impl SessionSummary {
+    /// The summary of `s`, with links under `base`.
+    pub fn new(s: &SessionRow, base: &str) -> Self {
+        Self {
+            session_id: s.session_id.clone(),
+            agent_id: s.agent_id.clone(),
+            caller: s.caller.clone(),
+            caller_kind: s.caller_kind.clone(),
+            context_id: s.context_id.clone(),
+            origin: s.origin.clone(),
+            created_at: s.created_at.clone(),
+            updated_at: s.updated_at.clone(),
+            last_seq: s.last_seq,
+            url: format!("{base}/sessions/{}", s.session_id),
+        }
+    }
+}
+
+/// One task (one logical input of a Session) and its current state.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export)]
+pub struct TaskSummary {
+    pub task_id: String,
+    pub session_id: String,
+    pub agent_id: String,
+    /// The caller's principal key.
+    pub caller: String,
+    pub context_id: String,
+    pub message_id: String,
+    pub created_at: String,
+    /// `TASK_STATE_SUBMITTED`, `TASK_STATE_WORKING`, … (the A2A 1.0 names).
+    pub state: String,
+    /// When it entered that state.
+    pub state_at: String,
+    /// The journal seq of its latest event.
+    pub last_seq: i64,
+}
+
+impl From<&TaskRow> for TaskSummary {
+    fn from(t: &TaskRow) -> Self {
+        Self {
+            task_id: t.task_id.clone(),
+            session_id: t.session_id.clone(),
+            agent_id: t.agent_id.clone(),
+            caller: t.caller.clone(),
+            context_id: t.context_id.clone(),
+            message_id: t.message_id.clone(),
+            created_at: t.created_at.clone(),
+            state: state_wire(&t.state),
+            state_at: t.state_at.clone(),
+            last_seq: t.last_seq,
+        }
+    }
+}
+
+/// `GET /api/v1/sessions`.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export)]
+pub struct SessionsPage {
+    pub sessions: Vec<SessionSummary>,
+    pub total: u64,
+    /// Pass as `cursor` for the next page; `null` on the last one.
+    pub next_cursor: Option<String>,
+}
+
+/// `GET /api/v1/tasks`.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export)]
+pub struct TasksPage {
+    pub tasks: Vec<TaskSummary>,
+    pub total: u64,
+    /// Pass as `cursor` for the next page; `null` on the last one.
+    pub next_cursor: Option<String>,
+}
+
+/// The schedule Run that created a Session.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export)]
+pub struct RunLink {
+    pub run_id: String,
+    pub schedule_id: String,
+    /// `cron`, `manual` or `replay`.
+    pub trigger: String,
+    /// The Run in the schedules API.
+    pub url: String,
+}
+
+/// `GET /api/v1/sessions/{id}`: a Session with its tasks and public transcript.
+#[derive(Debug, Clone, Serialize, TS)]
+#[ts(export)]
+pub struct SessionDetail {
+    pub session: SessionSummary,
+    pub tasks: Vec<TaskSummary>,
+    /// Every block so far, in seq order (blocks of one journal event share its seq).
+    pub transcript: Vec<Block>,
+    /// The schedule Run that created it, if one did.
+    pub run: Option<RunLink>,
+}
+
+/// One pending interaction in the approvals inbox: the interaction as the engine declared it,
+/// plus where it comes from.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export)]
+pub struct PendingInteraction {
+    #[serde(flatten)]
+    pub interaction: Interaction,
+    pub agent_id: String,
+    pub agent_name: Option<String>,
+    /// The caller's principal key (who started the task).
+    pub caller: String,
+    pub context_id: String,
+    pub session_id: String,
+    /// The console page of the Session.
+    pub session_url: String,
+    /// The waiting task's state (`TASK_STATE_AUTH_REQUIRED` or `TASK_STATE_INPUT_REQUIRED`).
+    pub task_state: String,
+    pub raised_at: String,
+    /// Where the answer goes (`POST`).
+    pub answer_url: String,
+}
+
+/// `GET /api/v1/interactions`: pending, newest first.
+#[derive(Debug, Clone, Serialize, TS)]
+#[ts(export)]
+pub struct InteractionList {
+    pub interactions: Vec<PendingInteraction>,
+}
+
+/// The task as it is right after an answer was journalled.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export)]
+pub struct AnsweredTask {
+    pub task_id: String,
+    pub session_id: String,
+    pub agent_id: String,
+    pub context_id: String,
+    pub state: String,
+    pub state_at: String,
+}
+
+/// `POST /api/v1/interactions/{id}/answer`.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export)]
+pub struct AnswerReply {
+    pub interaction_id: String,
+    pub task: AnsweredTask,
+}
+
+/// `event: task` of `GET /api/v1/tasks/events`: a task changed state.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export)]
+pub struct TaskChange {
+    pub task_id: String,
+    pub session_id: String,
+    pub agent_id: String,
+    pub caller: String,
+    pub context_id: String,
+    /// The new state (A2A 1.0 name).
+    pub state: String,
+    pub at: String,
+    /// The journal seq of the change (per Session).
+    pub seq: i64,
+}
+
+/// `event: interaction` of `GET /api/v1/tasks/events`: raised or answered.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export)]
+pub struct InteractionChange {
+    #[serde(flatten)]
+    pub change: InteractionChangeKind,
+    pub interaction_id: String,
+    pub task_id: Option<String>,
+    pub session_id: String,
+    pub seq: i64,
+}
+
+/// What happened to the interaction.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[ts(export)]
+pub enum InteractionChangeKind {
+    /// A new decision is waiting; `detail` is the public interaction.
+    Raised { detail: Box<Interaction> },
+    /// It was answered (by a person, or by expiry applying the default).
+    Answered { detail: AnswerDetail },
+}
+
+/// Who answered what.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export)]
+pub struct AnswerDetail {
+    pub option: String,
+    pub answered_by: String,
+    pub expired: bool,
+}
+
+/// `POST /api/v1/me/schedules/preview`: what a cron expression means in a zone, before saving.
+#[derive(Debug, Clone, Serialize, TS)]
+#[ts(export)]
+pub struct SchedulePreview {
+    pub cron: String,
+    pub timezone: String,
+    /// The expression in plain words (the same words a saved schedule shows).
+    pub description: String,
+    /// The next fire times after now.
+    pub next_runs: Vec<NextRun>,
+}
+
+/// `POST /api/v1/session/bootstrap`: the console page's session was set up (as a cookie).
+#[derive(Debug, Clone, Serialize, TS)]
+#[ts(export)]
+pub struct ConsoleSession {
+    /// Who the page acts as (`you`).
+    pub principal: String,
+}

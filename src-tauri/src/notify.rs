@@ -1,0 +1,55 @@
+//! Native notifications for new interactions, and what a click on one does: show the console
+//! window and open the interaction in the inbox.
+//!
+//! Linux (and the BSDs) use the XDG notification service over D-Bus (`notify-rust`), whose
+//! actions report the click; Tauri's notification plugin reports no clicks on desktop. Without
+//! a notification service (a bare X server, CI) showing fails: that is logged once and the tray
+//! count still works. Other platforms get no notification from the shell yet.
+
+use tauri::AppHandle;
+
+use crate::watch::Pending;
+
+/// Shows a notification for `i`; a click opens it in the inbox.
+#[cfg(all(unix, not(target_os = "macos")))]
+pub fn new_interaction(app: &AppHandle, i: &Pending) {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    static WARNED: AtomicBool = AtomicBool::new(false);
+
+    let app = app.clone();
+    let id = i.interaction_id.clone();
+    let (title, body) = (i.title.clone(), i.body());
+    // `wait_for_action` blocks until the notification is clicked or closed: one short-lived
+    // thread per notification, none of which holds up exit.
+    let spawned = std::thread::Builder::new()
+        .name("notification".into())
+        .spawn(move || {
+            let shown = notify_rust::Notification::new()
+                .appname("Sextant")
+                .summary(&title)
+                .body(&body)
+                .action("default", "Open in the inbox")
+                .hint(notify_rust::Hint::Category("im.received".into()))
+                .show();
+            match shown {
+                Ok(handle) => handle.wait_for_action(|action| {
+                    if action == "default" {
+                        crate::open_path(&app, &format!("/inbox#{id}"));
+                    }
+                }),
+                Err(e) if !WARNED.swap(true, Ordering::Relaxed) => {
+                    tracing::warn!(error = %e, "no desktop notifications (is a notification service running?)");
+                }
+                Err(e) => tracing::debug!(error = %e, "notification not shown"),
+            }
+        });
+    if let Err(e) = spawned {
+        tracing::warn!(error = %e, "notification thread");
+    }
+}
+
+/// Other platforms: nothing yet (the tray count and the window title still show it).
+#[cfg(not(all(unix, not(target_os = "macos"))))]
+pub fn new_interaction(_app: &AppHandle, i: &Pending) {
+    tracing::info!(interaction_id = %i.interaction_id, "new interaction (no notifications on this platform yet)");
+}

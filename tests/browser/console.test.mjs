@@ -1,0 +1,314 @@
+// Browser end-to-end tests of the console against a real `sextant serve` (temp data dir),
+// in Debian's Chromium. Each test saves screenshots of what it checked to docs/screenshots/.
+//
+//   bash tests/browser/run.sh            (installs chromium and playwright-core if missing)
+
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { client, rawPost, shot, startBrowser, startServer } from './harness.mjs';
+
+let server;
+let browser;
+let api;
+
+before(async () => {
+  server = await startServer();
+  browser = await startBrowser();
+  api = client(server);
+});
+
+after(async () => {
+  await browser?.stop();
+  await server?.stop();
+});
+
+/** A new tab on `path`, with the console loaded and live. */
+async function open(path) {
+  const page = await browser.context.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e));
+  page.on('console', (m) => {
+    if (m.type() === 'error' && !/Failed to load resource/.test(m.text())) errors.push(new Error(m.text()));
+  });
+  page.errors = errors;
+  await page.goto(server.url + path);
+  await page.locator('[data-connection="live"]').waitFor();
+  return page;
+}
+
+function noErrors(page) {
+  assert.deepEqual(page.errors.map(String), [], 'the page logged no errors');
+}
+
+describe('the server serves the console', () => {
+  test('with a strict CSP, and index.html for deep links', async () => {
+    for (const path of ['/', '/sessions/0193-deep-link', '/tasks/x', '/schedules', '/inbox']) {
+      const res = await fetch(server.url + path);
+      assert.equal(res.status, 200, path);
+      const csp = res.headers.get('content-security-policy');
+      assert.match(csp, /default-src 'self'/);
+      assert.match(csp, /connect-src 'self'/);
+      assert.doesNotMatch(csp, /unsafe-inline|\*/);
+      assert.equal(res.headers.get('x-frame-options'), 'DENY');
+      assert.match(await res.text(), /<div id="app"><\/div>/);
+    }
+    assert.equal((await fetch(server.url + '/api/v1/nope')).status, 404);
+    assert.equal((await fetch(server.url + '/api/v1/nope')).headers.get('content-type'), 'application/json');
+    assert.equal((await fetch(server.url + '/no/such/page')).status, 404);
+  });
+
+  test('the console session is refused to other origins, and the token never appears in a URL', async () => {
+    const cross = await fetch(server.url + '/api/v1/session/bootstrap', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Origin: 'http://evil.example', 'Sec-Fetch-Site': 'cross-site' },
+      body: '{}',
+    });
+    assert.equal(cross.status, 403);
+    assert.equal(cross.headers.get('set-cookie'), null);
+    // fetch() will not send another Host: a raw request, as a DNS-rebound page's would be.
+    const rebound = await rawPost(server.url, '/api/v1/session/bootstrap', { Host: 'evil.example', 'Content-Type': 'application/json' }, '{}');
+    assert.equal(rebound.status, 403, 'a page on a non-loopback name gets nothing');
+    assert.equal(rebound.headers['set-cookie'], undefined);
+
+    const page = await open('/');
+    const urls = [];
+    page.on('request', (r) => urls.push(r.url()));
+    await page.reload();
+    await page.locator('[data-connection="live"]').waitFor();
+    assert.ok(urls.length > 0);
+    for (const u of urls) assert.ok(!u.includes(server.token), `token in ${u}`);
+    const cookies = await browser.context.cookies(server.url + '/api/v1/health');
+    const c = cookies.find((x) => x.name === 'sextant_console');
+    assert.ok(c, 'the console cookie is set');
+    assert.equal(c.httpOnly, true);
+    assert.equal(c.sameSite, 'Strict');
+    assert.notEqual(c.value, server.token);
+    assert.equal(c.path, '/api', 'sent to the API only');
+    assert.equal(await page.evaluate(() => document.cookie), '', 'scripts cannot read it');
+    // The cookie makes a same-origin request the owner, and is worth nothing cross-site.
+    const withCookie = (site) =>
+      fetch(server.url + '/api/v1/interactions', { headers: { Cookie: `sextant_console=${c.value}`, 'Sec-Fetch-Site': site } });
+    assert.equal((await withCookie('same-origin')).status, 200);
+    assert.notEqual((await withCookie('cross-site')).status, 200);
+    assert.notEqual((await withCookie('same-site')).status, 200, 'not even from another port of localhost');
+    await page.close();
+  });
+});
+
+describe('schedules', () => {
+  test('create a schedule, run it now, open its Run transcript, replay it', async () => {
+    const page = await open('/schedules');
+    await page.getByText('No schedules yet').waitFor();
+    await page.getByRole('button', { name: '+ New schedule' }).click();
+    const dialog = page.locator('dialog[open]');
+    await dialog.locator('#s-name').fill('Morning brief');
+    await dialog.locator('#s-agent').selectOption('echo');
+    await dialog.locator('#s-prompt').fill('Summarise what changed overnight');
+    await dialog.locator('#s-cron').fill('30 7 * * 1-5');
+    // Plain words at once, next fire times from the server's preview.
+    await dialog.getByText('At 07:30, on weekdays (Monday through Friday).').waitFor();
+    await dialog.locator('#s-zone').click();
+    await dialog.locator('#s-zone').fill('new york');
+    await dialog.getByRole('option', { name: 'America/New York' }).click();
+    assert.equal(await dialog.locator('#s-zone').inputValue(), 'America/New_York');
+    await dialog.getByText('Next fire times (America/New York)').waitFor();
+    assert.equal(await dialog.locator('.next-runs li').count(), 5);
+    await shot(page, 'schedule-dialog');
+    await dialog.getByRole('button', { name: 'Create schedule' }).click();
+    await dialog.waitFor({ state: 'detached' }).catch(() => undefined);
+    const row = page.locator('tr', { hasText: 'Morning brief' });
+    await row.waitFor();
+    await row.getByText('At 07:30, on weekdays').waitFor();
+    await row.getByText('never').waitFor();
+
+    // A second, paused schedule so the list shows both states.
+    const made = await api.call('POST', '/api/v1/me/schedules', {
+      name: 'Weekly repo digest',
+      prompt: 'List the merged pull requests of the week',
+      cron: '0 17 * * FRI',
+      timezone: 'Europe/Berlin',
+      agent_id: 'echo',
+      enabled: false,
+    });
+    assert.equal(made.status, 201);
+    await page.reload();
+    await page.locator('tr', { hasText: 'Weekly repo digest' }).getByText('paused').waitFor();
+    await shot(page, 'schedules');
+
+    // Enable, then delete with confirmation.
+    const digest = page.locator('tr', { hasText: 'Weekly repo digest' });
+    await digest.getByRole('switch').click();
+    await digest.locator('[role="switch"][aria-checked="true"]').waitFor();
+    assert.equal((await api.call('GET', `/api/v1/me/schedules/${made.body.id}`)).body.enabled, true);
+    await digest.getByRole('button', { name: 'Delete' }).click();
+    const confirm = page.locator('dialog[open]');
+    await confirm.getByText('Delete this schedule?').waitFor();
+    await confirm.getByRole('button', { name: 'Delete schedule' }).click();
+    await digest.waitFor({ state: 'detached' });
+    assert.equal((await api.call('GET', `/api/v1/me/schedules/${made.body.id}`)).status, 404);
+
+    await row.getByRole('link', { name: 'Morning brief' }).click();
+    await page.getByRole('heading', { name: 'Morning brief' }).waitFor();
+    await page.getByText('No Runs yet').waitFor();
+    await page.getByRole('button', { name: '▶ Run now' }).click();
+    const run = page.locator('tr[data-run-id]').first();
+    await page.locator('tr[data-run-id][data-status="completed"]').waitFor();
+    await shot(page, 'schedule');
+
+    await run.getByRole('link', { name: /Session .* →/ }).click();
+    await page.waitForURL(/\/sessions\//);
+    const sessionUrl = page.url();
+    await page.getByText('Created by a schedule').waitFor();
+    await page.locator('.run-panel').getByText('Run now', { exact: true }).waitFor();
+    await page.locator('[data-kind="user_input"]', { hasText: 'Summarise what changed overnight' }).waitFor();
+    await page.locator('[data-kind="agent_text"]', { hasText: 'Summarise what changed overnight' }).waitFor();
+    await page.locator('[data-kind="state"][data-state="TASK_STATE_COMPLETED"]').waitFor();
+    await shot(page, 'session');
+
+    // The same page as a deep link (the console link Sextant puts in results).
+    const deep = await open(new URL(sessionUrl).pathname);
+    await deep.locator('[data-kind="user_input"]', { hasText: 'Summarise what changed overnight' }).waitFor();
+    noErrors(deep);
+    await deep.close();
+
+    await page.getByRole('button', { name: '↻ Replay this Run' }).click();
+    await page.waitForURL((u) => u.href !== sessionUrl && /\/sessions\//.test(u.href));
+    await page.locator('.run-panel').getByText('Replay', { exact: true }).waitFor();
+    await page.locator('[data-kind="user_input"]', { hasText: 'Summarise what changed overnight' }).waitFor();
+
+    // Both Runs are in the history.
+    await page.locator('.run-panel').getByRole('link', { name: 'Morning brief' }).click();
+    await page.locator('tr[data-run-id]').nth(1).waitFor();
+    assert.equal(await page.locator('tr[data-run-id]').count(), 2);
+    await page.locator('tr[data-run-id]').first().getByText('Replay', { exact: true }).waitFor();
+    noErrors(page);
+    await page.close();
+  });
+
+  test('a bad cron expression shows the server’s field error on the field', async () => {
+    const expected = await api.call('POST', '/api/v1/me/schedules', {
+      name: 'x',
+      prompt: 'x',
+      cron: '0 9 30 2 *',
+      timezone: 'UTC',
+      agent_id: 'echo',
+    });
+    assert.equal(expected.status, 422);
+    assert.equal(expected.body.error.field, 'cron');
+
+    const page = await open('/schedules');
+    await page.getByRole('button', { name: '+ New schedule' }).click();
+    const dialog = page.locator('dialog[open]');
+    await dialog.locator('#s-name').fill('Never');
+    await dialog.locator('#s-prompt').fill('x');
+    await dialog.locator('#s-cron').fill('0 9 30 2 *');
+    await dialog.locator('#s-zone').click();
+    await dialog.locator('#s-zone').fill('UTC');
+    await dialog.locator('#s-zone').press('Enter');
+    await dialog.getByRole('button', { name: 'Create schedule' }).click();
+    const err = dialog.locator('[data-field-error="cron"]');
+    await err.waitFor();
+    // The server's words, without the "cron: " its place on the field already says.
+    assert.equal(await err.textContent(), expected.body.error.message.replace(/^cron: /, ''));
+    assert.match(await dialog.locator('#s-cron').getAttribute('class'), /invalid/);
+    await shot(page, 'cron-error');
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    noErrors(page);
+    await page.close();
+  });
+});
+
+describe('approvals', () => {
+  test('a shell task reaches the inbox, is accepted with the keyboard, and completes live', async () => {
+    const inbox = await open('/inbox');
+    await inbox.getByText('Nothing is waiting for you').waitFor();
+    const tasks = await open('/tasks');
+
+    const task = await api.send('shell', 'echo hello-from-the-console');
+    const card = inbox.locator('article.interaction', { hasText: 'echo hello-from-the-console' });
+    await card.waitFor();
+    await card.getByText('Expires in').waitFor();
+    const options = await card.locator('button.option').evaluateAll((bs) => bs.map((b) => b.dataset.option));
+    assert.deepEqual(options, ['accept', 'acceptForSession', 'decline', 'cancel'], 'exactly the declared options, in order');
+    const dbg = await api.call('GET', '/api/v1/interactions');
+    assert.match(await inbox.title(), /^\(1\) /, JSON.stringify(dbg.body.interactions.map((i) => [i.agentId, i.command, i.title, i.caller])));
+    await tasks.locator(`tr[data-task-id="${task.id}"][data-state="TASK_STATE_AUTH_REQUIRED"]`).waitFor();
+
+    // A second waiting task, so the inbox shows a list and j/k matter.
+    const other = await api.send('shell', 'ls -la /tmp');
+    await inbox.locator('article.interaction', { hasText: 'ls -la /tmp' }).waitFor();
+    assert.match(await inbox.title(), /^\(2\) /);
+    await shot(inbox, 'inbox');
+    await shot(tasks, 'tasks');
+
+    const detail = await open(`/tasks/${task.id}`);
+    await detail.locator('[data-task-state="TASK_STATE_AUTH_REQUIRED"]').waitFor({ state: 'attached' });
+
+    // Newest first: the ls card is selected; j moves to ours, y arms accept, Enter answers.
+    await inbox.locator('article.interaction.selected', { hasText: 'ls -la /tmp' }).waitFor();
+    await inbox.keyboard.press('j');
+    await inbox.locator('article.interaction.selected', { hasText: 'hello-from-the-console' }).waitFor();
+    await inbox.keyboard.press('y');
+    await card.locator('button.option.armed[data-option="accept"]').waitFor();
+    await inbox.keyboard.press('Enter');
+    await card.waitFor({ state: 'detached' });
+    assert.match(await inbox.title(), /^\(1\) /);
+
+    // The task page follows it to completion, with the command's output.
+    await detail.locator('[data-task-state="TASK_STATE_COMPLETED"]').waitFor({ state: 'attached' });
+    await detail.locator('[data-kind="agent_text"]', { hasText: 'hello-from-the-console' }).waitFor();
+    await detail.locator('[data-kind="answer"]', { hasText: 'Yes, run it' }).waitFor();
+    await shot(detail, 'task');
+    await tasks.locator(`tr[data-task-id="${task.id}"][data-state="TASK_STATE_COMPLETED"]`).waitFor();
+
+    // Clean up the other one through the inbox's mouse path.
+    await inbox.locator('article.interaction', { hasText: 'ls -la /tmp' }).locator('button[data-option="decline"]').click();
+    await inbox.getByText('Nothing is waiting for you').waitFor();
+    await tasks.locator(`tr[data-task-id="${other.id}"][data-state="TASK_STATE_COMPLETED"]`).waitFor();
+    for (const p of [inbox, tasks, detail]) {
+      noErrors(p);
+      await p.close();
+    }
+  });
+
+  test('a card answered through the API disappears from a second open page without reload', async () => {
+    const first = await open('/inbox');
+    const second = await open('/inbox');
+    const task = await api.send('shell', 'echo answered-elsewhere');
+    const sel = { hasText: 'echo answered-elsewhere' };
+    await first.locator('article.interaction', sel).waitFor();
+    await second.locator('article.interaction', sel).waitFor();
+    const pending = await api.pendingFor(task.id);
+    let navigations = 0;
+    second.on('framenavigated', () => navigations++);
+
+    const r = await api.call('POST', `/api/v1/interactions/${pending.interactionId}/answer`, {
+      task_id: task.id,
+      option: 'decline',
+      reason: 'not now',
+      message_id: 'browser-api-answer',
+    });
+    assert.equal(r.status, 200);
+    await second.locator('article.interaction', sel).waitFor({ state: 'detached' });
+    await first.locator('article.interaction', sel).waitFor({ state: 'detached' });
+    assert.equal(navigations, 0, 'no reload');
+    assert.doesNotMatch(await second.title(), /^\(\d+\)/);
+    for (const p of [first, second]) {
+      noErrors(p);
+      await p.close();
+    }
+  });
+});
+
+describe('overview', () => {
+  test('shows what waits, what runs and what fires next', async () => {
+    await api.send('shell', 'df -h');
+    const page = await open('/');
+    await page.getByRole('heading', { name: 'Overview' }).waitFor();
+    await page.locator('section[aria-label="Waiting for you"]').getByText('df -h').waitFor();
+    await page.locator('section[aria-label="Next scheduled"]').getByText('Morning brief').waitFor();
+    await shot(page, 'overview');
+    noErrors(page);
+    await page.close();
+  });
+});

@@ -1,0 +1,148 @@
+// Test harness: a real `sextant serve` on a temp data dir and port 0 (ready when it prints
+// `sextant: listening on http://…`; no sleeps), Debian's Chromium driven by playwright-core,
+// and small API helpers that act as other clients (A2A callers, the owner's token).
+
+import { spawn } from 'node:child_process';
+import { request } from 'node:http';
+import { mkdtempSync, readFileSync, rmSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { chromium } from 'playwright-core';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+export const SCREENSHOTS = join(ROOT, 'docs/screenshots');
+
+/** Starts `sextant serve`; resolves once it prints its URL. */
+export async function startServer() {
+  const bin = process.env.SEXTANT_BIN ?? join(ROOT, 'target/debug/sextant');
+  const dataDir = mkdtempSync(join(tmpdir(), 'sextant-browser-'));
+  const child = spawn(bin, ['serve', '--data-dir', dataDir, '--port', '0'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, RUST_LOG: process.env.RUST_LOG ?? 'warn' },
+  });
+  const stderr = [];
+  child.stderr.on('data', (d) => {
+    stderr.push(d.toString());
+    if (process.env.SEXTANT_LOG) process.stderr.write(d);
+  });
+  const url = await new Promise((resolveUrl, reject) => {
+    const lines = createInterface({ input: child.stdout });
+    lines.on('line', (line) => {
+      const m = /^sextant: listening on (http:\/\/\S+)/.exec(line);
+      if (m) resolveUrl(m[1]);
+    });
+    child.on('exit', (code) => reject(new Error(`sextant exited (${code}) before listening:\n${stderr.join('')}`)));
+  });
+  const token = readFileSync(join(dataDir, 'token'), 'utf8').trim();
+  return {
+    url,
+    token,
+    async stop() {
+      if (child.exitCode === null) {
+        const exited = new Promise((r) => child.once('exit', r));
+        child.kill('SIGTERM');
+        await exited;
+      }
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Debian's Chromium, headless, with a fresh profile and no background traffic. */
+export async function startBrowser() {
+  const profile = mkdtempSync(join(tmpdir(), 'sextant-chromium-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+    headless: true,
+    viewport: { width: 1360, height: 860 },
+    colorScheme: 'light',
+    timezoneId: 'Europe/Berlin',
+    locale: 'en-GB',
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+  context.setDefaultTimeout(15_000);
+  return {
+    context,
+    async stop() {
+      await context.close();
+      rmSync(profile, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A client of the server with the owner's token (another tab, a script, an assistant). */
+export function client(server) {
+  const call = async (method, path, body) => {
+    const res = await fetch(server.url + path, {
+      method,
+      headers: {
+        Authorization: `Bearer ${server.token}`,
+        'Content-Type': 'application/json',
+        'A2A-Version': '1.0',
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : null };
+  };
+  let n = 0;
+  return {
+    call,
+    /** Sends a message to an Agent over A2A JSON-RPC; returns the Task as soon as it is journalled. */
+    async send(agent, text) {
+      const r = await call('POST', `/api/v1/agents/${agent}/a2a`, {
+        jsonrpc: '2.0',
+        id: ++n,
+        method: 'SendMessage',
+        params: {
+          message: { messageId: `browser-${Date.now()}-${n}`, role: 'ROLE_USER', parts: [{ text }] },
+          configuration: { returnImmediately: true },
+        },
+      });
+      if (r.body.error) throw new Error(JSON.stringify(r.body.error));
+      return r.body.result.task ?? r.body.result;
+    },
+    /** The pending interaction of a task, once it is raised. */
+    async pendingFor(taskId, timeoutMs = 15_000) {
+      const end = Date.now() + timeoutMs;
+      for (;;) {
+        const r = await call('GET', '/api/v1/interactions');
+        const hit = r.body.interactions.find((i) => i.taskId === taskId);
+        if (hit) return hit;
+        if (Date.now() > end) throw new Error(`no interaction for task ${taskId}`);
+        await new Promise((res) => setTimeout(res, 100));
+      }
+    },
+  };
+}
+
+/** Saves a screenshot of `page` as docs/screenshots/<name>.png. */
+export async function shot(page, name) {
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`) });
+}
+
+/** A POST with exactly these headers (fetch() will not send a chosen Host). */
+export function rawPost(base, path, headers, body) {
+  return new Promise((resolveRes, reject) => {
+    const u = new URL(path, base);
+    const req = request(
+      { host: u.hostname, port: u.port, path: u.pathname, method: 'POST', headers: { ...headers, 'Content-Length': Buffer.byteLength(body) } },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolveRes({ status: res.statusCode, headers: res.headers }));
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}

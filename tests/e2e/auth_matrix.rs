@@ -1,0 +1,945 @@
+//! The auth matrix: every principal kind × every A2A method and REST route × own / another's
+//! resources → the expected outcome, with zero leaks; and revocation taking effect on the next
+//! call (tokens, the deny list, JWT-named callers, open streams).
+//!
+//! Principals: the owner (data-dir token), the anonymous loopback caller, two peers (per-peer
+//! tokens), an assistant (capability token for one Agent, on its own routes), a service (a JWT
+//! without `act`) and two delegated agents acting for the same user (JWTs with `act`).
+
+use std::time::Duration;
+
+use reqwest::header::HeaderMap;
+use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
+
+use crate::support::{STEP, msg, uid, with};
+
+pub const ISS: &str = "https://idp.test";
+pub const SECRET: &str = "e2e-jwt-secret-0123456789abcdef-0123456789";
+
+/// `security.toml`: JWT verification (HS256, the test secret) plus `extra`.
+pub fn security_toml(extra: &str) -> String {
+    format!(
+        "[jwt]\nissuer = \"{ISS}\"\naudience = \"sextant\"\nalgorithm = \"HS256\"\n\
+         secret_file = \"jwt.secret\"\n\n{extra}"
+    )
+}
+
+/// A JWT from the test issuer for `sub` (acting agent `act`), valid for 10 minutes.
+pub fn jwt(sub: &str, act: Option<&str>) -> String {
+    let exp = jsonwebtoken::get_current_timestamp() + 600;
+    let mut claims = json!({ "iss": ISS, "aud": "sextant", "exp": exp, "sub": sub });
+    if let Some(a) = act {
+        claims["act"] = json!({ "sub": a });
+    }
+    jsonwebtoken::encode(
+        &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),
+        &claims,
+        &jsonwebtoken::EncodingKey::from_secret(SECRET.as_bytes()).unwrap(),
+    )
+    .unwrap()
+}
+
+/// A Sextant with JWT verification, started on a temp data dir.
+pub struct Secure {
+    pub running: sextant::Running,
+    pub dir: tempfile::TempDir,
+    pub url: String,
+    pub owner: String,
+    pub client: reqwest::Client,
+}
+
+pub fn config(dir: &std::path::Path, host: &str, public_url: Option<&str>) -> sextant::Config {
+    sextant::Config {
+        data_dir: dir.to_path_buf(),
+        host: host.into(),
+        port: 0,
+        public_url: public_url.map(String::from),
+        conformance: false,
+    }
+}
+
+/// Writes `agents.toml`, `security.toml` (with `security_extra`) and the JWT secret into a new
+/// data dir, and starts Sextant on 127.0.0.1.
+pub async fn spawn(agents_toml: &str, security_extra: &str) -> Secure {
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::write(dir.path().join("agents.toml"), agents_toml).unwrap();
+    std::fs::write(
+        dir.path().join("security.toml"),
+        security_toml(security_extra),
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("jwt.secret"), SECRET).unwrap();
+    start_in(dir).await
+}
+
+pub async fn start_in(dir: tempfile::TempDir) -> Secure {
+    let running = sextant::start(config(dir.path(), "127.0.0.1", None))
+        .await
+        .expect("sextant starts");
+    Secure {
+        url: running.url(),
+        owner: running.token.clone(),
+        running,
+        dir,
+        client: reqwest::Client::builder().no_proxy().build().unwrap(),
+    }
+}
+
+impl Secure {
+    pub async fn shutdown(self) {
+        self.running.shutdown().await.expect("clean shutdown");
+    }
+
+    pub async fn restart(self) -> Secure {
+        let Secure { running, dir, .. } = self;
+        running.shutdown().await.expect("clean shutdown");
+        start_in(dir).await
+    }
+
+    /// One request; status, headers and JSON body (Null when empty or not JSON).
+    pub async fn req(
+        &self,
+        bearer: Option<&str>,
+        method: Method,
+        path: &str,
+        body: Option<Value>,
+        headers: &[(&str, &str)],
+    ) -> (StatusCode, HeaderMap, Value) {
+        let mut req = self
+            .client
+            .request(method.clone(), format!("{}{path}", self.url));
+        if let Some(t) = bearer {
+            req = req.bearer_auth(t);
+        }
+        if method != Method::GET && method != Method::DELETE {
+            req = req.header("Content-Type", "application/json");
+        }
+        for (k, v) in headers {
+            req = req.header(*k, *v);
+        }
+        if let Some(b) = body {
+            req = req.body(b.to_string());
+        }
+        let resp = tokio::time::timeout(STEP, req.send())
+            .await
+            .expect("request timed out")
+            .expect("request sent");
+        let status = resp.status();
+        let headers = resp.headers().clone();
+        let text = resp.text().await.unwrap_or_default();
+        (
+            status,
+            headers,
+            serde_json::from_str(&text).unwrap_or(Value::Null),
+        )
+    }
+
+    /// A JSON-RPC call at `{prefix}/a2a` (prefix: `/api/v1/agents/ID` or the assistant one).
+    pub async fn rpc(
+        &self,
+        bearer: Option<&str>,
+        prefix: &str,
+        method: &str,
+        params: Value,
+    ) -> (StatusCode, Value) {
+        let body =
+            json!({ "jsonrpc": "2.0", "id": uid("rpc"), "method": method, "params": params });
+        let (status, _, v) = self
+            .req(
+                bearer,
+                Method::POST,
+                &format!("{prefix}/a2a"),
+                Some(body),
+                &[("A2A-Version", "1.0")],
+            )
+            .await;
+        (status, v)
+    }
+
+    /// Issues a token through the API (as the owner); the token.
+    pub async fn issue(&self, path: &str, body: Value) -> String {
+        let owner = self.owner.clone();
+        let (status, _, v) = self
+            .req(Some(&owner), Method::POST, path, Some(body), &[])
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{v}");
+        v["token"].as_str().expect("token shown once").to_string()
+    }
+}
+
+pub fn code(v: &Value) -> i64 {
+    v["error"]["code"].as_i64().unwrap_or(0)
+}
+
+const AGENTS: &str = r#"
+[[agents]]
+id = "open"
+name = "Open"
+description = "e2e: every principal kind may call"
+engine = { kind = "echo" }
+access = { call = ["person", "anonymous-local", "assistant:*", "peer:alice", "peer:bob",
+                   "jwt:https://idp.test:*", "actor:https://idp.test:*"] }
+
+[[agents]]
+id = "watch"
+name = "Watch"
+description = "e2e: peers and JWT holders may only read"
+engine = { kind = "echo" }
+access = { call = ["person"], read = ["peer:*", "jwt:https://idp.test:*", "actor:https://idp.test:*"] }
+
+[[agents]]
+id = "slow"
+name = "Slow"
+description = "e2e: a long turn"
+engine = { kind = "exec", command = ["sh", "-c", "sleep 15; echo done"] }
+access = { call = ["person", "peer:alice"] }
+"#;
+
+/// One caller of the matrix.
+#[derive(Debug, Clone)]
+struct Caller {
+    name: &'static str,
+    bearer: Option<String>,
+    /// The A2A prefix it uses for Agent `open`.
+    prefix: String,
+    /// Whether it may send to `open`.
+    calls: bool,
+}
+
+async fn callers(app: &Secure) -> Vec<Caller> {
+    let alice = app
+        .issue("/api/v1/peer-tokens", json!({ "name": "alice" }))
+        .await;
+    let bob = app
+        .issue("/api/v1/peer-tokens", json!({ "name": "bob" }))
+        .await;
+    let helper = app
+        .issue(
+            "/api/v1/assistant-tokens",
+            json!({ "name": "helper", "agent_id": "open" }),
+        )
+        .await;
+    let public = "/api/v1/agents/open".to_string();
+    let c = |name, bearer: Option<String>, calls| Caller {
+        name,
+        bearer,
+        prefix: public.clone(),
+        calls,
+    };
+    vec![
+        c("owner", Some(app.owner.clone()), true),
+        c("anon", None, true),
+        c("alice", Some(alice), true),
+        c("bob", Some(bob), true),
+        Caller {
+            name: "assistant",
+            bearer: Some(helper),
+            prefix: "/api/v1/assistant-a2a/agents/open".into(),
+            calls: true,
+        },
+        c("service", Some(jwt("svc", None)), false),
+        c(
+            "delegated-a",
+            Some(jwt("alice-user", Some("agent-a"))),
+            true,
+        ),
+        c(
+            "delegated-b",
+            Some(jwt("alice-user", Some("agent-b"))),
+            true,
+        ),
+    ]
+}
+
+#[tokio::test]
+async fn every_principal_sees_only_its_own_tasks_on_every_a2a_method() {
+    let app = spawn(AGENTS, "[limits]\nrate_limit_per_minute = 10000\n").await;
+    let callers = callers(&app).await;
+
+    // SendMessage: each caller that may call gets its own task; a service may only read.
+    let mut tasks: Vec<(String, String, String, String)> = Vec::new(); // caller, task, ctx, session
+    for c in &callers {
+        let (status, r) = app
+            .rpc(
+                c.bearer.as_deref(),
+                &c.prefix,
+                "SendMessage",
+                json!({ "message": msg(&format!("hello from {}", c.name)) }),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{}: {r}", c.name);
+        if !c.calls {
+            assert_eq!(code(&r), -32004, "{}: read-only: {r}", c.name);
+            assert!(
+                r["error"]["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains("read-only")
+            );
+            continue;
+        }
+        let t = &r["result"]["task"];
+        assert_eq!(
+            t["status"]["state"], "TASK_STATE_COMPLETED",
+            "{}: {r}",
+            c.name
+        );
+        tasks.push((
+            c.name.to_string(),
+            t["id"].as_str().unwrap().to_string(),
+            t["contextId"].as_str().unwrap().to_string(),
+            t["metadata"]["sessionId"].as_str().unwrap().to_string(),
+        ));
+    }
+    assert_eq!(tasks.len(), 7);
+
+    // The answer for a task that does not exist: another caller's task must look the same.
+    let unknown = "no-such-task-0000";
+    for reader in &callers {
+        let b = reader.bearer.as_deref();
+        let (_, missing) = app
+            .rpc(b, &reader.prefix, "GetTask", json!({ "id": unknown }))
+            .await;
+        assert_eq!(code(&missing), -32001, "{}: {missing}", reader.name);
+        let not_found = |r: &Value, id: &str| {
+            assert_eq!(code(r), -32001, "{} reading {id}: {r}", reader.name);
+            assert_eq!(
+                r["error"]["message"].as_str().unwrap().replace(id, "ID"),
+                missing["error"]["message"]
+                    .as_str()
+                    .unwrap()
+                    .replace(unknown, "ID"),
+                "{}: another caller's task must look like an unknown one",
+                reader.name
+            );
+            assert_eq!(r["error"]["data"], missing["error"]["data"]);
+        };
+        for (owner, task, ctx, _) in &tasks {
+            let own = owner == reader.name;
+            let (_, got) = app
+                .rpc(b, &reader.prefix, "GetTask", json!({ "id": task }))
+                .await;
+            let (_, sub) = app
+                .rpc(b, &reader.prefix, "SubscribeToTask", json!({ "id": task }))
+                .await;
+            let (_, cancel) = app
+                .rpc(b, &reader.prefix, "CancelTask", json!({ "id": task }))
+                .await;
+            if own {
+                assert_eq!(got["result"]["id"], json!(task), "{}: {got}", reader.name);
+                assert_eq!(code(&sub), -32004, "own terminal task: {sub}");
+                assert_eq!(code(&cancel), -32002, "own task: {cancel}");
+            } else {
+                not_found(&got, task);
+                not_found(&sub, task);
+                not_found(&cancel, task);
+            }
+            // A follow-up naming another caller's task finds nothing.
+            if reader.calls && !own {
+                let (_, follow) = app
+                    .rpc(
+                        b,
+                        &reader.prefix,
+                        "SendMessage",
+                        json!({ "message": with(msg("me too"), json!({ "taskId": task })) }),
+                    )
+                    .await;
+                assert_eq!(code(&follow), -32001, "{} → {owner}: {follow}", reader.name);
+            }
+            let _ = ctx;
+        }
+        // ListTasks: exactly the caller's own tasks.
+        let (_, list) = app
+            .rpc(b, &reader.prefix, "ListTasks", json!({ "pageSize": 100 }))
+            .await;
+        let mut listed: Vec<&str> = list["result"]["tasks"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{}: {list}", reader.name))
+            .iter()
+            .filter_map(|t| t["id"].as_str())
+            .collect();
+        listed.sort_unstable();
+        let mut own: Vec<&str> = tasks
+            .iter()
+            .filter(|t| t.0 == reader.name)
+            .map(|t| t.1.as_str())
+            .collect();
+        own.sort_unstable();
+        assert_eq!(listed, own, "{}: ListTasks shows only its own", reader.name);
+        assert_eq!(list["result"]["totalSize"], json!(own.len()));
+    }
+
+    // The same contextId from another caller is another, empty conversation; two agents
+    // acting for the same user are two callers.
+    let ctx_of = |n: &str| tasks.iter().find(|t| t.0 == n).unwrap().clone();
+    for (reader, owner) in [
+        ("bob", "alice"),
+        ("delegated-b", "delegated-a"),
+        ("anon", "owner"),
+    ] {
+        let c = callers.iter().find(|c| c.name == reader).unwrap();
+        let (_, ctx, session) = {
+            let t = ctx_of(owner);
+            (t.1, t.2, t.3)
+        };
+        let (_, r) = app
+            .rpc(
+                c.bearer.as_deref(),
+                &c.prefix,
+                "SendMessage",
+                json!({ "message": with(msg("same context id"), json!({ "contextId": ctx })) }),
+            )
+            .await;
+        let t = &r["result"]["task"];
+        assert_eq!(t["contextId"], json!(ctx), "{r}");
+        assert_ne!(
+            t["metadata"]["sessionId"],
+            json!(session),
+            "{reader} joined {owner}'s"
+        );
+        assert_eq!(
+            t["history"].as_array().map(Vec::len),
+            Some(1),
+            "empty conversation: {r}"
+        );
+    }
+
+    // GetExtendedAgentCard: credentials required; then the real skills.
+    for c in &callers {
+        let (status, r) = app
+            .rpc(
+                c.bearer.as_deref(),
+                &c.prefix,
+                "GetExtendedAgentCard",
+                json!({}),
+            )
+            .await;
+        if c.bearer.is_none() {
+            assert_eq!(status, StatusCode::UNAUTHORIZED, "{r}");
+        } else {
+            assert_eq!(status, StatusCode::OK, "{}: {r}", c.name);
+            assert_eq!(r["result"]["name"], "Open", "{}: {r}", c.name);
+            let url = r["result"]["supportedInterfaces"][0]["url"]
+                .as_str()
+                .unwrap();
+            assert!(url.ends_with(&format!("{}/a2a", c.prefix)), "{url}");
+        }
+    }
+
+    // An Agent a caller has no rights on does not exist for it (the unknown-Agent answer).
+    let (unknown_status, unknown_agent) = app
+        .rpc(
+            Some(&app.owner),
+            "/api/v1/agents/nope",
+            "GetTask",
+            json!({ "id": "x" }),
+        )
+        .await;
+    for c in callers
+        .iter()
+        .filter(|c| ["alice", "bob", "service", "delegated-a"].contains(&c.name))
+    {
+        for method in [
+            "SendMessage",
+            "GetTask",
+            "ListTasks",
+            "GetExtendedAgentCard",
+        ] {
+            let (status, r) = app
+                .rpc(
+                    c.bearer.as_deref(),
+                    "/api/v1/agents/echo",
+                    method,
+                    json!({ "id": "x", "message": msg("x") }),
+                )
+                .await;
+            assert_eq!(status, unknown_status, "{} {method} on echo: {r}", c.name);
+            assert_eq!(code(&r), code(&unknown_agent));
+            assert_eq!(
+                r["error"]["message"]
+                    .as_str()
+                    .unwrap()
+                    .replace("echo", "ID"),
+                unknown_agent["error"]["message"]
+                    .as_str()
+                    .unwrap()
+                    .replace("nope", "ID")
+            );
+        }
+    }
+    // Read-only Agent: reads work, sends are refused; the assistant never reaches it.
+    for c in callers
+        .iter()
+        .filter(|c| ["alice", "service", "delegated-a"].contains(&c.name))
+    {
+        let b = c.bearer.as_deref();
+        let (_, r) = app
+            .rpc(
+                b,
+                "/api/v1/agents/watch",
+                "SendMessage",
+                json!({ "message": msg("x") }),
+            )
+            .await;
+        assert_eq!(code(&r), -32004, "{}: {r}", c.name);
+        let (_, r) = app
+            .rpc(b, "/api/v1/agents/watch", "ListTasks", json!({}))
+            .await;
+        assert_eq!(r["result"]["tasks"], json!([]), "{}: {r}", c.name);
+    }
+    let helper = callers.iter().find(|c| c.name == "assistant").unwrap();
+    for agent in ["watch", "echo", "nope"] {
+        let (status, r) = app
+            .rpc(
+                helper.bearer.as_deref(),
+                &format!("/api/v1/assistant-a2a/agents/{agent}"),
+                "ListTasks",
+                json!({}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "assistant on {agent}: {r}");
+    }
+    app.shutdown().await;
+}
+
+#[tokio::test]
+async fn rest_routes_by_principal() {
+    let app = spawn(AGENTS, "[limits]\nrate_limit_per_minute = 10000\n").await;
+    let callers = callers(&app).await;
+    let alice = callers.iter().find(|c| c.name == "alice").unwrap().clone();
+    let (_, r) = app
+        .rpc(
+            alice.bearer.as_deref(),
+            "/api/v1/agents/open",
+            "SendMessage",
+            json!({ "message": msg("mine") }),
+        )
+        .await;
+    let alice_task = r["result"]["task"]["id"].as_str().unwrap().to_string();
+    let alice_session = r["result"]["task"]["metadata"]["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    let owner_only = [
+        "/api/v1/agents".to_string(),
+        "/api/v1/sessions".into(),
+        format!("/api/v1/sessions/{alice_session}"),
+        "/api/v1/tasks".into(),
+        "/api/v1/interactions".into(),
+        "/api/v1/audit".into(),
+        "/api/v1/peer-tokens".into(),
+        "/api/v1/assistant-tokens".into(),
+        "/api/v1/agents/open/access".into(),
+    ];
+    for c in &callers {
+        let expected = match c.name {
+            "owner" => StatusCode::OK,
+            "anon" | "assistant" => StatusCode::UNAUTHORIZED,
+            _ => StatusCode::FORBIDDEN,
+        };
+        for path in &owner_only {
+            let (status, headers, body) = app
+                .req(c.bearer.as_deref(), Method::GET, path, None, &[])
+                .await;
+            assert_eq!(status, expected, "{} GET {path}: {body}", c.name);
+            if status == StatusCode::UNAUTHORIZED {
+                assert_eq!(headers["www-authenticate"], "Bearer");
+            }
+            if status != StatusCode::OK {
+                assert!(!body.to_string().contains(&alice_task), "leak in {path}");
+            }
+        }
+        // Personal schedules: anyone but an assistant has their own (empty) list.
+        let (status, _, body) = app
+            .req(
+                c.bearer.as_deref(),
+                Method::GET,
+                "/api/v1/me/schedules",
+                None,
+                &[],
+            )
+            .await;
+        let expected = if c.name == "assistant" {
+            StatusCode::UNAUTHORIZED
+        } else {
+            StatusCode::OK
+        };
+        assert_eq!(status, expected, "{}: {body}", c.name);
+        // Answers: only the owner answers (a missing interaction is 404 for them).
+        let answer = json!({ "task_id": alice_task, "option": "accept", "message_id": uid("a") });
+        let (status, _, body) = app
+            .req(
+                c.bearer.as_deref(),
+                Method::POST,
+                "/api/v1/interactions/nope/answer",
+                Some(answer),
+                &[],
+            )
+            .await;
+        let expected = match c.name {
+            "owner" => StatusCode::NOT_FOUND,
+            "assistant" => StatusCode::UNAUTHORIZED,
+            _ => StatusCode::FORBIDDEN,
+        };
+        assert_eq!(status, expected, "{} answer: {body}", c.name);
+        // Issuing tokens is the owner's.
+        let (status, _, _) = app
+            .req(
+                c.bearer.as_deref(),
+                Method::POST,
+                "/api/v1/peer-tokens",
+                Some(json!({ "name": format!("x-{}", c.name) })),
+                &[],
+            )
+            .await;
+        let expected = match c.name {
+            "owner" => StatusCode::CREATED,
+            "anon" | "assistant" => StatusCode::UNAUTHORIZED,
+            _ => StatusCode::FORBIDDEN,
+        };
+        assert_eq!(status, expected, "{} issues a token", c.name);
+        // The public card needs nothing; the assistant card is the assistant's only.
+        let (status, _, card) = app
+            .req(
+                c.bearer.as_deref(),
+                Method::GET,
+                "/api/v1/agents/open/.well-known/agent-card.json",
+                None,
+                &[],
+            )
+            .await;
+        assert_eq!(
+            status,
+            if c.name == "assistant" {
+                StatusCode::UNAUTHORIZED
+            } else {
+                StatusCode::OK
+            },
+            "{}",
+            c.name
+        );
+        if status == StatusCode::OK {
+            assert_eq!(card["skills"][0]["id"], "chat");
+        }
+        let (status, _, _) = app
+            .req(
+                c.bearer.as_deref(),
+                Method::GET,
+                "/api/v1/assistant-a2a/agents/open/.well-known/agent-card.json",
+                None,
+                &[],
+            )
+            .await;
+        let expected = if c.name == "assistant" {
+            StatusCode::OK
+        } else {
+            StatusCode::UNAUTHORIZED
+        };
+        assert_eq!(status, expected, "{} assistant card", c.name);
+    }
+    let helper = callers.iter().find(|c| c.name == "assistant").unwrap();
+    let (status, _, _) = app
+        .req(
+            helper.bearer.as_deref(),
+            Method::GET,
+            "/api/v1/assistant-a2a/agents/echo/.well-known/agent-card.json",
+            None,
+            &[],
+        )
+        .await;
+    assert_eq!(
+        status,
+        StatusCode::NOT_FOUND,
+        "the assistant reaches one Agent"
+    );
+
+    // The MCP bridge: the assistant reads its Agent's tasks (any caller's, as the owner would)
+    // and nothing else; peers and JWT holders are refused.
+    let mcp = |task: &str, agent: &str| {
+        json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+            "name": "get_agent_task", "arguments": { "agent_id": agent, "task_id": task } } })
+    };
+    let mcp_headers = [
+        ("Accept", "application/json, text/event-stream"),
+        ("MCP-Protocol-Version", "2025-11-25"),
+    ];
+    let (status, _, v) = app
+        .req(
+            helper.bearer.as_deref(),
+            Method::POST,
+            "/api/v1/assistant-mcp",
+            Some(mcp(&alice_task, "open")),
+            &mcp_headers,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    assert_eq!(v["result"]["isError"], false, "{v}");
+    assert_eq!(v["result"]["structuredContent"]["id"], json!(alice_task));
+    let (_, _, v) = app
+        .req(
+            helper.bearer.as_deref(),
+            Method::POST,
+            "/api/v1/assistant-mcp",
+            Some(mcp(&alice_task, "echo")),
+            &mcp_headers,
+        )
+        .await;
+    assert_eq!(v["result"]["isError"], true, "{v}");
+    assert_eq!(
+        v["result"]["structuredContent"]["error"]["code"], -32001,
+        "{v}"
+    );
+    for c in callers
+        .iter()
+        .filter(|c| ["alice", "service", "delegated-a"].contains(&c.name))
+    {
+        let (status, _, _) = app
+            .req(
+                c.bearer.as_deref(),
+                Method::POST,
+                "/api/v1/assistant-mcp",
+                Some(mcp(&alice_task, "open")),
+                &mcp_headers,
+            )
+            .await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED, "{} on MCP", c.name);
+    }
+    // The anonymous caller reads only its own tasks through MCP.
+    let (_, _, v) = app
+        .req(
+            None,
+            Method::POST,
+            "/api/v1/assistant-mcp",
+            Some(mcp(&alice_task, "open")),
+            &mcp_headers,
+        )
+        .await;
+    assert_eq!(v["result"]["isError"], true, "{v}");
+    // Request content cannot select another identity: an assistant token on the public route,
+    // or the owner's token on the assistant route, is refused.
+    let (status, _) = app
+        .rpc(
+            helper.bearer.as_deref(),
+            "/api/v1/agents/open",
+            "ListTasks",
+            json!({ "principal": "person" }),
+        )
+        .await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    let (status, _) = app
+        .rpc(
+            Some(&app.owner),
+            "/api/v1/assistant-a2a/agents/open",
+            "ListTasks",
+            json!({}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    app.shutdown().await;
+}
+
+#[tokio::test]
+async fn revocation_takes_effect_on_the_next_call() {
+    let app = spawn(AGENTS, "[limits]\nrate_limit_per_minute = 10000\n").await;
+    let alice = app
+        .issue("/api/v1/peer-tokens", json!({ "name": "alice" }))
+        .await;
+    let bob = app
+        .issue("/api/v1/peer-tokens", json!({ "name": "bob" }))
+        .await;
+    let helper = app
+        .issue(
+            "/api/v1/assistant-tokens",
+            json!({ "name": "helper", "agent_id": "open" }),
+        )
+        .await;
+    let open = "/api/v1/agents/open";
+    let list = |who: String, prefix: &'static str| {
+        let app = &app;
+        async move { app.rpc(Some(&who), prefix, "ListTasks", json!({})).await.0 }
+    };
+    assert_eq!(list(alice.clone(), open).await, StatusCode::OK);
+    let owner = app.owner.clone();
+    let (status, _, _) = app
+        .req(
+            Some(&owner),
+            Method::DELETE,
+            "/api/v1/peer-tokens/alice",
+            None,
+            &[],
+        )
+        .await;
+    assert_eq!(status, StatusCode::NO_CONTENT);
+    assert_eq!(list(alice.clone(), open).await, StatusCode::UNAUTHORIZED);
+
+    // Revoked from the CLI (the journal, not the API): the server sees it on the next call.
+    let carol = sextant::tokens::create(
+        app.dir.path(),
+        sextant_server::credentials::Kind::Peer,
+        "carol",
+        None,
+    )
+    .await
+    .unwrap()
+    .token;
+    let (status, _) = app
+        .rpc(Some(&carol), "/api/v1/agents/echo", "ListTasks", json!({}))
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "carol is not on echo's list");
+    sextant::tokens::revoke(
+        app.dir.path(),
+        sextant_server::credentials::Kind::Peer,
+        "carol",
+    )
+    .await
+    .unwrap();
+    let (status, _) = app
+        .rpc(Some(&carol), "/api/v1/agents/echo", "ListTasks", json!({}))
+        .await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+
+    // The assistant token, on its route and on the MCP bridge.
+    let assistant = "/api/v1/assistant-a2a/agents/open";
+    assert_eq!(list(helper.clone(), assistant).await, StatusCode::OK);
+    let (status, _, _) = app
+        .req(
+            Some(&owner),
+            Method::DELETE,
+            "/api/v1/assistant-tokens/helper",
+            None,
+            &[],
+        )
+        .await;
+    assert_eq!(status, StatusCode::NO_CONTENT);
+    assert_eq!(
+        list(helper.clone(), assistant).await,
+        StatusCode::UNAUTHORIZED
+    );
+
+    // The deny list (by key, and by pattern for JWT callers), persisted across a restart.
+    let (_, r) = app
+        .rpc(
+            Some(&bob),
+            open,
+            "SendMessage",
+            json!({ "message": msg("b") }),
+        )
+        .await;
+    let bob_task = r["result"]["task"]["id"].as_str().unwrap().to_string();
+    let deny = json!({ "denied": ["peer:sextant:bob", "jwt:https://idp.test:alice-user"] });
+    let (status, _, v) = app
+        .req(
+            Some(&owner),
+            Method::PUT,
+            "/api/v1/agents/open/access",
+            Some(deny),
+            &[],
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    let (status, r) = app
+        .rpc(Some(&bob), open, "GetTask", json!({ "id": bob_task }))
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{r}");
+    let delegated = jwt("alice-user", Some("agent-z"));
+    let (status, _) = app
+        .rpc(Some(&delegated), open, "ListTasks", json!({}))
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let app = app.restart().await;
+    let (status, _) = app
+        .rpc(Some(&bob), open, "GetTask", json!({ "id": bob_task }))
+        .await;
+    assert_eq!(
+        status,
+        StatusCode::NOT_FOUND,
+        "the revocation survived the restart"
+    );
+    let owner = app.owner.clone();
+    let (_, _, access) = app
+        .req(
+            Some(&owner),
+            Method::GET,
+            "/api/v1/agents/open/access",
+            None,
+            &[],
+        )
+        .await;
+    assert_eq!(
+        access["denied"].as_array().map(Vec::len),
+        Some(2),
+        "{access}"
+    );
+    let (status, _, _) = app
+        .req(
+            Some(&owner),
+            Method::PUT,
+            "/api/v1/agents/open/access",
+            Some(json!({ "denied": [] })),
+            &[],
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, r) = app
+        .rpc(Some(&bob), open, "GetTask", json!({ "id": bob_task }))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{r}");
+    assert_eq!(r["result"]["id"], json!(bob_task));
+
+    // An open stream ends once its caller's token is revoked.
+    let dave = app
+        .issue("/api/v1/peer-tokens", json!({ "name": "alice" }))
+        .await;
+    let (_, r) = app
+        .rpc(
+            Some(&dave),
+            "/api/v1/agents/slow",
+            "SendMessage",
+            json!({ "message": msg("wait"), "configuration": { "returnImmediately": true } }),
+        )
+        .await;
+    let slow = r["result"]["task"]["id"].as_str().unwrap().to_string();
+    let resp = app
+        .client
+        .post(format!("{}/api/v1/agents/slow/a2a", app.url))
+        .bearer_auth(&dave)
+        .header("Content-Type", "application/json")
+        .body(json!({ "jsonrpc": "2.0", "id": 1, "method": "SubscribeToTask", "params": { "id": slow } }).to_string())
+        .send()
+        .await
+        .unwrap();
+    let mut stream = crate::support::Sse::from_response(resp);
+    assert!(
+        stream.next_frame().await.is_some(),
+        "the current task first"
+    );
+    let (status, _, _) = app
+        .req(
+            Some(&owner),
+            Method::DELETE,
+            "/api/v1/peer-tokens/alice",
+            None,
+            &[],
+        )
+        .await;
+    assert_eq!(status, StatusCode::NO_CONTENT);
+    let started = std::time::Instant::now();
+    loop {
+        match stream.next_frame_within(Duration::from_secs(12)).await {
+            Ok(None) => break,
+            Ok(Some(f)) => assert!(
+                !f.data.contains("TASK_STATE_COMPLETED"),
+                "the stream must end before the task does: {f:?}"
+            ),
+            Err(()) => panic!("the stream was not cut after the revocation"),
+        }
+    }
+    assert!(started.elapsed() < Duration::from_secs(12));
+    let (_, t) = app
+        .rpc(Some(&owner), "/api/v1/agents/slow", "ListTasks", json!({}))
+        .await;
+    let _ = t;
+    app.shutdown().await;
+}

@@ -1,0 +1,265 @@
+//! The web console's server side: the page at `/` and its deep links (with the strict CSP), the
+//! console session cookie (`POST /api/v1/session/bootstrap`) and when it counts, one task by id,
+//! and the schedule preview the dialog uses.
+
+use reqwest::StatusCode;
+use reqwest::header::{CONTENT_TYPE, COOKIE, SET_COOKIE};
+use serde_json::{Value, json};
+
+use crate::support::{TestApp, msg};
+
+/// Bootstraps with `headers`, returning the status and the cookie value, if one was set.
+async fn bootstrap(
+    app: &TestApp,
+    body: &str,
+    headers: &[(&str, &str)],
+) -> (StatusCode, Option<String>) {
+    let mut req = app
+        .client
+        .post(format!("{}/api/v1/session/bootstrap", app.url))
+        .header(CONTENT_TYPE, "application/json")
+        .body(body.to_string());
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    let res = req.send().await.unwrap();
+    let status = res.status();
+    let cookie = res
+        .headers()
+        .get(SET_COOKIE)
+        .map(|v| v.to_str().unwrap().to_string());
+    if let Some(c) = &cookie {
+        assert!(c.contains("HttpOnly"), "{c}");
+        assert!(c.contains("SameSite=Strict"), "{c}");
+        assert!(c.contains("Path=/api"), "{c}");
+    }
+    let value = cookie.and_then(|c| {
+        c.split(';')
+            .next()
+            .and_then(|kv| kv.strip_prefix("sextant_console="))
+            .map(str::to_string)
+    });
+    (status, value)
+}
+
+/// `GET /api/v1/interactions` with the cookie and extra headers.
+async fn inbox_with_cookie(app: &TestApp, cookie: &str, headers: &[(&str, &str)]) -> StatusCode {
+    let mut req = app
+        .client
+        .get(format!("{}/api/v1/interactions", app.url))
+        .header(COOKIE, format!("sextant_console={cookie}"));
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    req.send().await.unwrap().status()
+}
+
+#[tokio::test]
+async fn the_page_is_served_at_its_routes_with_a_strict_csp() {
+    let app = TestApp::spawn().await;
+    for path in [
+        "/",
+        "/inbox",
+        "/tasks/abc",
+        "/schedules/x",
+        "/sessions/0193-ab",
+    ] {
+        let res = app
+            .client
+            .get(format!("{}{path}", app.url))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), StatusCode::OK, "{path}");
+        let csp = res.headers()["content-security-policy"].to_str().unwrap();
+        assert!(csp.contains("default-src 'self'") && csp.contains("connect-src 'self'"));
+        assert!(!csp.contains("unsafe-inline"), "{csp}");
+        assert!(
+            res.headers()[CONTENT_TYPE]
+                .to_str()
+                .unwrap()
+                .starts_with("text/html")
+        );
+        assert!(res.headers().get("access-control-allow-origin").is_none());
+    }
+    // The API keeps its JSON 404, and only GET/HEAD get the page.
+    let res = app
+        .client
+        .get(format!("{}/api/v1/nope", app.url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), StatusCode::NOT_FOUND);
+    assert_eq!(res.headers()[CONTENT_TYPE], "application/json");
+    app.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_same_origin_loopback_page_gets_a_console_session_that_acts_as_the_owner() {
+    let app = TestApp::spawn().await;
+    let origin = app.url.clone();
+    let (status, cookie) = bootstrap(
+        &app,
+        "{}",
+        &[("origin", &origin), ("sec-fetch-site", "same-origin")],
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    let cookie = cookie.expect("a cookie");
+    assert_ne!(cookie, app.token, "the cookie is not the token");
+
+    // The owner's API, with the cookie alone.
+    assert_eq!(inbox_with_cookie(&app, &cookie, &[]).await, StatusCode::OK);
+    assert_eq!(
+        inbox_with_cookie(&app, &cookie, &[("sec-fetch-site", "same-origin")]).await,
+        StatusCode::OK
+    );
+    // Worth nothing when a browser says the request is cross-origin (even another port of
+    // localhost), or with another origin; and a wrong value is nobody.
+    for h in [
+        [("sec-fetch-site", "cross-site")],
+        [("sec-fetch-site", "same-site")],
+        [("origin", "http://127.0.0.1:1")],
+    ] {
+        assert_ne!(
+            inbox_with_cookie(&app, &cookie, &h).await,
+            StatusCode::OK,
+            "{h:?}"
+        );
+    }
+    assert_ne!(inbox_with_cookie(&app, "forged", &[]).await, StatusCode::OK);
+    app.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_console_session_is_refused_to_other_origins_and_rebound_hosts() {
+    let app = TestApp::spawn().await;
+    for headers in [
+        vec![("origin", "http://evil.example")],
+        vec![("sec-fetch-site", "cross-site")],
+        vec![("host", "evil.example")],
+    ] {
+        let (status, cookie) = bootstrap(&app, "{}", &headers).await;
+        assert_eq!(status, StatusCode::FORBIDDEN, "{headers:?}");
+        assert!(cookie.is_none());
+    }
+    // A body that is not declared JSON is refused before anything else.
+    let res = app
+        .client
+        .post(format!("{}/api/v1/session/bootstrap", app.url))
+        .header(CONTENT_TYPE, "text/plain")
+        .body("{}")
+        .send()
+        .await
+        .unwrap();
+    assert!(res.status().is_client_error());
+    assert!(res.headers().get(SET_COOKIE).is_none());
+    app.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_pasted_token_signs_the_page_in_and_a_wrong_one_does_not() {
+    let app = TestApp::spawn().await;
+    let body = json!({ "token": app.token }).to_string();
+    let (status, cookie) = bootstrap(&app, &body, &[]).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        inbox_with_cookie(&app, &cookie.expect("a cookie"), &[]).await,
+        StatusCode::OK
+    );
+    let wrong = json!({ "token": "sxt_wrong" }).to_string();
+    let (status, cookie) = bootstrap(&app, &wrong, &[]).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    assert!(cookie.is_none());
+    app.shutdown().await;
+}
+
+#[tokio::test]
+async fn one_task_is_read_by_id_with_its_session() {
+    let app = TestApp::spawn().await;
+    let task = app.send_task("echo", msg("hello")).await;
+    let id = task["id"].as_str().unwrap();
+    let res = app
+        .client
+        .get(format!("{}/api/v1/tasks/{id}", app.url))
+        .bearer_auth(&app.token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), StatusCode::OK);
+    let t: Value = res.json().await.unwrap();
+    assert_eq!(t["taskId"], id);
+    assert_eq!(t["agentId"], "echo");
+    assert!(t["sessionId"].as_str().is_some_and(|s| !s.is_empty()));
+    let missing = app
+        .client
+        .get(format!("{}/api/v1/tasks/no-such-task", app.url))
+        .bearer_auth(&app.token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(missing.status(), StatusCode::NOT_FOUND);
+    app.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_schedule_preview_gives_words_and_fire_times_or_the_field_error() {
+    let app = TestApp::spawn().await;
+    let preview = |body: Value| {
+        app.client
+            .post(format!("{}/api/v1/me/schedules/preview", app.url))
+            .bearer_auth(&app.token)
+            .json(&body)
+            .send()
+    };
+    let res = preview(json!({"cron": "30 7 * * 1-5", "timezone": "Europe/Berlin"}))
+        .await
+        .unwrap();
+    assert_eq!(res.status(), StatusCode::OK);
+    let p: Value = res.json().await.unwrap();
+    assert_eq!(p["next_runs"].as_array().unwrap().len(), 5);
+    assert!(p["description"].as_str().unwrap().contains("07:30"));
+    assert!(
+        p["next_runs"][0]["local"]
+            .as_str()
+            .unwrap()
+            .contains("T07:30:00+0")
+    );
+
+    // The same error a create gets, on the same field.
+    let bad = json!({"name": "n", "prompt": "p", "cron": "0 9 30 2 *", "timezone": "UTC", "agent_id": "echo"});
+    let created = app
+        .client
+        .post(format!("{}/api/v1/me/schedules", app.url))
+        .bearer_auth(&app.token)
+        .json(&bad)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(created.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    let created: Value = created.json().await.unwrap();
+    let res = preview(json!({"cron": "0 9 30 2 *", "timezone": "UTC"}))
+        .await
+        .unwrap();
+    assert_eq!(res.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    let p: Value = res.json().await.unwrap();
+    assert_eq!(p["error"], created["error"]);
+    let res = preview(json!({"cron": "0 9 * * *", "timezone": "Europe/Berln"}))
+        .await
+        .unwrap();
+    let p: Value = res.json().await.unwrap();
+    assert_eq!(p["error"]["field"], "timezone");
+    // Nothing was saved.
+    let list: Value = app
+        .client
+        .get(format!("{}/api/v1/me/schedules", app.url))
+        .bearer_auth(&app.token)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(list["schedules"].as_array().unwrap().len(), 0);
+    app.shutdown().await;
+}

@@ -1,0 +1,1021 @@
+//! Outbound peers end to end: a fake A2A peer (axum, 127.0.0.1:0) registered through
+//! `/api/v1/peers`, called, streamed, orchestrated, re-pinned after a card change, used by an
+//! `a2a` gateway Agent whose remote input-required is answered in the inbox, and the same
+//! tools through the agents MCP server. Nothing but loopback is ever dialled: hostile targets
+//! are refused by the guard before any connection.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode as AxStatus, Uri};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use reqwest::StatusCode;
+use rmcp::ServiceExt;
+use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock};
+use rmcp::service::{RoleClient, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use serde_json::{Value, json};
+
+use crate::support::*;
+
+/// How a fake peer answers.
+#[derive(Clone, Copy, PartialEq)]
+enum Behaviour {
+    /// `ask:` messages wait for input; follow-ups complete; others echo.
+    Normal,
+    /// Every new message waits for input.
+    AlwaysAsk,
+}
+
+/// One request the fake saw.
+#[derive(Debug, Clone)]
+struct Seen {
+    method: String,
+    authorization: Option<String>,
+    hop: Option<String>,
+    version: Option<String>,
+    task_id: Option<String>,
+    text: String,
+}
+
+struct FakeInner {
+    name: String,
+    port: u16,
+    card: Mutex<Value>,
+    seen: Mutex<Vec<Seen>>,
+    card_gets: Mutex<usize>,
+    delay: Duration,
+    behaviour: Behaviour,
+    /// task id → context id
+    tasks: Mutex<HashMap<String, String>>,
+}
+
+#[derive(Clone)]
+struct Fake(Arc<FakeInner>);
+
+impl Fake {
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.0.port)
+    }
+
+    fn seen(&self) -> Vec<Seen> {
+        self.0.seen.lock().unwrap().clone()
+    }
+
+    fn add_skill(&self, id: &str) {
+        let mut card = self.0.card.lock().unwrap();
+        card["skills"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!({"id": id, "name": id, "description": "new", "tags": []}));
+    }
+}
+
+fn card(name: &str, port: u16, skills: Value, streaming: bool) -> Value {
+    json!({
+        "name": name,
+        "description": format!("fake peer {name}"),
+        "version": "1.0.0",
+        "supportedInterfaces": [{"url": format!("http://127.0.0.1:{port}/rpc"), "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}],
+        "capabilities": {"streaming": streaming},
+        "defaultInputModes": ["text/plain"],
+        "defaultOutputModes": ["text/plain"],
+        "skills": skills,
+    })
+}
+
+async fn start_fake(
+    name: &str,
+    skills: Value,
+    streaming: bool,
+    delay_ms: u64,
+    behaviour: Behaviour,
+) -> Fake {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let fake = Fake(Arc::new(FakeInner {
+        name: name.into(),
+        port,
+        card: Mutex::new(card(name, port, skills, streaming)),
+        seen: Mutex::default(),
+        card_gets: Mutex::new(0),
+        delay: Duration::from_millis(delay_ms),
+        behaviour,
+        tasks: Mutex::default(),
+    }));
+    let app = Router::new()
+        .route("/.well-known/agent-card.json", get(card_route))
+        .route("/rpc", post(rpc_route))
+        .fallback(redirect_route)
+        .with_state(fake.clone());
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    fake
+}
+
+async fn card_route(State(f): State<Fake>) -> Response {
+    *f.0.card_gets.lock().unwrap() += 1;
+    axum::Json(f.0.card.lock().unwrap().clone()).into_response()
+}
+
+/// Everything under `/redirect` redirects to the card (which must never be fetched that way).
+async fn redirect_route(State(f): State<Fake>, uri: Uri) -> Response {
+    if uri.path().starts_with("/redirect") {
+        return (
+            AxStatus::TEMPORARY_REDIRECT,
+            [(
+                "location",
+                format!("{}/.well-known/agent-card.json", f.url()),
+            )],
+        )
+            .into_response();
+    }
+    AxStatus::NOT_FOUND.into_response()
+}
+
+fn header(h: &HeaderMap, k: &str) -> Option<String> {
+    h.get(k).and_then(|v| v.to_str().ok()).map(String::from)
+}
+
+fn agent_message(text: &str) -> Value {
+    json!({"messageId": uid("fm"), "role": "ROLE_AGENT", "parts": [{"text": text}]})
+}
+
+async fn rpc_route(State(f): State<Fake>, headers: HeaderMap, body: Bytes) -> Response {
+    let rpc: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let id = rpc["id"].clone();
+    let method = rpc["method"].as_str().unwrap_or("").to_string();
+    let msg = &rpc["params"]["message"];
+    let text = msg["parts"][0]["text"].as_str().unwrap_or("").to_string();
+    let task_in = msg["taskId"].as_str().map(String::from);
+    f.0.seen.lock().unwrap().push(Seen {
+        method: method.clone(),
+        authorization: header(&headers, "authorization"),
+        hop: header(&headers, "a2a-hop"),
+        version: header(&headers, "a2a-version"),
+        task_id: task_in.clone(),
+        text: text.clone(),
+    });
+    if method == "CancelTask" {
+        let tid = rpc["params"]["id"].as_str().unwrap_or("").to_string();
+        let ctx =
+            f.0.tasks
+                .lock()
+                .unwrap()
+                .get(&tid)
+                .cloned()
+                .unwrap_or_default();
+        return axum::Json(json!({"jsonrpc": "2.0", "id": id, "result": {
+            "id": tid, "contextId": ctx, "status": {"state": "TASK_STATE_CANCELED"}}}))
+        .into_response();
+    }
+    tokio::time::sleep(f.0.delay).await;
+    let ctx = msg["contextId"]
+        .as_str()
+        .map(String::from)
+        .unwrap_or_else(|| uid("ctx"));
+    let (task_id, state, reply, question) = match &task_in {
+        Some(t) => (
+            t.clone(),
+            "TASK_STATE_COMPLETED",
+            format!("you said: {text}"),
+            None,
+        ),
+        None if text.contains("ask:") || f.0.behaviour == Behaviour::AlwaysAsk => (
+            uid("task"),
+            "TASK_STATE_INPUT_REQUIRED",
+            String::new(),
+            Some("Which color?"),
+        ),
+        None => (
+            uid("task"),
+            "TASK_STATE_COMPLETED",
+            format!("{}: {text}", f.0.name),
+            None,
+        ),
+    };
+    f.0.tasks
+        .lock()
+        .unwrap()
+        .insert(task_id.clone(), ctx.clone());
+    let mut status = json!({"state": state});
+    if let Some(q) = question {
+        status["message"] = agent_message(q);
+    }
+    let artifacts = if reply.is_empty() {
+        json!([])
+    } else {
+        json!([{"artifactId": "a1", "name": "reply", "parts": [{"text": reply}]}])
+    };
+    if method == "SendStreamingMessage" {
+        let mut events = vec![
+            json!({"task": {"id": task_id, "contextId": ctx, "status": {"state": "TASK_STATE_SUBMITTED"}}}),
+            json!({"statusUpdate": {"taskId": task_id, "contextId": ctx, "status": {"state": "TASK_STATE_WORKING", "message": agent_message("thinking")}}}),
+        ];
+        if !reply.is_empty() {
+            let (head, tail) = reply.split_at(reply.len() / 2);
+            events.push(json!({"artifactUpdate": {"taskId": task_id, "contextId": ctx, "artifact": {"artifactId": "a1", "name": "reply", "parts": [{"text": head}]}}}));
+            events.push(json!({"artifactUpdate": {"taskId": task_id, "contextId": ctx, "append": true, "lastChunk": true, "artifact": {"artifactId": "a1", "parts": [{"text": tail}]}}}));
+        }
+        events
+            .push(json!({"statusUpdate": {"taskId": task_id, "contextId": ctx, "status": status}}));
+        let mut sse = String::new();
+        for e in events {
+            sse.push_str(&format!(
+                "data: {}\n\n",
+                json!({"jsonrpc": "2.0", "id": id, "result": e})
+            ));
+        }
+        return ([("content-type", "text/event-stream")], sse).into_response();
+    }
+    axum::Json(json!({"jsonrpc": "2.0", "id": id, "result": {"task": {
+        "id": task_id, "contextId": ctx, "status": status, "artifacts": artifacts
+    }}}))
+    .into_response()
+}
+
+/// An owner request to the console API; the status and JSON body.
+async fn api(app: &TestApp, method: &str, path: &str, body: Option<Value>) -> (StatusCode, Value) {
+    let url = format!("{}{path}", app.url);
+    let mut req = match method {
+        "GET" => app.client.get(url),
+        "POST" => app.client.post(url),
+        "PATCH" => app.client.patch(url),
+        "DELETE" => app.client.delete(url),
+        other => panic!("method {other}"),
+    }
+    .bearer_auth(&app.token);
+    if let Some(b) = body {
+        req = req
+            .header("content-type", "application/json")
+            .body(b.to_string());
+    }
+    let resp = tokio::time::timeout(STEP, req.send())
+        .await
+        .expect("request timed out")
+        .expect("request sent");
+    let status = resp.status();
+    let text = resp.text().await.unwrap();
+    let v = if text.is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
+    };
+    (status, v)
+}
+
+async fn register(app: &TestApp, name: &str, fake: &Fake, extra: Value) -> Value {
+    let mut body = json!({"name": name, "url": fake.url()});
+    if let (Some(o), Value::Object(e)) = (body.as_object_mut(), extra) {
+        o.extend(e);
+    }
+    let (status, v) = api(app, "POST", "/api/v1/peers", Some(body)).await;
+    assert_eq!(status, StatusCode::CREATED, "{v}");
+    v
+}
+
+async fn call(app: &TestApp, body: Value) -> (StatusCode, Value) {
+    api(app, "POST", "/api/v1/peers/call", Some(body)).await
+}
+
+#[tokio::test]
+async fn register_call_stream_multi_turn_and_history() {
+    let app = TestApp::spawn().await;
+    let fake = start_fake(
+        "alpha",
+        json!([{"id": "echo", "name": "Echo", "description": "echoes", "tags": ["repeat"]}]),
+        true,
+        0,
+        Behaviour::Normal,
+    )
+    .await;
+    let v = register(&app, "alpha", &fake, json!({"token": "tok-123"})).await;
+    assert_eq!(v["has_token"], true);
+    assert!(
+        v["pin"]["hash"].as_str().is_some_and(|h| h.len() == 64),
+        "{v}"
+    );
+    assert_eq!(
+        v["capabilities"],
+        json!(["echo", "repeat"]),
+        "card skills by default"
+    );
+    assert!(
+        !v.to_string().contains("tok-123"),
+        "the token is never returned: {v}"
+    );
+    let (status, dup) = api(
+        &app,
+        "POST",
+        "/api/v1/peers",
+        Some(json!({"name": "alpha", "url": fake.url()})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CONFLICT, "{dup}");
+    let (status, bad) = api(
+        &app,
+        "POST",
+        "/api/v1/peers",
+        Some(json!({"name": "Bad Name", "url": fake.url()})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{bad}");
+    assert_eq!(bad["error"]["field"], "name");
+
+    // Streaming (the card says so), then forced non-streaming.
+    let (status, r) = call(&app, json!({"agent": "alpha", "message": "hello"})).await;
+    assert_eq!(status, StatusCode::OK, "{r}");
+    assert_eq!(r["status"], "ok");
+    assert_eq!(r["reply"], "alpha: hello");
+    assert_eq!(r["streamed"], true);
+    assert_eq!(r["task_state"], "TASK_STATE_COMPLETED");
+    let (_, r2) = call(&app, json!({"agent": "alpha", "message": "again", "stream": false, "context_id": r["context_id"]})).await;
+    assert_eq!(
+        (r2["reply"].as_str(), r2["streamed"].as_bool()),
+        (Some("alpha: again"), Some(false))
+    );
+    assert_eq!(r2["context_id"], r["context_id"]);
+
+    // Multi-turn through an input-required remote task.
+    let (_, q) = call(&app, json!({"agent": "alpha", "message": "ask: color"})).await;
+    assert_eq!(q["status"], "needs_input", "{q}");
+    assert_eq!(q["task_state"], "TASK_STATE_INPUT_REQUIRED");
+    assert!(q["reply"].as_str().unwrap().contains("Which color?"));
+    let remote_task = q["task_id"].as_str().unwrap().to_string();
+    let (_, a) = call(
+        &app,
+        json!({"agent": "alpha", "message": "blue", "context_id": q["context_id"]}),
+    )
+    .await;
+    assert_eq!(a["status"], "ok", "{a}");
+    assert_eq!(a["reply"], "you said: blue");
+    assert_eq!(
+        a["task_id"],
+        remote_task.as_str(),
+        "the answer went to the waiting task"
+    );
+
+    let seen = fake.seen();
+    assert_eq!(seen.len(), 4);
+    for s in &seen {
+        assert_eq!(s.authorization.as_deref(), Some("Bearer tok-123"));
+        assert_eq!(s.hop.as_deref(), Some("1"));
+        assert_eq!(s.version.as_deref(), Some("1.0"));
+    }
+    assert_eq!(seen[3].task_id.as_deref(), Some(remote_task.as_str()));
+
+    // History and listing.
+    let ctx = q["context_id"].as_str().unwrap();
+    let (status, h) = api(
+        &app,
+        "GET",
+        &format!("/api/v1/peers/conversations/{ctx}"),
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{h}");
+    let texts: Vec<(&str, &str)> = h["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| (m["role"].as_str().unwrap(), m["text"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        texts,
+        [
+            ("user", "ask: color"),
+            ("agent", "Which color?"),
+            ("user", "blue"),
+            ("agent", "you said: blue")
+        ]
+    );
+    assert_eq!(h["messages"][1]["task_state"], "TASK_STATE_INPUT_REQUIRED");
+    let (status, session) = api(&app, "GET", h["session_url"].as_str().unwrap(), None).await;
+    assert_eq!(status, StatusCode::OK, "{session}");
+    assert_eq!(session["session"]["origin"], "outbound");
+    let (_, l) = api(&app, "GET", "/api/v1/peers", None).await;
+    assert_eq!(l["peers"][0]["metrics"]["calls"], 4, "{l}");
+    assert_eq!(l["peers"][0]["metrics"]["failures"], 0);
+    assert_eq!(l["conversations"].as_array().unwrap().len(), 2, "{l}");
+    let (status, missing) = api(&app, "GET", "/api/v1/peers/conversations/nope", None).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{missing}");
+
+    // The token lives in a 0600 file, not in the journal.
+    let token_file = app.dir.path().join("peer-tokens.json");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&token_file).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+    for f in ["journal.db", "journal.db-wal"] {
+        if let Ok(bytes) = std::fs::read(app.dir.path().join(f)) {
+            assert!(
+                !bytes.windows(7).any(|w| w == b"tok-123"),
+                "token found in {f}"
+            );
+        }
+    }
+    // Only the owner may use the peers API.
+    let (status, _, _) = app.get_json("/api/v1/peers", false).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    let (status, _) = api(&app, "DELETE", "/api/v1/peers/alpha", None).await;
+    assert_eq!(status, StatusCode::NO_CONTENT);
+    let (status, _) = call(&app, json!({"agent": "alpha", "message": "x"})).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    app.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_changed_card_disables_the_peer_until_it_is_re_pinned() {
+    let app = TestApp::spawn().await;
+    let fake = start_fake(
+        "beta",
+        json!([{"id": "echo", "name": "Echo", "description": "echoes", "tags": []}]),
+        false,
+        0,
+        Behaviour::Normal,
+    )
+    .await;
+    let v = register(&app, "beta", &fake, json!({})).await;
+    let old = v["pin"]["hash"].as_str().unwrap().to_string();
+    let (status, _) = call(&app, json!({"agent": "beta", "message": "one"})).await;
+    assert_eq!(status, StatusCode::OK);
+
+    fake.add_skill("shell");
+    let (status, e) = call(&app, json!({"agent": "beta", "message": "two"})).await;
+    assert_eq!(status, StatusCode::CONFLICT, "{e}");
+    let msg = e["error"]["message"].as_str().unwrap();
+    assert!(
+        msg.contains(&old) && msg.contains("skill added: shell"),
+        "{msg}"
+    );
+    let (_, peer) = api(&app, "GET", "/api/v1/peers/beta", None).await;
+    assert_eq!(peer["enabled"], false, "{peer}");
+    assert_eq!(peer["disabled"]["old_hash"], old.as_str());
+    let new = peer["disabled"]["new_hash"].as_str().unwrap().to_string();
+    assert_ne!(new, old);
+    // Still disabled on the next call, without any new request reaching the peer.
+    let before = fake.seen().len();
+    let (status, _) = call(&app, json!({"agent": "beta", "message": "three"})).await;
+    assert_eq!(status, StatusCode::CONFLICT);
+    assert_eq!(fake.seen().len(), before);
+
+    // Discover shows the new pin; re-pinning to another hash is refused; the right one works.
+    let (_, d) = api(
+        &app,
+        "POST",
+        "/api/v1/peers/discover",
+        Some(json!({"url": "beta"})),
+    )
+    .await;
+    assert_eq!(d["pinHash"], new.as_str(), "{d}");
+    assert_eq!(d["matchesPin"], false);
+    let (status, _) = api(
+        &app,
+        "POST",
+        "/api/v1/peers/beta/pin",
+        Some(json!({"hash": old})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CONFLICT);
+    let (status, pinned) = api(
+        &app,
+        "POST",
+        "/api/v1/peers/beta/pin",
+        Some(json!({"hash": new})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{pinned}");
+    assert_eq!(
+        (pinned["enabled"].as_bool(), pinned["pin"]["hash"].as_str()),
+        (Some(true), Some(new.as_str()))
+    );
+    let (status, r) = call(&app, json!({"agent": "beta", "message": "four"})).await;
+    assert_eq!(status, StatusCode::OK, "{r}");
+    assert_eq!(r["reply"], "beta: four");
+
+    // Pinned on first use instead of at registration.
+    let late = register(&app, "late", &fake, json!({"pin_on_first_use": true})).await;
+    assert!(late["pin"].is_null(), "{late}");
+    let (status, _) = call(&app, json!({"agent": "late", "message": "five"})).await;
+    assert_eq!(status, StatusCode::OK);
+    let (_, late) = api(&app, "GET", "/api/v1/peers/late", None).await;
+    assert_eq!(late["pin"]["hash"], new.as_str(), "{late}");
+    app.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_guard_refuses_hostile_targets_and_redirects_through_the_api() {
+    let app = TestApp::spawn().await;
+    let fake = start_fake("gamma", json!([]), false, 0, Behaviour::Normal).await;
+    let hostile = [
+        ("http://169.254.169.254/latest/meta-data/", "metadata"),
+        ("https://[::ffff:a9fe:a9fe]/", "metadata"),
+        ("https://2852039166/", "metadata"),
+        ("http://metadata.google.internal/", "metadata"),
+        ("https://[fe80::1]/", "link-local"),
+        ("https://10.0.0.1/", "allow_private_network"),
+        ("http://192.168.1.1/", "plain http"),
+    ];
+    for (url, why) in hostile {
+        let (status, e) = api(
+            &app,
+            "POST",
+            "/api/v1/peers/discover",
+            Some(json!({"url": url})),
+        )
+        .await;
+        assert_eq!(status, StatusCode::FORBIDDEN, "{url}: {e}");
+        assert!(
+            e["error"]["message"].as_str().unwrap().contains(why),
+            "{url}: {e}"
+        );
+        let (status, e) = call(&app, json!({"agent": url, "message": "hi"})).await;
+        assert_eq!(status, StatusCode::FORBIDDEN, "{url}: {e}");
+        let (status, e) = api(
+            &app,
+            "POST",
+            "/api/v1/peers",
+            Some(json!({"name": "evil", "url": url})),
+        )
+        .await;
+        assert_eq!(status, StatusCode::FORBIDDEN, "{url}: {e}");
+    }
+    // A redirect is reported, never followed.
+    let gets = *fake.0.card_gets.lock().unwrap();
+    let (status, e) = api(
+        &app,
+        "POST",
+        "/api/v1/peers/discover",
+        Some(json!({"url": format!("{}/redirect", fake.url())})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_GATEWAY, "{e}");
+    assert!(
+        e["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("not followed"),
+        "{e}"
+    );
+    assert_eq!(
+        *fake.0.card_gets.lock().unwrap(),
+        gets,
+        "the redirect target was not fetched"
+    );
+    // Discovery reports card problems plainly.
+    let (status, d) = api(
+        &app,
+        "POST",
+        "/api/v1/peers/discover",
+        Some(json!({"url": fake.url()})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{d}");
+    assert_eq!(d["valid"], false);
+    assert!(
+        d["problems"].to_string().contains("declares no skills"),
+        "{d}"
+    );
+    app.shutdown().await;
+}
+
+#[tokio::test]
+async fn orchestrate_all_first_and_best() {
+    let app = TestApp::spawn().await;
+    let skill =
+        |id: &str, tags: Value| json!([{"id": id, "name": id, "description": "d", "tags": tags}]);
+    let a = start_fake(
+        "alpha",
+        skill("summarize", json!([])),
+        true,
+        0,
+        Behaviour::Normal,
+    )
+    .await;
+    let b = start_fake(
+        "beta",
+        skill("digest", json!(["summarize"])),
+        false,
+        1500,
+        Behaviour::Normal,
+    )
+    .await;
+    let c = start_fake(
+        "gamma",
+        skill("other", json!([])),
+        false,
+        1500,
+        Behaviour::AlwaysAsk,
+    )
+    .await;
+    let d = start_fake(
+        "delta",
+        skill("unrelated", json!([])),
+        false,
+        0,
+        Behaviour::Normal,
+    )
+    .await;
+    register(&app, "alpha", &a, json!({})).await;
+    register(&app, "beta", &b, json!({})).await;
+    register(&app, "gamma", &c, json!({"capabilities": ["summarize"]})).await;
+    register(&app, "delta", &d, json!({})).await;
+
+    let orchestrate = |mode: &str| {
+        api(
+            &app,
+            "POST",
+            "/api/v1/peers/orchestrate",
+            Some(json!({"capability": "summarize", "message": "the text", "mode": mode})),
+        )
+    };
+    let (status, all) = orchestrate("all").await;
+    assert_eq!(status, StatusCode::OK, "{all}");
+    assert_eq!(all["peers"], json!(["alpha", "beta", "gamma"]));
+    let statuses: Vec<(&str, &str, &str)> = all["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["peer"].as_str().unwrap(),
+                r["status"].as_str().unwrap(),
+                r["skill_match"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        statuses,
+        [
+            ("alpha", "ok", "skill id"),
+            ("beta", "ok", "skill tag"),
+            ("gamma", "needs_input", "declared capability")
+        ]
+    );
+    assert!(
+        d.seen().is_empty(),
+        "delta does not advertise the capability"
+    );
+
+    let (_, first) = orchestrate("first").await;
+    assert_eq!(first["winner"]["peer"], "alpha", "{first}");
+    let canceled: Vec<&str> = first["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["status"] == "canceled")
+        .map(|r| r["peer"].as_str().unwrap())
+        .collect();
+    assert_eq!(canceled, ["beta", "gamma"], "{first}");
+
+    let (_, best) = orchestrate("best").await;
+    assert_eq!(best["winner"]["peer"], "alpha", "{best}");
+    assert_eq!(best["winner"]["reply"], "alpha: the text");
+    assert!(
+        best["reason"].as_str().unwrap().contains("skill id"),
+        "{best}"
+    );
+
+    let (status, none) = api(
+        &app,
+        "POST",
+        "/api/v1/peers/orchestrate",
+        Some(json!({"capability": "cooking", "message": "x", "mode": "all"})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{none}");
+    assert!(
+        none["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("known capabilities"),
+        "{none}"
+    );
+    let (status, bad) = api(
+        &app,
+        "POST",
+        "/api/v1/peers/orchestrate",
+        Some(json!({"capability": "x", "message": "x", "mode": "longest"})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{bad}");
+    app.shutdown().await;
+}
+
+const GATEWAY: &str = r#"
+[[agents]]
+id = "gateway"
+name = "Gateway"
+description = "Forwards every turn to the peer named fake"
+engine = { kind = "a2a", peer = "fake" }
+"#;
+
+#[tokio::test]
+async fn the_a2a_engine_turns_a_remote_question_into_an_inbox_interaction() {
+    let app = TestApp::spawn_with(false, Some(GATEWAY)).await;
+    let fake = start_fake(
+        "remote",
+        json!([{"id": "colors", "name": "Colors", "description": "asks", "tags": []}]),
+        true,
+        0,
+        Behaviour::Normal,
+    )
+    .await;
+    register(&app, "fake", &fake, json!({"token": "gw-token"})).await;
+
+    // A plain turn streams the remote reply into the local task.
+    let done = app.send_task_as(Who::Owner, "gateway", msg("hello")).await;
+    assert_eq!(state(&done), "TASK_STATE_COMPLETED", "{done}");
+    assert!(done.to_string().contains("remote: hello"), "{done}");
+
+    // A remote input-required waits in the inbox.
+    let task = app
+        .send_task_as(Who::Owner, "gateway", msg("ask: color"))
+        .await;
+    assert_eq!(state(&task), "TASK_STATE_INPUT_REQUIRED", "{task}");
+    let task_id = task["id"].as_str().unwrap();
+    let (status, _, inbox) = app.get_json("/api/v1/interactions", true).await;
+    assert_eq!(status, StatusCode::OK);
+    let pending = inbox["interactions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["taskId"] == task_id)
+        .cloned()
+        .unwrap_or_else(|| panic!("no interaction for the task: {inbox}"));
+    let ids: Vec<&str> = pending["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["reply", "cancel"]);
+    assert!(
+        pending["description"]
+            .as_str()
+            .unwrap()
+            .contains("Which color?"),
+        "{pending}"
+    );
+    let interaction = pending["interactionId"].as_str().unwrap();
+    // A text message is not an answer.
+    let refused = app
+        .rpc_as(
+            Who::Owner,
+            "gateway",
+            "SendMessage",
+            json!({"message": with(msg("green"), json!({"taskId": task_id}))}),
+        )
+        .await;
+    assert!(refused.get("error").is_some(), "{refused}");
+
+    let (status, answered) = api(
+        &app,
+        "POST",
+        &format!("/api/v1/interactions/{interaction}/answer"),
+        Some(json!({"task_id": task_id, "option": "reply", "values": {"reply": "green"}, "message_id": uid("answer")})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{answered}");
+    let finished = app.wait_terminal(Who::Owner, "gateway", task_id).await;
+    assert_eq!(state(&finished), "TASK_STATE_COMPLETED", "{finished}");
+    assert!(
+        finished.to_string().contains("you said: green"),
+        "{finished}"
+    );
+
+    let seen = fake.seen();
+    let follow = seen
+        .iter()
+        .find(|s| s.text == "green")
+        .expect("the answer reached the peer");
+    assert!(
+        follow.task_id.is_some(),
+        "the answer carries the remote task id"
+    );
+    assert!(
+        seen.iter()
+            .all(|s| s.authorization.as_deref() == Some("Bearer gw-token"))
+    );
+    assert!(
+        seen.iter().all(|s| s.method == "SendStreamingMessage"),
+        "{seen:?}"
+    );
+
+    // Cancel: the remote task is canceled and the local turn fails.
+    let task = app
+        .send_task_as(Who::Owner, "gateway", msg("ask: again"))
+        .await;
+    let task_id = task["id"].as_str().unwrap();
+    let (_, _, inbox) = app.get_json("/api/v1/interactions", true).await;
+    let interaction = inbox["interactions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["taskId"] == task_id)
+        .and_then(|i| i["interactionId"].as_str())
+        .unwrap()
+        .to_string();
+    let (status, _) = api(
+        &app,
+        "POST",
+        &format!("/api/v1/interactions/{interaction}/answer"),
+        Some(json!({"task_id": task_id, "option": "cancel", "message_id": uid("answer")})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    let ended = app.wait_terminal(Who::Owner, "gateway", task_id).await;
+    assert_eq!(state(&ended), "TASK_STATE_FAILED", "{ended}");
+    assert!(fake.seen().iter().any(|s| s.method == "CancelTask"));
+    app.shutdown().await;
+}
+
+type Mcp = RunningService<RoleClient, ()>;
+
+async fn mcp(app: &TestApp, owner: bool) -> Mcp {
+    let mut config =
+        StreamableHttpClientTransportConfig::with_uri(format!("{}/api/v1/assistant-mcp", app.url));
+    if owner {
+        config = config.auth_header(app.token.clone());
+    }
+    let http = reqwest::Client::builder().no_proxy().build().unwrap();
+    let transport = StreamableHttpClientTransport::with_client(http, config);
+    tokio::time::timeout(STEP, ().serve(transport))
+        .await
+        .expect("MCP initialize timed out")
+        .expect("MCP initialize")
+}
+
+async fn tool(client: &Mcp, name: &'static str, args: Value) -> CallToolResult {
+    let Value::Object(args) = args else {
+        panic!("object")
+    };
+    tokio::time::timeout(
+        STEP,
+        client.call_tool(CallToolRequestParams::new(name).with_arguments(args)),
+    )
+    .await
+    .expect("tool call timed out")
+    .unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+fn first_text(r: &CallToolResult) -> String {
+    r.content
+        .iter()
+        .find_map(|c| match c {
+            ContentBlock::Text(t) => Some(t.text.clone()),
+            _ => None,
+        })
+        .unwrap_or_default()
+}
+
+#[tokio::test]
+async fn the_tools_are_mcp_tools_too() {
+    let app = TestApp::spawn().await;
+    let fake = start_fake(
+        "delta",
+        json!([{"id": "echo", "name": "Echo", "description": "echoes", "tags": []}]),
+        true,
+        0,
+        Behaviour::Normal,
+    )
+    .await;
+    register(&app, "delta", &fake, json!({})).await;
+    let client = mcp(&app, true).await;
+    let tools = client.list_all_tools().await.unwrap();
+    let names: Vec<String> = tools.iter().map(|t| t.name.to_string()).collect();
+    for t in [
+        "get_agent_task",
+        "answer_agent_task",
+        "a2a_discover",
+        "a2a_call",
+        "a2a_list",
+        "a2a_history",
+        "a2a_orchestrate",
+    ] {
+        assert!(names.iter().any(|n| n == t), "{t} missing from {names:?}");
+    }
+    let d = tool(&client, "a2a_discover", json!({"url": fake.url()})).await;
+    assert_ne!(d.is_error, Some(true), "{d:?}");
+    assert!(
+        first_text(&d).contains("Skills (1): echo (Echo)"),
+        "{}",
+        first_text(&d)
+    );
+    let c = tool(
+        &client,
+        "a2a_call",
+        json!({"agent": "delta", "message": "via mcp"}),
+    )
+    .await;
+    assert_ne!(c.is_error, Some(true), "{c:?}");
+    let body = c.structured_content.clone().unwrap();
+    assert_eq!(body["reply"], "delta: via mcp");
+    assert!(
+        first_text(&c).contains("delta answered: ok"),
+        "{}",
+        first_text(&c)
+    );
+    let h = tool(
+        &client,
+        "a2a_history",
+        json!({"context_id": body["context_id"]}),
+    )
+    .await;
+    assert_eq!(
+        h.structured_content.unwrap()["messages"][1]["text"],
+        "delta: via mcp"
+    );
+    let l = tool(&client, "a2a_list", json!({})).await;
+    assert!(first_text(&l).contains("delta"), "{}", first_text(&l));
+    let o = tool(
+        &client,
+        "a2a_orchestrate",
+        json!({"capability": "echo", "message": "all of you", "mode": "best"}),
+    )
+    .await;
+    assert_eq!(o.structured_content.unwrap()["winner"]["peer"], "delta");
+    let refused = tool(
+        &client,
+        "a2a_call",
+        json!({"agent": "https://169.254.169.254/", "message": "x"}),
+    )
+    .await;
+    assert_eq!(refused.is_error, Some(true));
+    assert!(
+        first_text(&refused).contains("metadata"),
+        "{}",
+        first_text(&refused)
+    );
+
+    // Not the owner: refused.
+    let anon = mcp(&app, false).await;
+    let r = tool(&anon, "a2a_list", json!({})).await;
+    assert_eq!(r.is_error, Some(true), "{r:?}");
+    assert!(
+        first_text(&r).contains("console token"),
+        "{}",
+        first_text(&r)
+    );
+    let _ = client.cancel().await;
+    let _ = anon.cancel().await;
+    app.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_remote_question_still_reaches_the_peer_after_a_restart() {
+    let app = TestApp::spawn_with(false, Some(GATEWAY)).await;
+    let fake = start_fake(
+        "remote",
+        json!([{"id": "colors", "name": "Colors", "description": "asks", "tags": []}]),
+        false,
+        0,
+        Behaviour::Normal,
+    )
+    .await;
+    register(&app, "fake", &fake, json!({})).await;
+    let task = app
+        .send_task_as(Who::Owner, "gateway", msg("ask: shade"))
+        .await;
+    assert_eq!(state(&task), "TASK_STATE_INPUT_REQUIRED", "{task}");
+    let task_id = task["id"].as_str().unwrap().to_string();
+
+    // Sextant stops while the question waits, and starts again on the same data dir.
+    let app = app.restart().await;
+    let (_, _, inbox) = app.get_json("/api/v1/interactions", true).await;
+    let interaction = inbox["interactions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["taskId"] == task_id.as_str())
+        .and_then(|i| i["interactionId"].as_str())
+        .unwrap_or_else(|| panic!("the question survived the restart: {inbox}"))
+        .to_string();
+    let (status, answered) = api(
+        &app,
+        "POST",
+        &format!("/api/v1/interactions/{interaction}/answer"),
+        Some(json!({"task_id": task_id, "option": "reply", "values": {"reply": "teal"}, "message_id": uid("answer")})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{answered}");
+    let done = app.wait_terminal(Who::Owner, "gateway", &task_id).await;
+    assert_eq!(state(&done), "TASK_STATE_COMPLETED", "{done}");
+    assert!(done.to_string().contains("you said: teal"), "{done}");
+    let follow = fake
+        .seen()
+        .into_iter()
+        .find(|s| s.text == "teal")
+        .expect("the answer reached the peer");
+    assert!(follow.task_id.is_some());
+    app.shutdown().await;
+}

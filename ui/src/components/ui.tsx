@@ -1,0 +1,223 @@
+// Small shared pieces: badges, the loading / empty / error states every view uses, a ticking
+// clock, relative times, toasts, and a modal dialog on the native <dialog> element.
+
+import { signal } from '@preact/signals';
+import type { ComponentChildren } from 'preact';
+import { useEffect, useRef } from 'preact/hooks';
+import { runStatus, taskState, type Tone } from '../lib/format';
+import { clockTime, relative, wallTime } from '../lib/time';
+
+/** Now, ticking once a second for every view that reads it. */
+export const now = signal(Date.now());
+setInterval(() => {
+  now.value = Date.now();
+}, 1000);
+
+export function Badge(props: { tone: Tone; children: ComponentChildren; title?: string }) {
+  return (
+    <span class={`badge badge-${props.tone}`} title={props.title}>
+      {props.children}
+    </span>
+  );
+}
+
+export function StateBadge(props: { state: string }) {
+  const s = taskState(props.state);
+  return (
+    <Badge tone={s.tone} title={props.state}>
+      <span class="dot" aria-hidden="true" />
+      {s.label}
+    </Badge>
+  );
+}
+
+export function RunBadge(props: { status: string; title?: string }) {
+  const s = runStatus(props.status);
+  return (
+    <Badge tone={s.tone} title={props.title ?? props.status}>
+      <span class="dot" aria-hidden="true" />
+      {s.label}
+    </Badge>
+  );
+}
+
+/** "5 min ago", with the exact time on hover; re-renders as time passes. */
+export function Ago(props: { at: string | null | undefined }) {
+  if (!props.at) return <span class="muted">—</span>;
+  const t = Date.parse(props.at);
+  return (
+    <time dateTime={props.at} title={wallTime(t, undefined, true) + ' · ' + clockTime(t)}>
+      {relative(t, now.value)}
+    </time>
+  );
+}
+
+export function Loading(props: { label?: string }) {
+  return (
+    <div class="state state-loading" role="status" aria-live="polite">
+      <span class="spinner" aria-hidden="true" />
+      {props.label ?? 'Loading…'}
+    </div>
+  );
+}
+
+export function Empty(props: { title: string; children?: ComponentChildren; icon?: string }) {
+  return (
+    <div class="state state-empty">
+      <div class="state-icon" aria-hidden="true">
+        {props.icon ?? '○'}
+      </div>
+      <div class="state-title">{props.title}</div>
+      {props.children && <div class="state-hint">{props.children}</div>}
+    </div>
+  );
+}
+
+export function ErrorState(props: { error: string; retry?: () => void; title?: string }) {
+  return (
+    <div class="state state-error" role="alert">
+      <div class="state-title">{props.title ?? 'Could not load this'}</div>
+      <div class="state-hint">{props.error}</div>
+      {props.retry && (
+        <button class="btn" onClick={props.retry}>
+          Try again
+        </button>
+      )}
+    </div>
+  );
+}
+
+/** A page heading with optional actions on the right. */
+export function PageHeader(props: { title: ComponentChildren; subtitle?: ComponentChildren; actions?: ComponentChildren }) {
+  return (
+    <header class="page-header">
+      <div>
+        <h1>{props.title}</h1>
+        {props.subtitle && <p class="subtitle">{props.subtitle}</p>}
+      </div>
+      {props.actions && <div class="page-actions">{props.actions}</div>}
+    </header>
+  );
+}
+
+export interface Toast {
+  id: number;
+  text: string;
+  tone: 'ok' | 'bad' | 'info';
+}
+
+export const toasts = signal<Toast[]>([]);
+let toastId = 0;
+
+/** Shows a short message at the bottom of the page. */
+export function toast(text: string, tone: Toast['tone'] = 'info'): void {
+  const id = ++toastId;
+  toasts.value = [...toasts.value, { id, text, tone }];
+  setTimeout(() => {
+    toasts.value = toasts.value.filter((t) => t.id !== id);
+  }, 5000);
+}
+
+export function Toasts() {
+  return (
+    <div class="toasts" role="status" aria-live="polite">
+      {toasts.value.map((t) => (
+        <div key={t.id} class={`toast toast-${t.tone}`}>
+          {t.text}
+        </div>
+      ))}
+    </div>
+  );
+}
+
+/** A modal dialog (native <dialog>: focus stays inside, Escape closes). */
+export function Dialog(props: {
+  open: boolean;
+  title: string;
+  onClose(): void;
+  children: ComponentChildren;
+  footer?: ComponentChildren;
+  wide?: boolean;
+  labelledBy?: string;
+}) {
+  const ref = useRef<HTMLDialogElement>(null);
+  useEffect(() => {
+    const d = ref.current;
+    if (!d) return;
+    if (props.open && !d.open) d.showModal();
+    if (!props.open && d.open) d.close();
+  }, [props.open]);
+  return (
+    <dialog
+      ref={ref}
+      class={`dialog${props.wide ? ' dialog-wide' : ''}`}
+      aria-labelledby="dialog-title"
+      onCancel={(e) => {
+        e.preventDefault();
+        props.onClose();
+      }}
+    >
+      {props.open && (
+        <>
+          <header class="dialog-header">
+            <h2 id="dialog-title">{props.title}</h2>
+            <button class="icon-btn" aria-label="Close" onClick={props.onClose}>
+              ×
+            </button>
+          </header>
+          <div class="dialog-body">{props.children}</div>
+          {props.footer && <footer class="dialog-footer">{props.footer}</footer>}
+        </>
+      )}
+    </dialog>
+  );
+}
+
+/** Asks before doing something that cannot be undone. */
+export function Confirm(props: {
+  open: boolean;
+  title: string;
+  children: ComponentChildren;
+  confirm: string;
+  busy?: boolean;
+  onConfirm(): void;
+  onClose(): void;
+}) {
+  return (
+    <Dialog
+      open={props.open}
+      title={props.title}
+      onClose={props.onClose}
+      footer={
+        <>
+          <button class="btn" onClick={props.onClose}>
+            Cancel
+          </button>
+          <button class="btn btn-danger" disabled={props.busy} onClick={props.onConfirm}>
+            {props.confirm}
+          </button>
+        </>
+      }
+    >
+      {props.children}
+    </Dialog>
+  );
+}
+
+/** An on/off switch. */
+export function Switch(props: { checked: boolean; label: string; disabled?: boolean; onChange(v: boolean): void }) {
+  return (
+    <button
+      type="button"
+      role="switch"
+      aria-checked={props.checked}
+      aria-label={props.label}
+      title={props.label}
+      class={`switch${props.checked ? ' on' : ''}`}
+      disabled={props.disabled}
+      onClick={() => props.onChange(!props.checked)}
+    >
+      <span class="switch-knob" />
+    </button>
+  );
+}

@@ -1,0 +1,110 @@
+// The host the console runs in: a browser tab against `sextant serve` (web), or the desktop
+// window of the Tauri shell. This folder is the ONLY place that may import `@tauri-apps/*`
+// (scripts/test.sh fails on any other importer), so the same UI runs in both.
+//
+// The desktop shell's host is `desktop.ts`: the server address and per-launch token come from
+// its one Tauri command; `detectHost()` returns it when the page runs inside Tauri.
+
+import { desktopHost, inTauri } from './desktop';
+
+/** What the UI needs from its host. */
+export interface Host {
+  readonly kind: 'web' | 'desktop';
+  /** The server's base URL, without a trailing slash (e.g. `http://127.0.0.1:9900`). */
+  getServerAddress(): Promise<string>;
+  /**
+   * The bearer token for API calls, or `null` when the host authenticates otherwise (the web
+   * host: a same-origin HttpOnly cookie that the browser sends by itself).
+   * `refresh: true` after a 401: set up the credential again (the server restarted).
+   * Rejects with `SignInRequired` when the person has to sign in with the token.
+   */
+  getToken(opts?: { refresh?: boolean }): Promise<string | null>;
+  /** Signs in with a pasted owner token (hosts that cannot get one by themselves). */
+  signIn?(token: string): Promise<void>;
+  /** A desktop notification (e.g. a new approval); `onClick` opens it in the console. */
+  notify?(n: { title: string; body: string; onClick?: () => void }): void;
+  /** The pending-approvals count on the app icon / tray. */
+  setBadge?(count: number): void;
+}
+
+/** The host could not get a credential by itself: the person must paste the token. */
+export class SignInRequired extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SignInRequired';
+  }
+}
+
+const JSON_HEADERS = { 'Content-Type': 'application/json', Accept: 'application/json' };
+
+async function bootstrap(body: object): Promise<void> {
+  const res = await fetch('/api/v1/session/bootstrap', {
+    method: 'POST',
+    headers: JSON_HEADERS,
+    body: JSON.stringify(body),
+    credentials: 'same-origin',
+    cache: 'no-store',
+  });
+  if (res.ok) return;
+  let message = `${res.status} ${res.statusText}`;
+  try {
+    const j = await res.json();
+    if (j?.error?.message) message = j.error.message;
+  } catch {
+    /* not JSON */
+  }
+  if (res.status === 401 || res.status === 403) throw new SignInRequired(message);
+  throw new Error(message);
+}
+
+/**
+ * The browser host. The page is served by Sextant itself, so the server is the page's origin.
+ * Its credential is a console session cookie (HttpOnly, SameSite=Strict, scoped to /api) set
+ * by `POST /api/v1/session/bootstrap`: the server grants it to a same-origin page on loopback
+ * opened by the user Sextant runs as, or after the person pastes the token. The token never
+ * appears in a URL and JavaScript never holds it.
+ */
+export function webHost(): Host {
+  let ready: Promise<void> | null = null;
+  return {
+    kind: 'web',
+    async getServerAddress() {
+      return window.location.origin;
+    },
+    async getToken(opts) {
+      if (!ready || opts?.refresh) {
+        ready = bootstrap({});
+        ready.catch(() => {
+          ready = null;
+        });
+      }
+      await ready;
+      return null;
+    },
+    async signIn(token: string) {
+      await bootstrap({ token });
+      ready = Promise.resolve();
+    },
+    notify: undefined,
+    setBadge: undefined,
+  };
+}
+
+let current: Host | null = null;
+
+/** Picks the host once: the desktop shell's inside Tauri, else the web host. */
+export function detectHost(): Host {
+  if (inTauri()) return desktopHost();
+  return webHost();
+}
+
+/** The host of this page. */
+export function host(): Host {
+  if (!current) current = detectHost();
+  return current;
+}
+
+/** Replaces the host (tests). */
+export function setHost(h: Host): void {
+  current = h;
+}

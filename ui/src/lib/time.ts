@@ -1,0 +1,129 @@
+// Times for people: relative ("3 min ago", "in 2 h"), countdowns to an expiry, and wall-clock
+// times in a given IANA zone. Pure functions of (time, now): the views tick `now`.
+
+const SEC = 1000;
+const MIN = 60 * SEC;
+const HOUR = 60 * MIN;
+const DAY = 24 * HOUR;
+
+/** Parses an RFC 3339 string to epoch ms, or NaN. */
+export function parseTime(s: string | null | undefined): number {
+  if (!s) return NaN;
+  return Date.parse(s);
+}
+
+/** "just now", "42 s ago", "5 min ago", "3 h ago", "2 d ago"; future times: "in 5 min". */
+export function relative(t: number, now: number): string {
+  if (!Number.isFinite(t)) return '—';
+  const d = t - now;
+  const a = Math.abs(d);
+  let text: string;
+  if (a < 5 * SEC) return 'just now';
+  if (a < MIN) text = `${Math.floor(a / SEC)} s`;
+  else if (a < HOUR) text = `${Math.floor(a / MIN)} min`;
+  else if (a < DAY) text = `${Math.floor(a / HOUR)} h`;
+  else text = `${Math.floor(a / DAY)} d`;
+  return d < 0 ? `${text} ago` : `in ${text}`;
+}
+
+/** A countdown until an expiry. */
+export interface Countdown {
+  /** "59:07", "1:02:03", "2 d 3 h"; "expired" at or after the expiry. */
+  text: string;
+  expired: boolean;
+  /** Under a minute left: the view shows it as urgent. */
+  urgent: boolean;
+  /** Milliseconds until the next change of `text` (for the ticker). */
+  nextTickMs: number;
+}
+
+const pad = (n: number) => String(n).padStart(2, '0');
+
+/** The countdown to `expiresAt` (epoch ms) at `now`. */
+export function countdown(expiresAt: number, now: number): Countdown {
+  if (!Number.isFinite(expiresAt)) return { text: '', expired: false, urgent: false, nextTickMs: 60 * SEC };
+  const left = expiresAt - now;
+  if (left <= 0) return { text: 'expired', expired: true, urgent: true, nextTickMs: 60 * SEC };
+  // Round up: with 59.4 s left the person still has "0:60" → show 1:00 until it drops.
+  const secs = Math.ceil(left / SEC);
+  const nextTickMs = left - (secs - 1) * SEC || SEC;
+  let text: string;
+  if (secs >= 2 * 86400) {
+    const d = Math.floor(secs / 86400);
+    text = `${d} d ${Math.floor((secs % 86400) / 3600)} h`;
+  } else if (secs >= 3600) {
+    text = `${Math.floor(secs / 3600)}:${pad(Math.floor((secs % 3600) / 60))}:${pad(secs % 60)}`;
+  } else {
+    text = `${Math.floor(secs / 60)}:${pad(secs % 60)}`;
+  }
+  return { text, expired: false, urgent: secs <= 60, nextTickMs };
+}
+
+/** "Mon 7 Dec, 09:00" in `timeZone` (defaults to the viewer's zone). */
+export function wallTime(t: number | string, timeZone?: string, withYear = false): string {
+  const ms = typeof t === 'string' ? parseTime(t) : t;
+  if (!Number.isFinite(ms)) return '—';
+  try {
+    return new Intl.DateTimeFormat('en-GB', {
+      weekday: 'short',
+      day: 'numeric',
+      month: 'short',
+      year: withYear ? 'numeric' : undefined,
+      hour: '2-digit',
+      minute: '2-digit',
+      hourCycle: 'h23',
+      timeZone,
+    }).format(ms);
+  } catch {
+    return new Date(ms).toISOString();
+  }
+}
+
+/** "14:03:27" in the viewer's zone. */
+export function clockTime(t: number | string): string {
+  const ms = typeof t === 'string' ? parseTime(t) : t;
+  if (!Number.isFinite(ms)) return '—';
+  return new Intl.DateTimeFormat('en-GB', { hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23' }).format(ms);
+}
+
+/** The viewer's IANA zone. */
+export function localZone(): string {
+  try {
+    return Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
+  } catch {
+    return 'UTC';
+  }
+}
+
+/** Every IANA zone the browser knows, with UTC first. */
+export function allZones(): string[] {
+  let zones: string[] = [];
+  try {
+    zones = (Intl as unknown as { supportedValuesOf(k: string): string[] }).supportedValuesOf('timeZone');
+  } catch {
+    zones = [];
+  }
+  const set = new Set(zones);
+  set.delete('UTC');
+  return ['UTC', ...[...set].sort()];
+}
+
+/**
+ * Zones matching a search: every word of the query must appear in the zone name (with `_` as
+ * a space), case-insensitive; names starting with the query come first.
+ */
+export function searchZones(zones: string[], query: string, limit = 50): string[] {
+  const q = query.trim().toLowerCase().replace(/_/g, ' ');
+  if (!q) return zones.slice(0, limit);
+  const words = q.split(/[\s/]+/).filter(Boolean);
+  const scored: { z: string; score: number }[] = [];
+  for (const z of zones) {
+    const name = z.toLowerCase().replace(/_/g, ' ');
+    if (!words.every((w) => name.includes(w))) continue;
+    const city = name.split('/').pop() ?? name;
+    const score = name === q || city === q ? 0 : name.startsWith(q) || city.startsWith(q) ? 1 : 2;
+    scored.push({ z, score });
+  }
+  scored.sort((a, b) => a.score - b.score || a.z.localeCompare(b.z));
+  return scored.slice(0, limit).map((s) => s.z);
+}

@@ -1,0 +1,64 @@
+// The console's one live connection: `GET /api/v1/tasks/events` (every task state change and
+// every interaction raised or answered, across Agents and Sessions). Views subscribe to it;
+// after a reconnect or a `resync` event they re-read what they show, because this stream has
+// no resume point.
+
+import { signal } from '@preact/signals';
+import type { InteractionChange, TaskChange } from '../api/types';
+import { stream, type LinkState } from '../api/sse';
+
+/** The connection indicator's state. */
+export const link = signal<LinkState>('connecting');
+
+export interface LiveListener {
+  task?(c: TaskChange): void;
+  interaction?(c: InteractionChange): void;
+  /** Re-read everything: the stream reconnected (events may have been missed) or fell behind. */
+  resync?(): void;
+}
+
+const listeners = new Set<LiveListener>();
+let started: AbortController | null = null;
+
+/** Listens to live events until the returned function is called. */
+export function subscribe(l: LiveListener): () => void {
+  listeners.add(l);
+  return () => listeners.delete(l);
+}
+
+function emit<K extends keyof LiveListener>(k: K, ...args: Parameters<NonNullable<LiveListener[K]>>) {
+  for (const l of [...listeners]) {
+    try {
+      (l[k] as ((...a: unknown[]) => void) | undefined)?.(...args);
+    } catch (e) {
+      console.error('live listener failed', e);
+    }
+  }
+}
+
+/** Opens the connection (once). */
+export function startLive(): void {
+  if (started) return;
+  started = new AbortController();
+  void stream('/api/v1/tasks/events', {
+    signal: started.signal,
+    onState(state, info) {
+      link.value = state;
+      if (state === 'live' && info.reconnected) emit('resync');
+    },
+    onFatal() {
+      link.value = 'offline';
+    },
+    onEvent(ev) {
+      let data: unknown;
+      try {
+        data = JSON.parse(ev.data);
+      } catch {
+        return;
+      }
+      if (ev.event === 'task') emit('task', data as TaskChange);
+      else if (ev.event === 'interaction') emit('interaction', data as InteractionChange);
+      else if (ev.event === 'resync') emit('resync');
+    },
+  });
+}

@@ -1,0 +1,208 @@
+// One pending decision: what is asked (command, change, question), by which Agent for which
+// caller, the expiry countdown, and exactly the options the engine declared, in its order and
+// words (plus a reason and form fields where declared). Used by the inbox and, inline, by the
+// task and Session pages.
+
+import { signal } from '@preact/signals';
+import { useEffect } from 'preact/hooks';
+import { ApiError } from '../../api/client';
+import type { PendingInteraction } from '../../api/types';
+import { Ago, Badge, now, toast } from '../../components/ui';
+import { callerLabel, shortId, stripField } from '../../lib/format';
+import { countdown } from '../../lib/time';
+import { Link } from '../../router';
+import { answer, dropCard, reloadInbox } from './store';
+
+interface Draft {
+  reason: string;
+  values: Record<string, string>;
+}
+
+/** What the person typed on each card, by interaction id (the keyboard's Enter reads it). */
+const drafts = signal<Record<string, Draft>>({});
+/** Cards with an answer in flight, and the last error of each. */
+const busy = signal<Record<string, boolean>>({});
+const errors = signal<Record<string, { message: string; field?: string }>>({});
+
+function draft(id: string): Draft {
+  return drafts.value[id] ?? { reason: '', values: {} };
+}
+
+function setDraft(id: string, d: Partial<Draft>) {
+  drafts.value = { ...drafts.value, [id]: { ...draft(id), ...d } };
+}
+
+const KIND_LABEL: Record<string, string> = {
+  tool_approval: 'Approval',
+  decision: 'Decision',
+  form: 'Form',
+};
+
+/** A server error's message without the `field: ` prefix the field's place already says. */
+function fieldMessage(e: Error): string {
+  return e instanceof ApiError && e.field ? stripField(e.field, e.message) : e.message;
+}
+
+/** Sends the answer with what the card's fields hold. */
+export async function submitAnswer(item: PendingInteraction, option: string): Promise<void> {
+  const id = item.interactionId;
+  if (busy.value[id]) return;
+  busy.value = { ...busy.value, [id]: true };
+  const { [id]: _old, ...rest } = errors.value;
+  errors.value = rest;
+  const d = draft(id);
+  try {
+    await answer(item, option, { reason: d.reason.trim() || undefined, values: d.values });
+    const label = item.options.find((o) => o.id === option)?.label ?? option;
+    toast(`Answered “${label}”`, 'ok');
+  } catch (e) {
+    if (e instanceof ApiError && (e.status === 409 || e.status === 404)) {
+      dropCard(id);
+      toast(e.status === 409 ? `Already decided: ${e.message}` : 'That task is gone', 'info');
+    } else {
+      errors.value = {
+        ...errors.value,
+        [id]: { message: fieldMessage(e as Error), field: e instanceof ApiError ? e.field : undefined },
+      };
+    }
+  } finally {
+    const { [id]: _b, ...restBusy } = busy.value;
+    busy.value = restBusy;
+  }
+}
+
+function Expiry(props: { item: PendingInteraction }) {
+  const at = props.item.expiresAt ? Date.parse(props.item.expiresAt) : NaN;
+  const c = countdown(at, now.value);
+  useEffect(() => {
+    // At expiry the server applies the default: re-read, the card goes.
+    if (c.expired) void reloadInbox();
+  }, [c.expired]);
+  if (!c.text) return null;
+  return (
+    <span class={`countdown${c.urgent ? ' urgent' : ''}`} title={`If nobody answers, “${props.item.defaultOption}” applies`}>
+      {c.expired ? `Expired — “${props.item.defaultOption}” applied` : `Expires in ${c.text}`}
+    </span>
+  );
+}
+
+export function InteractionCard(props: {
+  item: PendingInteraction;
+  selected?: boolean;
+  armed?: string | null;
+  onSelect?(): void;
+  onArm?(option: string | null): void;
+  /** Hide the Session link (on the Session's own page). */
+  inSession?: boolean;
+}) {
+  const { item } = props;
+  const id = item.interactionId;
+  const d = draft(id);
+  const err = errors.value[id];
+  const isBusy = !!busy.value[id];
+  const fields = item.fields ?? [];
+  return (
+    <article
+      class={`card interaction${props.selected ? ' selected' : ''}`}
+      data-interaction-id={id}
+      aria-label={item.title}
+      aria-current={props.selected ? 'true' : undefined}
+      onClick={props.onSelect}
+    >
+      <header class="interaction-head">
+        <div class="interaction-meta">
+          <Badge tone="warn">{KIND_LABEL[item.kind] ?? item.kind}</Badge>
+          <span class="agent-name">{item.agentName ?? item.agentId}</span>
+          <span class="muted">for {callerLabel(item.caller)}</span>
+          <span class="muted">·</span>
+          <span class="muted">
+            asked <Ago at={item.raisedAt} />
+          </span>
+        </div>
+        <Expiry item={item} />
+      </header>
+      <h3 class="interaction-title">{item.title}</h3>
+      {item.command && (
+        <div class="command">
+          <pre>
+            <code>{item.command}</code>
+          </pre>
+          {item.cwd && <div class="cwd">in {item.cwd}</div>}
+        </div>
+      )}
+      {item.description && !(item.command && item.description.includes(item.command)) && <p class="interaction-desc">{item.description}</p>}
+      {fields.length > 0 && (
+        <div class="form-fields">
+          {fields.map((f) => (
+            <label class="field" key={f.id}>
+              <span class="field-label">
+                {f.label}
+                {f.required && <span class="req"> *</span>}
+              </span>
+              <input
+                class={`input${err?.field === 'values' ? ' invalid' : ''}`}
+                type={f.secret ? 'password' : 'text'}
+                value={d.values[f.id] ?? ''}
+                autocomplete="off"
+                onInput={(e) => setDraft(id, { values: { ...d.values, [f.id]: (e.target as HTMLInputElement).value } })}
+              />
+            </label>
+          ))}
+        </div>
+      )}
+      {item.reasonAllowed && (props.selected || d.reason) && (
+        <label class="field reason">
+          <span class="field-label">Reason (optional, sent to the agent)</span>
+          <input
+            class="input"
+            type="text"
+            value={d.reason}
+            placeholder="e.g. use the staging database instead"
+            onInput={(e) => setDraft(id, { reason: (e.target as HTMLInputElement).value })}
+            onFocus={props.onSelect}
+          />
+        </label>
+      )}
+      <div class="options" role="group" aria-label="Options">
+        {item.options.map((o) => (
+          <button
+            key={o.id}
+            type="button"
+            class={`option${props.armed === o.id ? ' armed' : ''}${o.id === item.defaultOption ? ' is-default' : ''}`}
+            data-option={o.id}
+            disabled={isBusy}
+            title={o.description ?? o.id}
+            onClick={(e) => {
+              e.stopPropagation();
+              props.onSelect?.();
+              void submitAnswer(item, o.id);
+            }}
+          >
+            {o.shortcut && <kbd>{o.shortcut}</kbd>}
+            <span>{o.label}</span>
+          </button>
+        ))}
+      </div>
+      {props.armed && props.selected && (
+        <div class="armed-hint" role="status">
+          Press <kbd>Enter</kbd> to answer “{item.options.find((o) => o.id === props.armed)?.label}” · <kbd>Esc</kbd> to cancel
+        </div>
+      )}
+      {err && (
+        <div class="field-error" role="alert">
+          {err.message}
+        </div>
+      )}
+      <footer class="interaction-foot">
+        {!props.inSession && (
+          <Link href={`/sessions/${item.sessionId}`} class="link">
+            Open Session {shortId(item.sessionId)} →
+          </Link>
+        )}
+        <Link href={`/tasks/${item.taskId}`} class="link">
+          Task {shortId(item.taskId)}
+        </Link>
+      </footer>
+    </article>
+  );
+}

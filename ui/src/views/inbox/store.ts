@@ -1,0 +1,112 @@
+// The inbox store: the pending interactions every view shares (the inbox, the page title, the
+// overview, inline cards in transcripts), kept current from the live stream.
+
+import { computed, signal } from '@preact/signals';
+import { api, newMessageId } from '../../api/client';
+import type { AnswerReply, InteractionList, PendingInteraction } from '../../api/types';
+import { isTerminal } from '../../lib/format';
+import { host } from '../../host';
+import { subscribe } from '../../live/events';
+import { navigate } from '../../router';
+import { initialInbox, inboxReducer, type InboxAction } from './state';
+
+export const inbox = signal(initialInbox);
+export const pendingCount = computed(() => inbox.value.items.length);
+
+function dispatch(a: InboxAction) {
+  inbox.value = inboxReducer(inbox.value, a);
+}
+
+let loading: Promise<void> | null = null;
+let again = false;
+
+/** Re-reads the pending list (coalesced: at most one read in flight, plus one queued). */
+export function reloadInbox(): Promise<void> {
+  if (loading) {
+    again = true;
+    return loading;
+  }
+  loading = (async () => {
+    try {
+      const r = await api<InteractionList>('/api/v1/interactions');
+      dispatch({ type: 'loaded', items: r.interactions });
+    } catch (e) {
+      dispatch({ type: 'failed', error: (e as Error).message });
+    } finally {
+      loading = null;
+      if (again) {
+        again = false;
+        void reloadInbox();
+      }
+    }
+  })();
+  return loading;
+}
+
+let started = false;
+
+/** Loads the inbox and follows the live stream (once per page). */
+export function startInbox(): void {
+  if (started) return;
+  started = true;
+  void reloadInbox();
+  subscribe({
+    interaction(c) {
+      if (c.type === 'answered') dispatch({ type: 'answered', interactionId: c.interactionId });
+      else {
+        // The raised event lacks the task's Agent and caller: read the list again.
+        const known = new Set(inbox.value.items.map((i) => i.interactionId));
+        void reloadInbox().then(() => {
+          const fresh = inbox.value.items.find((i) => i.interactionId === c.interactionId && !known.has(i.interactionId));
+          if (fresh) notifyNew(fresh);
+        });
+      }
+    },
+    task(c) {
+      if (isTerminal(c.state)) dispatch({ type: 'taskEnded', taskId: c.taskId });
+    },
+    resync() {
+      void reloadInbox();
+    },
+  });
+  pendingCount.subscribe((n) => host().setBadge?.(n));
+}
+
+function notifyNew(i: PendingInteraction) {
+  host().notify?.({
+    title: i.title,
+    body: `${i.agentName ?? i.agentId}: ${i.command ?? i.description ?? 'needs your decision'}`,
+    onClick: () => navigate('/inbox'),
+  });
+}
+
+/** Message ids per interaction and answer, so a retry of the same answer is the same answer. */
+const messageIds = new Map<string, string>();
+
+/** Answers as the person; the card disappears once the server accepted it. */
+export async function answer(
+  i: PendingInteraction,
+  option: string,
+  extra: { reason?: string; values?: Record<string, string> } = {},
+): Promise<AnswerReply> {
+  const key = `${i.interactionId}\n${option}\n${extra.reason ?? ''}\n${JSON.stringify(extra.values ?? {})}`;
+  let messageId = messageIds.get(key);
+  if (!messageId) {
+    messageId = newMessageId('console-answer');
+    messageIds.set(key, messageId);
+  }
+  const body: Record<string, unknown> = { task_id: i.taskId, option, message_id: messageId };
+  if (extra.reason) body.reason = extra.reason;
+  if (extra.values && Object.keys(extra.values).length > 0) body.values = extra.values;
+  const reply = await api<AnswerReply>(`/api/v1/interactions/${encodeURIComponent(i.interactionId)}/answer`, {
+    method: 'POST',
+    body,
+  });
+  dispatch({ type: 'answered', interactionId: i.interactionId });
+  return reply;
+}
+
+/** Removes a card the server says is no longer answerable (answered elsewhere, expired). */
+export function dropCard(interactionId: string): void {
+  dispatch({ type: 'answered', interactionId });
+}

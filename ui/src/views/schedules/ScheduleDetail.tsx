@@ -1,0 +1,293 @@
+// One schedule: what it does and when, its actions, and its Runs (newest first, live), each
+// linking to the Session transcript it created and offering a replay.
+
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { ApiError } from '../../api/client';
+import type { AgentSummary, Run, Schedule } from '../../api/types';
+import { Ago, Confirm, Empty, ErrorState, Loading, PageHeader, RunBadge, Switch, toast } from '../../components/ui';
+import { runIsOpen, shortId, triggerLabel } from '../../lib/format';
+import { wallTime } from '../../lib/time';
+import { subscribe } from '../../live/events';
+import { Link, navigate } from '../../router';
+import { replayRun } from '../sessions/RunPanel';
+import { loadAgents } from '../tasks/store';
+import { deleteSchedule, getSchedule, listRuns } from './api';
+import { ScheduleDialog } from './ScheduleDialog';
+import { cronWords, useScheduleActions } from './Schedules';
+
+export function ScheduleDetail(props: { id: string }) {
+  const [s, setS] = useState<Schedule | null>(null);
+  const [status, setStatus] = useState<'loading' | 'ready' | 'error' | 'notFound'>('loading');
+  const [error, setError] = useState('');
+  const [runs, setRuns] = useState<{ list: Run[]; total: number; next: string | null; status: 'loading' | 'ready' | 'error'; error?: string }>({
+    list: [],
+    total: 0,
+    next: null,
+    status: 'loading',
+  });
+  const [agents, setAgents] = useState<AgentSummary[]>([]);
+  const [editing, setEditing] = useState(false);
+  const [confirmDelete, setConfirmDelete] = useState(false);
+  const [replaying, setReplaying] = useState<string | null>(null);
+
+  const loadRuns = async () => {
+    try {
+      const p = await listRuns(props.id, 50);
+      setRuns({ list: p.runs, total: p.total, next: p.next_cursor, status: 'ready' });
+    } catch (e) {
+      setRuns((r) => ({ ...r, status: r.status === 'ready' ? 'ready' : 'error', error: (e as Error).message }));
+    }
+  };
+  const load = async () => {
+    try {
+      setS(await getSchedule(props.id));
+      setStatus('ready');
+      void loadRuns();
+    } catch (e) {
+      if (e instanceof ApiError && e.status === 404) setStatus('notFound');
+      else {
+        setError((e as Error).message);
+        setStatus('error');
+      }
+    }
+  };
+  useEffect(() => {
+    setStatus('loading');
+    void load();
+    loadAgents().then(setAgents, () => undefined);
+  }, [props.id]);
+
+  // A Run's status is its task's state: re-read the Runs when one of theirs changes, or when
+  // an open Run may have just got its task.
+  const listRef = useRef(runs.list);
+  listRef.current = runs.list;
+  useEffect(() => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const soon = () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => void loadRuns(), 150);
+    };
+    const off = subscribe({
+      task(c) {
+        const list = listRef.current;
+        if (list.some((r) => r.task_id === c.taskId || runIsOpen(r.status))) soon();
+      },
+      resync: soon,
+    });
+    return () => {
+      off();
+      clearTimeout(timer);
+    };
+  }, [props.id]);
+
+  const { busy, toggle, run } = useScheduleActions((saved, r) => {
+    if (saved) setS(saved);
+    if (r) {
+      setRuns((x) => ({ ...x, list: [r, ...x.list.filter((y) => y.id !== r.id)], total: x.total + 1 }));
+      void loadRuns();
+    }
+  });
+
+  const replay = async (r: Run) => {
+    setReplaying(r.id);
+    const n = await replayRun(r.schedule_id, r.id);
+    setReplaying(null);
+    if (n) {
+      setRuns((x) => ({ ...x, list: [n, ...x.list], total: x.total + 1 }));
+      void loadRuns();
+    }
+  };
+
+  const loadMore = async () => {
+    if (!runs.next) return;
+    try {
+      const p = await listRuns(props.id, 50, runs.next);
+      setRuns((x) => ({ ...x, list: [...x.list, ...p.runs], next: p.next_cursor }));
+    } catch (e) {
+      toast((e as Error).message, 'bad');
+    }
+  };
+
+  if (status === 'loading') return <div class="page"><Loading label="Loading the schedule…" /></div>;
+  if (status === 'notFound')
+    return (
+      <div class="page">
+        <Empty title="No such schedule" icon="?">
+          It may have been deleted. <Link href="/schedules" class="link">All schedules</Link>
+        </Empty>
+      </div>
+    );
+  if (status === 'error' || !s) return <div class="page"><ErrorState error={error} retry={() => void load()} /></div>;
+  const agent = agents.find((a) => a.agentId === s.agent_id)?.name ?? s.agent_id;
+  return (
+    <div class="page">
+      <div class="crumbs">
+        <Link href="/schedules" class="link">
+          Schedules
+        </Link>{' '}
+        / {s.name}
+      </div>
+      <PageHeader
+        title={s.name}
+        subtitle={
+          <>
+            {cronWords(s)} <span class="muted">({s.timezone.replace(/_/g, ' ')})</span>
+          </>
+        }
+        actions={
+          <>
+            <span class="switch-label">
+              <Switch checked={s.enabled} label={s.enabled ? 'Pause schedule' : 'Enable schedule'} disabled={busy === s.id} onChange={(v) => void toggle(s, v)} />
+              {s.enabled ? 'Enabled' : 'Paused'}
+            </span>
+            <button class="btn btn-primary" disabled={busy === s.id} onClick={() => void run(s)} data-action="run-now">
+              ▶ Run now
+            </button>
+            <button class="btn" onClick={() => setEditing(true)} data-action="edit">
+              Edit
+            </button>
+            <button class="btn btn-ghost danger" onClick={() => setConfirmDelete(true)} data-action="delete">
+              Delete
+            </button>
+          </>
+        }
+      />
+      {!s.access.allowed && (
+        <div class="notice notice-bad" role="alert">
+          You may not call {agent} right now{s.access.reason ? `: ${s.access.reason}` : ''}. Runs are recorded as blocked.
+        </div>
+      )}
+      <div class="split">
+        <main class="split-main">
+          <section class="panel" aria-label="Runs">
+            <h2 class="panel-title">
+              Runs <span class="count">{runs.total}</span>
+            </h2>
+            {runs.status === 'loading' && <Loading label="Loading Runs…" />}
+            {runs.status === 'error' && <ErrorState error={runs.error ?? ''} retry={() => void loadRuns()} />}
+            {runs.status === 'ready' && runs.list.length === 0 && (
+              <Empty title="No Runs yet" icon="▷">
+                {s.enabled && s.next_runs[0] ? <>The first one fires <Ago at={s.next_runs[0].utc} />. </> : null}
+                Use <strong>Run now</strong> to try it.
+              </Empty>
+            )}
+            {runs.status === 'ready' && runs.list.length > 0 && (
+              <table class="table" aria-label="Runs of this schedule">
+                <thead>
+                  <tr>
+                    <th>Status</th>
+                    <th>Trigger</th>
+                    <th>Fired</th>
+                    <th>Finished</th>
+                    <th>Transcript</th>
+                    <th class="actions-col">
+                      <span class="sr-only">Actions</span>
+                    </th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {runs.list.map((r) => (
+                    <tr key={r.id} data-run-id={r.id} data-status={r.status}>
+                      <td>
+                        <RunBadge status={r.status} title={r.reason ?? undefined} />
+                        {r.reason && <div class="muted small clamp" title={r.reason}>{r.reason}</div>}
+                      </td>
+                      <td>
+                        <span>{triggerLabel(r.trigger)}</span>
+                        {r.replay_of && <div class="muted small">of {shortId(r.replay_of)}</div>}
+                      </td>
+                      <td>
+                        <Ago at={r.created_at} />
+                      </td>
+                      <td>{r.finished_at ? <Ago at={r.finished_at} /> : <span class="muted">—</span>}</td>
+                      <td>
+                        {r.session_id ? (
+                          <Link href={`/sessions/${r.session_id}`} class="link" title="Open the Session this Run created">
+                            Session {shortId(r.session_id)} →
+                          </Link>
+                        ) : (
+                          <span class="muted">none</span>
+                        )}
+                      </td>
+                      <td class="row-actions">
+                        <button class="btn btn-small btn-ghost" disabled={replaying === r.id} onClick={() => void replay(r)} data-action="replay" title="A new Run with this Run's exact prompt and Agent">
+                          ↻ Replay
+                        </button>
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            )}
+            {runs.next && (
+              <div class="table-foot">
+                <button class="btn" onClick={() => void loadMore()}>
+                  Load more
+                </button>
+              </div>
+            )}
+          </section>
+        </main>
+        <aside class="split-side">
+          <section class="panel" aria-label="About this schedule">
+            <h2 class="panel-title">Plan</h2>
+            <dl class="facts">
+              <dt>Agent</dt>
+              <dd>{agent}</dd>
+              <dt>Prompt</dt>
+              <dd class="prewrap">{s.prompt}</dd>
+              <dt>Cron</dt>
+              <dd class="mono">{s.cron}</dd>
+              <dt>Time zone</dt>
+              <dd>{s.timezone.replace(/_/g, ' ')}</dd>
+              <dt>Missed runs</dt>
+              <dd>{s.missed_run_policy === 'run_once' ? 'run once, late' : 'skipped'}</dd>
+            </dl>
+          </section>
+          <section class="panel" aria-label="Next fire times">
+            <h2 class="panel-title">Next fire times</h2>
+            {!s.enabled && <div class="muted small">Paused: these are when it would fire.</div>}
+            <ol class="next-list">
+              {s.next_runs.map((n) => (
+                <li key={n.utc}>
+                  <span>{wallTime(n.utc, s.timezone, true)}</span>
+                  <span class="muted small">
+                    <Ago at={n.utc} />
+                  </span>
+                </li>
+              ))}
+            </ol>
+          </section>
+        </aside>
+      </div>
+      <ScheduleDialog
+        open={editing}
+        schedule={s}
+        agents={agents}
+        onClose={() => setEditing(false)}
+        onSaved={(saved) => {
+          setEditing(false);
+          setS(saved);
+          toast('Saved', 'ok');
+        }}
+      />
+      <Confirm
+        open={confirmDelete}
+        title="Delete this schedule?"
+        confirm="Delete schedule"
+        onClose={() => setConfirmDelete(false)}
+        onConfirm={async () => {
+          try {
+            await deleteSchedule(s.id);
+            toast(`“${s.name}” deleted`, 'ok');
+            navigate('/schedules');
+          } catch (e) {
+            toast((e as Error).message, 'bad');
+          }
+        }}
+      >
+        <p>“{s.name}” and its Run history will be deleted. The Sessions its Runs created stay. This cannot be undone.</p>
+      </Confirm>
+    </div>
+  );
+}

@@ -1,0 +1,252 @@
+// Personal schedules: the list (name, Agent, when in plain words, zone, next fire, enabled,
+// last Run), with create / edit, enable / disable, run now and delete. A schedule's Runs are
+// on its own page (ScheduleDetail).
+
+import { useEffect, useRef, useState } from 'preact/hooks';
+import type { AgentSummary, Run, Schedule } from '../../api/types';
+import { Ago, Confirm, Empty, ErrorState, Loading, PageHeader, RunBadge, Switch, toast } from '../../components/ui';
+import { describeCron } from '../../lib/cron';
+import { runIsOpen } from '../../lib/format';
+import { wallTime } from '../../lib/time';
+import { subscribe } from '../../live/events';
+import { Link } from '../../router';
+import { loadAgents } from '../tasks/store';
+import { deleteSchedule, listRuns, listSchedules, runNow, updateSchedule } from './api';
+import { ScheduleDialog } from './ScheduleDialog';
+
+/** The plain words of a schedule's expression (the server's when the console cannot read it). */
+export function cronWords(s: Schedule): string {
+  const w = describeCron(s.cron);
+  return w.ok ? w.text : s.description;
+}
+
+/** Actions shared by the list and a schedule's page. */
+export function useScheduleActions(onChange: (s: Schedule | null, run?: Run) => void) {
+  const [busy, setBusy] = useState<string | null>(null);
+  const toggle = async (s: Schedule, enabled: boolean) => {
+    setBusy(s.id);
+    try {
+      const saved = await updateSchedule(s.id, { enabled });
+      toast(enabled ? `“${s.name}” enabled` : `“${s.name}” paused`, 'ok');
+      onChange(saved);
+    } catch (e) {
+      toast((e as Error).message, 'bad');
+    } finally {
+      setBusy(null);
+    }
+  };
+  const run = async (s: Schedule) => {
+    setBusy(s.id);
+    try {
+      const r = await runNow(s.id);
+      toast(r.status === 'blocked' ? `Run blocked: ${r.reason ?? ''}` : `“${s.name}” is running`, r.status === 'blocked' ? 'bad' : 'ok');
+      onChange(s, r);
+    } catch (e) {
+      toast((e as Error).message, 'bad');
+    } finally {
+      setBusy(null);
+    }
+  };
+  return { busy, toggle, run };
+}
+
+export function Schedules() {
+  const [state, setState] = useState<{ status: 'loading' | 'ready' | 'error'; error?: string; list: Schedule[] }>({ status: 'loading', list: [] });
+  const [lastRuns, setLastRuns] = useState<Record<string, Run | null>>({});
+  const [agents, setAgents] = useState<AgentSummary[]>([]);
+  const [dialog, setDialog] = useState<{ open: boolean; schedule: Schedule | null }>({ open: false, schedule: null });
+  const [toDelete, setToDelete] = useState<Schedule | null>(null);
+  const [deleting, setDeleting] = useState(false);
+
+  const loadLastRun = (id: string) =>
+    listRuns(id, 1)
+      .then((p) => setLastRuns((m) => ({ ...m, [id]: p.runs[0] ?? null })))
+      .catch(() => undefined);
+
+  const load = async () => {
+    try {
+      const list = await listSchedules();
+      setState({ status: 'ready', list });
+      list.forEach((s) => void loadLastRun(s.id));
+    } catch (e) {
+      setState((s) => ({ ...s, status: s.status === 'ready' ? 'ready' : 'error', error: (e as Error).message }));
+    }
+  };
+
+  useEffect(() => {
+    void load();
+    loadAgents().then(setAgents, () => undefined);
+  }, []);
+
+  // A Run's status is its task's state: follow the live stream for the Runs shown.
+  const runsRef = useRef(lastRuns);
+  runsRef.current = lastRuns;
+  useEffect(
+    () =>
+      subscribe({
+        task(c) {
+          for (const r of Object.values(runsRef.current)) {
+            if (r && (r.task_id === c.taskId || runIsOpen(r.status))) void loadLastRun(r.schedule_id);
+          }
+        },
+        resync() {
+          void load();
+        },
+      }),
+    [],
+  );
+
+  const { busy, toggle, run } = useScheduleActions((saved, r) => {
+    if (saved) setState((s) => ({ ...s, list: s.list.map((x) => (x.id === saved.id ? saved : x)) }));
+    if (r) setLastRuns((m) => ({ ...m, [r.schedule_id]: r }));
+  });
+
+  const remove = async () => {
+    if (!toDelete) return;
+    setDeleting(true);
+    try {
+      await deleteSchedule(toDelete.id);
+      toast(`“${toDelete.name}” deleted`, 'ok');
+      setState((s) => ({ ...s, list: s.list.filter((x) => x.id !== toDelete.id) }));
+      setToDelete(null);
+    } catch (e) {
+      toast((e as Error).message, 'bad');
+    } finally {
+      setDeleting(false);
+    }
+  };
+
+  return (
+    <div class="page">
+      <PageHeader
+        title="Schedules"
+        subtitle="Your personal plans: a prompt sent to an Agent, as you, at the times you choose."
+        actions={
+          <button class="btn btn-primary" onClick={() => setDialog({ open: true, schedule: null })} disabled={agents.length === 0}>
+            + New schedule
+          </button>
+        }
+      />
+      {state.status === 'loading' && <Loading label="Loading schedules…" />}
+      {state.status === 'error' && <ErrorState error={state.error ?? ''} retry={() => void load()} />}
+      {state.status === 'ready' && state.list.length === 0 && (
+        <Empty title="No schedules yet" icon="◷">
+          Create one to send a prompt to an Agent on a timetable, e.g. a morning brief on weekdays at 07:30.
+        </Empty>
+      )}
+      {state.status === 'ready' && state.list.length > 0 && (
+        <div class="table-wrap">
+          <table class="table" aria-label="Schedules">
+            <thead>
+              <tr>
+                <th>Name</th>
+                <th>Agent</th>
+                <th>When</th>
+                <th>Next fire</th>
+                <th>Last Run</th>
+                <th>Enabled</th>
+                <th class="actions-col">
+                  <span class="sr-only">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {state.list.map((s) => {
+                const last = lastRuns[s.id];
+                const next = s.next_runs[0];
+                return (
+                  <tr key={s.id} data-schedule-id={s.id} class={s.enabled ? '' : 'disabled-row'}>
+                    <td>
+                      <Link href={`/schedules/${s.id}`} class="link strong">
+                        {s.name}
+                      </Link>
+                      <div class="muted small clamp" title={s.prompt}>
+                        {s.prompt}
+                      </div>
+                    </td>
+                    <td>{agents.find((a) => a.agentId === s.agent_id)?.name ?? s.agent_id}</td>
+                    <td class="when-col">
+                      <div>{cronWords(s)}</div>
+                      <div class="muted small nowrap">
+                        <span class="mono">{s.cron}</span> · {s.timezone.replace(/_/g, ' ')}
+                      </div>
+                    </td>
+                    <td class="nowrap">
+                      {s.enabled && next ? (
+                        <>
+                          <div>{wallTime(next.utc, s.timezone)}</div>
+                          <div class="muted small">
+                            <Ago at={next.utc} />
+                          </div>
+                        </>
+                      ) : (
+                        <span class="muted">{s.enabled ? '—' : 'paused'}</span>
+                      )}
+                    </td>
+                    <td>
+                      {last === undefined ? (
+                        <span class="muted">…</span>
+                      ) : last === null ? (
+                        <span class="muted">never</span>
+                      ) : (
+                        <div class="last-run">
+                          <RunBadge status={last.status} title={last.reason ?? undefined} />
+                          <span class="muted small">
+                            <Ago at={last.created_at} />
+                          </span>
+                        </div>
+                      )}
+                    </td>
+                    <td>
+                      <Switch checked={s.enabled} label={s.enabled ? `Pause ${s.name}` : `Enable ${s.name}`} disabled={busy === s.id} onChange={(v) => void toggle(s, v)} />
+                    </td>
+                    <td class="row-actions">
+                      <button class="btn btn-small" disabled={busy === s.id} onClick={() => void run(s)} data-action="run-now">
+                        Run now
+                      </button>
+                      <button class="btn btn-small btn-ghost" onClick={() => setDialog({ open: true, schedule: s })} data-action="edit">
+                        Edit
+                      </button>
+                      <button class="btn btn-small btn-ghost danger" onClick={() => setToDelete(s)} data-action="delete">
+                        Delete
+                      </button>
+                    </td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+        </div>
+      )}
+      <ScheduleDialog
+        open={dialog.open}
+        schedule={dialog.schedule}
+        agents={agents}
+        onClose={() => setDialog({ open: false, schedule: null })}
+        onSaved={(saved) => {
+          const created = !dialog.schedule;
+          setDialog({ open: false, schedule: null });
+          setState((s) => ({
+            ...s,
+            status: 'ready',
+            list: created ? [saved, ...s.list] : s.list.map((x) => (x.id === saved.id ? saved : x)),
+          }));
+          if (created) setLastRuns((m) => ({ ...m, [saved.id]: null }));
+          toast(created ? `“${saved.name}” created` : 'Saved', 'ok');
+        }}
+      />
+      <Confirm
+        open={!!toDelete}
+        title="Delete this schedule?"
+        confirm="Delete schedule"
+        busy={deleting}
+        onConfirm={() => void remove()}
+        onClose={() => setToDelete(null)}
+      >
+        <p>
+          “{toDelete?.name}” and its Run history will be deleted. The Sessions its Runs created stay. This cannot be undone.
+        </p>
+      </Confirm>
+    </div>
+  );
+}

@@ -1,0 +1,18 @@
+// Calls of the schedules API (`/api/v1/me/schedules`), the person's own plans.
+
+import { api } from '../../api/client';
+import type { Run, RunsPage, Schedule, ScheduleInput, ScheduleList, SchedulePreview } from '../../api/types';
+
+const BASE = '/api/v1/me/schedules';
+const one = (id: string) => `${BASE}/${encodeURIComponent(id)}`;
+
+export const listSchedules = () => api<ScheduleList>(BASE).then((r) => r.schedules);
+export const getSchedule = (id: string) => api<Schedule>(one(id));
+export const createSchedule = (s: ScheduleInput) => api<Schedule>(BASE, { method: 'POST', body: { ...s, source: 'console' } });
+export const updateSchedule = (id: string, s: Partial<ScheduleInput>) => api<Schedule>(one(id), { method: 'PATCH', body: s });
+export const deleteSchedule = (id: string) => api<void>(one(id), { method: 'DELETE' });
+export const runNow = (id: string) => api<Run>(`${one(id)}/run`, { method: 'POST' });
+export const listRuns = (id: string, limit = 50, cursor?: string | null) =>
+  api<RunsPage>(`${one(id)}/runs?limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+export const previewCron = (cron: string, timezone: string, signal?: AbortSignal) =>
+  api<SchedulePreview>(`${BASE}/preview`, { method: 'POST', body: { cron, timezone }, signal });

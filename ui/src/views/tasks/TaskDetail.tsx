@@ -1,0 +1,78 @@
+// One task, live: its state and its events as they happen (the blocks of its Session's stream
+// that belong to it), with its open decision answerable in place.
+
+import { useEffect, useState } from 'preact/hooks';
+import { ApiError, api } from '../../api/client';
+import type { TaskSummary } from '../../api/types';
+import { Ago, Empty, ErrorState, Loading, PageHeader, StateBadge } from '../../components/ui';
+import { callerLabel, shortId } from '../../lib/format';
+import { Link } from '../../router';
+import { LiveDot } from '../sessions/Session';
+import { TranscriptView } from '../sessions/TranscriptView';
+import { useSession } from '../sessions/useSession';
+import { agents, loadAgents } from './store';
+
+export function TaskDetail(props: { id: string }) {
+  const [task, setTask] = useState<TaskSummary | null>(null);
+  const [status, setStatus] = useState<'loading' | 'ready' | 'error' | 'notFound'>('loading');
+  const [error, setError] = useState('');
+  const [attempt, setAttempt] = useState(0);
+  useEffect(() => {
+    setStatus('loading');
+    void loadAgents().catch(() => undefined);
+    api<TaskSummary>(`/api/v1/tasks/${encodeURIComponent(props.id)}`)
+      .then((t) => {
+        setTask(t);
+        setStatus('ready');
+      })
+      .catch((e) => {
+        if (e instanceof ApiError && e.status === 404) setStatus('notFound');
+        else {
+          setError((e as Error).message);
+          setStatus('error');
+        }
+      });
+  }, [props.id, attempt]);
+  const v = useSession(task?.sessionId);
+
+  if (status === 'loading') return <div class="page"><Loading label="Loading the task…" /></div>;
+  if (status === 'notFound')
+    return (
+      <div class="page">
+        <Empty title="No such task" icon="?">
+          Task <span class="mono">{props.id}</span> does not exist here. <Link href="/tasks" class="link">See all tasks</Link>
+        </Empty>
+      </div>
+    );
+  if (status === 'error' || !task) return <div class="page"><ErrorState error={error} retry={() => setAttempt((n) => n + 1)} /></div>;
+  const live = v.tasks.find((t) => t.taskId === task.taskId) ?? task;
+  const agent = agents.value?.find((a) => a.agentId === task.agentId)?.name ?? task.agentId;
+  return (
+    <div class="page">
+      <PageHeader
+        title={
+          <>
+            Task <span class="mono">{shortId(task.taskId)}</span> <StateBadge state={live.state} />
+          </>
+        }
+        subtitle={
+          <>
+            {agent} · for {callerLabel(task.caller)} · started <Ago at={task.createdAt} /> · last event <Ago at={live.stateAt} />
+          </>
+        }
+        actions={
+          <>
+            <LiveDot state={v.live} />
+            <Link href={`/sessions/${task.sessionId}`} class="btn">
+              Open Session
+            </Link>
+          </>
+        }
+      />
+      <div class="task-state-line" data-task-state={live.state} hidden />
+      {v.status === 'loading' && <Loading label="Loading events…" />}
+      {v.status === 'error' && <ErrorState error={v.error ?? ''} retry={v.reload} />}
+      {v.status === 'ready' && <TranscriptView blocks={v.transcript.blocks} taskId={task.taskId} />}
+    </div>
+  );
+}
