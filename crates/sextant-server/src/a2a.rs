@@ -896,21 +896,6 @@ async fn get_task(call: &Call, params: Value) -> Result<Reply, RpcError> {
     Ok(Reply::Json(view.task))
 }
 
-fn page_token(cursor: &(String, String)) -> String {
-    use base64::Engine;
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("{}\n{}", cursor.0, cursor.1))
-}
-
-fn parse_page_token(token: &str) -> Option<(String, String)> {
-    use base64::Engine;
-    let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(token)
-        .ok()?;
-    let s = String::from_utf8(raw).ok()?;
-    let (at, id) = s.split_once('\n')?;
-    Some((at.to_string(), id.to_string()))
-}
-
 async fn list_tasks(call: &Call, params: Value) -> Result<Reply, RpcError> {
     let page_size = match params.get("pageSize") {
         None | Some(Value::Null) => LIST_DEFAULT,
@@ -924,7 +909,7 @@ async fn list_tasks(call: &Call, params: Value) -> Result<Reply, RpcError> {
         .and_then(Value::as_str)
         .filter(|t| !t.is_empty())
     {
-        Some(t) => Some(parse_page_token(t).ok_or_else(|| {
+        Some(t) => Some(crate::api::parse_cursor(t).ok_or_else(|| {
             RpcError::field(
                 "pageToken",
                 "is not a token from a previous ListTasks response",
@@ -981,7 +966,7 @@ async fn list_tasks(call: &Call, params: Value) -> Result<Reply, RpcError> {
     }
     Ok(Reply::Json(json!({
         "tasks": tasks,
-        "nextPageToken": page.next.as_ref().map(page_token).unwrap_or_default(),
+        "nextPageToken": page.next.as_ref().map(crate::api::encode_cursor).unwrap_or_default(),
         "pageSize": page_size,
         "totalSize": page.total,
     })))

@@ -96,20 +96,27 @@ fn limit(q: &PageQuery) -> ApiResult<u32> {
     }
 }
 
+/// An opaque page cursor (ListTasks `pageToken` and the console's `cursor`): the last row's
+/// (time, id), base64url.
 pub(crate) fn encode_cursor(c: &(String, String)) -> String {
     use base64::Engine;
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("{}\n{}", c.0, c.1))
 }
 
-pub(crate) fn decode_cursor(s: &str) -> ApiResult<(String, String)> {
+/// Reads a cursor made by [`encode_cursor`]; `None` for anything else.
+pub(crate) fn parse_cursor(s: &str) -> Option<(String, String)> {
     use base64::Engine;
-    let bad = || ApiError::BadRequest("cursor is not one this server gave out".into());
     let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD
         .decode(s)
-        .map_err(|_| bad())?;
-    let s = String::from_utf8(raw).map_err(|_| bad())?;
-    let (a, b) = s.split_once('\n').ok_or_else(bad)?;
-    Ok((a.to_string(), b.to_string()))
+        .ok()?;
+    let s = String::from_utf8(raw).ok()?;
+    let (a, b) = s.split_once('\n')?;
+    Some((a.to_string(), b.to_string()))
+}
+
+pub(crate) fn decode_cursor(s: &str) -> ApiResult<(String, String)> {
+    parse_cursor(s)
+        .ok_or_else(|| ApiError::BadRequest("cursor is not one this server gave out".into()))
 }
 
 fn task_json(t: &TaskRow) -> Value {
