@@ -37,8 +37,13 @@ pub enum EventBody {
     },
     /// The agent answered with a Message instead of task output (an A2A message response).
     Reply { message: Message },
-    /// A turn began; the task's inputs journalled before this event are delivered to it.
-    TurnStarted {},
+    /// A turn began. It delivers the task's inputs up to seq `through` (inclusive) that no
+    /// earlier turn delivered; without `through` (journals written before it existed), those
+    /// journalled before this event.
+    TurnStarted {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        through: Option<i64>,
+    },
     /// The engine stopped for a decision. A `task_state` event (auth- or input-required)
     /// follows in the same transaction.
     InteractionRaised { interaction: Interaction },
@@ -55,7 +60,7 @@ impl EventBody {
             EventBody::TaskState { .. } => "task_state",
             EventBody::Artifact { .. } => "artifact",
             EventBody::Reply { .. } => "reply",
-            EventBody::TurnStarted {} => "turn_started",
+            EventBody::TurnStarted { .. } => "turn_started",
             EventBody::InteractionRaised { .. } => "interaction_raised",
             EventBody::InteractionAnswered { .. } => "interaction_answered",
         }

@@ -105,7 +105,7 @@ impl TaskFold {
                 self.reply = Some(message.clone());
                 self.history.push(message.clone());
             }
-            EventBody::TurnStarted {} => {}
+            EventBody::TurnStarted { .. } => {}
             EventBody::InteractionRaised { interaction } => {
                 self.interactions.push((interaction.clone(), None));
             }
@@ -401,7 +401,7 @@ pub fn blocks(ev: &JournalEvent) -> Vec<Block> {
             state: crate::event::state_wire(state),
             text: message.as_ref().map(message_text).filter(|t| !t.is_empty()),
         })],
-        EventBody::TurnStarted {} => Vec::new(),
+        EventBody::TurnStarted { .. } => Vec::new(),
         EventBody::InteractionRaised { interaction } => {
             vec![mk(BlockKind::Interaction {
                 interaction: Box::new(interaction.public()),

@@ -16,6 +16,9 @@ const ALL_CAPACITY: usize = 4096;
 /// Map size from which subscribing sweeps out channels without receivers.
 const SWEEP_AT: usize = 64;
 
+/// A live subscription: committed events in seq order.
+pub type Live = broadcast::Receiver<Arc<JournalEvent>>;
+
 /// The broadcast hub.
 #[derive(Clone)]
 pub struct Hub {

@@ -14,6 +14,9 @@
 //! [`Journal::rebuild_check`] recomputes the cache from the events with the same projection the
 //! readers use, and reports any difference.
 //!
+//! - **Checkpoints** (copying the WAL back into the database file) run on their own thread, so
+//!   no commit waits for one.
+//!
 //! Layout: [`migrate`] (embedded migrations), [`queries`] (one module per table), [`writer`]
 //! (the writer thread and the admission transaction), [`hub`] (live fan-out). Personal schedules
 //! and their Runs (`schedules`, `runs` tables) have their async methods in `schedules.rs`;
@@ -35,11 +38,12 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use rusqlite::Connection;
+use rusqlite::config::DbConfig;
 use sextant_core::{AgentSpec, EventBody, JournalEvent};
 use tokio::sync::oneshot;
 
 pub use error::{Error, Result};
-pub use hub::Hub;
+pub use hub::{Hub, Live};
 pub use queries::interactions::InteractionRow;
 pub use queries::peers::PeerRow;
 pub use queries::runs::RunRow;
@@ -48,13 +52,27 @@ pub use queries::security::CredentialRow;
 pub use queries::sessions::SessionRow;
 pub use queries::tasks::{TaskFilter, TaskPage, TaskRow};
 pub use schedules::Claim;
-pub use writer::{Admission, Admitted, NewEvent, Refusal};
+pub use writer::{Admission, Admitted, NewEvent, Refusal, TurnGuard};
 
 use writer::Job;
 
 /// Read connections kept open. Readers beyond this wait for one (a semaphore) rather than open
 /// throwaway connections: each connection caches its prepared statements, so reuse matters.
 const READ_POOL_MAX: usize = 4;
+
+/// An append handed to the writer ([`Journal::submit_append`]).
+#[must_use = "an append's outcome is only known by waiting for it"]
+pub struct Submitted(Option<oneshot::Receiver<Result<Vec<Arc<JournalEvent>>>>>);
+
+impl Submitted {
+    /// The appended events, once committed.
+    pub async fn wait(self) -> Result<Vec<Arc<JournalEvent>>> {
+        match self.0 {
+            Some(rx) => rx.await.map_err(|_| Error::Closed)?,
+            None => Err(Error::Closed),
+        }
+    }
+}
 
 /// The async handle to the journal. Clones share the same writer thread, pool and hub.
 #[derive(Clone)]
@@ -79,7 +97,35 @@ fn open_connection(path: &Path) -> Result<Connection> {
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     conn.pragma_update(None, "foreign_keys", "ON")?;
     conn.set_prepared_statement_cache_capacity(64);
+    // Query-planner stability: without it SQLite re-prepares a cached statement whenever a
+    // parameter flips between NULL (rusqlite clears bindings when a statement goes back to the
+    // cache) and a small integer, which cost a full re-parse on every journal read.
+    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)?;
     Ok(conn)
+}
+
+/// Starts the checkpointer thread; the writer nudges it through the returned sender (a full
+/// channel means a checkpoint is already due). It stops when the writer drops the sender.
+fn checkpointer(path: &Path) -> Result<std::sync::mpsc::SyncSender<()>> {
+    let conn = open_connection(path)?;
+    let (tx, rx) = std::sync::mpsc::sync_channel::<()>(1);
+    std::thread::Builder::new()
+        .name("sextant-journal-checkpoint".into())
+        .spawn(move || {
+            while rx.recv().is_ok() {
+                // PASSIVE never waits for readers or the writer: what it cannot copy now is
+                // copied next time.
+                let r = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |r| {
+                    Ok((r.get::<_, i64>(1)?, r.get::<_, i64>(2)?))
+                });
+                match r {
+                    Ok((log, done)) => tracing::trace!(log, done, "journal checkpoint"),
+                    Err(e) => tracing::warn!(error = %e, "journal checkpoint failed"),
+                }
+            }
+        })
+        .map_err(|e| Error::Conflict(format!("cannot start the journal checkpointer: {e}")))?;
+    Ok(tx)
 }
 
 impl Journal {
@@ -89,12 +135,17 @@ impl Journal {
         let path = path.as_ref().to_path_buf();
         let mut conn = open_connection(&path)?;
         migrate::migrate(&mut conn)?;
+        // The writer never checkpoints itself: a checkpoint (copying the WAL into the database
+        // and fsyncing it) would stall every commit queued behind it. The checkpointer thread
+        // does it when the writer has committed enough.
+        conn.pragma_update(None, "wal_autocheckpoint", 0)?;
+        let checkpoints = checkpointer(&path)?;
         let hub = Hub::default();
         let (tx, rx) = std::sync::mpsc::channel();
         let writer_hub = hub.clone();
         std::thread::Builder::new()
             .name("sextant-journal-writer".into())
-            .spawn(move || writer::run(conn, rx, writer_hub))
+            .spawn(move || writer::run(conn, rx, writer_hub, checkpoints))
             .map_err(|e| Error::Conflict(format!("cannot start the journal writer: {e}")))?;
         Ok(Self {
             inner: Arc::new(Inner {
@@ -166,11 +217,25 @@ impl Journal {
     /// `input_accepted` event, all in one transaction. When this returns `Ok(Ok(_))` the input
     /// is durable.
     pub async fn admit(&self, admission: Admission) -> Result<Result<Admitted, Refusal>> {
-        self.write(|reply| Job::Admit {
-            admission: Box::new(admission),
-            reply,
-        })
-        .await
+        Ok(self.admit_watched(admission, false).await?.0)
+    }
+
+    /// [`Journal::admit`], and with `watch`, for a created task, a subscription to its Session
+    /// taken before the task's first event was published: it yields that event and every
+    /// later one, so a caller that waits for the task need not read the journal.
+    pub async fn admit_watched(
+        &self,
+        admission: Admission,
+        watch: bool,
+    ) -> Result<(Result<Admitted, Refusal>, Option<Live>)> {
+        let out = self
+            .write(|reply| Job::Admit {
+                admission: Box::new(admission),
+                watch,
+                reply,
+            })
+            .await?;
+        Ok((out.outcome, out.live))
     }
 
     /// Appends events to one Session, in order, in one transaction.
@@ -179,13 +244,29 @@ impl Journal {
         session_id: &str,
         events: Vec<NewEvent>,
     ) -> Result<Vec<Arc<JournalEvent>>> {
-        let session_id = session_id.to_string();
-        self.write(|reply| Job::Append {
-            session_id,
+        self.submit_append(session_id, events, None).wait().await
+    }
+
+    /// Sends an append to the writer now and returns without waiting for it, so that several
+    /// appends of one turn can share a commit. Appends are applied in the order they are sent;
+    /// with a `guard`, one failing makes the writer refuse the later ones under that guard.
+    pub fn submit_append(
+        &self,
+        session_id: &str,
+        events: Vec<NewEvent>,
+        guard: Option<TurnGuard>,
+    ) -> Submitted {
+        let (reply, rx) = oneshot::channel();
+        let job = Job::Append {
+            session_id: session_id.to_string(),
             events,
+            guard,
             reply,
-        })
-        .await
+        };
+        match self.inner.jobs.send(job) {
+            Ok(()) => Submitted(Some(rx)),
+            Err(_) => Submitted(None),
+        }
     }
 
     /// Appends one event for a task.

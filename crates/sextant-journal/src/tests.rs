@@ -411,3 +411,257 @@ async fn a_slot_is_claimed_once_across_two_journals_on_one_file() {
     assert!(a.delete_schedule("alice", "s1").await.unwrap());
     assert_eq!(a.runs("s1", None, 10).await.unwrap().1, 0);
 }
+
+/// Cached statements are prepared once per connection: a statement that SQLite re-prepared on
+/// every bind (as it did before query-planner stability was switched on) re-parses its SQL on
+/// every journal read.
+#[tokio::test]
+async fn cached_reads_are_not_re_prepared() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = journal(&dir).await;
+    let mut reprepared = 0;
+    for i in 0..10 {
+        let a = j
+            .admit(admission("c", &format!("m{i}"), "hi"))
+            .await
+            .unwrap()
+            .unwrap();
+        let t = a.task().clone();
+        j.append_one(
+            &t.session_id,
+            &t.task_id,
+            EventBody::TurnStarted { through: None },
+            t0(),
+        )
+        .await
+        .unwrap();
+        let (id, after) = (t.task_id.clone(), i64::from(i % 2));
+        reprepared = j
+            .read(move |c| {
+                let events = queries::events::for_task(c, &id, after)?;
+                assert!(!events.is_empty() || after > 0);
+                let st = c.prepare_cached(queries::events::FOR_TASK)?;
+                Ok(st.get_status(rusqlite::StatementStatus::RePrepare))
+            })
+            .await
+            .unwrap();
+    }
+    assert_eq!(reprepared, 0);
+}
+
+fn state(task: &TaskRow, state: TaskState, secs: i64) -> NewEvent {
+    NewEvent {
+        task_id: Some(task.task_id.clone()),
+        body: EventBody::TaskState {
+            state,
+            message: None,
+        },
+        at: t0() + chrono::Duration::seconds(secs),
+    }
+}
+
+async fn seqs_of(j: &Journal, session_id: &str) -> Vec<i64> {
+    j.session_events(session_id, 0, 1000)
+        .await
+        .unwrap()
+        .iter()
+        .map(|e| e.seq)
+        .collect()
+}
+
+/// The writer caches seqs and states; a second writer on the same file (a second Sextant on
+/// one data dir) must make it read them again, not reuse a seq or miss a terminal state.
+#[tokio::test]
+async fn two_writers_on_one_file_share_seqs_and_states() {
+    let dir = tempfile::tempdir().unwrap();
+    let j1 = journal(&dir).await;
+    let j2 = Journal::open(dir.path().join("journal.db")).unwrap();
+    let a = j1
+        .admit(admission("alice", "m1", "x"))
+        .await
+        .unwrap()
+        .unwrap();
+    let t = a.task().clone();
+    for i in 0..6 {
+        let j = if i % 2 == 0 { &j1 } else { &j2 };
+        j.append(&t.session_id, vec![state(&t, TaskState::Working, i)])
+            .await
+            .unwrap();
+    }
+    j2.append(&t.session_id, vec![state(&t, TaskState::Completed, 9)])
+        .await
+        .unwrap();
+    let late = j1
+        .append(&t.session_id, vec![state(&t, TaskState::Working, 10)])
+        .await;
+    assert!(matches!(late, Err(Error::Conflict(_))), "{late:?}");
+    assert_eq!(
+        seqs_of(&j1, &t.session_id).await,
+        (1..=8).collect::<Vec<_>>()
+    );
+    assert_eq!(j1.rebuild_check().await.unwrap(), Vec::<String>::new());
+    let row = j1.task(&t.task_id).await.unwrap().unwrap();
+    assert_eq!((row.state, row.last_seq), (TaskState::Completed, 8));
+}
+
+/// Jobs in one batch: a refused one leaves no seq, state or cached column behind.
+#[tokio::test]
+async fn a_failed_job_leaves_no_trace_in_its_batch() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = journal(&dir).await;
+    let a = j
+        .admit(admission("alice", "m1", "x"))
+        .await
+        .unwrap()
+        .unwrap();
+    let t = a.task().clone();
+    j.append(&t.session_id, vec![state(&t, TaskState::Completed, 1)])
+        .await
+        .unwrap();
+    let b = j
+        .admit(admission("alice", "m2", "y"))
+        .await
+        .unwrap()
+        .unwrap();
+    let u = b.task().clone();
+    for round in 0..20 {
+        let (ok1, bad, ok2) = tokio::join!(
+            j.append(&u.session_id, vec![state(&u, TaskState::Working, round)]),
+            // Two events, the second refused: the first must not stay either.
+            j.append(
+                &t.session_id,
+                vec![
+                    NewEvent {
+                        task_id: Some(t.task_id.clone()),
+                        body: EventBody::TurnStarted { through: None },
+                        at: t0(),
+                    },
+                    state(&t, TaskState::Working, round),
+                ]
+            ),
+            j.append(&u.session_id, vec![state(&u, TaskState::Working, round)]),
+        );
+        ok1.unwrap();
+        ok2.unwrap();
+        assert!(matches!(bad, Err(Error::Conflict(_))));
+    }
+    assert_eq!(seqs_of(&j, &t.session_id).await, vec![1, 2]);
+    assert_eq!(
+        seqs_of(&j, &u.session_id).await,
+        (1..=41).collect::<Vec<_>>()
+    );
+    assert_eq!(j.rebuild_check().await.unwrap(), Vec::<String>::new());
+}
+
+/// Many Sessions appending at once (so batches hold several jobs per Session): every Session's
+/// seqs are gap-free and the cached columns match the events.
+#[tokio::test]
+async fn concurrent_appends_keep_every_session_gap_free() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = journal(&dir).await;
+    let mut tasks = Vec::new();
+    for i in 0..8 {
+        let a = j
+            .admit(admission("alice", &format!("m{i}"), "x"))
+            .await
+            .unwrap()
+            .unwrap();
+        tasks.push(a.task().clone());
+    }
+    let mut handles = Vec::new();
+    for t in tasks.clone() {
+        let j = j.clone();
+        handles.push(tokio::spawn(async move {
+            for i in 0..25 {
+                j.append(&t.session_id, vec![state(&t, TaskState::Working, i)])
+                    .await
+                    .unwrap();
+            }
+            j.append(&t.session_id, vec![state(&t, TaskState::Completed, 30)])
+                .await
+                .unwrap();
+        }));
+    }
+    for h in handles {
+        h.await.unwrap();
+    }
+    for t in &tasks {
+        assert_eq!(
+            seqs_of(&j, &t.session_id).await,
+            (1..=27).collect::<Vec<_>>()
+        );
+        let s = j.session(&t.session_id).await.unwrap().unwrap();
+        assert_eq!(s.last_seq, 27);
+    }
+    assert_eq!(j.rebuild_check().await.unwrap(), Vec::<String>::new());
+}
+
+/// An append that fails after it wrote (a database error, here forced by a trigger) takes its
+/// batch down whole: nothing of it commits, its seq is not used, later writes go on.
+#[tokio::test]
+async fn a_write_failure_abandons_the_batch_and_nothing_half_written_stays() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = journal(&dir).await;
+    let a = j
+        .admit(admission("alice", "m1", "x"))
+        .await
+        .unwrap()
+        .unwrap();
+    let t = a.task().clone();
+    j.read(|c| {
+        Ok(c.execute_batch(
+            "CREATE TRIGGER boom BEFORE INSERT ON events WHEN NEW.kind = 'reply'
+             BEGIN SELECT RAISE(ABORT, 'boom'); END;",
+        )?)
+    })
+    .await
+    .unwrap();
+    let failed = j
+        .append(
+            &t.session_id,
+            vec![
+                state(&t, TaskState::Working, 1),
+                NewEvent {
+                    task_id: Some(t.task_id.clone()),
+                    body: EventBody::Reply {
+                        message: msg("r1", "hello"),
+                    },
+                    at: t0(),
+                },
+            ],
+        )
+        .await;
+    assert!(failed.is_err());
+    let ok = j
+        .append(&t.session_id, vec![state(&t, TaskState::Completed, 2)])
+        .await
+        .unwrap();
+    assert_eq!(ok[0].seq, 2);
+    assert_eq!(seqs_of(&j, &t.session_id).await, vec![1, 2]);
+    assert_eq!(j.rebuild_check().await.unwrap(), Vec::<String>::new());
+}
+
+/// A watched admission's subscription starts with the task's own first event.
+#[tokio::test]
+async fn a_watched_admission_sees_its_first_event_and_the_later_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = journal(&dir).await;
+    let (a, live) = j
+        .admit_watched(admission("alice", "m1", "x"), true)
+        .await
+        .unwrap();
+    let t = a.unwrap().task().clone();
+    let mut live = live.expect("a created task is watched");
+    j.append(&t.session_id, vec![state(&t, TaskState::Working, 1)])
+        .await
+        .unwrap();
+    let first = live.recv().await.unwrap();
+    assert!(matches!(first.body, EventBody::TaskCreated { .. }));
+    assert_eq!(live.recv().await.unwrap().seq, 2);
+    // A retry creates nothing and watches nothing.
+    let (again, live) = j
+        .admit_watched(admission("alice", "m1", "x"), true)
+        .await
+        .unwrap();
+    assert!(matches!(again, Ok(Admitted::Duplicate { .. })) && live.is_none());
+}

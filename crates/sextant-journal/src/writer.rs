@@ -1,17 +1,18 @@
 //! The writer thread: group commit of admissions and appends.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::mpsc::Receiver;
 
 use chrono::{DateTime, Utc};
-use rusqlite::{Connection, Transaction};
-use sextant_core::a2a::Message;
+use rusqlite::Connection;
+use sextant_core::a2a::{Message, TaskState};
 use sextant_core::ids::{format_time, new_id};
 use sextant_core::{AgentSpec, EventBody, JournalEvent};
 use tokio::sync::oneshot;
 
 use crate::error::{Error, Result};
-use crate::hub::Hub;
+use crate::hub::{Hub, Live};
 use crate::queries::{agents, events, inputs, interactions, sessions, tasks};
 use crate::{SessionRow, TaskRow};
 
@@ -98,11 +99,14 @@ pub(crate) enum Job {
     },
     Admit {
         admission: Box<Admission>,
-        reply: oneshot::Sender<Result<Result<Admitted, Refusal>>>,
+        /// Subscribe to the new task's Session before its first event is published.
+        watch: bool,
+        reply: oneshot::Sender<Result<AdmitOut>>,
     },
     Append {
         session_id: String,
         events: Vec<NewEvent>,
+        guard: Option<TurnGuard>,
         reply: oneshot::Sender<Result<Vec<Arc<JournalEvent>>>>,
     },
     /// Any other write: a closure over the transaction (in its own savepoint), for tables
@@ -113,6 +117,13 @@ pub(crate) enum Job {
     },
 }
 
+/// What an admission job answers: the outcome and, when asked for and a task was created, the
+/// live events of its Session from the task's first event on.
+pub(crate) struct AdmitOut {
+    pub(crate) outcome: Result<Admitted, Refusal>,
+    pub(crate) live: Option<Live>,
+}
+
 /// The type-erased result of a [`Job::Call`]; `Journal::call` downcasts it back.
 pub(crate) type CallOut = Box<dyn std::any::Any + Send>;
 /// The type-erased closure of a [`Job::Call`].
@@ -121,32 +132,71 @@ pub(crate) type CallFn = Box<dyn FnOnce(&Connection) -> Result<CallOut> + Send>;
 /// A finished job, answered only after the transaction commits.
 enum Done {
     Unit(oneshot::Sender<Result<()>>, Result<()>),
-    Admit(
-        oneshot::Sender<Result<Result<Admitted, Refusal>>>,
-        Result<Result<Admitted, Refusal>>,
-    ),
+    Admit {
+        reply: oneshot::Sender<Result<AdmitOut>>,
+        watch: bool,
+        outcome: Result<Result<Admitted, Refusal>>,
+    },
     Append(
         oneshot::Sender<Result<Vec<Arc<JournalEvent>>>>,
         Result<Vec<Arc<JournalEvent>>>,
+        Option<TurnGuard>,
     ),
     Call(oneshot::Sender<Result<CallOut>>, Result<CallOut>),
+}
+
+/// Shared by the appends of one turn that are sent without waiting for each other: once one of
+/// them fails, the writer refuses the later ones, so a turn never ends "completed" over output
+/// that was not recorded.
+#[derive(Debug, Clone, Default)]
+pub struct TurnGuard(Arc<std::sync::atomic::AtomicBool>);
+
+impl TurnGuard {
+    /// Whether an append under this guard failed.
+    pub fn tripped(&self) -> bool {
+        self.0.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    fn trip(&self) {
+        self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
 }
 
 impl Done {
     fn published(&self) -> Vec<Arc<JournalEvent>> {
         match self {
-            Done::Admit(_, Ok(Ok(Admitted::Created { event, .. })))
-            | Done::Admit(_, Ok(Ok(Admitted::FollowUp { event, .. }))) => vec![event.clone()],
-            Done::Append(_, Ok(evs)) => evs.clone(),
+            Done::Admit {
+                outcome: Ok(Ok(Admitted::Created { event, .. } | Admitted::FollowUp { event, .. })),
+                ..
+            } => vec![event.clone()],
+            Done::Append(_, Ok(evs), _) => evs.clone(),
             _ => Vec::new(),
         }
     }
 
-    fn send(self) {
+    /// For a watched admission that created a task, a subscription to its Session. Taken
+    /// after the commit and before the job's events are published, so the subscriber sees the
+    /// task's first event and every later one.
+    fn subscribe(&self, hub: &Hub) -> Option<Live> {
+        match self {
+            Done::Admit {
+                watch: true,
+                outcome: Ok(Ok(Admitted::Created { task, .. })),
+                ..
+            } => Some(hub.subscribe(&task.session_id)),
+            _ => None,
+        }
+    }
+
+    /// Answers the caller (`live`: see [`Done::subscribe`]).
+    fn send(self, live: Option<Live>) {
         match self {
             Done::Unit(tx, r) => drop(tx.send(r)),
-            Done::Admit(tx, r) => drop(tx.send(r)),
-            Done::Append(tx, r) => drop(tx.send(r)),
+            Done::Admit { reply, outcome, .. } => {
+                let out = outcome.map(|outcome| AdmitOut { outcome, live });
+                drop(reply.send(out));
+            }
+            Done::Append(tx, r, _) => drop(tx.send(r)),
             Done::Call(tx, r) => drop(tx.send(r)),
         }
     }
@@ -155,15 +205,259 @@ impl Done {
         let err = || Error::Conflict(format!("journal commit failed: {why}"));
         match self {
             Done::Unit(tx, _) => drop(tx.send(Err(err()))),
-            Done::Admit(tx, _) => drop(tx.send(Err(err()))),
-            Done::Append(tx, _) => drop(tx.send(Err(err()))),
+            Done::Admit { reply, .. } => drop(reply.send(Err(err()))),
+            Done::Append(tx, _, guard) => {
+                if let Some(g) = guard {
+                    g.trip();
+                }
+                drop(tx.send(Err(err())))
+            }
             Done::Call(tx, _) => drop(tx.send(Err(err()))),
         }
     }
 }
 
+/// Entries each writer cache holds at most before it is emptied (it refills from the tables).
+const CACHE_MAX: usize = 16_384;
+
+/// What the writer knows about committed rows, so that appending an event reads nothing: each
+/// Session's last seq and each live task's state. Only this writer writes those columns; a
+/// write by another process (two Sextants on one data dir) changes `PRAGMA data_version`, and
+/// the cache is dropped at the next batch.
+#[derive(Default)]
+struct Cache {
+    seqs: HashMap<String, i64>,
+    states: HashMap<String, TaskState>,
+}
+
+/// The cached columns of one task, to write back once per batch.
+#[derive(Debug, Clone)]
+struct TaskTouch {
+    last_seq: i64,
+    /// The latest state change (state, time) in the batch, if any.
+    state: Option<(TaskState, String)>,
+}
+
+/// Changes not yet written back: of the current job (inside its savepoint) or of the batch.
+/// `sessions.last_seq / updated_at` and `tasks.state / state_at / last_seq` are written once
+/// per batch instead of once per event.
+#[derive(Default)]
+struct Pending {
+    seqs: HashMap<String, i64>,
+    states: HashMap<String, TaskState>,
+    sessions: HashMap<String, (i64, String)>,
+    tasks: HashMap<String, TaskTouch>,
+}
+
+impl Pending {
+    fn merge(&mut self, job: Pending) {
+        self.seqs.extend(job.seqs);
+        self.states.extend(job.states);
+        self.sessions.extend(job.sessions);
+        for (id, t) in job.tasks {
+            match self.tasks.get_mut(&id) {
+                Some(prev) => {
+                    prev.last_seq = t.last_seq;
+                    if t.state.is_some() {
+                        prev.state = t.state;
+                    }
+                }
+                None => {
+                    self.tasks.insert(id, t);
+                }
+            }
+        }
+    }
+
+    /// Writes the touched Session and task rows.
+    fn write_back(&mut self, c: &Connection) -> Result<()> {
+        for (id, (seq, at)) in self.sessions.drain() {
+            sessions::touch(c, &id, seq, &at)?;
+        }
+        for (id, t) in self.tasks.drain() {
+            let state = t.state.as_ref().map(|(s, at)| (s, at.as_str()));
+            tasks::touch(c, &id, t.last_seq, state)?;
+        }
+        Ok(())
+    }
+}
+
+/// One job's view: its own changes over the batch's over the cache over the tables.
+struct Ctx<'a> {
+    c: &'a Connection,
+    cache: &'a Cache,
+    batch: &'a Pending,
+    job: Pending,
+    /// The job has written rows: an error from here on is not a clean refusal.
+    wrote: bool,
+}
+
+impl Ctx<'_> {
+    fn last_seq(&self, session_id: &str) -> Result<i64> {
+        if let Some(s) = (self.job.seqs.get(session_id))
+            .or_else(|| self.batch.seqs.get(session_id))
+            .or_else(|| self.cache.seqs.get(session_id))
+        {
+            return Ok(*s);
+        }
+        sessions::last_seq(self.c, session_id)?.ok_or(Error::NotFound)
+    }
+
+    fn state(&self, task_id: &str) -> Result<TaskState> {
+        if let Some(s) = (self.job.states.get(task_id))
+            .or_else(|| self.batch.states.get(task_id))
+            .or_else(|| self.cache.states.get(task_id))
+        {
+            return Ok(s.clone());
+        }
+        Ok(tasks::get(self.c, task_id)?.ok_or(Error::NotFound)?.state)
+    }
+
+    /// A task row as it is with this job's and the batch's unwritten changes.
+    fn task(&self, task_id: &str) -> Result<Option<TaskRow>> {
+        let Some(mut row) = tasks::get(self.c, task_id)? else {
+            return Ok(None);
+        };
+        for touch in [self.batch.tasks.get(task_id), self.job.tasks.get(task_id)]
+            .into_iter()
+            .flatten()
+        {
+            row.last_seq = touch.last_seq;
+            if let Some((state, at)) = &touch.state {
+                row.state = state.clone();
+                row.state_at = at.clone();
+            }
+        }
+        Ok(Some(row))
+    }
+
+    /// Refuses a list of events to append, before anything is written, if one of them would
+    /// move an ended task or names an unknown Session.
+    fn check(&self, session_id: &str, events: &[NewEvent]) -> Result<()> {
+        self.last_seq(session_id)?;
+        let mut states: HashMap<&str, TaskState> = HashMap::new();
+        for e in events {
+            let (Some(id), Some(next)) = (&e.task_id, e.body.new_state()) else {
+                continue;
+            };
+            if matches!(e.body, EventBody::TaskCreated { .. }) {
+                continue;
+            }
+            let current = match states.get(id.as_str()) {
+                Some(s) => s.clone(),
+                None => self.state(id)?,
+            };
+            if current.is_terminal() {
+                return Err(Error::Conflict(format!(
+                    "task {id} is already {}; it cannot move to {}",
+                    sextant_core::event::state_wire(&current),
+                    sextant_core::event::state_wire(&next)
+                )));
+            }
+            states.insert(id, next);
+        }
+        Ok(())
+    }
+
+    /// Appends one event: takes the next seq, writes the row, notes what to write back.
+    fn append(
+        &mut self,
+        session_id: &str,
+        task_id: Option<String>,
+        body: EventBody,
+        at: DateTime<Utc>,
+    ) -> Result<JournalEvent> {
+        let at = sextant_core::ids::millis(at);
+        let at_s = format_time(at);
+        let new_state = body.new_state();
+        // A task's first event creates it: there is no earlier state to check.
+        let creates = matches!(body, EventBody::TaskCreated { .. });
+        if let (Some(id), Some(new_state), false) = (&task_id, &new_state, creates) {
+            let current = self.state(id)?;
+            if current.is_terminal() {
+                return Err(Error::Conflict(format!(
+                    "task {id} is already {}; it cannot move to {}",
+                    sextant_core::event::state_wire(&current),
+                    sextant_core::event::state_wire(new_state)
+                )));
+            }
+        }
+        let seq = self.last_seq(session_id)? + 1;
+        let ev = JournalEvent {
+            session_id: session_id.to_string(),
+            seq,
+            task_id,
+            at,
+            body,
+        };
+        self.wrote = true;
+        events::insert(self.c, &ev)?;
+        self.job.seqs.insert(session_id.to_string(), seq);
+        self.job
+            .sessions
+            .insert(session_id.to_string(), (seq, at_s.clone()));
+        if let Some(id) = &ev.task_id {
+            let touch = self.job.tasks.entry(id.clone()).or_insert(TaskTouch {
+                last_seq: seq,
+                state: None,
+            });
+            touch.last_seq = seq;
+            if let Some(state) = new_state {
+                self.job.states.insert(id.clone(), state.clone());
+                touch.state = Some((state, at_s.clone()));
+            }
+        }
+        match &ev.body {
+            EventBody::InteractionRaised { interaction } => {
+                interactions::insert(self.c, interaction, session_id, &at_s, seq)?
+            }
+            EventBody::InteractionAnswered { answer } => {
+                interactions::resolve(self.c, &answer.interaction_id, answer.expired, seq)?
+            }
+            _ => {}
+        }
+        Ok(ev)
+    }
+}
+
+/// The writer thread's state.
+struct Writer {
+    conn: Connection,
+    hub: Hub,
+    cache: Cache,
+    /// `PRAGMA data_version` at the last batch: it changes when another connection commits.
+    data_version: Option<i64>,
+    /// Nudges the checkpointer thread.
+    checkpoints: std::sync::mpsc::SyncSender<()>,
+    /// Commits since the last nudge.
+    commits: u32,
+}
+
+/// Commits between two checkpoints. Each commit appends the pages it changed to the WAL; a
+/// checkpoint copies each changed page once, however often it was committed, so checkpointing
+/// less often copies less (SQLite's default is about every 1000 WAL pages).
+const COMMITS_PER_CHECKPOINT: u32 = 256;
+
+/// Runs a cached statement that returns no rows (transaction control).
+fn exec(c: &Connection, sql: &str) -> rusqlite::Result<()> {
+    c.prepare_cached(sql)?.execute([]).map(drop)
+}
+
 /// The writer loop: runs until every `Journal` handle is dropped.
-pub(crate) fn run(mut conn: Connection, jobs: Receiver<Job>, hub: Hub) {
+pub(crate) fn run(
+    conn: Connection,
+    jobs: Receiver<Job>,
+    hub: Hub,
+    checkpoints: std::sync::mpsc::SyncSender<()>,
+) {
+    let mut w = Writer {
+        conn,
+        hub,
+        cache: Cache::default(),
+        data_version: None,
+        checkpoints,
+        commits: 0,
+    };
     while let Ok(first) = jobs.recv() {
         let mut batch = vec![first];
         while batch.len() < MAX_BATCH {
@@ -172,42 +466,245 @@ pub(crate) fn run(mut conn: Connection, jobs: Receiver<Job>, hub: Hub) {
                 Err(_) => break,
             }
         }
-        let mut done = Vec::with_capacity(batch.len());
+        w.run_batch(batch);
+    }
+    tracing::debug!("journal writer stopped");
+}
+
+impl Writer {
+    fn run_batch(&mut self, batch: Vec<Job>) {
         // IMMEDIATE takes the write lock up front: when another process writes the same file
         // (two Sextants on one data dir), this waits on busy_timeout instead of failing later
         // with a stale snapshot half-way through the batch.
-        let tx = match conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate) {
-            Ok(tx) => tx,
-            Err(e) => {
-                tracing::error!(error = %e, "journal: cannot begin a transaction");
-                for job in batch {
-                    fail_job(job, &e.to_string());
-                }
-                continue;
+        if let Err(e) = exec(&self.conn, "BEGIN IMMEDIATE") {
+            tracing::error!(error = %e, "journal: cannot begin a transaction");
+            for job in batch {
+                fail_job(job, &e.to_string());
             }
-        };
-        let mut tx = tx;
-        for job in batch {
-            done.push(run_job(&mut tx, job));
+            return;
         }
-        match tx.commit() {
+        self.check_data_version();
+        let mut pending = Pending::default();
+        let mut done = Vec::with_capacity(batch.len());
+        let mut jobs = batch.into_iter();
+        let mut broken = None;
+        for job in jobs.by_ref() {
+            let (d, fatal) = self.run_job(&mut pending, job);
+            done.push(d);
+            if fatal.is_some() {
+                broken = fatal;
+                break;
+            }
+        }
+        // A job failed half-way: nothing of this batch may commit.
+        if let Some(why) = broken {
+            tracing::error!(error = %why, "journal: a write failed; abandoning the batch");
+            let _ = exec(&self.conn, "ROLLBACK");
+            self.cache = Cache::default();
+            for d in done {
+                d.fail(&why);
+            }
+            for job in jobs {
+                fail_job(job, &why);
+            }
+            return;
+        }
+        let committed = pending
+            .write_back(&self.conn)
+            .and_then(|()| exec(&self.conn, "COMMIT").map_err(Error::from));
+        match committed {
             Ok(()) => {
+                self.remember(pending);
+                self.commits += 1;
+                if self.commits >= COMMITS_PER_CHECKPOINT {
+                    self.commits = 0;
+                    let _ = self.checkpoints.try_send(());
+                }
                 for d in done {
+                    let live = d.subscribe(&self.hub);
                     for ev in d.published() {
-                        hub.publish(ev);
+                        self.hub.publish(ev);
                     }
-                    d.send();
+                    d.send(live);
                 }
             }
             Err(e) => {
                 tracing::error!(error = %e, "journal: commit failed");
+                if !self.conn.is_autocommit() {
+                    let _ = exec(&self.conn, "ROLLBACK");
+                }
+                self.cache = Cache::default();
                 for d in done {
                     d.fail(&e.to_string());
                 }
             }
         }
     }
-    tracing::debug!("journal writer stopped");
+
+    /// Drops the cache if another connection committed since the last batch.
+    fn check_data_version(&mut self) {
+        let v = self
+            .conn
+            .prepare_cached("PRAGMA data_version")
+            .and_then(|mut st| st.query_row([], |r| r.get::<_, i64>(0)))
+            .ok();
+        if v.is_none() || v != self.data_version {
+            self.cache = Cache::default();
+        }
+        self.data_version = v;
+    }
+
+    /// Folds a committed batch into the cache. Tasks that ended leave it: nothing appends a
+    /// state to them again, and the rare late append reads the row.
+    fn remember(&mut self, batch: Pending) {
+        let cache = &mut self.cache;
+        if cache.seqs.len() > CACHE_MAX {
+            cache.seqs.clear();
+        }
+        if cache.states.len() > CACHE_MAX {
+            cache.states.clear();
+        }
+        cache.seqs.extend(batch.seqs);
+        for (id, state) in batch.states {
+            if state.is_terminal() {
+                cache.states.remove(&id);
+            } else {
+                cache.states.insert(id, state);
+            }
+        }
+    }
+
+    /// Runs one job. Admissions and plain appends check everything that can refuse them before
+    /// they write, so they need no savepoint (whose page copies cost more than the job); an
+    /// error after they wrote is a database failure, returned as the second value: the batch
+    /// is then abandoned. Other jobs run in their own savepoint: on error their writes are
+    /// rolled back and the batch goes on.
+    fn run_job(&mut self, pending: &mut Pending, job: Job) -> (Done, Option<String>) {
+        let c = &self.conn;
+        let job = match job {
+            Job::Call { f, reply } => {
+                // Closures see the tables, so the batch's unwritten changes go in first.
+                if let Err(e) = pending.write_back(c) {
+                    let why = e.to_string();
+                    return (Done::Call(reply, Err(e)), Some(why));
+                }
+                let r = in_savepoint(c, || f(c));
+                return (Done::Call(reply, r), None);
+            }
+            job => job,
+        };
+        let mut ctx = Ctx {
+            c,
+            cache: &self.cache,
+            batch: pending,
+            job: Pending::default(),
+            wrote: false,
+        };
+        let done = match job {
+            Job::UpsertAgents { agents, at, reply } => {
+                let at = format_time(at);
+                let r = in_savepoint(c, || {
+                    agents.iter().try_for_each(|a| agents::upsert(c, a, &at))
+                });
+                Done::Unit(reply, r)
+            }
+            Job::Admit {
+                admission,
+                watch,
+                reply,
+            } => {
+                // A refusal is a successful read-only outcome: nothing was written.
+                let outcome = admit(&mut ctx, &admission);
+                Done::Admit {
+                    reply,
+                    watch,
+                    outcome,
+                }
+            }
+            Job::Append {
+                guard: Some(guard),
+                reply,
+                ..
+            } if guard.tripped() => {
+                let refused = Err(Error::Conflict(
+                    "an earlier output of this turn could not be recorded".into(),
+                ));
+                Done::Append(reply, refused, Some(guard))
+            }
+            Job::Append {
+                session_id,
+                events,
+                guard,
+                reply,
+            } => {
+                // Interactions also write their own table, which can refuse after the event.
+                let plain = !events.iter().any(|e| {
+                    matches!(
+                        e.body,
+                        EventBody::InteractionRaised { .. } | EventBody::InteractionAnswered { .. }
+                    )
+                });
+                let run = |ctx: &mut Ctx<'_>| -> Result<Vec<Arc<JournalEvent>>> {
+                    ctx.check(&session_id, &events)?;
+                    events
+                        .into_iter()
+                        .map(|e| {
+                            ctx.append(&session_id, e.task_id, e.body, e.at)
+                                .map(Arc::new)
+                        })
+                        .collect()
+                };
+                let r = if plain {
+                    run(&mut ctx)
+                } else {
+                    let r = in_savepoint(c, || run(&mut ctx));
+                    ctx.wrote = false;
+                    r
+                };
+                if r.is_err()
+                    && let Some(g) = &guard
+                {
+                    g.trip();
+                }
+                Done::Append(reply, r, guard)
+            }
+            Job::Call { .. } => unreachable!("handled above"),
+        };
+        let failed = match &done {
+            Done::Unit(_, r) => r.as_ref().err(),
+            Done::Admit { outcome, .. } => outcome.as_ref().err(),
+            Done::Append(_, r, _) => r.as_ref().err(),
+            Done::Call(_, r) => r.as_ref().err(),
+        };
+        match failed {
+            None => {
+                pending.merge(ctx.job);
+                (done, None)
+            }
+            Some(e) if ctx.wrote => {
+                let why = e.to_string();
+                (done, Some(why))
+            }
+            Some(_) => (done, None),
+        }
+    }
+}
+
+/// Runs `f` in a savepoint: released on success, rolled back (and released) on error.
+fn in_savepoint<T>(c: &Connection, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    exec(c, "SAVEPOINT job")?;
+    match f() {
+        Ok(v) => {
+            exec(c, "RELEASE job")?;
+            Ok(v)
+        }
+        Err(e) => {
+            if let Err(undo) = exec(c, "ROLLBACK TO job").and_then(|()| exec(c, "RELEASE job")) {
+                tracing::error!(error = %undo, "journal: could not roll back a failed job");
+            }
+            Err(e)
+        }
+    }
 }
 
 fn fail_job(job: Job, why: &str) {
@@ -215,119 +712,36 @@ fn fail_job(job: Job, why: &str) {
     match job {
         Job::UpsertAgents { reply, .. } => drop(reply.send(Err(err()))),
         Job::Admit { reply, .. } => drop(reply.send(Err(err()))),
-        Job::Append { reply, .. } => drop(reply.send(Err(err()))),
+        Job::Append { reply, guard, .. } => {
+            if let Some(g) = guard {
+                g.trip();
+            }
+            drop(reply.send(Err(err())))
+        }
         Job::Call { reply, .. } => drop(reply.send(Err(err()))),
     }
 }
 
-/// Runs one job inside its own savepoint: on error its writes are rolled back and the batch
-/// goes on.
-fn run_job(tx: &mut Transaction<'_>, job: Job) -> Done {
-    fn in_savepoint<T>(
-        tx: &mut Transaction<'_>,
-        f: impl FnOnce(&Connection) -> Result<T>,
-    ) -> Result<T> {
-        let sp = tx.savepoint()?;
-        let out = f(&sp)?;
-        sp.commit()?;
-        Ok(out)
-    }
-    match job {
-        Job::UpsertAgents { agents, at, reply } => {
-            let at = format_time(at);
-            let r = in_savepoint(tx, |c| {
-                agents.iter().try_for_each(|a| agents::upsert(c, a, &at))
-            });
-            Done::Unit(reply, r)
-        }
-        Job::Admit { admission, reply } => {
-            // A refusal is a successful read-only outcome: the savepoint commits nothing.
-            let r = in_savepoint(tx, |c| admit(c, &admission));
-            Done::Admit(reply, r)
-        }
-        Job::Append {
-            session_id,
-            events,
-            reply,
-        } => {
-            let r = in_savepoint(tx, |c| {
-                events
-                    .into_iter()
-                    .map(|e| append(c, &session_id, e.task_id, e.body, e.at).map(Arc::new))
-                    .collect()
-            });
-            Done::Append(reply, r)
-        }
-        Job::Call { f, reply } => {
-            let r = in_savepoint(tx, f);
-            Done::Call(reply, r)
-        }
-    }
-}
-
-/// Appends one event: takes the next seq, writes the row, updates the task cache.
-fn append(
-    c: &Connection,
-    session_id: &str,
-    task_id: Option<String>,
-    body: EventBody,
-    at: DateTime<Utc>,
-) -> Result<JournalEvent> {
-    let at = sextant_core::ids::millis(at);
-    let at_s = format_time(at);
-    if let (Some(id), Some(new_state)) = (&task_id, body.new_state()) {
-        let current = tasks::get(c, id)?.ok_or(Error::NotFound)?;
-        if current.state.is_terminal() {
-            return Err(Error::Conflict(format!(
-                "task {id} is already {}; it cannot move to {}",
-                sextant_core::event::state_wire(&current.state),
-                sextant_core::event::state_wire(&new_state)
-            )));
-        }
-    }
-    let seq = sessions::next_seq(c, session_id, &at_s)?;
-    let ev = JournalEvent {
-        session_id: session_id.to_string(),
-        seq,
-        task_id,
-        at,
-        body,
-    };
-    events::insert(c, &ev)?;
-    if let Some(id) = &ev.task_id {
-        let state = ev.body.new_state();
-        tasks::touch(c, id, seq, state.as_ref().map(|s| (s, at_s.as_str())))?;
-    }
-    match &ev.body {
-        EventBody::InteractionRaised { interaction } => {
-            interactions::insert(c, interaction, session_id, &at_s, seq)?
-        }
-        EventBody::InteractionAnswered { answer } => {
-            interactions::resolve(c, &answer.interaction_id, answer.expired, seq)?
-        }
-        _ => {}
-    }
-    Ok(ev)
-}
-
-fn admit(c: &Connection, a: &Admission) -> Result<Result<Admitted, Refusal>> {
+fn admit(ctx: &mut Ctx<'_>, a: &Admission) -> Result<Result<Admitted, Refusal>> {
+    let c = ctx.c;
     let message_id = a.message.message_id.as_str();
     if let Some((task_id, hash)) = inputs::find(c, &a.caller, &a.agent_id, &a.input_key)? {
         if hash != a.content_hash {
             return Ok(Err(Refusal::MessageIdReused { task_id }));
         }
-        let task = tasks::get(c, &task_id)?.ok_or(Error::NotFound)?;
+        let task = ctx.task(&task_id)?.ok_or(Error::NotFound)?;
         return Ok(Ok(Admitted::Duplicate { task }));
     }
 
     if let Some(task_id) = &a.task_id {
-        let Some(task) =
-            tasks::get(c, task_id)?.filter(|t| t.caller == a.caller && t.agent_id == a.agent_id)
+        let Some(task) = ctx
+            .task(task_id)?
+            .filter(|t| t.caller == a.caller && t.agent_id == a.agent_id)
         else {
             return Ok(Err(Refusal::TaskNotFound));
         };
-        if let Some(ctx) = &a.context_id
-            && *ctx != task.context_id
+        if let Some(cx) = &a.context_id
+            && *cx != task.context_id
         {
             return Ok(Err(Refusal::ContextMismatch {
                 task_context: task.context_id,
@@ -341,8 +755,7 @@ fn admit(c: &Connection, a: &Admission) -> Result<Result<Admitted, Refusal>> {
         let mut message = a.message.clone();
         message.task_id = Some(task.task_id.clone());
         message.context_id = Some(task.context_id.clone());
-        let ev = append(
-            c,
+        let ev = ctx.append(
             &task.session_id,
             Some(task.task_id.clone()),
             EventBody::InputAccepted { message },
@@ -357,7 +770,10 @@ fn admit(c: &Connection, a: &Admission) -> Result<Result<Admitted, Refusal>> {
             &a.content_hash,
             ev.seq,
         )?;
-        let task = tasks::get(c, &task.task_id)?.ok_or(Error::NotFound)?;
+        let task = TaskRow {
+            last_seq: ev.seq,
+            ..task
+        };
         return Ok(Ok(Admitted::FollowUp {
             task,
             event: Arc::new(ev),
@@ -365,53 +781,62 @@ fn admit(c: &Connection, a: &Admission) -> Result<Result<Admitted, Refusal>> {
     }
 
     let at_s = format_time(sextant_core::ids::millis(a.at));
+    // Without a contextId the caller starts a new conversation: a fresh id names no Session.
+    let existing = match &a.context_id {
+        Some(cx) => sessions::by_context(c, &a.caller, &a.agent_id, cx)?,
+        None => None,
+    };
     let context_id = a.context_id.clone().unwrap_or_else(new_id);
-    let (session, session_created) =
-        match sessions::by_context(c, &a.caller, &a.agent_id, &context_id)? {
-            Some(s) => (s, false),
-            None => {
-                let s = SessionRow {
-                    session_id: new_id(),
-                    agent_id: a.agent_id.clone(),
-                    caller: a.caller.clone(),
-                    caller_kind: a.caller_kind.clone(),
-                    context_id: context_id.clone(),
-                    origin: a.origin.clone(),
-                    created_at: at_s.clone(),
-                    updated_at: at_s.clone(),
-                    last_seq: 0,
-                };
-                sessions::insert(c, &s)?;
-                (s, true)
-            }
-        };
+    let (session, session_created) = match existing {
+        Some(s) => (s, false),
+        None => {
+            let s = SessionRow {
+                session_id: new_id(),
+                agent_id: a.agent_id.clone(),
+                caller: a.caller.clone(),
+                caller_kind: a.caller_kind.clone(),
+                context_id: context_id.clone(),
+                origin: a.origin.clone(),
+                created_at: at_s.clone(),
+                // As they will be once the first event below is in: nothing to write back.
+                updated_at: at_s.clone(),
+                last_seq: 1,
+            };
+            ctx.wrote = true;
+            sessions::insert(c, &s)?;
+            ctx.job.seqs.insert(s.session_id.clone(), 0);
+            (s, true)
+        }
+    };
     let task_id = new_id();
-    tasks::insert(
-        c,
-        &TaskRow {
-            task_id: task_id.clone(),
-            session_id: session.session_id.clone(),
-            caller: a.caller.clone(),
-            agent_id: a.agent_id.clone(),
-            context_id: context_id.clone(),
-            message_id: message_id.to_string(),
-            content_hash: a.content_hash.clone(),
-            created_at: at_s.clone(),
-            state: sextant_core::a2a::TaskState::Submitted,
-            state_at: at_s,
-            last_seq: 0,
-        },
-    )?;
     let mut message = a.message.clone();
     message.task_id = Some(task_id.clone());
-    message.context_id = Some(context_id);
-    let ev = append(
-        c,
+    message.context_id = Some(context_id.clone());
+    let ev = ctx.append(
         &session.session_id,
         Some(task_id.clone()),
         EventBody::TaskCreated { message },
         a.at,
     )?;
+    // The rows are written with their cache columns already right: nothing to write back.
+    ctx.job.tasks.remove(&task_id);
+    if session_created {
+        ctx.job.sessions.remove(&session.session_id);
+    }
+    let task = TaskRow {
+        task_id: task_id.clone(),
+        session_id: session.session_id.clone(),
+        caller: a.caller.clone(),
+        agent_id: a.agent_id.clone(),
+        context_id: context_id.clone(),
+        message_id: message_id.to_string(),
+        content_hash: a.content_hash.clone(),
+        created_at: at_s.clone(),
+        state: TaskState::Submitted,
+        state_at: format_time(ev.at),
+        last_seq: ev.seq,
+    };
+    tasks::insert(c, &task)?;
     inputs::insert(
         c,
         &a.caller,
@@ -421,7 +846,6 @@ fn admit(c: &Connection, a: &Admission) -> Result<Result<Admitted, Refusal>> {
         &a.content_hash,
         ev.seq,
     )?;
-    let task = tasks::get(c, &task_id)?.ok_or(Error::NotFound)?;
     Ok(Ok(Admitted::Created {
         task,
         session_created,

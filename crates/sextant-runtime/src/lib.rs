@@ -83,6 +83,12 @@ pub struct Input {
     pub origin: String,
 }
 
+/// An admitted input, with (for a new task) its events as they are committed.
+pub struct Accepted {
+    pub admitted: Admitted,
+    live: Option<stream::Seeded>,
+}
+
 /// Per-principal caps applied at admission (0 = no cap). They bind remote principals only
 /// (peers, assistants, JWT holders): the person and the anonymous loopback caller are local.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -314,6 +320,13 @@ impl Runtime {
     /// Admits one input (see the crate docs). On success the input is durable and its task is
     /// queued on the Session's worker.
     pub async fn admit(&self, input: Input) -> Result<Admitted, AdmitError> {
+        Ok(self.accept(input).await?.admitted)
+    }
+
+    /// [`Runtime::admit`], keeping a live view of a new task's events from its first one on,
+    /// for [`Runtime::wait_accepted`] and [`Runtime::accepted_events`]: the caller that waits
+    /// for its own new task then reads nothing from the journal.
+    pub async fn accept(&self, input: Input) -> Result<Accepted, AdmitError> {
         if !self.inner.accepting.load(Ordering::SeqCst) {
             return Err(AdmitError::ShuttingDown);
         }
@@ -396,31 +409,59 @@ impl Runtime {
             // Unique per message: no retry detection for this Agent (see AgentSpec).
             format!("{}#{}", message.message_id, sextant_core::ids::new_id())
         };
-        let admitted = self
+        let (admitted, live) = self
             .inner
             .journal
-            .admit(Admission {
-                caller,
-                caller_kind: serde_json::to_value(input.principal.kind)
-                    .ok()
-                    .and_then(|v| v.as_str().map(String::from))
-                    .unwrap_or_default(),
-                agent_id: input.agent_id,
-                context_id: message.context_id.clone(),
-                task_id: message.task_id.clone(),
-                message,
-                content_hash,
-                input_key,
-                origin: input.origin,
-                at: self.inner.clock.now(),
-            })
-            .await?
-            .map_err(AdmitError::Refused)?;
-        if !matches!(admitted, Admitted::Duplicate { .. }) {
-            let task = admitted.task();
-            self.dispatch(&task.session_id, &task.agent_id, &task.task_id);
+            .admit_watched(
+                Admission {
+                    caller,
+                    caller_kind: serde_json::to_value(input.principal.kind)
+                        .ok()
+                        .and_then(|v| v.as_str().map(String::from))
+                        .unwrap_or_default(),
+                    agent_id: input.agent_id,
+                    context_id: message.context_id.clone(),
+                    task_id: message.task_id.clone(),
+                    message,
+                    content_hash,
+                    input_key,
+                    origin: input.origin,
+                    at: self.inner.clock.now(),
+                },
+                true,
+            )
+            .await?;
+        let admitted = admitted.map_err(AdmitError::Refused)?;
+        match &admitted {
+            Admitted::Created {
+                task,
+                session_created,
+                event,
+            } => {
+                let fresh = match &event.body {
+                    EventBody::TaskCreated { message } => Some(Box::new(worker::Fresh {
+                        task: task.clone(),
+                        input: message.clone(),
+                        seq: event.seq,
+                        new_session: *session_created,
+                    })),
+                    _ => None,
+                };
+                self.dispatch_item(
+                    &task.session_id,
+                    &task.agent_id,
+                    worker::WorkItem::Task {
+                        task_id: task.task_id.clone(),
+                        fresh,
+                    },
+                );
+            }
+            Admitted::FollowUp { task, .. } => {
+                self.dispatch(&task.session_id, &task.agent_id, &task.task_id)
+            }
+            Admitted::Duplicate { .. } => {}
         }
-        Ok(admitted)
+        Ok(Accepted { admitted, live })
     }
 
     /// The per-principal caps: concurrent tasks of a remote principal, and agent-to-agent turns
@@ -475,7 +516,10 @@ impl Runtime {
         self.dispatch_item(
             session_id,
             agent_id,
-            worker::WorkItem::Task(task_id.to_string()),
+            worker::WorkItem::Task {
+                task_id: task_id.to_string(),
+                fresh: None,
+            },
         );
     }
 
@@ -536,10 +580,21 @@ impl Runtime {
         task: &TaskRow,
         after_seq: i64,
     ) -> Result<(TaskFold, Vec<sextant_core::JournalEvent>), sextant_journal::Error> {
+        let events = stream::task_events(&self.inner.journal, task, 0, stream::StopAt::Never);
+        Self::settle(task, after_seq, events).await
+    }
+
+    /// Folds `events` (the task's, from its first) until the task settles after `after_seq`.
+    async fn settle(
+        task: &TaskRow,
+        after_seq: i64,
+        events: impl futures::Stream<
+            Item = Result<Arc<sextant_core::JournalEvent>, sextant_journal::Error>,
+        >,
+    ) -> Result<(TaskFold, Vec<sextant_core::JournalEvent>), sextant_journal::Error> {
         use futures::StreamExt;
         let mut fold = TaskFold::new(&task.task_id, &task.context_id, &task.session_id);
         let mut seen = Vec::new();
-        let events = stream::task_events(&self.inner.journal, task, 0, stream::StopAt::Never);
         futures::pin_mut!(events);
         while let Some(ev) = events.next().await {
             let ev = ev?;
@@ -557,6 +612,51 @@ impl Runtime {
         Ok((fold, seen))
     }
 
+    /// [`Runtime::wait_settled_events`] for an accepted input: a new task is followed from
+    /// its admission's live view without reading the journal (unless the view lags).
+    pub async fn wait_accepted(
+        &self,
+        accepted: Accepted,
+    ) -> Result<(TaskFold, Vec<sextant_core::JournalEvent>), sextant_journal::Error> {
+        let after = match &accepted.admitted {
+            Admitted::Created { event, .. } | Admitted::FollowUp { event, .. } => event.seq,
+            Admitted::Duplicate { .. } => 0,
+        };
+        let task = accepted.admitted.task().clone();
+        match accepted.live {
+            Some(live) => {
+                let events = stream::task_events_seeded(
+                    &self.inner.journal,
+                    &task,
+                    live,
+                    stream::StopAt::Never,
+                );
+                Self::settle(&task, after, events).await
+            }
+            None => self.wait_settled_events(&task, after).await,
+        }
+    }
+
+    /// The events of an accepted input's task after `after_seq`, live (see
+    /// [`stream::task_events`]); a new task's come from its admission's live view.
+    pub fn accepted_events(
+        &self,
+        accepted: Accepted,
+        after_seq: i64,
+        stop: stream::StopAt,
+    ) -> impl futures::Stream<Item = Result<Arc<sextant_core::JournalEvent>, sextant_journal::Error>>
+    + Send
+    + 'static {
+        use futures::StreamExt;
+        let task = accepted.admitted.task().clone();
+        match accepted.live {
+            Some(live) if after_seq == 0 => {
+                stream::task_events_seeded(&self.inner.journal, &task, live, stop).boxed()
+            }
+            _ => stream::task_events(&self.inner.journal, &task, after_seq, stop).boxed(),
+        }
+    }
+
     /// Re-delivers accepted inputs that never ran, fails turns a crash interrupted, and starts
     /// the interaction expiry loop. Call once, at start-up. Pending interactions stay pending:
     /// their answer resumes the task.
@@ -568,7 +668,7 @@ impl Runtime {
         for t in tasks {
             if t.state == sextant_core::a2a::TaskState::Working {
                 let events = self.inner.journal.task_events(&t.task_id, 0).await?;
-                if worker::undelivered_inputs(&events).is_empty() {
+                if worker::undelivered_inputs(&events).0.is_empty() {
                     let why = "Sextant stopped while this turn was running; output so far is \
                                kept. Send the message again to retry.";
                     self.inner

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use futures::Stream;
 use sextant_core::JournalEvent;
 use sextant_core::event::{is_interrupted, is_terminal};
-use sextant_journal::{Journal, TaskRow};
+use sextant_journal::{Journal, Live, TaskRow};
 use tokio::sync::broadcast::error::RecvError;
 
 /// When a task stream ends by itself.
@@ -35,6 +35,10 @@ fn ends(stop: StopAt, ev: &JournalEvent) -> bool {
     }
 }
 
+/// A subscription taken before a new task's first event was published (see
+/// [`sextant_journal::Journal::admit_watched`]): it holds every event of the task.
+pub(crate) type Seeded = Live;
+
 /// The events of one task after `after_seq`, live.
 pub fn task_events(
     journal: &Journal,
@@ -42,12 +46,34 @@ pub fn task_events(
     after_seq: i64,
     stop: StopAt,
 ) -> impl Stream<Item = Result<Arc<JournalEvent>, sextant_journal::Error>> + Send + 'static {
+    let live = journal.hub().subscribe(&task.session_id);
+    follow(journal, task, live, after_seq, true, stop)
+}
+
+/// All events of a new task, from a subscription that saw its first event: nothing is read
+/// from the journal unless the subscriber lags.
+pub(crate) fn task_events_seeded(
+    journal: &Journal,
+    task: &TaskRow,
+    live: Seeded,
+    stop: StopAt,
+) -> impl Stream<Item = Result<Arc<JournalEvent>, sextant_journal::Error>> + Send + 'static {
+    follow(journal, task, live, 0, false, stop)
+}
+
+fn follow(
+    journal: &Journal,
+    task: &TaskRow,
+    mut live: Live,
+    after_seq: i64,
+    catch_up: bool,
+    stop: StopAt,
+) -> impl Stream<Item = Result<Arc<JournalEvent>, sextant_journal::Error>> + Send + 'static {
     let journal = journal.clone();
     let task_id = task.task_id.clone();
-    let mut live = journal.hub().subscribe(&task.session_id);
     async_stream::try_stream! {
         let mut last = after_seq;
-        let mut catch_up = true;
+        let mut catch_up = catch_up;
         loop {
             if catch_up {
                 catch_up = false;

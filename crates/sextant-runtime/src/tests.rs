@@ -256,7 +256,7 @@ async fn recovery_delivers_accepted_inputs_and_fails_interrupted_turns() {
             .append(
                 &w.session_id,
                 vec![
-                    ev(EventBody::TurnStarted {}),
+                    ev(EventBody::TurnStarted { through: None }),
                     ev(EventBody::TaskState {
                         state: TaskState::Working,
                         message: None,
@@ -624,4 +624,50 @@ async fn a_revoked_caller_sees_the_agent_as_unknown() {
     rt.set_denied("echo", vec![]);
     let a = rt.admit(input("echo", "m2", "hi")).await.unwrap();
     assert_eq!(settle(&rt, &a).await.state, TaskState::Completed);
+}
+
+/// A turn's outputs are sent to the journal without waiting for each commit; if one is not
+/// recorded, the task must not end "completed" without it: it fails, saying why.
+#[tokio::test]
+async fn a_turn_whose_output_was_not_recorded_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    // The output fails to commit well before the turn ends.
+    let script = r#"read -r turn
+echo '{"type":"text","text":"unrecordable"}'
+sleep 0.3
+echo '{"type":"final","status":"completed","text":"done"}'"#;
+    let rt = runtime(&dir, vec![AgentSpec::echo(), exec_agent("x", script)]).await;
+    rt.journal()
+        .read(|c| {
+            Ok(c.execute_batch(
+                "CREATE TRIGGER refuse_output BEFORE INSERT ON events
+                 WHEN NEW.kind = 'artifact' AND NEW.body LIKE '%unrecordable%'
+                 BEGIN SELECT RAISE(ABORT, 'disk full'); END;",
+            )?)
+        })
+        .await
+        .unwrap();
+    // Late (the final state is sent after the failure is known) and at once (echo: output
+    // and final state on their way together).
+    for (agent, id) in [("x", "m0"), ("echo", "m1")] {
+        let a = rt.accept(input(agent, id, "unrecordable")).await.unwrap();
+        let (f, _) = tokio::time::timeout(Duration::from_secs(10), rt.wait_accepted(a))
+            .await
+            .expect("settled")
+            .unwrap();
+        assert_eq!(f.state, TaskState::Failed, "{agent}");
+        assert!(f.artifacts.is_empty());
+        let why = f
+            .status_message
+            .as_ref()
+            .map(message_text)
+            .unwrap_or_default();
+        assert!(why.contains("could not record"), "{why}");
+    }
+
+    // Other tasks are not affected.
+    let b = rt.accept(input("echo", "m2", "fine")).await.unwrap();
+    let (f, _) = rt.wait_accepted(b).await.unwrap();
+    assert_eq!(f.state, TaskState::Completed);
+    assert_eq!(artifact_text(&f), "fine");
 }

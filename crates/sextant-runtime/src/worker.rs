@@ -20,7 +20,12 @@ const HISTORY_MAX: usize = 50;
 #[derive(Debug, Clone)]
 pub(crate) enum WorkItem {
     /// Run a turn for the task's undelivered inputs.
-    Task(String),
+    Task {
+        task_id: String,
+        /// The task as admission created it, when the worker may start from that instead of
+        /// reading the journal.
+        fresh: Option<Box<Fresh>>,
+    },
     /// Continue a task whose interaction was answered while no engine was waiting for it
     /// (Sextant restarted in between).
     Resume {
@@ -30,23 +35,53 @@ pub(crate) enum WorkItem {
     },
 }
 
-/// The inputs of a task that no turn has seen yet: those after its last `turn_started`.
-pub(crate) fn undelivered_inputs(events: &[JournalEvent]) -> Vec<Message> {
-    let turn_start = events
+impl WorkItem {
+    pub(crate) fn task_id(&self) -> &str {
+        match self {
+            WorkItem::Task { task_id, .. } | WorkItem::Resume { task_id, .. } => task_id,
+        }
+    }
+}
+
+/// A task just created by admission: everything its first turn needs, with no journal read.
+#[derive(Debug, Clone)]
+pub(crate) struct Fresh {
+    pub(crate) task: TaskRow,
+    /// Its first input, and that input's seq.
+    pub(crate) input: Message,
+    pub(crate) seq: i64,
+    /// The task opened its Session: no history and no grants before it.
+    pub(crate) new_session: bool,
+}
+
+/// The seq up to which a `turn_started` event delivered the task's inputs.
+fn delivered_through(ev: &JournalEvent) -> Option<i64> {
+    match &ev.body {
+        EventBody::TurnStarted { through } => Some(through.unwrap_or(ev.seq)),
+        _ => None,
+    }
+}
+
+/// The inputs of a task that no turn has seen yet, with the seq of the last one.
+pub(crate) fn undelivered_inputs(events: &[JournalEvent]) -> (Vec<Message>, i64) {
+    let delivered = events
         .iter()
-        .rev()
-        .find(|e| matches!(&e.body, EventBody::TurnStarted {}))
-        .map_or(0, |e| e.seq);
-    events
+        .filter_map(delivered_through)
+        .max()
+        .unwrap_or(0);
+    let mut last = delivered;
+    let inputs = events
         .iter()
-        .filter(|e| e.seq > turn_start)
+        .filter(|e| e.seq > delivered)
         .filter_map(|e| match &e.body {
             EventBody::TaskCreated { message } | EventBody::InputAccepted { message } => {
+                last = e.seq;
                 Some(message.clone())
             }
             _ => None,
         })
-        .collect()
+        .collect();
+    (inputs, last)
 }
 
 /// All inputs of a task, oldest first.
@@ -112,11 +147,19 @@ pub(crate) async fn run(
         while let Ok(t) = rx.try_recv() {
             queue.push_back(t);
         }
-        let Some(item) = queue.pop_front() else {
+        let Some(mut item) = queue.pop_front() else {
             continue;
         };
-        if let WorkItem::Task(id) = &item {
-            queue.retain(|t| !matches!(t, WorkItem::Task(other) if other == id));
+        if let WorkItem::Task { task_id, fresh } = &mut item {
+            let before = queue.len();
+            queue.retain(
+                |t| !matches!(t, WorkItem::Task { task_id: other, .. } if other == task_id),
+            );
+            // More work queued for the same task: its inputs are in the journal, not in the
+            // admission that created it.
+            if queue.len() != before {
+                *fresh = None;
+            }
         }
         if let Err(e) = turn(&inner, &agent, engine.as_mut(), item).await {
             tracing::error!(session_id, error = %e, "turn could not be journalled");
@@ -140,35 +183,52 @@ async fn turn(
     item: WorkItem,
 ) -> Result<(), sextant_journal::Error> {
     let journal = &inner.journal;
-    let task_id = match &item {
-        WorkItem::Task(id) | WorkItem::Resume { task_id: id, .. } => id.clone(),
-    };
-    let Some(task) = journal.task(&task_id).await? else {
-        return Ok(());
-    };
-    if task.state.is_terminal() {
-        return Ok(());
-    }
-    let events = journal.task_events(&task_id, 0).await?;
-    let fold = TaskFold::from_events(&task.task_id, &task.context_id, &task.session_id, &events);
-    let resume = match item {
-        WorkItem::Resume {
-            interaction,
-            answer,
-            ..
-        } => Some((*interaction, *answer)),
-        WorkItem::Task(_) => {
-            // Inputs that arrive while a decision is pending wait for it: a message is never
-            // an answer.
-            if fold.pending_interaction().is_some() {
+    let task_id = item.task_id().to_string();
+    // A task admission just created needs no reads: its only input is the one it was created
+    // with, and a new Session has no history and no grants.
+    let (task, inputs, through, new_session, resume) = match item {
+        WorkItem::Task {
+            fresh: Some(fresh), ..
+        } => {
+            let Fresh {
+                task,
+                input,
+                seq,
+                new_session,
+            } = *fresh;
+            (task, vec![input], seq, new_session, None)
+        }
+        item => {
+            let Some(task) = journal.task(&task_id).await? else {
+                return Ok(());
+            };
+            if task.state.is_terminal() {
                 return Ok(());
             }
-            None
+            let events = journal.task_events(&task_id, 0).await?;
+            let fold =
+                TaskFold::from_events(&task.task_id, &task.context_id, &task.session_id, &events);
+            let resume = match item {
+                WorkItem::Resume {
+                    interaction,
+                    answer,
+                    ..
+                } => Some((*interaction, *answer)),
+                WorkItem::Task { .. } => {
+                    // Inputs that arrive while a decision is pending wait for it: a message is
+                    // never an answer.
+                    if fold.pending_interaction().is_some() {
+                        return Ok(());
+                    }
+                    None
+                }
+            };
+            let (inputs, through) = match &resume {
+                Some(_) => (all_inputs(&events), 0),
+                None => undelivered_inputs(&events),
+            };
+            (task, inputs, through, false, resume)
         }
-    };
-    let inputs = match &resume {
-        Some(_) => all_inputs(&events),
-        None => undelivered_inputs(&events),
     };
     if inputs.is_empty() {
         return Ok(());
@@ -180,7 +240,9 @@ async fn turn(
                 vec![
                     NewEvent {
                         task_id: Some(task_id.clone()),
-                        body: EventBody::TurnStarted {},
+                        body: EventBody::TurnStarted {
+                            through: Some(through),
+                        },
                         at: inner.clock.now(),
                     },
                     NewEvent {
@@ -195,12 +257,12 @@ async fn turn(
             )
             .await?;
     }
-    let history = if engine.wants_history() {
+    let history = if engine.wants_history() && !new_session {
         history(inner, &task).await?
     } else {
         Vec::new()
     };
-    let grants = if engine.uses_interactions() {
+    let grants = if engine.uses_interactions() && !new_session {
         grants(inner, &task).await?
     } else {
         Vec::new()
@@ -226,27 +288,21 @@ async fn turn(
         Some((interaction, answer)) => engine.resume(turn, interaction, answer, &sink).await,
         None => engine.run_turn(turn, &sink).await,
     };
-    sink.close_text().await?;
     let with_text = |t: Option<String>| t.map(|t| agent_text(&task, &t));
     let (state, message) = match outcome {
         // The turn stopped while a decision was pending (shutdown): the task keeps waiting,
         // and the answer will resume it.
-        Outcome::Suspended => return Ok(()),
+        Outcome::Suspended => {
+            sink.close_text().await?;
+            return sink.flush().await;
+        }
         Outcome::Completed(t) => (TaskState::Completed, with_text(t)),
         Outcome::Replied => (TaskState::Completed, None),
         Outcome::Failed(why) => (TaskState::Failed, Some(agent_text(&task, &why))),
         Outcome::Rejected(t) => (TaskState::Rejected, with_text(t)),
         Outcome::InputRequired(t) => (TaskState::InputRequired, with_text(t)),
     };
-    journal
-        .append_one(
-            &task.session_id,
-            &task_id,
-            EventBody::TaskState { state, message },
-            inner.clock.now(),
-        )
-        .await?;
-    Ok(())
+    sink.finish(state, message).await
 }
 
 /// What `acceptForSession` answers granted in this Session (their interactions' grant keys).
@@ -319,7 +375,7 @@ async fn history(inner: &Inner, task: &TaskRow) -> Result<Vec<Message>, sextant_
                 out.push(m.clone());
             }
             EventBody::TaskState { .. }
-            | EventBody::TurnStarted {}
+            | EventBody::TurnStarted { .. }
             | EventBody::InteractionRaised { .. }
             | EventBody::InteractionAnswered { .. } => {}
         }

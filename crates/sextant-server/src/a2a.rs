@@ -846,10 +846,10 @@ async fn send(call: &Call, params: Value, streaming: bool) -> Result<Reply, RpcE
                 "acceptedOutputModes names no format this agent produces (text/plain, application/json)",
             )
         })?;
-    let admitted = call
+    let accepted = call
         .app
         .runtime
-        .admit(Input {
+        .accept(Input {
             principal: call.principal.clone(),
             agent_id: call.agent.id.clone(),
             message: req.message,
@@ -857,20 +857,24 @@ async fn send(call: &Call, params: Value, streaming: bool) -> Result<Reply, RpcE
         })
         .await
         .map_err(refusal)?;
-    let after = match &admitted {
+    let admitted = &accepted.admitted;
+    let after = match admitted {
         Admitted::Created { event, .. } | Admitted::FollowUp { event, .. } => event.seq,
         Admitted::Duplicate { .. } => 0,
     };
     let task = admitted.task().clone();
     if streaming {
         let lazy = matches!(admitted, Admitted::Created { .. }) && may_reply;
-        return Ok(Reply::Stream(task_stream(call, task, after, lazy, modes)));
+        let events = Box::pin(call.app.runtime.accepted_events(accepted, 0, StopAt::Never));
+        return Ok(Reply::Stream(task_stream(
+            call, task, events, after, lazy, modes,
+        )));
     }
     let mut settled = None;
     if !config.return_immediately.unwrap_or(false) {
         // At shutdown the wait ends and the caller gets the task as journalled so far.
         tokio::select! {
-            r = call.app.runtime.wait_settled_events(&task, after) => {
+            r = call.app.runtime.wait_accepted(accepted) => {
                 settled = Some(r.map_err(internal)?);
             }
             _ = call.app.shutdown.cancelled() => {}
@@ -988,13 +992,24 @@ async fn subscribe(call: &Call, params: Value) -> Result<Reply, RpcError> {
         Some(after) => Ok(Reply::Stream(resume_stream(call, task, after))),
         None => Ok(Reply::Stream(task_stream(
             call,
-            task,
+            task.clone(),
+            Box::pin(task_events(
+                call.app.runtime.journal(),
+                &task,
+                0,
+                StopAt::Never,
+            )),
             0,
             false,
             OutputModes::Any,
         ))),
     }
 }
+
+/// A task's journal events, live.
+type EventStream = std::pin::Pin<
+    Box<dyn Stream<Item = Result<std::sync::Arc<JournalEvent>, sextant_journal::Error>> + Send>,
+>;
 
 /// Maps a journal event to the `StreamResponse` a subscriber sees, if it sees one.
 fn stream_item(ev: &JournalEvent, task: &TaskRow, modes: &OutputModes) -> Option<Value> {
@@ -1035,7 +1050,7 @@ fn stream_item(ev: &JournalEvent, task: &TaskRow, modes: &OutputModes) -> Option
         // The task_state event that follows a raised interaction carries it to subscribers.
         EventBody::TaskCreated { .. }
         | EventBody::InputAccepted { .. }
-        | EventBody::TurnStarted {}
+        | EventBody::TurnStarted { .. }
         | EventBody::InteractionRaised { .. }
         | EventBody::InteractionAnswered { .. } => None,
     }
@@ -1047,18 +1062,19 @@ fn ends_stream(ev: &JournalEvent) -> bool {
 
 /// A task stream: the Task as of seq `after` (or now, when 0), then every later event until the
 /// task is terminal. With `lazy`, the first output decides: a direct Message is sent alone.
+/// `events` are the task's events from its first, live.
 fn task_stream(
     call: &Call,
     task: TaskRow,
+    events: EventStream,
     after: i64,
     lazy: bool,
     modes: OutputModes,
 ) -> std::pin::Pin<Box<dyn Stream<Item = Frame> + Send>> {
-    let journal = call.app.runtime.journal().clone();
     let session_url = call.session_url(&task.session_id);
     let base = call.base.clone();
     let frames = Box::pin(async_stream::stream! {
-        let mut live = Box::pin(task_events(&journal, &task, 0, StopAt::Never));
+        let mut live = events;
         // Fold the journal up to the snapshot point.
         let mut fold = TaskFold::new(&task.task_id, &task.context_id, &task.session_id);
         let mut pending: Vec<std::sync::Arc<JournalEvent>> = Vec::new();
@@ -1095,7 +1111,7 @@ fn task_stream(
                         }
                         let preamble = matches!(
                             &ev.body,
-                            EventBody::TurnStarted {}
+                            EventBody::TurnStarted { .. }
                                 | EventBody::TaskState { state: TaskState::Working, message: None }
                         );
                         if seen >= pending.len() {

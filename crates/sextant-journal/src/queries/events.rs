@@ -44,15 +44,16 @@ fn decode(
     })
 }
 
+/// The statement behind [`for_task`].
+pub(crate) const FOR_TASK: &str = "SELECT session_id, seq, task_id, at, body FROM events
+         WHERE task_id = ?1 AND seq > ?2 ORDER BY seq";
+
 /// A task's events after `after_seq`.
 pub fn for_task(c: &Connection, task_id: &str, after_seq: i64) -> Result<Vec<JournalEvent>> {
-    c.prepare_cached(
-        "SELECT session_id, seq, task_id, at, body FROM events
-         WHERE task_id = ?1 AND seq > ?2 ORDER BY seq",
-    )?
-    .query_map(params![task_id, after_seq], row)?
-    .map(|r| decode(r?))
-    .collect()
+    c.prepare_cached(FOR_TASK)?
+        .query_map(params![task_id, after_seq], row)?
+        .map(|r| decode(r?))
+        .collect()
 }
 
 /// A Session's events after `after_seq`, at most `limit`.

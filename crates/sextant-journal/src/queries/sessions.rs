@@ -78,13 +78,20 @@ pub fn insert(c: &Connection, s: &SessionRow) -> Result<()> {
     Ok(())
 }
 
-/// Takes the next seq of a Session and stamps its activity time.
-pub fn next_seq(c: &Connection, session_id: &str, at: &str) -> Result<i64> {
-    Ok(c.prepare_cached(
-        "UPDATE sessions SET last_seq = last_seq + 1, updated_at = ?2
-         WHERE session_id = ?1 RETURNING last_seq",
-    )?
-    .query_row(params![session_id, at], |r| r.get(0))?)
+/// A Session's last seq.
+pub fn last_seq(c: &Connection, session_id: &str) -> Result<Option<i64>> {
+    Ok(
+        c.prepare_cached("SELECT last_seq FROM sessions WHERE session_id = ?1")?
+            .query_row([session_id], |r| r.get(0))
+            .optional()?,
+    )
+}
+
+/// Records a Session's last seq and activity time (the writer does it once per batch).
+pub fn touch(c: &Connection, session_id: &str, last_seq: i64, at: &str) -> Result<()> {
+    c.prepare_cached("UPDATE sessions SET last_seq = ?2, updated_at = ?3 WHERE session_id = ?1")?
+        .execute(params![session_id, last_seq, at])?;
+    Ok(())
 }
 
 /// A page of Sessions, most recently active first; `cursor` is the (updated_at, session_id) of

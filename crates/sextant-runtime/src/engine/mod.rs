@@ -16,7 +16,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
-use sextant_core::a2a::{Artifact, Message, Part, Role};
+use sextant_core::a2a::{Artifact, Message, Part, Role, TaskState};
 use sextant_core::ids::new_id;
 use sextant_core::{AgentSpec, Answer, Clock, EngineSpec, EventBody, Interaction};
 use sextant_journal::Journal;
@@ -131,7 +131,15 @@ pub struct TurnSink {
     task_id: String,
     /// The id of the streaming text artifact, once text has been written.
     text_artifact: Mutex<Option<String>>,
+    /// Output sent to the journal and not yet confirmed, oldest first (see [`TurnSink::put`]).
+    in_flight: std::sync::Mutex<std::collections::VecDeque<sextant_journal::Submitted>>,
+    /// Trips when an output of this turn fails to be recorded.
+    guard: sextant_journal::TurnGuard,
 }
+
+/// Outputs of one turn that may be on their way to the journal at once; beyond this an output
+/// waits for the oldest to commit (an engine cannot outrun the journal without bound).
+const MAX_IN_FLIGHT: usize = 32;
 
 /// A journal failure while reporting output.
 pub type SinkResult = Result<(), sextant_journal::Error>;
@@ -156,14 +164,95 @@ impl TurnSink {
             context_id: turn.context_id.clone(),
             task_id: turn.task_id.clone(),
             text_artifact: Mutex::new(None),
+            in_flight: Default::default(),
+            guard: Default::default(),
         }
     }
 
+    /// Sends one output event to the journal without waiting for its commit, so that a turn's
+    /// outputs and its final state share commits. The writer keeps their order, publishes each
+    /// only once committed, and refuses the rest of the turn's outputs (and its final state,
+    /// see [`TurnSink::finish`]) once one fails.
     async fn put(&self, body: EventBody) -> SinkResult {
-        self.journal
-            .append_one(&self.session_id, &self.task_id, body, self.clock.now())
-            .await?;
+        let sent = self.journal.submit_append(
+            &self.session_id,
+            vec![sextant_journal::NewEvent {
+                task_id: Some(self.task_id.clone()),
+                body,
+                at: self.clock.now(),
+            }],
+            Some(self.guard.clone()),
+        );
+        let oldest = {
+            let mut q = self.in_flight.lock().unwrap_or_else(|e| e.into_inner());
+            q.push_back(sent);
+            if q.len() > MAX_IN_FLIGHT {
+                q.pop_front()
+            } else {
+                None
+            }
+        };
+        if let Some(s) = oldest {
+            s.wait().await?;
+        }
         Ok(())
+    }
+
+    /// Waits for every output still on its way; the first failure, if any.
+    pub(crate) async fn flush(&self) -> SinkResult {
+        let pending: Vec<_> = self
+            .in_flight
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .drain(..)
+            .collect();
+        let mut first = Ok(());
+        for s in pending {
+            if let Err(e) = s.wait().await
+                && first.is_ok()
+            {
+                first = Err(e);
+            }
+        }
+        first
+    }
+
+    /// Journals the turn's final state behind its outputs (sent before they are confirmed, so
+    /// a short turn commits once) and waits for all of them. If an output was not recorded the
+    /// final state is refused, and the task fails instead, saying so.
+    pub(crate) async fn finish(&self, state: TaskState, message: Option<Message>) -> SinkResult {
+        let closing = self.close_text().await;
+        let last = self.journal.submit_append(
+            &self.session_id,
+            vec![sextant_journal::NewEvent {
+                task_id: Some(self.task_id.clone()),
+                body: EventBody::TaskState { state, message },
+                at: self.clock.now(),
+            }],
+            Some(self.guard.clone()),
+        );
+        let outputs = closing.and(self.flush().await);
+        let last = last.wait().await;
+        match (outputs, last) {
+            (Ok(()), Ok(_)) => Ok(()),
+            (Err(e), _) | (Ok(()), Err(e)) if self.guard.tripped() => {
+                let why = format!("Sextant could not record this turn's output: {e}");
+                self.journal
+                    .append_one(
+                        &self.session_id,
+                        &self.task_id,
+                        EventBody::TaskState {
+                            state: TaskState::Failed,
+                            message: Some(self.agent_message(vec![Part::text(why)])),
+                        },
+                        self.clock.now(),
+                    )
+                    .await
+                    .map(drop)
+            }
+            (_, Err(e)) => Err(e),
+            (Err(e), Ok(_)) => Err(e),
+        }
     }
 
     /// An agent message addressed to this task's conversation.

@@ -429,7 +429,7 @@ impl Peers {
                 vec![
                     NewEvent {
                         task_id: Some(task.task_id.clone()),
-                        body: EventBody::TurnStarted {},
+                        body: EventBody::TurnStarted { through: None },
                         at,
                     },
                     NewEvent {

@@ -284,7 +284,7 @@ mod tests {
         };
         let events = vec![
             ev(1, "t1", sent("hello")),
-            ev(2, "t1", EventBody::TurnStarted {}),
+            ev(2, "t1", EventBody::TurnStarted { through: None }),
             ev(
                 3,
                 "t1",
