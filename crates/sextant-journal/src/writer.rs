@@ -427,16 +427,7 @@ struct Writer {
     cache: Cache,
     /// `PRAGMA data_version` at the last batch: it changes when another connection commits.
     data_version: Option<i64>,
-    /// Nudges the checkpointer thread.
-    checkpoints: std::sync::mpsc::SyncSender<()>,
-    /// Commits since the last nudge.
-    commits: u32,
 }
-
-/// Commits between two checkpoints. Each commit appends the pages it changed to the WAL; a
-/// checkpoint copies each changed page once, however often it was committed, so checkpointing
-/// less often copies less (SQLite's default is about every 1000 WAL pages).
-const COMMITS_PER_CHECKPOINT: u32 = 256;
 
 /// Runs a cached statement that returns no rows (transaction control).
 fn exec(c: &Connection, sql: &str) -> rusqlite::Result<()> {
@@ -444,19 +435,12 @@ fn exec(c: &Connection, sql: &str) -> rusqlite::Result<()> {
 }
 
 /// The writer loop: runs until every `Journal` handle is dropped.
-pub(crate) fn run(
-    conn: Connection,
-    jobs: Receiver<Job>,
-    hub: Hub,
-    checkpoints: std::sync::mpsc::SyncSender<()>,
-) {
+pub(crate) fn run(conn: Connection, jobs: Receiver<Job>, hub: Hub) {
     let mut w = Writer {
         conn,
         hub,
         cache: Cache::default(),
         data_version: None,
-        checkpoints,
-        commits: 0,
     };
     while let Ok(first) = jobs.recv() {
         let mut batch = vec![first];
@@ -515,11 +499,6 @@ impl Writer {
         match committed {
             Ok(()) => {
                 self.remember(pending);
-                self.commits += 1;
-                if self.commits >= COMMITS_PER_CHECKPOINT {
-                    self.commits = 0;
-                    let _ = self.checkpoints.try_send(());
-                }
                 for d in done {
                     let live = d.subscribe(&self.hub);
                     for ev in d.published() {

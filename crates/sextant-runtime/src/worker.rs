@@ -233,30 +233,6 @@ async fn turn(
     if inputs.is_empty() {
         return Ok(());
     }
-    if resume.is_none() {
-        journal
-            .append(
-                &task.session_id,
-                vec![
-                    NewEvent {
-                        task_id: Some(task_id.clone()),
-                        body: EventBody::TurnStarted {
-                            through: Some(through),
-                        },
-                        at: inner.clock.now(),
-                    },
-                    NewEvent {
-                        task_id: Some(task_id.clone()),
-                        body: EventBody::TaskState {
-                            state: TaskState::Working,
-                            message: None,
-                        },
-                        at: inner.clock.now(),
-                    },
-                ],
-            )
-            .await?;
-    }
     let history = if engine.wants_history() && !new_session {
         history(inner, &task).await?
     } else {
@@ -284,6 +260,31 @@ async fn turn(
         &turn,
         inner.stop_intake.child_token(),
     );
+    if resume.is_none() {
+        let start = vec![
+            EventBody::TurnStarted {
+                through: Some(through),
+            },
+            EventBody::TaskState {
+                state: TaskState::Working,
+                message: None,
+            },
+        ];
+        if engine.has_side_effects() {
+            let at = inner.clock.now();
+            let start = start
+                .into_iter()
+                .map(|body| NewEvent {
+                    task_id: Some(task_id.clone()),
+                    body,
+                    at,
+                })
+                .collect();
+            journal.append(&task.session_id, start).await?;
+        } else {
+            sink.put_all(start).await?;
+        }
+    }
     let outcome = match resume {
         Some((interaction, answer)) => engine.resume(turn, interaction, answer, &sink).await,
         None => engine.run_turn(turn, &sink).await,

@@ -69,6 +69,10 @@ fn file_part() -> Part {
 }
 
 impl Engine for ConformanceEngine {
+    fn has_side_effects(&self) -> bool {
+        false
+    }
+
     fn may_reply_with_message(&self, input: &sextant_core::a2a::Message) -> bool {
         let first_text = input.parts.first().and_then(|p| p.as_text()).unwrap_or("");
         behaviour(&input.message_id, first_text) == Some("tck-message-response")

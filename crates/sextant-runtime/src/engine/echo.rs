@@ -11,6 +11,10 @@ use super::{Engine, Outcome, Turn, TurnSink, artifact};
 pub struct EchoEngine;
 
 impl Engine for EchoEngine {
+    fn has_side_effects(&self) -> bool {
+        false
+    }
+
     fn run_turn<'a>(&'a mut self, turn: Turn, sink: &'a TurnSink) -> BoxFuture<'a, Outcome> {
         async move {
             let text = turn.input_text();

@@ -94,6 +94,14 @@ pub trait Engine: Send {
         false
     }
 
+    /// Whether a turn may act outside the journal (run commands, call other agents, write
+    /// files). A turn of such an engine starts only once its `turn_started` is durable, so a
+    /// crash never runs those actions twice; a turn of an engine without side effects starts
+    /// at once, its start and output sharing commits.
+    fn has_side_effects(&self) -> bool {
+        true
+    }
+
     /// Whether this engine raises interactions (turns then carry [`Turn::grants`]).
     fn uses_interactions(&self) -> bool {
         false
@@ -174,15 +182,23 @@ impl TurnSink {
     /// only once committed, and refuses the rest of the turn's outputs (and its final state,
     /// see [`TurnSink::finish`]) once one fails.
     async fn put(&self, body: EventBody) -> SinkResult {
-        let sent = self.journal.submit_append(
-            &self.session_id,
-            vec![sextant_journal::NewEvent {
+        self.put_all(vec![body]).await
+    }
+
+    /// [`TurnSink::put`] for several events, appended together.
+    pub(crate) async fn put_all(&self, bodies: Vec<EventBody>) -> SinkResult {
+        let at = self.clock.now();
+        let events = bodies
+            .into_iter()
+            .map(|body| sextant_journal::NewEvent {
                 task_id: Some(self.task_id.clone()),
                 body,
-                at: self.clock.now(),
-            }],
-            Some(self.guard.clone()),
-        );
+                at,
+            })
+            .collect();
+        let sent = self
+            .journal
+            .submit_append(&self.session_id, events, Some(self.guard.clone()));
         let oldest = {
             let mut q = self.in_flight.lock().unwrap_or_else(|e| e.into_inner());
             q.push_back(sent);
