@@ -130,78 +130,7 @@ struct Rule {
 }
 
 static OUTBOUND: std::sync::LazyLock<Vec<Rule>> = std::sync::LazyLock::new(|| {
-    let rules: &[(&str, &str)] = &[
-        // PEM private keys (any kind), whole block.
-        (
-            r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----[\s\S]*?-----END[A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----",
-            "[REDACTED PRIVATE KEY]",
-        ),
-        // An unterminated PEM private key: everything after its header.
-        (
-            r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY-----[\s\S]*",
-            "[REDACTED PRIVATE KEY]",
-        ),
-        // JWTs (and JWS): base64url header starting with {" , payload, signature.
-        (
-            r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*",
-            REDACTED,
-        ),
-        // Authorization headers and bearer values, whatever the scheme.
-        (
-            r"(?i)(?P<k>\bauthorization[\x22']?\s*[:=]\s*[\x22']?)(?:(?:bearer|basic|token|digest|bot)\s+)?[A-Za-z0-9._~+/=:-]{8,}",
-            "${k}[REDACTED]",
-        ),
-        (
-            r"(?i)(?P<k>\bbearer\s+)[A-Za-z0-9._~+/=-]{16,}",
-            "${k}[REDACTED]",
-        ),
-        (
-            r"(?i)(?P<k>\b(?:x-api-key|x-auth-token|api-key|private-token)[\x22']?\s*[:=]\s*[\x22']?)[A-Za-z0-9._~+/=-]{8,}",
-            "${k}[REDACTED]",
-        ),
-        // Vendor key formats.
-        (
-            r"\bsk-(?:proj-|ant-(?:api03-)?|svcacct-|admin-)?[A-Za-z0-9_-]{20,}",
-            REDACTED,
-        ),
-        (r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}", REDACTED),
-        (r"\bgh[pousr]_[A-Za-z0-9]{30,}", REDACTED),
-        (r"\bgithub_pat_[A-Za-z0-9_]{40,}", REDACTED),
-        (r"\bglpat-[A-Za-z0-9_-]{20,}", REDACTED),
-        (r"\bxox[abposr]-[A-Za-z0-9-]{10,}", REDACTED),
-        (r"\bxapp-[0-9]-[A-Za-z0-9-]{20,}", REDACTED),
-        (
-            r"https://hooks\.slack\.com/services/[A-Za-z0-9/]+",
-            REDACTED,
-        ),
-        (r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]{16}\b", REDACTED),
-        (r"\bAIza[0-9A-Za-z_-]{35}\b", REDACTED),
-        (r"\bya29\.[0-9A-Za-z_-]{20,}", REDACTED),
-        (r"\bhf_[A-Za-z0-9]{30,}", REDACTED),
-        (r"\bnpm_[A-Za-z0-9]{36}\b", REDACTED),
-        (r"\bpypi-AgE[A-Za-z0-9_-]{50,}", REDACTED),
-        (r"\bdop_v1_[a-f0-9]{64}\b", REDACTED),
-        (r"\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}\b", REDACTED),
-        (r"\b[0-9]{8,10}:AA[0-9A-Za-z_-]{33}\b", REDACTED),
-        // Sextant's own tokens (owner, peer, assistant).
-        (r"\bsx[tpa]_[A-Za-z0-9_]{20,}", REDACTED),
-        // Secret-named assignments: KEY=value, KEY: value, export KEY="value".
-        (
-            r#"(?i)(?P<k>\b[A-Z0-9_.-]*(?:SECRET|TOKEN|PASSWORD|PASSWD|PASSPHRASE|API_?KEY|APIKEY|ACCESS_?KEY|PRIVATE_?KEY|CLIENT_?SECRET|CREDENTIALS?|AUTH_?KEY)[A-Z0-9_.-]*\s*[=:]\s*)(?:"[^"\n]{4,}"|'[^'\n]{4,}'|[^\s"',;]{4,})"#,
-            "${k}[REDACTED]",
-        ),
-        // Secret-named JSON fields.
-        (
-            r#"(?i)(?P<k>"(?:[a-z0-9_]*(?:secret|token|password|passwd|api_?key|apikey|access_?key|private_?key|credential)[a-z0-9_]*)"\s*:\s*)"[^"]{4,}""#,
-            "${k}\"[REDACTED]\"",
-        ),
-        // Passwords in URLs (scheme://user:password@host) and DSNs.
-        (
-            r"(?P<k>\b[a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@]+:)[^@\s/]{3,}(?P<at>@)",
-            "${k}[REDACTED]${at}",
-        ),
-    ];
-    rules
+    OUTBOUND_RULES
         .iter()
         .map(|(re, with)| Rule {
             re: regex::Regex::new(re).unwrap_or_else(|e| panic!("redaction pattern {re:?}: {e}")),
@@ -209,6 +138,86 @@ static OUTBOUND: std::sync::LazyLock<Vec<Rule>> = std::sync::LazyLock::new(|| {
         })
         .collect()
 });
+
+/// Every outbound rule in one automaton: one scan tells whether a text needs scrubbing at
+/// all, which almost none does (ids, states, ordinary prose).
+static OUTBOUND_ANY: std::sync::LazyLock<regex::RegexSet> = std::sync::LazyLock::new(|| {
+    regex::RegexSet::new(OUTBOUND_RULES.iter().map(|(re, _)| *re))
+        .unwrap_or_else(|e| panic!("redaction patterns: {e}"))
+});
+
+/// The outbound rules: (pattern, replacement), applied in order.
+const OUTBOUND_RULES: &[(&str, &str)] = &[
+    // PEM private keys (any kind), whole block.
+    (
+        r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----[\s\S]*?-----END[A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----",
+        "[REDACTED PRIVATE KEY]",
+    ),
+    // An unterminated PEM private key: everything after its header.
+    (
+        r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY-----[\s\S]*",
+        "[REDACTED PRIVATE KEY]",
+    ),
+    // JWTs (and JWS): base64url header starting with {" , payload, signature.
+    (
+        r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*",
+        REDACTED,
+    ),
+    // Authorization headers and bearer values, whatever the scheme.
+    (
+        r"(?i)(?P<k>\bauthorization[\x22']?\s*[:=]\s*[\x22']?)(?:(?:bearer|basic|token|digest|bot)\s+)?[A-Za-z0-9._~+/=:-]{8,}",
+        "${k}[REDACTED]",
+    ),
+    (
+        r"(?i)(?P<k>\bbearer\s+)[A-Za-z0-9._~+/=-]{16,}",
+        "${k}[REDACTED]",
+    ),
+    (
+        r"(?i)(?P<k>\b(?:x-api-key|x-auth-token|api-key|private-token)[\x22']?\s*[:=]\s*[\x22']?)[A-Za-z0-9._~+/=-]{8,}",
+        "${k}[REDACTED]",
+    ),
+    // Vendor key formats.
+    (
+        r"\bsk-(?:proj-|ant-(?:api03-)?|svcacct-|admin-)?[A-Za-z0-9_-]{20,}",
+        REDACTED,
+    ),
+    (r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}", REDACTED),
+    (r"\bgh[pousr]_[A-Za-z0-9]{30,}", REDACTED),
+    (r"\bgithub_pat_[A-Za-z0-9_]{40,}", REDACTED),
+    (r"\bglpat-[A-Za-z0-9_-]{20,}", REDACTED),
+    (r"\bxox[abposr]-[A-Za-z0-9-]{10,}", REDACTED),
+    (r"\bxapp-[0-9]-[A-Za-z0-9-]{20,}", REDACTED),
+    (
+        r"https://hooks\.slack\.com/services/[A-Za-z0-9/]+",
+        REDACTED,
+    ),
+    (r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]{16}\b", REDACTED),
+    (r"\bAIza[0-9A-Za-z_-]{35}\b", REDACTED),
+    (r"\bya29\.[0-9A-Za-z_-]{20,}", REDACTED),
+    (r"\bhf_[A-Za-z0-9]{30,}", REDACTED),
+    (r"\bnpm_[A-Za-z0-9]{36}\b", REDACTED),
+    (r"\bpypi-AgE[A-Za-z0-9_-]{50,}", REDACTED),
+    (r"\bdop_v1_[a-f0-9]{64}\b", REDACTED),
+    (r"\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}\b", REDACTED),
+    (r"\b[0-9]{8,10}:AA[0-9A-Za-z_-]{33}\b", REDACTED),
+    // Sextant's own tokens (owner, peer, assistant).
+    (r"\bsx[tpa]_[A-Za-z0-9_]{20,}", REDACTED),
+    // Secret-named assignments: KEY=value, KEY: value, export KEY="value".
+    (
+        r#"(?i)(?P<k>\b[A-Z0-9_.-]*(?:SECRET|TOKEN|PASSWORD|PASSWD|PASSPHRASE|API_?KEY|APIKEY|ACCESS_?KEY|PRIVATE_?KEY|CLIENT_?SECRET|CREDENTIALS?|AUTH_?KEY)[A-Z0-9_.-]*\s*[=:]\s*)(?:"[^"\n]{4,}"|'[^'\n]{4,}'|[^\s"',;]{4,})"#,
+        "${k}[REDACTED]",
+    ),
+    // Secret-named JSON fields.
+    (
+        r#"(?i)(?P<k>"(?:[a-z0-9_]*(?:secret|token|password|passwd|api_?key|apikey|access_?key|private_?key|credential)[a-z0-9_]*)"\s*:\s*)"[^"]{4,}""#,
+        "${k}\"[REDACTED]\"",
+    ),
+    // Passwords in URLs (scheme://user:password@host) and DSNs.
+    (
+        r"(?P<k>\b[a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@]+:)[^@\s/]{3,}(?P<at>@)",
+        "${k}[REDACTED]${at}",
+    ),
+];
 
 static EMAIL: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
     regex::Regex::new(r"\b[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b")
@@ -220,7 +229,10 @@ static EMAIL: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
 /// matched.
 pub fn scrub_outbound(text: &str, emails: bool) -> std::borrow::Cow<'_, str> {
     let mut out = std::borrow::Cow::Borrowed(text);
-    for rule in OUTBOUND.iter() {
+    // No rule matches: nothing would be replaced. Otherwise the rules run in order as before
+    // (a replacement can change what a later rule sees).
+    let any = OUTBOUND_ANY.is_match(text);
+    for rule in OUTBOUND.iter().filter(|_| any) {
         if rule.re.is_match(&out) {
             out = std::borrow::Cow::Owned(rule.re.replace_all(&out, rule.with).into_owned());
         }
