@@ -89,12 +89,9 @@ enum Frame {
 }
 
 fn json_response(status: StatusCode, body: Value) -> Response {
-    (
-        status,
-        [(header::CONTENT_TYPE, "application/json")],
-        body.to_string(),
-    )
-        .into_response()
+    // to_vec writes bytes directly; Value's Display goes through the formatting machinery.
+    let bytes = serde_json::to_vec(&body).unwrap_or_default();
+    (status, [(header::CONTENT_TYPE, "application/json")], bytes).into_response()
 }
 
 fn is_json_content_type(headers: &HeaderMap) -> bool {

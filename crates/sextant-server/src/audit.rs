@@ -201,39 +201,59 @@ fn writer(path: PathBuf, max_bytes: u64, keep: u32, mut file: File, rx: mpsc::Re
     let size = |f: &File| f.metadata().map(|m| m.len()).unwrap_or(0);
     let mut len = size(&file);
     let mut lines = 0u32;
-    for msg in rx {
-        match msg {
-            Msg::Flush(done) => {
-                let _ = file.flush();
-                let _ = done.send(());
-            }
-            Msg::Line(line) => {
-                lines = lines.wrapping_add(1);
-                // Another Sextant on this data dir may have rotated (or appended to) the file:
-                // look at it again now and then, and before deciding to rotate.
-                if lines.is_multiple_of(RECHECK_EVERY) || len + line.len() as u64 > max_bytes {
-                    if !same_file(&file, &path) {
+    // Lines waiting to be written: everything queued is written with one system call.
+    let mut buf = String::new();
+    let write = |file: &mut File, len: &mut u64, buf: &mut String| {
+        if buf.is_empty() {
+            return;
+        }
+        match file.write_all(buf.as_bytes()) {
+            Ok(()) => *len += buf.len() as u64,
+            Err(e) => tracing::warn!(error = %e, "audit records not written"),
+        }
+        buf.clear();
+    };
+    while let Ok(first) = rx.recv() {
+        let mut next = Some(first);
+        while let Some(msg) = next.take() {
+            match msg {
+                Msg::Flush(done) => {
+                    write(&mut file, &mut len, &mut buf);
+                    let _ = file.flush();
+                    let _ = done.send(());
+                }
+                Msg::Line(line) => {
+                    lines = lines.wrapping_add(1);
+                    let size_after = len + (buf.len() + line.len()) as u64;
+                    // Another Sextant on this data dir may have rotated (or appended to) the
+                    // file: look at it again now and then, and before deciding to rotate.
+                    if lines.is_multiple_of(RECHECK_EVERY) || size_after > max_bytes {
+                        write(&mut file, &mut len, &mut buf);
+                        if !same_file(&file, &path) {
+                            match open_private(&path) {
+                                Ok(f) => file = f,
+                                Err(e) => {
+                                    tracing::warn!(error = %e, "audit log cannot be reopened")
+                                }
+                            }
+                        }
+                        len = size(&file);
+                    }
+                    if len + (buf.len() + line.len()) as u64 > max_bytes {
+                        write(&mut file, &mut len, &mut buf);
+                        rotate(&path, keep);
                         match open_private(&path) {
                             Ok(f) => file = f,
-                            Err(e) => tracing::warn!(error = %e, "audit log cannot be reopened"),
+                            Err(e) => tracing::warn!(error = %e, "audit log cannot be rotated"),
                         }
+                        len = size(&file);
                     }
-                    len = size(&file);
-                }
-                if len + line.len() as u64 > max_bytes {
-                    rotate(&path, keep);
-                    match open_private(&path) {
-                        Ok(f) => file = f,
-                        Err(e) => tracing::warn!(error = %e, "audit log cannot be rotated"),
-                    }
-                    len = size(&file);
-                }
-                match file.write_all(line.as_bytes()) {
-                    Ok(()) => len += line.len() as u64,
-                    Err(e) => tracing::warn!(error = %e, "audit record not written"),
+                    buf.push_str(&line);
                 }
             }
+            next = rx.try_recv().ok();
         }
+        write(&mut file, &mut len, &mut buf);
     }
 }
 
