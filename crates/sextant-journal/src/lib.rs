@@ -3,10 +3,18 @@
 //! [`Journal`] is a cheap, cloneable async handle over one SQLite file:
 //!
 //! - **Writes** go to one dedicated writer thread over a channel. The thread takes every job that
-//!   is waiting, runs them in one transaction (each job in its own savepoint, so one bad job does
-//!   not sink the others), commits, and only then answers the callers and publishes the new
-//!   events on the [`Hub`]. That is group commit: concurrent Sessions share an fsync, and an
-//!   "accepted" answer always means "durable".
+//!   is waiting, runs them in one transaction, commits, and only then answers the callers and
+//!   publishes the new events on the [`Hub`]. That is group commit: concurrent Sessions share a
+//!   commit, and an "accepted" answer always means "durable". One refused job does not sink the
+//!   others: admissions and appends check everything that can refuse them before they write;
+//!   other jobs run in their own savepoint. A write that fails half-way (a database error)
+//!   abandons the whole batch. The writer caches each Session's last seq and each live task's
+//!   state (dropped when another process writes the file), so an append reads nothing, and
+//!   writes the `tasks` / `sessions` cache columns once per batch. Checkpoints run in the writer
+//!   after a commit, every few thousand WAL pages, which keeps the WAL bounded.
+//! - **Pipelined appends** ([`Journal::submit_append`]) let a turn send its outputs and final
+//!   state without waiting for each commit; a [`TurnGuard`] refuses the rest of the turn once
+//!   one of them failed.
 //! - **Reads** run on tokio's blocking pool on pooled read connections (WAL lets them proceed
 //!   while the writer commits). No SQL ever runs on the async runtime's worker threads.
 //!
