@@ -5,6 +5,7 @@
 // Test helpers outside #[test] functions may unwrap: a panic is the failure report here.
 #![allow(clippy::unwrap_used)]
 
+mod secure;
 mod support;
 
 mod approvals;

@@ -6,7 +6,7 @@
 use reqwest::{Method, StatusCode};
 use serde_json::json;
 
-use crate::auth_matrix::{Secure, code, config, jwt, spawn};
+use crate::secure::{Secure, code, config, jwt, spawn};
 use crate::support::{msg, with};
 
 const ECHO_OPEN: &str = r#"

@@ -1,0 +1,167 @@
+//! The harness for a Sextant that checks credentials: JWT verification with a test issuer,
+//! the owner token, and request helpers that send any credential and headers. Shared by the
+//! auth matrix and the perimeter tests.
+
+use reqwest::header::HeaderMap;
+use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
+
+use crate::support::{STEP, uid};
+
+pub const ISS: &str = "https://idp.test";
+pub const SECRET: &str = "e2e-jwt-secret-0123456789abcdef-0123456789";
+
+/// `security.toml`: JWT verification (HS256, the test secret) plus `extra`.
+pub fn security_toml(extra: &str) -> String {
+    format!(
+        "[jwt]\nissuer = \"{ISS}\"\naudience = \"sextant\"\nalgorithm = \"HS256\"\n\
+         secret_file = \"jwt.secret\"\n\n{extra}"
+    )
+}
+
+/// A JWT from the test issuer for `sub` (acting agent `act`), valid for 10 minutes.
+pub fn jwt(sub: &str, act: Option<&str>) -> String {
+    let exp = jsonwebtoken::get_current_timestamp() + 600;
+    let mut claims = json!({ "iss": ISS, "aud": "sextant", "exp": exp, "sub": sub });
+    if let Some(a) = act {
+        claims["act"] = json!({ "sub": a });
+    }
+    jsonwebtoken::encode(
+        &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),
+        &claims,
+        &jsonwebtoken::EncodingKey::from_secret(SECRET.as_bytes()).unwrap(),
+    )
+    .unwrap()
+}
+
+/// A Sextant with JWT verification, started on a temp data dir.
+pub struct Secure {
+    pub running: sextant::Running,
+    pub dir: tempfile::TempDir,
+    pub url: String,
+    pub owner: String,
+    pub client: reqwest::Client,
+}
+
+pub fn config(dir: &std::path::Path, host: &str, public_url: Option<&str>) -> sextant::Config {
+    sextant::Config {
+        data_dir: dir.to_path_buf(),
+        host: host.into(),
+        port: 0,
+        public_url: public_url.map(String::from),
+        conformance: false,
+    }
+}
+
+/// Writes `agents.toml`, `security.toml` (with `security_extra`) and the JWT secret into a new
+/// data dir, and starts Sextant on 127.0.0.1.
+pub async fn spawn(agents_toml: &str, security_extra: &str) -> Secure {
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::write(dir.path().join("agents.toml"), agents_toml).unwrap();
+    std::fs::write(
+        dir.path().join("security.toml"),
+        security_toml(security_extra),
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("jwt.secret"), SECRET).unwrap();
+    start_in(dir).await
+}
+
+pub async fn start_in(dir: tempfile::TempDir) -> Secure {
+    let running = sextant::start(config(dir.path(), "127.0.0.1", None))
+        .await
+        .expect("sextant starts");
+    Secure {
+        url: running.url(),
+        owner: running.token.clone(),
+        running,
+        dir,
+        client: reqwest::Client::builder().no_proxy().build().unwrap(),
+    }
+}
+
+impl Secure {
+    pub async fn shutdown(self) {
+        self.running.shutdown().await.expect("clean shutdown");
+    }
+
+    pub async fn restart(self) -> Secure {
+        let Secure { running, dir, .. } = self;
+        running.shutdown().await.expect("clean shutdown");
+        start_in(dir).await
+    }
+
+    /// One request; status, headers and JSON body (Null when empty or not JSON).
+    pub async fn req(
+        &self,
+        bearer: Option<&str>,
+        method: Method,
+        path: &str,
+        body: Option<Value>,
+        headers: &[(&str, &str)],
+    ) -> (StatusCode, HeaderMap, Value) {
+        let mut req = self
+            .client
+            .request(method.clone(), format!("{}{path}", self.url));
+        if let Some(t) = bearer {
+            req = req.bearer_auth(t);
+        }
+        if method != Method::GET && method != Method::DELETE {
+            req = req.header("Content-Type", "application/json");
+        }
+        for (k, v) in headers {
+            req = req.header(*k, *v);
+        }
+        if let Some(b) = body {
+            req = req.body(b.to_string());
+        }
+        let resp = tokio::time::timeout(STEP, req.send())
+            .await
+            .expect("request timed out")
+            .expect("request sent");
+        let status = resp.status();
+        let headers = resp.headers().clone();
+        let text = resp.text().await.unwrap_or_default();
+        (
+            status,
+            headers,
+            serde_json::from_str(&text).unwrap_or(Value::Null),
+        )
+    }
+
+    /// A JSON-RPC call at `{prefix}/a2a` (prefix: `/api/v1/agents/ID` or the assistant one).
+    pub async fn rpc(
+        &self,
+        bearer: Option<&str>,
+        prefix: &str,
+        method: &str,
+        params: Value,
+    ) -> (StatusCode, Value) {
+        let body =
+            json!({ "jsonrpc": "2.0", "id": uid("rpc"), "method": method, "params": params });
+        let (status, _, v) = self
+            .req(
+                bearer,
+                Method::POST,
+                &format!("{prefix}/a2a"),
+                Some(body),
+                &[("A2A-Version", "1.0")],
+            )
+            .await;
+        (status, v)
+    }
+
+    /// Issues a token through the API (as the owner); the token.
+    pub async fn issue(&self, path: &str, body: Value) -> String {
+        let owner = self.owner.clone();
+        let (status, _, v) = self
+            .req(Some(&owner), Method::POST, path, Some(body), &[])
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{v}");
+        v["token"].as_str().expect("token shown once").to_string()
+    }
+}
+
+pub fn code(v: &Value) -> i64 {
+    v["error"]["code"].as_i64().unwrap_or(0)
+}
