@@ -11,7 +11,10 @@ use std::sync::{Arc, Mutex};
 use sextant_core::JournalEvent;
 use tokio::sync::broadcast;
 
-const SESSION_CAPACITY: usize = 256;
+/// Events a Session's channel holds for its slowest subscriber. Every new task's Session gets
+/// a channel (its blocking caller follows it), so it is kept small: a subscriber that falls
+/// further behind re-reads the journal.
+const SESSION_CAPACITY: usize = 64;
 const ALL_CAPACITY: usize = 4096;
 /// Map size from which subscribing sweeps out channels without receivers.
 const SWEEP_AT: usize = 64;
