@@ -30,6 +30,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "20261130100000_peers",
         include_str!("../migrations/20261130100000_peers.sql"),
     ),
+    (
+        "20261130200000_live_tasks",
+        include_str!("../migrations/20261130200000_live_tasks.sql"),
+    ),
 ];
 
 /// Applies the pending migrations; returns how many ran.

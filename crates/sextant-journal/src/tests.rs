@@ -704,3 +704,29 @@ async fn the_wal_stays_bounded_under_sustained_writes() {
     let bound = 2 * WAL_PAGES_PER_CHECKPOINT as u64 * 4096;
     assert!(wal <= bound, "the WAL grew to {wal} bytes (bound {bound})");
 }
+
+/// The two reads of live tasks use the partial `tasks_live` index (their WHERE must repeat its
+/// condition word for word, or SQLite scans every task ever run).
+#[tokio::test]
+async fn live_task_reads_use_the_live_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = journal(&dir).await;
+    let plans = j
+        .read(|c| {
+            let plan = |sql: &str, arg: Option<&str>| -> rusqlite::Result<String> {
+                let mut st = c.prepare(&format!("EXPLAIN QUERY PLAN {sql}"))?;
+                let args: Vec<&str> = arg.into_iter().collect();
+                st.query_map(rusqlite::params_from_iter(args), |r| r.get::<_, String>(3))?
+                    .collect::<rusqlite::Result<Vec<_>>>()
+                    .map(|v| v.join("; "))
+            };
+            Ok((
+                plan(queries::tasks::UNFINISHED, None)?,
+                plan(queries::security::ACTIVE_TASKS, Some("peer:x"))?,
+            ))
+        })
+        .await
+        .unwrap();
+    assert!(plans.0.contains("tasks_live"), "{}", plans.0);
+    assert!(plans.1.contains("tasks_live"), "{}", plans.1);
+}

@@ -184,17 +184,19 @@ pub fn list(c: &Connection, f: &TaskFilter) -> Result<TaskPage> {
     })
 }
 
+/// The statement behind [`unfinished`]; its WHERE is the `tasks_live` index's condition.
+pub(crate) const UNFINISHED: &str = "SELECT task_id, session_id, caller, agent_id, context_id, \
+     message_id, content_hash, created_at, state, state_at, last_seq FROM tasks
+     WHERE state NOT IN ('TASK_STATE_COMPLETED', 'TASK_STATE_FAILED',
+                         'TASK_STATE_CANCELED', 'TASK_STATE_REJECTED')
+     ORDER BY created_at, task_id";
+
 /// Tasks not yet in a terminal state, oldest first.
 pub fn unfinished(c: &Connection) -> Result<Vec<TaskRow>> {
-    c.prepare_cached(&format!(
-        "SELECT {COLUMNS} FROM tasks
-         WHERE state NOT IN ('TASK_STATE_COMPLETED', 'TASK_STATE_FAILED',
-                             'TASK_STATE_CANCELED', 'TASK_STATE_REJECTED')
-         ORDER BY created_at, task_id"
-    ))?
-    .query_map([], row)?
-    .collect::<rusqlite::Result<Vec<_>>>()
-    .map_err(Error::from)
+    c.prepare_cached(UNFINISHED)?
+        .query_map([], row)?
+        .collect::<rusqlite::Result<Vec<_>>>()
+        .map_err(Error::from)
 }
 
 /// The tasks of a Session, oldest first.
