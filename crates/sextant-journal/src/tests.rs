@@ -460,6 +460,20 @@ fn state(task: &TaskRow, state: TaskState, secs: i64) -> NewEvent {
     }
 }
 
+/// `n` new tasks of alice's, each in a new Session.
+async fn new_tasks(j: &Journal, n: usize) -> Vec<TaskRow> {
+    let mut tasks = Vec::new();
+    for i in 0..n {
+        let a = j
+            .admit(admission("alice", &format!("m{i}"), "x"))
+            .await
+            .unwrap()
+            .unwrap();
+        tasks.push(a.task().clone());
+    }
+    tasks
+}
+
 async fn seqs_of(j: &Journal, session_id: &str) -> Vec<i64> {
     j.session_events(session_id, 0, 1000)
         .await
@@ -476,12 +490,7 @@ async fn two_writers_on_one_file_share_seqs_and_states() {
     let dir = tempfile::tempdir().unwrap();
     let j1 = journal(&dir).await;
     let j2 = Journal::open(dir.path().join("journal.db")).unwrap();
-    let a = j1
-        .admit(admission("alice", "m1", "x"))
-        .await
-        .unwrap()
-        .unwrap();
-    let t = a.task().clone();
+    let t = new_tasks(&j1, 1).await.remove(0);
     for i in 0..6 {
         let j = if i % 2 == 0 { &j1 } else { &j2 };
         j.append(&t.session_id, vec![state(&t, TaskState::Working, i)])
@@ -509,21 +518,11 @@ async fn two_writers_on_one_file_share_seqs_and_states() {
 async fn a_failed_job_leaves_no_trace_in_its_batch() {
     let dir = tempfile::tempdir().unwrap();
     let j = journal(&dir).await;
-    let a = j
-        .admit(admission("alice", "m1", "x"))
-        .await
-        .unwrap()
-        .unwrap();
-    let t = a.task().clone();
+    let mut two = new_tasks(&j, 2).await;
+    let (t, u) = (two.remove(0), two.remove(0));
     j.append(&t.session_id, vec![state(&t, TaskState::Completed, 1)])
         .await
         .unwrap();
-    let b = j
-        .admit(admission("alice", "m2", "y"))
-        .await
-        .unwrap()
-        .unwrap();
-    let u = b.task().clone();
     for round in 0..20 {
         let (ok1, bad, ok2) = tokio::join!(
             j.append(&u.session_id, vec![state(&u, TaskState::Working, round)]),
@@ -559,15 +558,7 @@ async fn a_failed_job_leaves_no_trace_in_its_batch() {
 async fn concurrent_appends_keep_every_session_gap_free() {
     let dir = tempfile::tempdir().unwrap();
     let j = journal(&dir).await;
-    let mut tasks = Vec::new();
-    for i in 0..8 {
-        let a = j
-            .admit(admission("alice", &format!("m{i}"), "x"))
-            .await
-            .unwrap()
-            .unwrap();
-        tasks.push(a.task().clone());
-    }
+    let tasks = new_tasks(&j, 8).await;
     let mut handles = Vec::new();
     for t in tasks.clone() {
         let j = j.clone();
@@ -602,12 +593,7 @@ async fn concurrent_appends_keep_every_session_gap_free() {
 async fn a_write_failure_abandons_the_batch_and_nothing_half_written_stays() {
     let dir = tempfile::tempdir().unwrap();
     let j = journal(&dir).await;
-    let a = j
-        .admit(admission("alice", "m1", "x"))
-        .await
-        .unwrap()
-        .unwrap();
-    let t = a.task().clone();
+    let t = new_tasks(&j, 1).await.remove(0);
     j.read(|c| {
         Ok(c.execute_batch(
             "CREATE TRIGGER boom BEFORE INSERT ON events WHEN NEW.kind = 'reply'
@@ -672,15 +658,7 @@ async fn a_watched_admission_sees_its_first_event_and_the_later_ones() {
 async fn the_wal_stays_bounded_under_sustained_writes() {
     let dir = tempfile::tempdir().unwrap();
     let j = journal(&dir).await;
-    let mut sessions = Vec::new();
-    for i in 0..64 {
-        let a = j
-            .admit(admission("alice", &format!("m{i}"), "x"))
-            .await
-            .unwrap()
-            .unwrap();
-        sessions.push(a.task().clone());
-    }
+    let sessions = new_tasks(&j, 64).await;
     // Two concurrent appenders, as a busy server has: one commit per append, or a few each.
     let mut handles = Vec::new();
     for half in sessions.chunks(32) {
