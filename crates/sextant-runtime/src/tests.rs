@@ -671,3 +671,55 @@ echo '{"type":"final","status":"completed","text":"done"}'"#;
     assert_eq!(f.state, TaskState::Completed);
     assert_eq!(artifact_text(&f), "fine");
 }
+
+/// A turn delivers the inputs up to its `through` seq: an input accepted after the worker read
+/// the journal but before its `turn_started` was written is still undelivered (it used to count
+/// as delivered because it came before the `turn_started`).
+#[test]
+fn inputs_after_a_turns_through_seq_are_undelivered() {
+    let ev = |seq: i64, body: EventBody| sextant_core::JournalEvent {
+        session_id: "s".into(),
+        seq,
+        task_id: Some("t".into()),
+        at: chrono::Utc::now(),
+        body,
+    };
+    let m = |id: &str| {
+        let mut m = Message::new(Role::User, vec![Part::text(id)]);
+        m.message_id = id.into();
+        m
+    };
+    let events = vec![
+        ev(
+            1,
+            EventBody::TaskCreated {
+                message: m("first"),
+            },
+        ),
+        ev(2, EventBody::InputAccepted { message: m("late") }),
+        ev(3, EventBody::TurnStarted { through: Some(1) }),
+    ];
+    let (inputs, last) = worker::undelivered_inputs(&events);
+    assert_eq!(
+        inputs
+            .iter()
+            .map(|m| m.message_id.as_str())
+            .collect::<Vec<_>>(),
+        vec!["late"]
+    );
+    assert_eq!(last, 2);
+    // Journals written before `through` existed: everything before the turn_started.
+    let legacy = vec![
+        ev(
+            1,
+            EventBody::TaskCreated {
+                message: m("first"),
+            },
+        ),
+        ev(2, EventBody::TurnStarted { through: None }),
+        ev(3, EventBody::InputAccepted { message: m("next") }),
+    ];
+    let (inputs, _) = worker::undelivered_inputs(&legacy);
+    assert_eq!(inputs.len(), 1);
+    assert_eq!(inputs[0].message_id, "next");
+}
