@@ -230,31 +230,15 @@ pub fn ensure_outbound_agent(
     Ok(())
 }
 
-const SESSION_COLUMNS: &str = "session_id, agent_id, caller, caller_kind, context_id, origin, \
-                               created_at, updated_at, last_seq";
-
-fn session_row(r: &Row<'_>) -> rusqlite::Result<SessionRow> {
-    Ok(SessionRow {
-        session_id: r.get(0)?,
-        agent_id: r.get(1)?,
-        caller: r.get(2)?,
-        caller_kind: r.get(3)?,
-        context_id: r.get(4)?,
-        origin: r.get(5)?,
-        created_at: r.get(6)?,
-        updated_at: r.get(7)?,
-        last_seq: r.get(8)?,
-    })
-}
-
 /// A caller's outbound conversations, most recently active first.
 pub fn outbound_sessions(c: &Connection, caller: &str, limit: u32) -> Result<Vec<SessionRow>> {
     Ok(c.prepare_cached(&format!(
-        "SELECT {SESSION_COLUMNS} FROM sessions
+        "SELECT {} FROM sessions
          WHERE origin = 'outbound' AND caller = ?1
-         ORDER BY updated_at DESC, session_id DESC LIMIT ?2"
+         ORDER BY updated_at DESC, session_id DESC LIMIT ?2",
+        sessions::COLUMNS
     ))?
-    .query_map(params![caller, limit], session_row)?
+    .query_map(params![caller, limit], sessions::row)?
     .collect::<rusqlite::Result<Vec<_>>>()?)
 }
 
@@ -265,11 +249,12 @@ pub fn outbound_by_context(
     context_id: &str,
 ) -> Result<Vec<SessionRow>> {
     Ok(c.prepare_cached(&format!(
-        "SELECT {SESSION_COLUMNS} FROM sessions
+        "SELECT {} FROM sessions
          WHERE origin = 'outbound' AND caller = ?1 AND context_id = ?2
-         ORDER BY updated_at DESC, session_id DESC"
+         ORDER BY updated_at DESC, session_id DESC",
+        sessions::COLUMNS
     ))?
-    .query_map(params![caller, context_id], session_row)?
+    .query_map(params![caller, context_id], sessions::row)?
     .collect::<rusqlite::Result<Vec<_>>>()?)
 }
 

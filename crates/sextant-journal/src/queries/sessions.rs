@@ -19,10 +19,10 @@ pub struct SessionRow {
     pub last_seq: i64,
 }
 
-const COLUMNS: &str = "session_id, agent_id, caller, caller_kind, context_id, origin, \
+pub(crate) const COLUMNS: &str = "session_id, agent_id, caller, caller_kind, context_id, origin, \
                        created_at, updated_at, last_seq";
 
-fn row(r: &Row<'_>) -> rusqlite::Result<SessionRow> {
+pub(crate) fn row(r: &Row<'_>) -> rusqlite::Result<SessionRow> {
     Ok(SessionRow {
         session_id: r.get(0)?,
         agent_id: r.get(1)?,
