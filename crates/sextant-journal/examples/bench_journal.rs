@@ -1,0 +1,146 @@
+//! Benchmark (not a test): the journal's share of one durable SendMessage.
+//!
+//! ```text
+//! cargo run --release -p sextant-journal --example bench_journal [-- CLIENTS SECS]
+//! ```
+//!
+//! `CLIENTS` concurrent callers (default 32) each repeat what the echo Agent's task writes:
+//! an admission in a new Session (waited for, as the caller hears "accepted" only after it),
+//! then the turn's start, `working`, the output artifact and `completed`, pipelined as the
+//! worker sends them, waiting for the last. Prints tasks/s and the process's CPU time per
+//! task (from `/proc/self/stat`), which on a noisy machine says more than the rate: compare
+//! schema or writer changes by CPU per task, in one run each, back to back.
+
+use std::time::{Duration, Instant};
+
+use chrono::Utc;
+use sextant_core::a2a::{Artifact, Message, Part, Role, TaskState};
+use sextant_core::{AgentSpec, EventBody};
+use sextant_journal::{Admission, Journal, NewEvent, TurnGuard};
+
+fn cpu_ticks() -> u64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // Fields after the command's closing parenthesis; utime and stime are the 12th and 13th.
+    let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let n = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+    n(11) + n(12)
+}
+
+fn admission(phase: &str, client: usize, n: u64) -> Admission {
+    let id = format!("bench-{phase}-c{client}-{n}");
+    let mut message = Message::new(Role::User, vec![Part::text("hello from the bench")]);
+    message.message_id = id.clone();
+    Admission {
+        caller: "anonymous-local:loopback:anonymous".into(),
+        caller_kind: "anonymous_local".into(),
+        agent_id: "echo".into(),
+        context_id: None,
+        task_id: None,
+        message,
+        content_hash: sextant_core::ids::sha256_hex(id.as_bytes()),
+        input_key: id,
+        origin: "a2a".into(),
+        at: Utc::now(),
+    }
+}
+
+fn event(task_id: &str, body: EventBody) -> NewEvent {
+    NewEvent {
+        task_id: Some(task_id.to_string()),
+        body,
+        at: Utc::now(),
+    }
+}
+
+fn state(task_id: &str, state: TaskState) -> NewEvent {
+    event(
+        task_id,
+        EventBody::TaskState {
+            state,
+            message: None,
+        },
+    )
+}
+
+async fn client(j: Journal, phase: &'static str, client: usize, until: Instant) -> u64 {
+    let mut done = 0;
+    while Instant::now() < until {
+        let admitted = j.admit(admission(phase, client, done)).await;
+        let Ok(Ok(admitted)) = admitted else {
+            panic!("admission failed: {admitted:?}");
+        };
+        let task = admitted.task().clone();
+        let (sid, tid) = (task.session_id.as_str(), task.task_id.as_str());
+        let guard = TurnGuard::default();
+        let start = j.submit_append(
+            sid,
+            vec![
+                event(tid, EventBody::TurnStarted { through: Some(1) }),
+                state(tid, TaskState::Working),
+            ],
+            Some(guard.clone()),
+        );
+        let artifact = Artifact {
+            artifact_id: sextant_core::ids::new_id(),
+            name: Some("echo".into()),
+            description: None,
+            parts: vec![Part::text("hello from the bench")],
+            metadata: None,
+            extensions: None,
+        };
+        let output = j.submit_append(
+            sid,
+            vec![event(
+                tid,
+                EventBody::Artifact {
+                    artifact,
+                    append: false,
+                    last_chunk: true,
+                },
+            )],
+            Some(guard.clone()),
+        );
+        let end = j.submit_append(sid, vec![state(tid, TaskState::Completed)], Some(guard));
+        for s in [start, output, end] {
+            s.wait().await.expect("append failed");
+        }
+        done += 1;
+    }
+    done
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() {
+    let mut args = std::env::args().skip(1);
+    let clients: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(32);
+    let secs: u64 = args.next().and_then(|a| a.parse().ok()).unwrap_or(10);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let j = Journal::open(dir.path().join("journal.db")).expect("journal");
+    j.upsert_agents(vec![AgentSpec::echo()], Utc::now())
+        .await
+        .expect("agents");
+
+    // One second of warm-up, then the measured phase.
+    for (phase, secs) in [("warm-up", 1), ("measured", secs)] {
+        let t0 = Instant::now();
+        let c0 = cpu_ticks();
+        let until = t0 + Duration::from_secs(secs);
+        let handles: Vec<_> = (0..clients)
+            .map(|c| tokio::spawn(client(j.clone(), phase, c, until)))
+            .collect();
+        let mut tasks = 0;
+        for h in handles {
+            tasks += h.await.expect("client");
+        }
+        let wall = t0.elapsed().as_secs_f64();
+        let cpu_ms = (cpu_ticks() - c0) as f64 * 10.0;
+        if phase == "measured" {
+            println!(
+                "{clients} clients: {tasks} tasks in {wall:.1} s = {:.0} tasks/s, CPU {:.3} ms/task",
+                tasks as f64 / wall,
+                cpu_ms / tasks as f64
+            );
+        }
+    }
+}
