@@ -34,6 +34,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "20261130200000_live_tasks",
         include_str!("../migrations/20261130200000_live_tasks.sql"),
     ),
+    (
+        "20261130220000_task_events_in_session",
+        include_str!("../migrations/20261130220000_task_events_in_session.sql"),
+    ),
 ];
 
 /// Applies the pending migrations; returns how many ran.

@@ -1,4 +1,5 @@
 use chrono::{DateTime, Utc};
+use rusqlite::params;
 use sextant_core::a2a::{Message, Part, Role, TaskState};
 use sextant_core::{AgentSpec, EventBody};
 
@@ -707,4 +708,107 @@ async fn live_task_reads_use_the_live_index() {
         .unwrap();
     assert!(plans.0.contains("tasks_live"), "{}", plans.0);
     assert!(plans.1.contains("tasks_live"), "{}", plans.1);
+}
+
+/// A task's events come from a range of its Session's primary key (there is no index of events
+/// by task), and only that task's: two tasks of one Session interleave there.
+#[tokio::test]
+async fn a_tasks_events_are_a_range_of_its_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = journal(&dir).await;
+    let first = j
+        .admit(admission("alice", "m1", "one"))
+        .await
+        .unwrap()
+        .unwrap()
+        .task()
+        .clone();
+    let mut next = admission("alice", "m2", "two");
+    next.context_id = Some(first.context_id.clone());
+    let second = j.admit(next).await.unwrap().unwrap().task().clone();
+    assert_eq!(second.session_id, first.session_id);
+    assert_eq!((first.first_seq, second.first_seq), (1, 2));
+    for (i, t) in [&first, &second, &first, &second].into_iter().enumerate() {
+        j.append(&t.session_id, vec![state(t, TaskState::Working, i as i64)])
+            .await
+            .unwrap();
+    }
+    let seqs = |evs: Vec<JournalEvent>| evs.iter().map(|e| e.seq).collect::<Vec<_>>();
+    assert_eq!(
+        seqs(j.task_events(&first.task_id, 0).await.unwrap()),
+        [1, 3, 5]
+    );
+    assert_eq!(
+        seqs(j.task_events(&second.task_id, 0).await.unwrap()),
+        [2, 4, 6]
+    );
+    assert_eq!(seqs(j.task_events(&second.task_id, 4).await.unwrap()), [6]);
+    assert!(j.task_events("no-such-task", 0).await.unwrap().is_empty());
+    assert!(j.rebuild_check().await.unwrap().is_empty());
+
+    let plan = j
+        .read(|c| {
+            let mut st = c.prepare(&format!("EXPLAIN QUERY PLAN {}", queries::events::FOR_TASK))?;
+            st.query_map(params!["t", 0], |r| r.get::<_, String>(3))?
+                .collect::<rusqlite::Result<Vec<_>>>()
+                .map(|v| v.join("; "))
+                .map_err(Error::from)
+        })
+        .await
+        .unwrap();
+    assert!(
+        plan.contains("SEARCH e USING PRIMARY KEY (session_id=? AND seq>? AND seq<?)"),
+        "{plan}"
+    );
+}
+
+/// The migration that dropped the index of events by task gives existing tasks their first
+/// seq, so their events are still found.
+#[test]
+fn existing_tasks_get_their_first_seq() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("journal.db");
+    let mut c = rusqlite::Connection::open(&path).unwrap();
+    let before = migrate::MIGRATIONS
+        .iter()
+        .position(|(name, _)| *name == "20261130220000_task_events_in_session")
+        .unwrap();
+    for (_, sql) in &migrate::MIGRATIONS[..before] {
+        c.execute_batch(sql).unwrap();
+    }
+    c.pragma_update(None, "user_version", before as i64)
+        .unwrap();
+    c.execute_batch(
+        "INSERT INTO agents VALUES ('echo', 'Echo', '', 'echo', '{}', 't', 't');
+         INSERT INTO sessions VALUES ('s', 'echo', 'alice', 'person', 'cx', 'a2a', 't', 't', 4);
+         INSERT INTO events VALUES ('s', 1, 'a', 't', 'task_created', '{}');
+         INSERT INTO events VALUES ('s', 2, 'b', 't', 'task_created', '{}');
+         INSERT INTO events VALUES ('s', 3, 'a', 't', 'task_state', '{}');
+         INSERT INTO events VALUES ('s', 4, 'b', 't', 'task_state', '{}');
+         INSERT INTO tasks VALUES ('a', 's', 'alice', 'echo', 'cx', 'm1', 'h', 't',
+                                   'TASK_STATE_WORKING', 't', 3);
+         INSERT INTO tasks VALUES ('b', 's', 'alice', 'echo', 'cx', 'm2', 'h', 't',
+                                   'TASK_STATE_WORKING', 't', 4);",
+    )
+    .unwrap();
+    assert_eq!(
+        migrate::migrate(&mut c).unwrap(),
+        migrate::MIGRATIONS.len() - before
+    );
+    let first: Vec<(String, i64)> = c
+        .prepare("SELECT task_id, first_seq FROM tasks ORDER BY task_id")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap();
+    assert_eq!(first, [("a".to_string(), 1), ("b".to_string(), 2)]);
+    let index: i64 = c
+        .query_row(
+            "SELECT COUNT(*) FROM sqlite_master WHERE name = 'events_task'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(index, 0);
 }

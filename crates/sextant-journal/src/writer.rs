@@ -811,6 +811,7 @@ fn admit(ctx: &mut Ctx<'_>, a: &Admission) -> Result<Result<Admitted, Refusal>> 
         message_id: message_id.to_string(),
         content_hash: a.content_hash.clone(),
         created_at: at_s.clone(),
+        first_seq: ev.seq,
         state: TaskState::Submitted,
         state_at: format_time(ev.at),
         last_seq: ev.seq,

@@ -44,16 +44,36 @@ fn decode(
     })
 }
 
-/// The statement behind [`for_task`].
-pub(crate) const FOR_TASK: &str = "SELECT session_id, seq, task_id, at, body FROM events
-         WHERE task_id = ?1 AND seq > ?2 ORDER BY seq";
+/// The statement behind [`for_task`]: a range of the task's Session, read in the same snapshot
+/// as the task row that bounds it.
+pub(crate) const FOR_TASK: &str = "SELECT e.session_id, e.seq, e.task_id, e.at, e.body
+         FROM tasks t JOIN events e ON e.session_id = t.session_id
+         WHERE t.task_id = ?1 AND e.seq BETWEEN max(t.first_seq, ?2 + 1) AND t.last_seq
+           AND e.task_id = ?1
+         ORDER BY e.seq";
 
-/// A task's events after `after_seq`.
+/// A task's events after `after_seq` (none for an unknown task).
 pub fn for_task(c: &Connection, task_id: &str, after_seq: i64) -> Result<Vec<JournalEvent>> {
     c.prepare_cached(FOR_TASK)?
         .query_map(params![task_id, after_seq], row)?
         .map(|r| decode(r?))
         .collect()
+}
+
+/// A task's events found by scanning its whole Session, trusting no cached column: for
+/// [`crate::queries::tasks::rebuild_check`].
+pub fn in_session_for_task(
+    c: &Connection,
+    session_id: &str,
+    task_id: &str,
+) -> Result<Vec<JournalEvent>> {
+    c.prepare_cached(
+        "SELECT session_id, seq, task_id, at, body FROM events
+         WHERE session_id = ?1 AND task_id = ?2 ORDER BY seq",
+    )?
+    .query_map(params![session_id, task_id], row)?
+    .map(|r| decode(r?))
+    .collect()
 }
 
 /// A Session's events after `after_seq`, at most `limit`.

@@ -23,6 +23,9 @@ pub struct TaskRow {
     pub message_id: String,
     pub content_hash: String,
     pub created_at: String,
+    /// The seq of the task's first event in its Session (fixed at creation): its events are
+    /// the Session's events from here to `last_seq` that carry its id.
+    pub first_seq: i64,
     #[serde(serialize_with = "ser_state")]
     pub state: TaskState,
     pub state_at: String,
@@ -34,7 +37,7 @@ fn ser_state<S: serde::Serializer>(s: &TaskState, ser: S) -> Result<S::Ok, S::Er
 }
 
 const COLUMNS: &str = "task_id, session_id, caller, agent_id, context_id, message_id, \
-                       content_hash, created_at, state, state_at, last_seq";
+                       content_hash, created_at, state, state_at, last_seq, first_seq";
 
 fn row(r: &Row<'_>) -> rusqlite::Result<TaskRow> {
     let state: String = r.get(8)?;
@@ -50,6 +53,7 @@ fn row(r: &Row<'_>) -> rusqlite::Result<TaskRow> {
         state: parse_state(&state).unwrap_or(TaskState::Unspecified),
         state_at: r.get(9)?,
         last_seq: r.get(10)?,
+        first_seq: r.get(11)?,
     })
 }
 
@@ -65,7 +69,7 @@ pub fn get(c: &Connection, task_id: &str) -> Result<Option<TaskRow>> {
 /// Inserts a new task row.
 pub fn insert(c: &Connection, t: &TaskRow) -> Result<()> {
     c.prepare_cached(&format!(
-        "INSERT INTO tasks ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"
+        "INSERT INTO tasks ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
     ))?
     .execute(params![
         t.task_id,
@@ -78,7 +82,8 @@ pub fn insert(c: &Connection, t: &TaskRow) -> Result<()> {
         t.created_at,
         state_wire(&t.state),
         t.state_at,
-        t.last_seq
+        t.last_seq,
+        t.first_seq
     ])?;
     Ok(())
 }
@@ -186,7 +191,7 @@ pub fn list(c: &Connection, f: &TaskFilter) -> Result<TaskPage> {
 
 /// The statement behind [`unfinished`]; its WHERE is the `tasks_live` index's condition.
 pub(crate) const UNFINISHED: &str = "SELECT task_id, session_id, caller, agent_id, context_id, \
-     message_id, content_hash, created_at, state, state_at, last_seq FROM tasks
+     message_id, content_hash, created_at, state, state_at, last_seq, first_seq FROM tasks
      WHERE state NOT IN ('TASK_STATE_COMPLETED', 'TASK_STATE_FAILED',
                          'TASK_STATE_CANCELED', 'TASK_STATE_REJECTED')
      ORDER BY created_at, task_id";
@@ -210,6 +215,7 @@ pub fn for_session(c: &Connection, session_id: &str) -> Result<Vec<TaskRow>> {
 }
 
 /// Recomputes each task's cached state from its events; returns the ids whose cache differs.
+/// The events are found without the cached `last_seq` (which [`events::for_task`] trusts).
 pub fn rebuild_check(c: &Connection) -> Result<Vec<String>> {
     let rows = c
         .prepare(&format!("SELECT {COLUMNS} FROM tasks ORDER BY task_id"))?
@@ -217,7 +223,7 @@ pub fn rebuild_check(c: &Connection) -> Result<Vec<String>> {
         .collect::<rusqlite::Result<Vec<_>>>()?;
     let mut differing = Vec::new();
     for t in rows {
-        let evs = events::for_task(c, &t.task_id, 0)?;
+        let evs = events::in_session_for_task(c, &t.session_id, &t.task_id)?;
         let fold = TaskFold::from_events(&t.task_id, &t.context_id, &t.session_id, &evs);
         let at = fold.status_at.map(format_time).unwrap_or_default();
         if fold.state != t.state || at != t.state_at || fold.last_seq != t.last_seq {
