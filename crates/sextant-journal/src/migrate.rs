@@ -38,6 +38,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "20261130220000_task_events_in_session",
         include_str!("../migrations/20261130220000_task_events_in_session.sql"),
     ),
+    (
+        "20261130230000_session_tasks_by_events",
+        include_str!("../migrations/20261130230000_session_tasks_by_events.sql"),
+    ),
 ];
 
 /// Applies the pending migrations; returns how many ran.

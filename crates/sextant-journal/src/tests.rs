@@ -745,6 +745,12 @@ async fn a_tasks_events_are_a_range_of_its_session() {
     assert_eq!(seqs(j.task_events(&second.task_id, 4).await.unwrap()), [6]);
     assert!(j.task_events("no-such-task", 0).await.unwrap().is_empty());
     assert!(j.rebuild_check().await.unwrap().is_empty());
+    // The Session's tasks, in the order they were created, from its task_created events.
+    let ids: Vec<String> = (j.session_tasks(&first.session_id).await.unwrap())
+        .into_iter()
+        .map(|t| t.task_id)
+        .collect();
+    assert_eq!(ids, [first.task_id.clone(), second.task_id.clone()]);
 
     let plan = j
         .read(|c| {
@@ -760,6 +766,20 @@ async fn a_tasks_events_are_a_range_of_its_session() {
         plan.contains("SEARCH e USING PRIMARY KEY (session_id=? AND seq>? AND seq<?)"),
         "{plan}"
     );
+    let plan = j
+        .read(|c| {
+            let mut st = c.prepare(&format!(
+                "EXPLAIN QUERY PLAN {}",
+                queries::tasks::FOR_SESSION
+            ))?;
+            st.query_map(params!["s"], |r| r.get::<_, String>(3))?
+                .collect::<rusqlite::Result<Vec<_>>>()
+                .map(|v| v.join("; "))
+                .map_err(Error::from)
+        })
+        .await
+        .unwrap();
+    assert!(!plan.contains("SCAN"), "{plan}");
 }
 
 /// The migration that dropped the index of events by task gives existing tasks their first

@@ -204,14 +204,21 @@ pub fn unfinished(c: &Connection) -> Result<Vec<TaskRow>> {
         .map_err(Error::from)
 }
 
+/// The statement behind [`for_session`]: each task of a Session was created by a
+/// `task_created` event in it, so the Session's events name them (there is no index of tasks
+/// by Session to keep up on every admission).
+pub(crate) const FOR_SESSION: &str = "SELECT task_id, session_id, caller, agent_id, context_id, \
+     message_id, content_hash, created_at, state, state_at, last_seq, first_seq FROM tasks
+     WHERE task_id IN (SELECT task_id FROM events
+                       WHERE session_id = ?1 AND kind = 'task_created')
+     ORDER BY first_seq";
+
 /// The tasks of a Session, oldest first.
 pub fn for_session(c: &Connection, session_id: &str) -> Result<Vec<TaskRow>> {
-    c.prepare_cached(&format!(
-        "SELECT {COLUMNS} FROM tasks WHERE session_id = ?1 ORDER BY created_at, task_id"
-    ))?
-    .query_map([session_id], row)?
-    .collect::<rusqlite::Result<Vec<_>>>()
-    .map_err(Error::from)
+    c.prepare_cached(FOR_SESSION)?
+        .query_map([session_id], row)?
+        .collect::<rusqlite::Result<Vec<_>>>()
+        .map_err(Error::from)
 }
 
 /// Recomputes each task's cached state from its events; returns the ids whose cache differs.
