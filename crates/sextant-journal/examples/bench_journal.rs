@@ -9,7 +9,8 @@
 //! then the turn's start, `working`, the output artifact and `completed`, pipelined as the
 //! worker sends them, waiting for the last. Prints tasks/s and the process's CPU time per
 //! task (from `/proc/self/stat`), which on a noisy machine says more than the rate: compare
-//! schema or writer changes by CPU per task, in one run each, back to back.
+//! schema or writer changes by CPU per task, in one run each, back to back. Also prints the
+//! WAL file's size at the end (checkpoints keep it bounded).
 
 use std::time::{Duration, Instant};
 
@@ -136,10 +137,12 @@ async fn main() {
         let wall = t0.elapsed().as_secs_f64();
         let cpu_ms = (cpu_ticks() - c0) as f64 * 10.0;
         if phase == "measured" {
+            let wal = std::fs::metadata(dir.path().join("journal.db-wal")).map_or(0, |m| m.len());
             println!(
-                "{clients} clients: {tasks} tasks in {wall:.1} s = {:.0} tasks/s, CPU {:.3} ms/task",
+                "{clients} clients: {tasks} tasks in {wall:.1} s = {:.0} tasks/s, CPU {:.3} ms/task, WAL {:.1} MiB",
                 tasks as f64 / wall,
-                cpu_ms / tasks as f64
+                cpu_ms / tasks as f64,
+                wal as f64 / (1024.0 * 1024.0)
             );
         }
     }
