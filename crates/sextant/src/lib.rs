@@ -31,7 +31,7 @@ use sextant_journal::Journal;
 use sextant_runtime::{Runtime, RuntimeConfig};
 use sextant_scheduler::{Scheduler, SchedulerHandle};
 use sextant_server::security::{Exposure, Security, SecurityFile, is_loopback_name, url_host};
-use sextant_server::{AppState, ServerConfig};
+use sextant_server::{App, AppState, ServerConfig};
 use tokio_util::sync::CancellationToken;
 
 /// How long running turns get to finish at shutdown before they are interrupted.
@@ -326,7 +326,7 @@ async fn start_inner(
     let shutdown = CancellationToken::new();
     let scheduler = Scheduler::new(runtime.clone());
     let scheduler_loop = scheduler.start(shutdown.child_token());
-    let state = AppState {
+    let state = AppState::new(App {
         runtime: runtime.clone(),
         scheduler: scheduler.clone(),
         config: Arc::new(ServerConfig {
@@ -338,7 +338,7 @@ async fn start_inner(
         started: clock.now(),
         shutdown: shutdown.clone(),
         security: Arc::new(security),
-    };
+    });
     let stop = shutdown.clone();
     let server = tokio::spawn(sextant_server::serve(listener, state, async move {
         stop.cancelled().await
