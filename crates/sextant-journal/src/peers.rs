@@ -141,25 +141,12 @@ mod tests {
     use crate::{Admission, Admitted, Journal, PeerRow};
 
     fn row(name: &str, url: &str) -> PeerRow {
+        let at = "2026-11-30T10:00:00.000Z";
         PeerRow {
-            name: name.into(),
-            url: url.into(),
-            timeout_secs: 30,
             capabilities: vec!["echo".into()],
-            allowed_skills: vec![],
-            allow_private_network: false,
-            pinned_hash: None,
-            pinned_parts: None,
-            pinned_at: None,
-            disabled: None,
-            calls: 0,
-            failures: 0,
-            latency_ms_total: 0,
-            last_latency_ms: None,
-            last_call_at: None,
-            last_error: None,
-            created_at: "2026-11-30T10:00:00.000Z".into(),
-            updated_at: "2026-11-30T10:00:00.000Z".into(),
+            created_at: at.into(),
+            updated_at: at.into(),
+            ..PeerRow::new(name, url, 30)
         }
     }
 

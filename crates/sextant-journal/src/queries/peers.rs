@@ -33,6 +33,34 @@ pub struct PeerRow {
     pub updated_at: String,
 }
 
+impl PeerRow {
+    /// A peer as it starts out: no capabilities or skill limit, public addresses only, not
+    /// pinned, not disabled, no calls counted, no timestamps. Callers set what differs (a
+    /// registration its settings and times; an ad-hoc URL nothing more).
+    pub fn new(name: impl Into<String>, url: impl Into<String>, timeout_secs: i64) -> PeerRow {
+        PeerRow {
+            name: name.into(),
+            url: url.into(),
+            timeout_secs,
+            capabilities: Vec::new(),
+            allowed_skills: Vec::new(),
+            allow_private_network: false,
+            pinned_hash: None,
+            pinned_parts: None,
+            pinned_at: None,
+            disabled: None,
+            calls: 0,
+            failures: 0,
+            latency_ms_total: 0,
+            last_latency_ms: None,
+            last_call_at: None,
+            last_error: None,
+            created_at: String::new(),
+            updated_at: String::new(),
+        }
+    }
+}
+
 const COLUMNS: &str = "name, url, timeout_secs, capabilities, allowed_skills, \
                        allow_private_network, pinned_hash, pinned_parts, pinned_at, disabled, \
                        calls, failures, latency_ms_total, last_latency_ms, last_call_at, \

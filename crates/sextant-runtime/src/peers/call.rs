@@ -890,27 +890,13 @@ mod tests {
     #[test]
     fn capabilities_match_skill_ids_tags_and_declarations() {
         let mut row = sextant_journal::PeerRow {
-            name: "p".into(),
-            url: "http://127.0.0.1:1".into(),
-            timeout_secs: 5,
             capabilities: vec!["Summaries".into()],
-            allowed_skills: vec![],
-            allow_private_network: false,
             pinned_hash: Some("h".into()),
             pinned_parts: Some(json!({"skills": [
                 {"id": "echo", "tags": ["repeat", "Test"]},
                 {"id": "translate", "tags": ["language"]}
             ]})),
-            pinned_at: None,
-            disabled: None,
-            calls: 0,
-            failures: 0,
-            latency_ms_total: 0,
-            last_latency_ms: None,
-            last_call_at: None,
-            last_error: None,
-            created_at: String::new(),
-            updated_at: String::new(),
+            ..sextant_journal::PeerRow::new("p", "http://127.0.0.1:1", 5)
         };
         assert_eq!(match_strength(&row, "echo"), Some(3));
         assert_eq!(match_strength(&row, "test"), Some(2));

@@ -410,24 +410,15 @@ impl Peers {
         let capabilities = clean_list("capabilities", s.capabilities.clone().unwrap_or(card_caps))?;
         let allowed_skills = clean_list("allowed_skills", s.allowed_skills.unwrap_or_default())?;
         let row = PeerRow {
-            name: name.clone(),
-            url: url.to_string(),
-            timeout_secs: timeout as i64,
             capabilities,
             allowed_skills,
             allow_private_network: allow_private,
             pinned_at: pin.as_ref().map(|_| now.clone()),
             pinned_hash: pin,
             pinned_parts: parts,
-            disabled: None,
-            calls: 0,
-            failures: 0,
-            latency_ms_total: 0,
-            last_latency_ms: None,
-            last_call_at: None,
-            last_error: None,
             created_at: now.clone(),
             updated_at: now,
+            ..PeerRow::new(name.clone(), url.to_string(), timeout as i64)
         };
         if !self.inner.journal.create_peer(row.clone()).await? {
             return Err(PeerError::Exists(name));
@@ -616,26 +607,7 @@ impl Peers {
                 &shown,
             )
             .await?;
-        let row = PeerRow {
-            name: shown.clone(),
-            url: url.to_string(),
-            timeout_secs: DEFAULT_TIMEOUT_SECS as i64,
-            capabilities: vec![],
-            allowed_skills: vec![],
-            allow_private_network: false,
-            pinned_hash: None,
-            pinned_parts: None,
-            pinned_at: None,
-            disabled: None,
-            calls: 0,
-            failures: 0,
-            latency_ms_total: 0,
-            last_latency_ms: None,
-            last_call_at: None,
-            last_error: None,
-            created_at: String::new(),
-            updated_at: String::new(),
-        };
+        let row = PeerRow::new(shown.clone(), url.to_string(), DEFAULT_TIMEOUT_SECS as i64);
         self.endpoint_for(&shown, &format!("url:{shown}"), false, &fetched, None, &row)
     }
 
