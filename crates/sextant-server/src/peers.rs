@@ -57,6 +57,13 @@ pub(crate) fn service(app: &AppState) -> ApiResult<&Peers> {
         .ok_or_else(|| ApiError::Internal("outbound peers are not set up in this Sextant".into()))
 }
 
+/// The peers service for the console owner. The owner check comes first: a caller who may not
+/// use this API learns nothing else from it (not even whether peers are set up).
+fn owners_service<'a>(app: &'a AppState, p: &Principal) -> ApiResult<&'a Peers> {
+    owner_only(p)?;
+    service(app)
+}
+
 fn body<T: serde::de::DeserializeOwned>(bytes: &Bytes) -> ApiResult<T> {
     let bytes: &[u8] = if bytes.iter().all(u8::is_ascii_whitespace) {
         b"{}"
@@ -77,8 +84,7 @@ pub async fn list(
     State(app): State<AppState>,
     Extension(p): Extension<Principal>,
 ) -> ApiResult<Json<Value>> {
-    owner_only(&p)?;
-    to_json(&service(&app)?.list(&p).await?)
+    to_json(&owners_service(&app, &p)?.list(&p).await?)
 }
 
 /// `POST /api/v1/peers`.
@@ -107,8 +113,7 @@ pub async fn get(
     Extension(p): Extension<Principal>,
     Path(name): Path<String>,
 ) -> ApiResult<Json<Value>> {
-    owner_only(&p)?;
-    to_json(&service(&app)?.get(&name).await?)
+    to_json(&owners_service(&app, &p)?.get(&name).await?)
 }
 
 /// `PATCH /api/v1/peers/{name}`.
@@ -129,8 +134,7 @@ pub async fn delete(
     Extension(p): Extension<Principal>,
     Path(name): Path<String>,
 ) -> ApiResult<StatusCode> {
-    owner_only(&p)?;
-    service(&app)?.remove(&name).await?;
+    owners_service(&app, &p)?.remove(&name).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -235,8 +239,7 @@ pub async fn history(
     Path(context_id): Path<String>,
     Query(q): Query<HistoryQuery>,
 ) -> ApiResult<Json<Value>> {
-    owner_only(&p)?;
-    let h = service(&app)?
+    let h = owners_service(&app, &p)?
         .history(&p, &context_id, q.peer.as_deref(), q.limit)
         .await?;
     let mut v = serde_json::to_value(&h).map_err(|e| ApiError::Internal(e.to_string()))?;
