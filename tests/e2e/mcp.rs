@@ -358,10 +358,7 @@ async fn post_mcp(
     if let Some(h) = host {
         req = req.header(HOST, h);
     }
-    tokio::time::timeout(STEP, req.body(body.to_string()).send())
-        .await
-        .expect("request timed out")
-        .expect("request sent")
+    send(req.body(body.to_string())).await
 }
 
 #[tokio::test]

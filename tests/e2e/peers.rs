@@ -257,17 +257,7 @@ async fn api(app: &TestApp, method: &str, path: &str, body: Option<Value>) -> (S
             .header("content-type", "application/json")
             .body(b.to_string());
     }
-    let resp = tokio::time::timeout(STEP, req.send())
-        .await
-        .expect("request timed out")
-        .expect("request sent");
-    let status = resp.status();
-    let text = resp.text().await.unwrap();
-    let v = if text.is_empty() {
-        Value::Null
-    } else {
-        serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
-    };
+    let (status, _, v) = json_or_null(send(req).await).await;
     (status, v)
 }
 

@@ -10,7 +10,7 @@ use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 use sextant_core::ManualClock;
 
-use crate::support::{STEP, TestApp, Who};
+use crate::support::{TestApp, Who};
 
 /// 10:00:30 UTC: an every-minute schedule's first slot is 10:01:00.
 fn t0() -> DateTime<Utc> {
@@ -49,8 +49,8 @@ async fn spawn_with_clock(clock: &ManualClock) -> TestApp {
     }
 }
 
-/// One request as `who`; JSON bodies get `Content-Type: application/json`, and so do
-/// body-less POSTs (the API asks for it on every write). Returns status and JSON (or Null).
+/// One request as `who` (see [`api_request`](crate::support::api_request)); status and JSON
+/// (or Null).
 async fn call(
     app: &TestApp,
     who: Who,
@@ -58,29 +58,7 @@ async fn call(
     path: &str,
     body: Option<Value>,
 ) -> (StatusCode, Value) {
-    let mut req = app
-        .client
-        .request(method.clone(), format!("{}{path}", app.url));
-    if who == Who::Owner {
-        req = req.bearer_auth(&app.token);
-    }
-    if method != Method::GET && method != Method::DELETE {
-        req = req.header("Content-Type", "application/json");
-    }
-    if let Some(b) = body {
-        req = req.body(b.to_string());
-    }
-    let resp = tokio::time::timeout(STEP, req.send())
-        .await
-        .expect("request timed out")
-        .expect("request sent");
-    let status = resp.status();
-    let text = resp.text().await.expect("body");
-    let v = if text.is_empty() {
-        Value::Null
-    } else {
-        serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
-    };
+    let (status, _, v) = app.request(who, method, path, body).await;
     (status, v)
 }
 

@@ -6,7 +6,7 @@ use reqwest::header::HeaderMap;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
-use crate::support::{STEP, uid};
+use crate::support::{api_request, send, uid};
 
 pub const ISS: &str = "https://idp.test";
 pub const SECRET: &str = "e2e-jwt-secret-0123456789abcdef-0123456789";
@@ -91,7 +91,8 @@ impl Secure {
         start_in(dir).await
     }
 
-    /// One request; status, headers and JSON body (Null when empty or not JSON).
+    /// One request (see [`api_request`]) with extra `headers`; status, headers and JSON body:
+    /// Null when empty or not JSON, since some refusals (a 413) and the UI page are not JSON.
     pub async fn req(
         &self,
         bearer: Option<&str>,
@@ -100,25 +101,11 @@ impl Secure {
         body: Option<Value>,
         headers: &[(&str, &str)],
     ) -> (StatusCode, HeaderMap, Value) {
-        let mut req = self
-            .client
-            .request(method.clone(), format!("{}{path}", self.url));
-        if let Some(t) = bearer {
-            req = req.bearer_auth(t);
-        }
-        if method != Method::GET && method != Method::DELETE {
-            req = req.header("Content-Type", "application/json");
-        }
+        let mut req = api_request(&self.client, &self.url, method, path, bearer, body);
         for (k, v) in headers {
             req = req.header(*k, *v);
         }
-        if let Some(b) = body {
-            req = req.body(b.to_string());
-        }
-        let resp = tokio::time::timeout(STEP, req.send())
-            .await
-            .expect("request timed out")
-            .expect("request sent");
+        let resp = send(req).await;
         let status = resp.status();
         let headers = resp.headers().clone();
         let text = resp.text().await.unwrap_or_default();

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use futures::stream::BoxStream;
-use reqwest::StatusCode;
 use reqwest::header::{CONTENT_TYPE, HeaderMap};
+use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
 /// The longest any single step (one request, one SSE frame) may take before the test fails.
@@ -172,11 +172,7 @@ impl TestApp {
         for (k, v) in headers {
             req = req.header(*k, *v);
         }
-        let req = self.authorize(who, req).body(body.to_string());
-        tokio::time::timeout(STEP, req.send())
-            .await
-            .expect("request timed out")
-            .expect("request sent")
+        send(self.authorize(who, req).body(body.to_string())).await
     }
 
     /// POSTs raw bytes to `path` with exactly the given headers (no A2A-Version added).
@@ -190,10 +186,7 @@ impl TestApp {
         for (k, v) in headers {
             req = req.header(*k, *v);
         }
-        tokio::time::timeout(STEP, req.body(body).send())
-            .await
-            .expect("request timed out")
-            .expect("request sent")
+        send(req.body(body)).await
     }
 
     /// A JSON-RPC call as the anonymous caller; the whole response object.
@@ -312,23 +305,22 @@ impl TestApp {
 
     /// GET `path` with the owner token (when `token`), the status and JSON body.
     pub async fn get_json(&self, path: &str, token: bool) -> (StatusCode, HeaderMap, Value) {
-        let mut req = self.client.get(format!("{}{path}", self.url));
-        if token {
-            req = req.bearer_auth(&self.token);
-        }
-        let resp = tokio::time::timeout(STEP, req.send())
-            .await
-            .expect("request timed out")
-            .expect("request sent");
-        let status = resp.status();
-        let headers = resp.headers().clone();
-        let text = resp.text().await.expect("body");
-        let body = if text.is_empty() {
-            Value::Null
-        } else {
-            serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
-        };
-        (status, headers, body)
+        let who = if token { Who::Owner } else { Who::Anon };
+        self.request(who, Method::GET, path, None).await
+    }
+
+    /// One API request as `who` (see [`api_request`]); the status, headers and JSON body
+    /// (Null when empty; a body that is not JSON fails the test).
+    pub async fn request(
+        &self,
+        who: Who,
+        method: Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> (StatusCode, HeaderMap, Value) {
+        let bearer = (who == Who::Owner).then_some(self.token.as_str());
+        let req = api_request(&self.client, &self.url, method, path, bearer, body);
+        json_or_null(send(req).await).await
     }
 
     /// GET an SSE endpoint with the owner token and optional Last-Event-ID.
@@ -340,10 +332,7 @@ impl TestApp {
         if let Some(id) = last_event_id {
             req = req.header("Last-Event-ID", id.to_string());
         }
-        let resp = tokio::time::timeout(STEP, req.send())
-            .await
-            .expect("request timed out")
-            .expect("request sent");
+        let resp = send(req).await;
         assert_eq!(resp.status(), StatusCode::OK, "GET {path}");
         Sse::from_response(resp)
     }
@@ -354,6 +343,53 @@ impl TestApp {
         assert_eq!(status, StatusCode::OK, "{body}");
         body["total"].as_u64().expect("total")
     }
+}
+
+/// Sends a request; a request that hangs fails the test after [`STEP`].
+pub async fn send(req: reqwest::RequestBuilder) -> reqwest::Response {
+    tokio::time::timeout(STEP, req.send())
+        .await
+        .expect("request timed out")
+        .expect("request sent")
+}
+
+/// A request to `{base}{path}` with `bearer` (when given) and a JSON body (when given). Every
+/// write gets `Content-Type: application/json`, body or not: the API asks for it on every
+/// write, and the perimeter refuses a tokenless write without it.
+pub fn api_request(
+    client: &reqwest::Client,
+    base: &str,
+    method: Method,
+    path: &str,
+    bearer: Option<&str>,
+    body: Option<Value>,
+) -> reqwest::RequestBuilder {
+    let write = method != Method::GET && method != Method::DELETE;
+    let mut req = client.request(method, format!("{base}{path}"));
+    if let Some(t) = bearer {
+        req = req.bearer_auth(t);
+    }
+    if write {
+        req = req.header(CONTENT_TYPE, "application/json");
+    }
+    if let Some(b) = body {
+        req = req.body(b.to_string());
+    }
+    req
+}
+
+/// The status, headers and JSON body of a response: Null when the body is empty; a body that
+/// is not JSON fails the test.
+pub async fn json_or_null(resp: reqwest::Response) -> (StatusCode, HeaderMap, Value) {
+    let status = resp.status();
+    let headers = resp.headers().clone();
+    let text = resp.text().await.expect("body");
+    let body = if text.is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
+    };
+    (status, headers, body)
 }
 
 pub fn content_type(h: &HeaderMap) -> String {
