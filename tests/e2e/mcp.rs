@@ -28,11 +28,7 @@ async fn connect(app: &TestApp, who: Who) -> Client {
     if who == Who::Owner {
         config = config.auth_header(app.token.clone());
     }
-    let http = reqwest::Client::builder()
-        .no_proxy()
-        .build()
-        .expect("http client");
-    let transport = StreamableHttpClientTransport::with_client(http, config);
+    let transport = StreamableHttpClientTransport::with_client(client(), config);
     tokio::time::timeout(STEP, ().serve(transport))
         .await
         .expect("MCP initialize timed out")

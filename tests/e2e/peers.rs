@@ -837,8 +837,7 @@ async fn mcp(app: &TestApp, owner: bool) -> Mcp {
     if owner {
         config = config.auth_header(app.token.clone());
     }
-    let http = reqwest::Client::builder().no_proxy().build().unwrap();
-    let transport = StreamableHttpClientTransport::with_client(http, config);
+    let transport = StreamableHttpClientTransport::with_client(client(), config);
     tokio::time::timeout(STEP, ().serve(transport))
         .await
         .expect("MCP initialize timed out")

@@ -6,8 +6,8 @@
 use reqwest::{Method, StatusCode};
 use serde_json::json;
 
-use crate::secure::{Secure, code, config, jwt, spawn};
-use crate::support::{msg, with};
+use crate::secure::{Secure, code, jwt, spawn};
+use crate::support::{client, config, msg, with};
 
 const ECHO_OPEN: &str = r#"
 [[agents]]
@@ -412,7 +412,7 @@ async fn startup_refuses_unsafe_exposure() {
     .await
     .expect("exposed with a credential");
     let url = format!("http://127.0.0.1:{}", r.addr.port());
-    let client = reqwest::Client::builder().no_proxy().build().unwrap();
+    let client = client();
     let resp = client
         .post(format!("{url}/api/v1/agents/echo/a2a"))
         .header("Content-Type", "application/json")

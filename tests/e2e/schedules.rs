@@ -10,7 +10,7 @@ use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 use sextant_core::ManualClock;
 
-use crate::support::{TestApp, Who};
+use crate::support::{TestApp, Who, loopback};
 
 /// 10:00:30 UTC: an every-minute schedule's first slot is 10:01:00.
 fn t0() -> DateTime<Utc> {
@@ -19,34 +19,13 @@ fn t0() -> DateTime<Utc> {
         .to_utc()
 }
 
-fn config(dir: &std::path::Path) -> sextant::Config {
-    sextant::Config {
-        data_dir: dir.to_path_buf(),
-        host: "127.0.0.1".into(),
-        port: 0,
-        public_url: None,
-        conformance: false,
-    }
-}
-
 /// A Sextant on a temp data dir whose wall time is `clock`.
 async fn spawn_with_clock(clock: &ManualClock) -> TestApp {
     let dir = tempfile::tempdir().expect("temp dir");
-    let running = sextant::start_with_clock(config(dir.path()), Arc::new(clock.clone()))
+    let running = sextant::start_with_clock(loopback(dir.path()), Arc::new(clock.clone()))
         .await
         .expect("sextant starts");
-    let client = reqwest::Client::builder()
-        .no_proxy()
-        .build()
-        .expect("http client");
-    TestApp {
-        url: running.url(),
-        token: running.token.clone(),
-        running,
-        dir,
-        conformance: false,
-        client,
-    }
+    TestApp::running_in(running, dir, false)
 }
 
 /// One request as `who` (see [`api_request`](crate::support::api_request)); status and JSON
@@ -570,7 +549,7 @@ async fn revocation_blocks_the_next_run_and_the_creator_can_still_clean_up() {
 async fn two_sextants_on_one_data_dir_fire_each_slot_once() {
     let clock = ManualClock::new(t0());
     let a = spawn_with_clock(&clock).await;
-    let b = sextant::start_with_clock(config(a.dir.path()), Arc::new(clock.clone()))
+    let b = sextant::start_with_clock(loopback(a.dir.path()), Arc::new(clock.clone()))
         .await
         .expect("second sextant starts");
     let mut ids = Vec::new();

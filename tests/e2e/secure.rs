@@ -6,7 +6,7 @@ use reqwest::header::HeaderMap;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
-use crate::support::{api_request, send, uid};
+use crate::support::{api_request, client, loopback, send, uid};
 
 pub const ISS: &str = "https://idp.test";
 pub const SECRET: &str = "e2e-jwt-secret-0123456789abcdef-0123456789";
@@ -43,16 +43,6 @@ pub struct Secure {
     pub client: reqwest::Client,
 }
 
-pub fn config(dir: &std::path::Path, host: &str, public_url: Option<&str>) -> sextant::Config {
-    sextant::Config {
-        data_dir: dir.to_path_buf(),
-        host: host.into(),
-        port: 0,
-        public_url: public_url.map(String::from),
-        conformance: false,
-    }
-}
-
 /// Writes `agents.toml`, `security.toml` (with `security_extra`) and the JWT secret into a new
 /// data dir, and starts Sextant on 127.0.0.1.
 pub async fn spawn(agents_toml: &str, security_extra: &str) -> Secure {
@@ -68,7 +58,7 @@ pub async fn spawn(agents_toml: &str, security_extra: &str) -> Secure {
 }
 
 pub async fn start_in(dir: tempfile::TempDir) -> Secure {
-    let running = sextant::start(config(dir.path(), "127.0.0.1", None))
+    let running = sextant::start(loopback(dir.path()))
         .await
         .expect("sextant starts");
     Secure {
@@ -76,7 +66,7 @@ pub async fn start_in(dir: tempfile::TempDir) -> Secure {
         owner: running.token.clone(),
         running,
         dir,
-        client: reqwest::Client::builder().no_proxy().build().unwrap(),
+        client: client(),
     }
 }
 

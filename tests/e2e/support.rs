@@ -76,6 +76,31 @@ fn toml_str(s: &str) -> String {
     out
 }
 
+/// The config of a Sextant on `dir`, listening on `host`, port 0.
+pub fn config(dir: &std::path::Path, host: &str, public_url: Option<&str>) -> sextant::Config {
+    sextant::Config {
+        data_dir: dir.to_path_buf(),
+        host: host.into(),
+        port: 0,
+        public_url: public_url.map(String::from),
+        conformance: false,
+    }
+}
+
+/// The config of a Sextant on `dir` and 127.0.0.1:0, as most tests run it.
+pub fn loopback(dir: &std::path::Path) -> sextant::Config {
+    config(dir, "127.0.0.1", None)
+}
+
+/// An HTTP client for a test server: no proxy, so a proxy in the environment cannot get in
+/// the way of 127.0.0.1.
+pub fn client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .no_proxy()
+        .build()
+        .expect("http client")
+}
+
 /// A running Sextant on a temp data dir.
 pub struct TestApp {
     pub running: sextant::Running,
@@ -106,25 +131,27 @@ impl TestApp {
     /// Starts Sextant on an existing data dir.
     pub async fn start_in(dir: tempfile::TempDir, conformance: bool) -> TestApp {
         let running = sextant::start(sextant::Config {
-            data_dir: dir.path().to_path_buf(),
-            host: "127.0.0.1".into(),
-            port: 0,
-            public_url: None,
             conformance,
+            ..loopback(dir.path())
         })
         .await
         .expect("sextant starts");
-        let client = reqwest::Client::builder()
-            .no_proxy()
-            .build()
-            .expect("http client");
+        Self::running_in(running, dir, conformance)
+    }
+
+    /// The harness around a Sextant already started on `dir` (with `conformance` as started).
+    pub fn running_in(
+        running: sextant::Running,
+        dir: tempfile::TempDir,
+        conformance: bool,
+    ) -> TestApp {
         TestApp {
             url: running.url(),
             token: running.token.clone(),
             running,
             dir,
             conformance,
-            client,
+            client: client(),
         }
     }
 
