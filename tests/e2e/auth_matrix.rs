@@ -50,18 +50,9 @@ struct Caller {
 }
 
 async fn callers(app: &Secure) -> Vec<Caller> {
-    let alice = app
-        .issue("/api/v1/peer-tokens", json!({ "name": "alice" }))
-        .await;
-    let bob = app
-        .issue("/api/v1/peer-tokens", json!({ "name": "bob" }))
-        .await;
-    let helper = app
-        .issue(
-            "/api/v1/assistant-tokens",
-            json!({ "name": "helper", "agent_id": "open" }),
-        )
-        .await;
+    let alice = app.peer_token("alice").await;
+    let bob = app.peer_token("bob").await;
+    let helper = app.assistant_token("helper", "open").await;
     let public = "/api/v1/agents/open".to_string();
     let c = |name, bearer: Option<String>, calls| Caller {
         name,
@@ -92,6 +83,31 @@ async fn callers(app: &Secure) -> Vec<Caller> {
             true,
         ),
     ]
+}
+
+/// `get_agent_task` for `task` of Agent `agent` on the assistants' MCP bridge, as `bearer`.
+async fn mcp_get_task(
+    app: &Secure,
+    bearer: Option<&str>,
+    agent: &str,
+    task: &str,
+) -> (StatusCode, Value) {
+    let call = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "get_agent_task", "arguments": { "agent_id": agent, "task_id": task } } });
+    let headers = [
+        ("Accept", "application/json, text/event-stream"),
+        ("MCP-Protocol-Version", "2025-11-25"),
+    ];
+    let (status, _, v) = app
+        .req(
+            bearer,
+            Method::POST,
+            "/api/v1/assistant-mcp",
+            Some(call),
+            &headers,
+        )
+        .await;
+    (status, v)
 }
 
 #[tokio::test]
@@ -179,11 +195,10 @@ async fn every_principal_sees_only_its_own_tasks_on_every_a2a_method() {
             }
             // A follow-up naming another caller's task finds nothing.
             if reader.calls && !own {
-                let (_, follow) = app
-                    .rpc(
+                let follow = app
+                    .send_message(
                         b,
                         &reader.prefix,
-                        "SendMessage",
                         json!({ "message": with(msg("me too"), json!({ "taskId": task })) }),
                     )
                     .await;
@@ -225,11 +240,10 @@ async fn every_principal_sees_only_its_own_tasks_on_every_a2a_method() {
             let t = ctx_of(owner);
             (t.1, t.2, t.3)
         };
-        let (_, r) = app
-            .rpc(
+        let r = app
+            .send_message(
                 c.bearer.as_deref(),
                 &c.prefix,
-                "SendMessage",
                 json!({ "message": with(msg("same context id"), json!({ "contextId": ctx })) }),
             )
             .await;
@@ -316,13 +330,8 @@ async fn every_principal_sees_only_its_own_tasks_on_every_a2a_method() {
         .filter(|c| ["alice", "service", "delegated-a"].contains(&c.name))
     {
         let b = c.bearer.as_deref();
-        let (_, r) = app
-            .rpc(
-                b,
-                "/api/v1/agents/watch",
-                "SendMessage",
-                json!({ "message": msg("x") }),
-            )
+        let r = app
+            .send_message(b, "/api/v1/agents/watch", json!({ "message": msg("x") }))
             .await;
         assert_eq!(code(&r), -32004, "{}: {r}", c.name);
         let (_, r) = app
@@ -350,11 +359,10 @@ async fn rest_routes_by_principal() {
     let app = spawn(AGENTS, "[limits]\nrate_limit_per_minute = 10000\n").await;
     let callers = callers(&app).await;
     let alice = callers.iter().find(|c| c.name == "alice").unwrap().clone();
-    let (_, r) = app
-        .rpc(
+    let r = app
+        .send_message(
             alice.bearer.as_deref(),
             "/api/v1/agents/open",
-            "SendMessage",
             json!({ "message": msg("mine") }),
         )
         .await;
@@ -382,9 +390,7 @@ async fn rest_routes_by_principal() {
             _ => StatusCode::FORBIDDEN,
         };
         for path in &owner_only {
-            let (status, headers, body) = app
-                .req(c.bearer.as_deref(), Method::GET, path, None, &[])
-                .await;
+            let (status, headers, body) = app.get(c.bearer.as_deref(), path).await;
             assert_eq!(status, expected, "{} GET {path}: {body}", c.name);
             if status == StatusCode::UNAUTHORIZED {
                 assert_eq!(headers["www-authenticate"], "Bearer");
@@ -394,15 +400,7 @@ async fn rest_routes_by_principal() {
             }
         }
         // Personal schedules: anyone but an assistant has their own (empty) list.
-        let (status, _, body) = app
-            .req(
-                c.bearer.as_deref(),
-                Method::GET,
-                "/api/v1/me/schedules",
-                None,
-                &[],
-            )
-            .await;
+        let (status, _, body) = app.get(c.bearer.as_deref(), "/api/v1/me/schedules").await;
         let expected = if c.name == "assistant" {
             StatusCode::UNAUTHORIZED
         } else {
@@ -444,12 +442,9 @@ async fn rest_routes_by_principal() {
         assert_eq!(status, expected, "{} issues a token", c.name);
         // The public card needs nothing; the assistant card is the assistant's only.
         let (status, _, card) = app
-            .req(
+            .get(
                 c.bearer.as_deref(),
-                Method::GET,
                 "/api/v1/agents/open/.well-known/agent-card.json",
-                None,
-                &[],
             )
             .await;
         assert_eq!(
@@ -466,12 +461,9 @@ async fn rest_routes_by_principal() {
             assert_eq!(card["skills"][0]["id"], "chat");
         }
         let (status, _, _) = app
-            .req(
+            .get(
                 c.bearer.as_deref(),
-                Method::GET,
                 "/api/v1/assistant-a2a/agents/open/.well-known/agent-card.json",
-                None,
-                &[],
             )
             .await;
         let expected = if c.name == "assistant" {
@@ -483,12 +475,9 @@ async fn rest_routes_by_principal() {
     }
     let helper = callers.iter().find(|c| c.name == "assistant").unwrap();
     let (status, _, _) = app
-        .req(
+        .get(
             helper.bearer.as_deref(),
-            Method::GET,
             "/api/v1/assistant-a2a/agents/echo/.well-known/agent-card.json",
-            None,
-            &[],
         )
         .await;
     assert_eq!(
@@ -499,35 +488,12 @@ async fn rest_routes_by_principal() {
 
     // The MCP bridge: the assistant reads its Agent's tasks (any caller's, as the owner would)
     // and nothing else; peers and JWT holders are refused.
-    let mcp = |task: &str, agent: &str| {
-        json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
-            "name": "get_agent_task", "arguments": { "agent_id": agent, "task_id": task } } })
-    };
-    let mcp_headers = [
-        ("Accept", "application/json, text/event-stream"),
-        ("MCP-Protocol-Version", "2025-11-25"),
-    ];
-    let (status, _, v) = app
-        .req(
-            helper.bearer.as_deref(),
-            Method::POST,
-            "/api/v1/assistant-mcp",
-            Some(mcp(&alice_task, "open")),
-            &mcp_headers,
-        )
-        .await;
+    let helper_bearer = helper.bearer.as_deref();
+    let (status, v) = mcp_get_task(&app, helper_bearer, "open", &alice_task).await;
     assert_eq!(status, StatusCode::OK, "{v}");
     assert_eq!(v["result"]["isError"], false, "{v}");
     assert_eq!(v["result"]["structuredContent"]["id"], json!(alice_task));
-    let (_, _, v) = app
-        .req(
-            helper.bearer.as_deref(),
-            Method::POST,
-            "/api/v1/assistant-mcp",
-            Some(mcp(&alice_task, "echo")),
-            &mcp_headers,
-        )
-        .await;
+    let (_, v) = mcp_get_task(&app, helper_bearer, "echo", &alice_task).await;
     assert_eq!(v["result"]["isError"], true, "{v}");
     assert_eq!(
         v["result"]["structuredContent"]["error"]["code"], -32001,
@@ -537,27 +503,11 @@ async fn rest_routes_by_principal() {
         .iter()
         .filter(|c| ["alice", "service", "delegated-a"].contains(&c.name))
     {
-        let (status, _, _) = app
-            .req(
-                c.bearer.as_deref(),
-                Method::POST,
-                "/api/v1/assistant-mcp",
-                Some(mcp(&alice_task, "open")),
-                &mcp_headers,
-            )
-            .await;
+        let (status, _) = mcp_get_task(&app, c.bearer.as_deref(), "open", &alice_task).await;
         assert_eq!(status, StatusCode::UNAUTHORIZED, "{} on MCP", c.name);
     }
     // The anonymous caller reads only its own tasks through MCP.
-    let (_, _, v) = app
-        .req(
-            None,
-            Method::POST,
-            "/api/v1/assistant-mcp",
-            Some(mcp(&alice_task, "open")),
-            &mcp_headers,
-        )
-        .await;
+    let (_, v) = mcp_get_task(&app, None, "open", &alice_task).await;
     assert_eq!(v["result"]["isError"], true, "{v}");
     // Request content cannot select another identity: an assistant token on the public route,
     // or the owner's token on the assistant route, is refused.
@@ -585,35 +535,16 @@ async fn rest_routes_by_principal() {
 #[tokio::test]
 async fn revocation_takes_effect_on_the_next_call() {
     let app = spawn(AGENTS, "[limits]\nrate_limit_per_minute = 10000\n").await;
-    let alice = app
-        .issue("/api/v1/peer-tokens", json!({ "name": "alice" }))
-        .await;
-    let bob = app
-        .issue("/api/v1/peer-tokens", json!({ "name": "bob" }))
-        .await;
-    let helper = app
-        .issue(
-            "/api/v1/assistant-tokens",
-            json!({ "name": "helper", "agent_id": "open" }),
-        )
-        .await;
+    let alice = app.peer_token("alice").await;
+    let bob = app.peer_token("bob").await;
+    let helper = app.assistant_token("helper", "open").await;
     let open = "/api/v1/agents/open";
     let list = |who: String, prefix: &'static str| {
         let app = &app;
         async move { app.rpc(Some(&who), prefix, "ListTasks", json!({})).await.0 }
     };
     assert_eq!(list(alice.clone(), open).await, StatusCode::OK);
-    let owner = app.owner.clone();
-    let (status, _, _) = app
-        .req(
-            Some(&owner),
-            Method::DELETE,
-            "/api/v1/peer-tokens/alice",
-            None,
-            &[],
-        )
-        .await;
-    assert_eq!(status, StatusCode::NO_CONTENT);
+    app.revoke("/api/v1/peer-tokens/alice").await;
     assert_eq!(list(alice.clone(), open).await, StatusCode::UNAUTHORIZED);
 
     // Revoked from the CLI (the journal, not the API): the server sees it on the next call.
@@ -645,32 +576,19 @@ async fn revocation_takes_effect_on_the_next_call() {
     // The assistant token, on its route and on the MCP bridge.
     let assistant = "/api/v1/assistant-a2a/agents/open";
     assert_eq!(list(helper.clone(), assistant).await, StatusCode::OK);
-    let (status, _, _) = app
-        .req(
-            Some(&owner),
-            Method::DELETE,
-            "/api/v1/assistant-tokens/helper",
-            None,
-            &[],
-        )
-        .await;
-    assert_eq!(status, StatusCode::NO_CONTENT);
+    app.revoke("/api/v1/assistant-tokens/helper").await;
     assert_eq!(
         list(helper.clone(), assistant).await,
         StatusCode::UNAUTHORIZED
     );
 
     // The deny list (by key, and by pattern for JWT callers), persisted across a restart.
-    let (_, r) = app
-        .rpc(
-            Some(&bob),
-            open,
-            "SendMessage",
-            json!({ "message": msg("b") }),
-        )
+    let r = app
+        .send_message(Some(&bob), open, json!({ "message": msg("b") }))
         .await;
     let bob_task = r["result"]["task"]["id"].as_str().unwrap().to_string();
     let deny = json!({ "denied": ["peer:sextant:bob", "jwt:https://idp.test:alice-user"] });
+    let owner = app.owner.clone();
     let (status, _, v) = app
         .req(
             Some(&owner),
@@ -700,15 +618,7 @@ async fn revocation_takes_effect_on_the_next_call() {
         "the revocation survived the restart"
     );
     let owner = app.owner.clone();
-    let (_, _, access) = app
-        .req(
-            Some(&owner),
-            Method::GET,
-            "/api/v1/agents/open/access",
-            None,
-            &[],
-        )
-        .await;
+    let (_, _, access) = app.get(Some(&owner), "/api/v1/agents/open/access").await;
     assert_eq!(
         access["denied"].as_array().map(Vec::len),
         Some(2),
@@ -731,14 +641,11 @@ async fn revocation_takes_effect_on_the_next_call() {
     assert_eq!(r["result"]["id"], json!(bob_task));
 
     // An open stream ends once its caller's token is revoked.
-    let dave = app
-        .issue("/api/v1/peer-tokens", json!({ "name": "alice" }))
-        .await;
-    let (_, r) = app
-        .rpc(
+    let dave = app.peer_token("alice").await;
+    let r = app
+        .send_message(
             Some(&dave),
             "/api/v1/agents/slow",
-            "SendMessage",
             json!({ "message": msg("wait"), "configuration": { "returnImmediately": true } }),
         )
         .await;
@@ -757,16 +664,7 @@ async fn revocation_takes_effect_on_the_next_call() {
         stream.next_frame().await.is_some(),
         "the current task first"
     );
-    let (status, _, _) = app
-        .req(
-            Some(&owner),
-            Method::DELETE,
-            "/api/v1/peer-tokens/alice",
-            None,
-            &[],
-        )
-        .await;
-    assert_eq!(status, StatusCode::NO_CONTENT);
+    app.revoke("/api/v1/peer-tokens/alice").await;
     let started = std::time::Instant::now();
     loop {
         match stream.next_frame_within(Duration::from_secs(12)).await {

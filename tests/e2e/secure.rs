@@ -106,6 +106,11 @@ impl Secure {
         )
     }
 
+    /// GET `path` with `bearer` (when given); as [`Secure::req`].
+    pub async fn get(&self, bearer: Option<&str>, path: &str) -> (StatusCode, HeaderMap, Value) {
+        self.req(bearer, Method::GET, path, None, &[]).await
+    }
+
     /// A JSON-RPC call at `{prefix}/a2a` (prefix: `/api/v1/agents/ID` or the assistant one).
     pub async fn rpc(
         &self,
@@ -128,6 +133,11 @@ impl Secure {
         (status, v)
     }
 
+    /// SendMessage with `params` at `{prefix}/a2a`; the JSON-RPC response (result or error).
+    pub async fn send_message(&self, bearer: Option<&str>, prefix: &str, params: Value) -> Value {
+        self.rpc(bearer, prefix, "SendMessage", params).await.1
+    }
+
     /// Issues a token through the API (as the owner); the token.
     pub async fn issue(&self, path: &str, body: Value) -> String {
         let owner = self.owner.clone();
@@ -136,6 +146,30 @@ impl Secure {
             .await;
         assert_eq!(status, StatusCode::CREATED, "{v}");
         v["token"].as_str().expect("token shown once").to_string()
+    }
+
+    /// Issues a per-peer token for `name`; the token.
+    pub async fn peer_token(&self, name: &str) -> String {
+        self.issue("/api/v1/peer-tokens", json!({ "name": name }))
+            .await
+    }
+
+    /// Issues an assistant token for `name` on Agent `agent_id`; the token.
+    pub async fn assistant_token(&self, name: &str, agent_id: &str) -> String {
+        self.issue(
+            "/api/v1/assistant-tokens",
+            json!({ "name": name, "agent_id": agent_id }),
+        )
+        .await
+    }
+
+    /// Revokes a token through the API (as the owner): `path` is its `/api/v1/…-tokens/NAME`.
+    pub async fn revoke(&self, path: &str) {
+        let owner = self.owner.clone();
+        let (status, _, v) = self
+            .req(Some(&owner), Method::DELETE, path, None, &[])
+            .await;
+        assert_eq!(status, StatusCode::NO_CONTENT, "DELETE {path}: {v}");
     }
 }
 
