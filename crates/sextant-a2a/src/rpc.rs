@@ -81,7 +81,12 @@ pub fn parse_request(body: &[u8]) -> Result<RpcRequest, (Value, RpcError)> {
 
 /// A success envelope.
 pub fn success(id: &Value, result: Value) -> Value {
-    json!({ "jsonrpc": "2.0", "id": id, "result": result })
+    // Not `json!`: it would serialise `result` into a copy of itself.
+    let mut envelope = serde_json::Map::new();
+    envelope.insert("jsonrpc".into(), Value::from("2.0"));
+    envelope.insert("id".into(), id.clone());
+    envelope.insert("result".into(), result);
+    Value::Object(envelope)
 }
 
 /// An error envelope.

@@ -693,6 +693,13 @@ pub fn add_answer_urls(v: &mut Value, base: &str) {
     }
 }
 
+/// `{ key: value }`. Not `json!`, which serialises a `Value` argument into a copy of itself.
+fn field(key: &str, value: Value) -> Value {
+    let mut object = serde_json::Map::new();
+    object.insert(key.into(), value);
+    Value::Object(object)
+}
+
 fn to_json<T: serde::Serialize>(v: &T) -> Value {
     serde_json::to_value(v).unwrap_or(Value::Null)
 }
@@ -882,12 +889,13 @@ async fn send(call: &Call, params: Value, streaming: bool) -> Result<Reply, RpcE
         None => load(call, &task).await?,
     };
     if let Some(reply) = &fold.reply {
-        return Ok(Reply::Json(json!({ "message": to_json(reply) })));
+        return Ok(Reply::Json(field("message", to_json(reply))));
     }
     let opts = call.view(&fold, history_length, true, modes);
-    Ok(Reply::Json(
-        json!({ "task": call.task_json(&events, &fold, &opts) }),
-    ))
+    Ok(Reply::Json(field(
+        "task",
+        call.task_json(&events, &fold, &opts),
+    )))
 }
 
 async fn get_task(call: &Call, params: Value) -> Result<Reply, RpcError> {
@@ -965,12 +973,13 @@ async fn list_tasks(call: &Call, params: Value) -> Result<Reply, RpcError> {
         let opts = call.view(&fold, history_length, include_artifacts, OutputModes::Any);
         tasks.push(to_json(&fold.to_task(&opts)));
     }
-    Ok(Reply::Json(json!({
-        "tasks": tasks,
+    let mut out = json!({
         "nextPageToken": page.next.as_ref().map(crate::api::encode_cursor).unwrap_or_default(),
         "pageSize": page_size,
         "totalSize": page.total,
-    })))
+    });
+    out["tasks"] = Value::Array(tasks);
+    Ok(Reply::Json(out))
 }
 
 async fn subscribe(call: &Call, params: Value) -> Result<Reply, RpcError> {
@@ -1022,7 +1031,7 @@ fn stream_item(ev: &JournalEvent, task: &TaskRow, modes: &OutputModes) -> Option
                 timestamp: Some(ev.at),
             };
             Some(json!({ "statusUpdate": {
-                "taskId": task.task_id, "contextId": task.context_id, "status": to_json(&status),
+                "taskId": task.task_id, "contextId": task.context_id, "status": status,
             }}))
         }
         EventBody::Artifact {
@@ -1033,7 +1042,7 @@ fn stream_item(ev: &JournalEvent, task: &TaskRow, modes: &OutputModes) -> Option
             let mut artifact = artifact.clone();
             sextant_core::projection::convert_parts(&mut artifact.parts, modes);
             let mut u = json!({
-                "taskId": task.task_id, "contextId": task.context_id, "artifact": to_json(&artifact),
+                "taskId": task.task_id, "contextId": task.context_id, "artifact": artifact,
             });
             if *append {
                 u["append"] = json!(true);
@@ -1041,9 +1050,9 @@ fn stream_item(ev: &JournalEvent, task: &TaskRow, modes: &OutputModes) -> Option
             if *last_chunk {
                 u["lastChunk"] = json!(true);
             }
-            Some(json!({ "artifactUpdate": u }))
+            Some(field("artifactUpdate", u))
         }
-        EventBody::Reply { message } => Some(json!({ "message": to_json(message) })),
+        EventBody::Reply { message } => Some(field("message", to_json(message))),
         // The task_state event that follows a raised interaction carries it to subscribers.
         EventBody::TaskCreated { .. }
         | EventBody::InputAccepted { .. }
@@ -1103,7 +1112,7 @@ fn task_stream(
                 match next {
                     Some(Ok(ev)) => {
                         if let EventBody::Reply { message } = &ev.body {
-                            yield Frame::Item(Some(ev.seq), json!({ "message": to_json(message) }));
+                            yield Frame::Item(Some(ev.seq), field("message", to_json(message)));
                             return;
                         }
                         let preamble = matches!(
@@ -1128,7 +1137,7 @@ fn task_stream(
             session_url: Some(session_url),
             ..Default::default()
         };
-        yield Frame::Item(Some(fold.last_seq), json!({ "task": to_json(&fold.to_task(&opts)) }));
+        yield Frame::Item(Some(fold.last_seq), field("task", to_json(&fold.to_task(&opts))));
         if fold.is_terminal() { return; }
         let mut last = fold.last_seq;
         for ev in pending {
