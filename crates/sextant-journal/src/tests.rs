@@ -1,5 +1,4 @@
 use chrono::{DateTime, Utc};
-use rusqlite::params;
 use sextant_core::a2a::{Message, Part, Role, TaskState};
 use sextant_core::{AgentSpec, EventBody};
 
@@ -292,13 +291,7 @@ async fn listing_pages_through_tasks_newest_first() {
 async fn committed_events_are_published_in_seq_order() {
     let dir = tempfile::tempdir().unwrap();
     let j = journal(&dir).await;
-    let t = j
-        .admit(admission("alice", "m1", "hi"))
-        .await
-        .unwrap()
-        .unwrap()
-        .task()
-        .clone();
+    let t = admitted(&j, admission("alice", "m1", "hi")).await;
     let mut rx = j.hub().subscribe(&t.session_id);
     for state in [TaskState::Working, TaskState::Completed] {
         j.append_one(
@@ -473,6 +466,25 @@ async fn new_tasks(j: &Journal, n: usize) -> Vec<TaskRow> {
         tasks.push(a.task().clone());
     }
     tasks
+}
+
+/// The task an admission created.
+async fn admitted(j: &Journal, a: Admission) -> TaskRow {
+    j.admit(a).await.unwrap().unwrap().task().clone()
+}
+
+/// SQLite's query plan for `sql` with `args`, its steps joined by "; ".
+async fn query_plan(j: &Journal, sql: &'static str, args: &[&str]) -> String {
+    let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    j.read(move |c| {
+        let mut st = c.prepare(&format!("EXPLAIN QUERY PLAN {sql}"))?;
+        st.query_map(rusqlite::params_from_iter(&args), |r| r.get::<_, String>(3))?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .map(|v| v.join("; "))
+            .map_err(Error::from)
+    })
+    .await
+    .unwrap()
 }
 
 async fn seqs_of(j: &Journal, session_id: &str) -> Vec<i64> {
@@ -690,22 +702,10 @@ async fn the_wal_stays_bounded_under_sustained_writes() {
 async fn live_task_reads_use_the_live_index() {
     let dir = tempfile::tempdir().unwrap();
     let j = journal(&dir).await;
-    let plans = j
-        .read(|c| {
-            let plan = |sql: &str, arg: Option<&str>| -> rusqlite::Result<String> {
-                let mut st = c.prepare(&format!("EXPLAIN QUERY PLAN {sql}"))?;
-                let args: Vec<&str> = arg.into_iter().collect();
-                st.query_map(rusqlite::params_from_iter(args), |r| r.get::<_, String>(3))?
-                    .collect::<rusqlite::Result<Vec<_>>>()
-                    .map(|v| v.join("; "))
-            };
-            Ok((
-                plan(queries::tasks::UNFINISHED, None)?,
-                plan(queries::security::ACTIVE_TASKS, Some("peer:x"))?,
-            ))
-        })
-        .await
-        .unwrap();
+    let plans = (
+        query_plan(&j, queries::tasks::UNFINISHED, &[]).await,
+        query_plan(&j, queries::security::ACTIVE_TASKS, &["peer:x"]).await,
+    );
     assert!(plans.0.contains("tasks_live"), "{}", plans.0);
     assert!(plans.1.contains("tasks_live"), "{}", plans.1);
 }
@@ -716,16 +716,10 @@ async fn live_task_reads_use_the_live_index() {
 async fn a_tasks_events_are_a_range_of_its_session() {
     let dir = tempfile::tempdir().unwrap();
     let j = journal(&dir).await;
-    let first = j
-        .admit(admission("alice", "m1", "one"))
-        .await
-        .unwrap()
-        .unwrap()
-        .task()
-        .clone();
+    let first = admitted(&j, admission("alice", "m1", "one")).await;
     let mut next = admission("alice", "m2", "two");
     next.context_id = Some(first.context_id.clone());
-    let second = j.admit(next).await.unwrap().unwrap().task().clone();
+    let second = admitted(&j, next).await;
     assert_eq!(second.session_id, first.session_id);
     assert_eq!((first.first_seq, second.first_seq), (1, 2));
     for (i, t) in [&first, &second, &first, &second].into_iter().enumerate() {
@@ -752,33 +746,12 @@ async fn a_tasks_events_are_a_range_of_its_session() {
         .collect();
     assert_eq!(ids, [first.task_id.clone(), second.task_id.clone()]);
 
-    let plan = j
-        .read(|c| {
-            let mut st = c.prepare(&format!("EXPLAIN QUERY PLAN {}", queries::events::FOR_TASK))?;
-            st.query_map(params!["t", 0], |r| r.get::<_, String>(3))?
-                .collect::<rusqlite::Result<Vec<_>>>()
-                .map(|v| v.join("; "))
-                .map_err(Error::from)
-        })
-        .await
-        .unwrap();
+    let plan = query_plan(&j, queries::events::FOR_TASK, &["t", "0"]).await;
     assert!(
         plan.contains("SEARCH e USING PRIMARY KEY (session_id=? AND seq>? AND seq<?)"),
         "{plan}"
     );
-    let plan = j
-        .read(|c| {
-            let mut st = c.prepare(&format!(
-                "EXPLAIN QUERY PLAN {}",
-                queries::tasks::FOR_SESSION
-            ))?;
-            st.query_map(params!["s"], |r| r.get::<_, String>(3))?
-                .collect::<rusqlite::Result<Vec<_>>>()
-                .map(|v| v.join("; "))
-                .map_err(Error::from)
-        })
-        .await
-        .unwrap();
+    let plan = query_plan(&j, queries::tasks::FOR_SESSION, &["s"]).await;
     assert!(!plan.contains("SCAN"), "{plan}");
 }
 
