@@ -36,8 +36,16 @@ fn ser_state<S: serde::Serializer>(s: &TaskState, ser: S) -> Result<S::Ok, S::Er
     ser.serialize_str(&state_wire(s))
 }
 
-const COLUMNS: &str = "task_id, session_id, caller, agent_id, context_id, message_id, \
-                       content_hash, created_at, state, state_at, last_seq, first_seq";
+/// The columns [`row`] reads, in its order; a macro so that the `const` statements below can
+/// `concat!` it.
+macro_rules! columns {
+    () => {
+        "task_id, session_id, caller, agent_id, context_id, message_id, content_hash, \
+         created_at, state, state_at, last_seq, first_seq"
+    };
+}
+
+const COLUMNS: &str = columns!();
 
 fn row(r: &Row<'_>) -> rusqlite::Result<TaskRow> {
     let state: String = r.get(8)?;
@@ -190,11 +198,14 @@ pub fn list(c: &Connection, f: &TaskFilter) -> Result<TaskPage> {
 }
 
 /// The statement behind [`unfinished`]; its WHERE is the `tasks_live` index's condition.
-pub(crate) const UNFINISHED: &str = "SELECT task_id, session_id, caller, agent_id, context_id, \
-     message_id, content_hash, created_at, state, state_at, last_seq, first_seq FROM tasks
+pub(crate) const UNFINISHED: &str = concat!(
+    "SELECT ",
+    columns!(),
+    " FROM tasks
      WHERE state NOT IN ('TASK_STATE_COMPLETED', 'TASK_STATE_FAILED',
                          'TASK_STATE_CANCELED', 'TASK_STATE_REJECTED')
-     ORDER BY created_at, task_id";
+     ORDER BY created_at, task_id"
+);
 
 /// Tasks not yet in a terminal state, oldest first.
 pub fn unfinished(c: &Connection) -> Result<Vec<TaskRow>> {
@@ -207,11 +218,14 @@ pub fn unfinished(c: &Connection) -> Result<Vec<TaskRow>> {
 /// The statement behind [`for_session`]: each task of a Session was created by a
 /// `task_created` event in it, so the Session's events name them (there is no index of tasks
 /// by Session to keep up on every admission).
-pub(crate) const FOR_SESSION: &str = "SELECT task_id, session_id, caller, agent_id, context_id, \
-     message_id, content_hash, created_at, state, state_at, last_seq, first_seq FROM tasks
+pub(crate) const FOR_SESSION: &str = concat!(
+    "SELECT ",
+    columns!(),
+    " FROM tasks
      WHERE task_id IN (SELECT task_id FROM events
                        WHERE session_id = ?1 AND kind = 'task_created')
-     ORDER BY first_seq";
+     ORDER BY first_seq"
+);
 
 /// The tasks of a Session, oldest first.
 pub fn for_session(c: &Connection, session_id: &str) -> Result<Vec<TaskRow>> {
