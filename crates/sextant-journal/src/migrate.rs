@@ -42,6 +42,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "20261130230000_session_tasks_by_events",
         include_str!("../migrations/20261130230000_session_tasks_by_events.sql"),
     ),
+    (
+        "20261130233000_live_tasks_by_comparisons",
+        include_str!("../migrations/20261130233000_live_tasks_by_comparisons.sql"),
+    ),
 ];
 
 /// Applies the pending migrations; returns how many ran.

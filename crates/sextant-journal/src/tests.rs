@@ -710,6 +710,38 @@ async fn live_task_reads_use_the_live_index() {
     assert!(plans.1.contains("tasks_live"), "{}", plans.1);
 }
 
+/// The writes of a task row build no ephemeral table: SQLite evaluates the `tasks_live`
+/// condition on each of them, and an IN list there made every state update build and free a
+/// temporary B-tree with its own page cache (a fifth of the writer's time per task).
+#[tokio::test]
+async fn task_writes_build_no_ephemeral_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = journal(&dir).await;
+    // (statement, whether it writes the `tasks_live` index)
+    for (sql, indexed) in [
+        (queries::tasks::INSERT, true),
+        (queries::tasks::TOUCH, false),
+        (queries::tasks::TOUCH_STATE, true),
+    ] {
+        let opcodes = j
+            .read(move |c| {
+                let mut st = c.prepare(&format!("EXPLAIN {sql}"))?;
+                let nulls = vec![rusqlite::types::Null; st.parameter_count()];
+                st.query_map(rusqlite::params_from_iter(nulls), |r| r.get::<_, String>(1))?
+                    .collect::<rusqlite::Result<Vec<_>>>()
+                    .map_err(Error::from)
+            })
+            .await
+            .unwrap();
+        let writes_index = opcodes.iter().any(|o| o == "IdxInsert");
+        assert_eq!(writes_index, indexed, "{sql}: {opcodes:?}");
+        assert!(
+            !opcodes.iter().any(|o| o == "OpenEphemeral"),
+            "{sql}: {opcodes:?}"
+        );
+    }
+}
+
 /// A task's events come from a range of its Session's primary key (there is no index of events
 /// by task), and only that task's: two tasks of one Session interleave there.
 #[tokio::test]

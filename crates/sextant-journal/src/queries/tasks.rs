@@ -74,12 +74,16 @@ pub fn get(c: &Connection, task_id: &str) -> Result<Option<TaskRow>> {
     )
 }
 
+/// The statement behind [`insert`].
+pub(crate) const INSERT: &str = concat!(
+    "INSERT INTO tasks (",
+    columns!(),
+    ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
+);
+
 /// Inserts a new task row.
 pub fn insert(c: &Connection, t: &TaskRow) -> Result<()> {
-    c.prepare_cached(&format!(
-        "INSERT INTO tasks ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
-    ))?
-    .execute(params![
+    c.prepare_cached(INSERT)?.execute(params![
         t.task_id,
         t.session_id,
         t.caller,
@@ -96,6 +100,11 @@ pub fn insert(c: &Connection, t: &TaskRow) -> Result<()> {
     Ok(())
 }
 
+/// The statements behind [`touch`]: the writer runs one per task and batch.
+pub(crate) const TOUCH_STATE: &str =
+    "UPDATE tasks SET state = ?2, state_at = ?3, last_seq = ?4 WHERE task_id = ?1";
+pub(crate) const TOUCH: &str = "UPDATE tasks SET last_seq = ?2 WHERE task_id = ?1";
+
 /// Updates the cache after an event of the task was appended.
 pub fn touch(
     c: &Connection,
@@ -104,14 +113,11 @@ pub fn touch(
     new_state: Option<(&TaskState, &str)>,
 ) -> Result<()> {
     match new_state {
-        Some((state, at)) => c
-            .prepare_cached(
-                "UPDATE tasks SET state = ?2, state_at = ?3, last_seq = ?4 WHERE task_id = ?1",
-            )?
-            .execute(params![task_id, state_wire(state), at, seq])?,
-        None => c
-            .prepare_cached("UPDATE tasks SET last_seq = ?2 WHERE task_id = ?1")?
-            .execute(params![task_id, seq])?,
+        Some((state, at)) => {
+            c.prepare_cached(TOUCH_STATE)?
+                .execute(params![task_id, state_wire(state), at, seq])?
+        }
+        None => c.prepare_cached(TOUCH)?.execute(params![task_id, seq])?,
     };
     Ok(())
 }
@@ -201,10 +207,9 @@ pub fn list(c: &Connection, f: &TaskFilter) -> Result<TaskPage> {
 pub(crate) const UNFINISHED: &str = concat!(
     "SELECT ",
     columns!(),
-    " FROM tasks
-     WHERE state NOT IN ('TASK_STATE_COMPLETED', 'TASK_STATE_FAILED',
-                         'TASK_STATE_CANCELED', 'TASK_STATE_REJECTED')
-     ORDER BY created_at, task_id"
+    " FROM tasks WHERE ",
+    live_task!(),
+    " ORDER BY created_at, task_id"
 );
 
 /// Tasks not yet in a terminal state, oldest first.
