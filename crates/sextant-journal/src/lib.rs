@@ -11,7 +11,9 @@
 //!   abandons the whole batch. The writer caches each Session's last seq and each live task's
 //!   state (dropped when another process writes the file), so an append reads nothing, and
 //!   writes the `tasks` / `sessions` cache columns once per batch. Checkpoints run in the writer
-//!   after a commit, every few thousand WAL pages, which keeps the WAL bounded.
+//!   between batches, every few thousand WAL pages, which keeps the WAL bounded; a thread beside
+//!   it writes the WAL back to disk as it grows, so the checkpoint's sync finds little to do
+//!   ([`wal`]).
 //! - **Pipelined appends** ([`Journal::submit_append`]) let a turn send its outputs and final
 //!   state without waiting for each commit; a [`TurnGuard`] refuses the rest of the turn once
 //!   one of them failed.
@@ -23,10 +25,10 @@
 //! readers use, and reports any difference.
 //!
 //! Layout: [`migrate`] (embedded migrations), [`queries`] (one module per table), [`writer`]
-//! (the writer thread and the admission transaction), [`hub`] (live fan-out). Personal schedules
-//! and their Runs (`schedules`, `runs` tables) have their async methods in `schedules.rs`;
-//! issued credentials, revocations and settings theirs in `security.rs`; outbound peers and
-//! outbound conversations theirs in `peers.rs`.
+//! (the writer thread and the admission transaction), [`wal`] (checkpoints), [`hub`] (live
+//! fan-out). Personal schedules and their Runs (`schedules`, `runs` tables) have their async
+//! methods in `schedules.rs`; issued credentials, revocations and settings theirs in
+//! `security.rs`; outbound peers and outbound conversations theirs in `peers.rs`.
 
 pub mod error;
 pub mod hub;
@@ -35,6 +37,7 @@ mod peers;
 pub mod queries;
 mod schedules;
 mod security;
+mod wal;
 mod writer;
 
 use std::path::{Path, PathBuf};
@@ -64,9 +67,6 @@ use writer::Job;
 /// Read connections kept open. Readers beyond this wait for one (a semaphore) rather than open
 /// throwaway connections: each connection caches its prepared statements, so reuse matters.
 const READ_POOL_MAX: usize = 4;
-
-/// WAL size (pages) that triggers a checkpoint after a commit.
-const WAL_PAGES_PER_CHECKPOINT: i64 = 4096;
 
 /// An append handed to the writer ([`Journal::submit_append`]).
 #[must_use = "an append's outcome is only known by waiting for it"]
@@ -119,18 +119,13 @@ impl Journal {
         let path = path.as_ref().to_path_buf();
         let mut conn = open_connection(&path)?;
         migrate::migrate(&mut conn)?;
-        // Checkpoints run in the writer, right after a commit, when the WAL has grown past
-        // this many pages. A checkpoint copies each changed page once however often it was
-        // committed, so a larger WAL than SQLite's default (1000 pages) copies less per write.
-        // It must be this thread: a checkpoint running beside the writer never catches up
-        // with it, and the WAL then grows without end (measured: 1.7 GB in ten seconds).
-        conn.pragma_update(None, "wal_autocheckpoint", WAL_PAGES_PER_CHECKPOINT)?;
+        let wal = wal::Wal::watch(&mut conn)?;
         let hub = Hub::default();
         let (tx, rx) = std::sync::mpsc::channel();
         let writer_hub = hub.clone();
         std::thread::Builder::new()
             .name("sextant-journal-writer".into())
-            .spawn(move || writer::run(conn, rx, writer_hub))
+            .spawn(move || writer::run(conn, wal, rx, writer_hub))
             .map_err(|e| Error::Conflict(format!("cannot start the journal writer: {e}")))?;
         Ok(Self {
             inner: Arc::new(Inner {

@@ -692,7 +692,7 @@ async fn the_wal_stays_bounded_under_sustained_writes() {
     let wal = std::fs::metadata(dir.path().join("journal.db-wal"))
         .unwrap()
         .len();
-    let bound = 2 * WAL_PAGES_PER_CHECKPOINT as u64 * 4096;
+    let bound = 2 * wal::WAL_PAGES_PER_CHECKPOINT as u64 * 4096;
     assert!(wal <= bound, "the WAL grew to {wal} bytes (bound {bound})");
 }
 

@@ -14,6 +14,7 @@ use tokio::sync::oneshot;
 use crate::error::{Error, Result};
 use crate::hub::{Hub, Live};
 use crate::queries::{agents, events, inputs, interactions, sessions, tasks};
+use crate::wal::Wal;
 use crate::{SessionRow, TaskRow};
 
 /// How many queued jobs one transaction takes at most.
@@ -435,7 +436,7 @@ fn exec(c: &Connection, sql: &str) -> rusqlite::Result<()> {
 }
 
 /// The writer loop: runs until every `Journal` handle is dropped.
-pub(crate) fn run(conn: Connection, jobs: Receiver<Job>, hub: Hub) {
+pub(crate) fn run(conn: Connection, mut wal: Wal, jobs: Receiver<Job>, hub: Hub) {
     let mut w = Writer {
         conn,
         hub,
@@ -451,6 +452,7 @@ pub(crate) fn run(conn: Connection, jobs: Receiver<Job>, hub: Hub) {
             }
         }
         w.run_batch(batch);
+        wal.after_batch(&w.conn);
     }
     tracing::debug!("journal writer stopped");
 }
