@@ -40,9 +40,16 @@ pub enum EventBody {
     /// A turn began. It delivers the task's inputs up to seq `through` (inclusive) that no
     /// earlier turn delivered; without `through` (journals written before it existed), those
     /// journalled before this event.
+    ///
+    /// With `working`, the turn's start also moves the task to `TASK_STATE_WORKING`, as a
+    /// `task_state` event without a message would: one journal row instead of two for what
+    /// every turn begins with. Journals written before it have `turn_started` followed by that
+    /// `task_state` event, and read the same.
     TurnStarted {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         through: Option<i64>,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        working: bool,
     },
     /// The engine stopped for a decision. A `task_state` event (auth- or input-required)
     /// follows in the same transaction.
@@ -70,7 +77,16 @@ impl EventBody {
     pub fn new_state(&self) -> Option<TaskState> {
         match self {
             EventBody::TaskCreated { .. } => Some(TaskState::Submitted),
-            EventBody::TaskState { state, .. } => Some(state.clone()),
+            _ => self.status().map(|(state, _)| state.clone()),
+        }
+    }
+
+    /// The status this event gives its task after it was created: its state and the agent's
+    /// status message, if any (a `task_state` event, or a turn's start that sets `working`).
+    pub fn status(&self) -> Option<(&TaskState, Option<&Message>)> {
+        match self {
+            EventBody::TaskState { state, message } => Some((state, message.as_ref())),
+            EventBody::TurnStarted { working: true, .. } => Some((&TaskState::Working, None)),
             _ => None,
         }
     }
@@ -142,6 +158,31 @@ mod tests {
         let back: EventBody = serde_json::from_value(v).unwrap();
         assert_eq!(back, body);
         assert_eq!(body.kind(), "task_state");
+    }
+
+    /// A turn's start that sets `working` moves the task as a `task_state` event would, and
+    /// is stored without the flag when it does not (as journals before it were).
+    #[test]
+    fn a_working_turn_start_is_a_state_change() {
+        let start = EventBody::TurnStarted {
+            through: Some(3),
+            working: true,
+        };
+        assert_eq!(start.new_state(), Some(TaskState::Working));
+        assert_eq!(start.status(), Some((&TaskState::Working, None)));
+        let v = serde_json::to_value(&start).unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!({"type": "turn_started", "through": 3, "working": true})
+        );
+        let legacy: EventBody =
+            serde_json::from_value(serde_json::json!({"type": "turn_started", "through": 3}))
+                .unwrap();
+        assert_eq!(legacy.new_state(), None);
+        assert_eq!(
+            serde_json::to_value(&legacy).unwrap(),
+            serde_json::json!({"type": "turn_started", "through": 3})
+        );
     }
 
     #[test]

@@ -90,12 +90,14 @@ impl TaskFold {
             EventBody::InputAccepted { message } => {
                 self.history.push(message.clone());
             }
-            EventBody::TaskState { state, message } => {
-                self.state = state.clone();
-                self.status_message = message.clone();
-                self.status_at = Some(ev.at);
-                if let Some(m) = message {
-                    self.history.push(m.clone());
+            EventBody::TaskState { .. } | EventBody::TurnStarted { working: true, .. } => {
+                if let Some((state, message)) = ev.body.status() {
+                    self.state = state.clone();
+                    self.status_message = message.cloned();
+                    self.status_at = Some(ev.at);
+                    if let Some(m) = message {
+                        self.history.push(m.clone());
+                    }
                 }
             }
             EventBody::Artifact {
@@ -397,10 +399,17 @@ pub fn blocks(ev: &JournalEvent) -> Vec<Block> {
                 text: message_text(message),
             })]
         }
-        EventBody::TaskState { state, message } => vec![mk(BlockKind::State {
-            state: crate::event::state_wire(state),
-            text: message.as_ref().map(message_text).filter(|t| !t.is_empty()),
-        })],
+        EventBody::TaskState { .. } | EventBody::TurnStarted { working: true, .. } => ev
+            .body
+            .status()
+            .map(|(state, message)| {
+                mk(BlockKind::State {
+                    state: crate::event::state_wire(state),
+                    text: message.map(message_text).filter(|t| !t.is_empty()),
+                })
+            })
+            .into_iter()
+            .collect(),
         EventBody::TurnStarted { .. } => Vec::new(),
         EventBody::InteractionRaised { interaction } => {
             vec![mk(BlockKind::Interaction {
@@ -525,6 +534,57 @@ mod tests {
             ..Default::default()
         });
         assert_eq!(task.metadata.unwrap()["sessionId"], "s");
+    }
+
+    /// A turn's start that sets `working` reads as the two events journals before it have
+    /// (`turn_started`, then `task_state` working, at the same time): the same Task and the
+    /// same transcript blocks.
+    #[test]
+    fn a_working_turn_start_reads_as_start_and_state() {
+        let created = ev(
+            1,
+            EventBody::TaskCreated {
+                message: user("hi"),
+            },
+        );
+        let start = |working| {
+            ev(
+                2,
+                EventBody::TurnStarted {
+                    through: Some(1),
+                    working,
+                },
+            )
+        };
+        let mut state = ev(
+            3,
+            EventBody::TaskState {
+                state: TaskState::Working,
+                message: None,
+            },
+        );
+        state.at = start(false).at;
+        let legacy = [created.clone(), start(false), state];
+        let folded = [created, start(true)];
+        let view = ViewOptions {
+            include_artifacts: true,
+            ..Default::default()
+        };
+        let old = TaskFold::from_events("t", "c", "s", &legacy);
+        let new = TaskFold::from_events("t", "c", "s", &folded);
+        assert_eq!(new.state, TaskState::Working);
+        assert_eq!(new.to_task(&view), old.to_task(&view));
+        let kinds = |evs: &[JournalEvent]| -> Vec<(String, BlockKind)> {
+            evs.iter()
+                .flat_map(blocks)
+                .map(|b| (b.at, b.kind))
+                .collect()
+        };
+        assert_eq!(kinds(&folded), kinds(&legacy));
+        assert!(matches!(
+            kinds(&folded).last(),
+            Some((_, BlockKind::State { state, text: None })) if state == "TASK_STATE_WORKING"
+        ));
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //!
 //! `CLIENTS` concurrent callers (default 32) each repeat what the echo Agent's task writes:
 //! an admission in a new Session (waited for, as the caller hears "accepted" only after it),
-//! then the turn's start, `working`, the output artifact and `completed`, pipelined as the
+//! then the turn's start (which sets `working`), the output artifact and `completed`, pipelined as the
 //! worker sends them, waiting for the last. Prints tasks/s and the process's CPU time per
 //! task (from `/proc/self/stat`), which on a noisy machine says more than the rate: compare
 //! schema or writer changes by CPU per task, in one run each, back to back. Also prints the
@@ -76,10 +76,13 @@ async fn client(j: Journal, phase: &'static str, client: usize, until: Instant) 
         let guard = TurnGuard::default();
         let start = j.submit_append(
             sid,
-            vec![
-                event(tid, EventBody::TurnStarted { through: Some(1) }),
-                state(tid, TaskState::Working),
-            ],
+            vec![event(
+                tid,
+                EventBody::TurnStarted {
+                    through: Some(1),
+                    working: true,
+                },
+            )],
             Some(guard.clone()),
         );
         let artifact = Artifact {

@@ -424,7 +424,10 @@ async fn cached_reads_are_not_re_prepared() {
         j.append_one(
             &t.session_id,
             &t.task_id,
-            EventBody::TurnStarted { through: None },
+            EventBody::TurnStarted {
+                through: None,
+                working: false,
+            },
             t0(),
         )
         .await
@@ -545,7 +548,10 @@ async fn a_failed_job_leaves_no_trace_in_its_batch() {
                 vec![
                     NewEvent {
                         task_id: Some(t.task_id.clone()),
-                        body: EventBody::TurnStarted { through: None },
+                        body: EventBody::TurnStarted {
+                            through: None,
+                            working: false,
+                        },
                         at: t0(),
                     },
                     state(&t, TaskState::Working, round),

@@ -256,7 +256,10 @@ async fn recovery_delivers_accepted_inputs_and_fails_interrupted_turns() {
             .append(
                 &w.session_id,
                 vec![
-                    ev(EventBody::TurnStarted { through: None }),
+                    ev(EventBody::TurnStarted {
+                        through: None,
+                        working: false,
+                    }),
                     ev(EventBody::TaskState {
                         state: TaskState::Working,
                         message: None,
@@ -697,7 +700,13 @@ fn inputs_after_a_turns_through_seq_are_undelivered() {
             },
         ),
         ev(2, EventBody::InputAccepted { message: m("late") }),
-        ev(3, EventBody::TurnStarted { through: Some(1) }),
+        ev(
+            3,
+            EventBody::TurnStarted {
+                through: Some(1),
+                working: false,
+            },
+        ),
     ];
     let (inputs, last) = worker::undelivered_inputs(&events);
     assert_eq!(
@@ -716,7 +725,13 @@ fn inputs_after_a_turns_through_seq_are_undelivered() {
                 message: m("first"),
             },
         ),
-        ev(2, EventBody::TurnStarted { through: None }),
+        ev(
+            2,
+            EventBody::TurnStarted {
+                through: None,
+                working: false,
+            },
+        ),
         ev(3, EventBody::InputAccepted { message: m("next") }),
     ];
     let (inputs, _) = worker::undelivered_inputs(&legacy);

@@ -57,7 +57,7 @@ pub(crate) struct Fresh {
 /// The seq up to which a `turn_started` event delivered the task's inputs.
 fn delivered_through(ev: &JournalEvent) -> Option<i64> {
     match &ev.body {
-        EventBody::TurnStarted { through } => Some(through.unwrap_or(ev.seq)),
+        EventBody::TurnStarted { through, .. } => Some(through.unwrap_or(ev.seq)),
         _ => None,
     }
 }
@@ -261,15 +261,10 @@ async fn turn(
         inner.stop_intake.child_token(),
     );
     if resume.is_none() {
-        let start = vec![
-            EventBody::TurnStarted {
-                through: Some(through),
-            },
-            EventBody::TaskState {
-                state: TaskState::Working,
-                message: None,
-            },
-        ];
+        let start = vec![EventBody::TurnStarted {
+            through: Some(through),
+            working: true,
+        }];
         if engine.has_side_effects() {
             let at = inner.clock.now();
             let start = start

@@ -1020,8 +1020,9 @@ type EventStream = std::pin::Pin<
 /// Maps a journal event to the `StreamResponse` a subscriber sees, if it sees one.
 fn stream_item(ev: &JournalEvent, task: &TaskRow, modes: &OutputModes) -> Option<Value> {
     match &ev.body {
-        EventBody::TaskState { state, message } => {
-            let mut message = message.clone();
+        EventBody::TaskState { .. } | EventBody::TurnStarted { working: true, .. } => {
+            let (state, message) = ev.body.status()?;
+            let mut message = message.cloned();
             if let Some(m) = &mut message {
                 sextant_core::projection::convert_parts(&mut m.parts, modes);
             }
@@ -1056,7 +1057,7 @@ fn stream_item(ev: &JournalEvent, task: &TaskRow, modes: &OutputModes) -> Option
         // The task_state event that follows a raised interaction carries it to subscribers.
         EventBody::TaskCreated { .. }
         | EventBody::InputAccepted { .. }
-        | EventBody::TurnStarted { .. }
+        | EventBody::TurnStarted { working: false, .. }
         | EventBody::InteractionRaised { .. }
         | EventBody::InteractionAnswered { .. } => None,
     }

@@ -426,21 +426,14 @@ impl Peers {
         journal
             .append(
                 &task.session_id,
-                vec![
-                    NewEvent {
-                        task_id: Some(task.task_id.clone()),
-                        body: EventBody::TurnStarted { through: None },
-                        at,
+                vec![NewEvent {
+                    task_id: Some(task.task_id.clone()),
+                    body: EventBody::TurnStarted {
+                        through: None,
+                        working: true,
                     },
-                    NewEvent {
-                        task_id: Some(task.task_id.clone()),
-                        body: EventBody::TaskState {
-                            state: TaskState::Working,
-                            message: None,
-                        },
-                        at,
-                    },
-                ],
+                    at,
+                }],
             )
             .await?;
 

@@ -284,7 +284,14 @@ mod tests {
         };
         let events = vec![
             ev(1, "t1", sent("hello")),
-            ev(2, "t1", EventBody::TurnStarted { through: None }),
+            ev(
+                2,
+                "t1",
+                EventBody::TurnStarted {
+                    through: None,
+                    working: false,
+                },
+            ),
             ev(
                 3,
                 "t1",
