@@ -25,7 +25,7 @@ use std::os::raw::c_int;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
+use std::sync::mpsc::{Receiver, SyncSender};
 
 use rusqlite::Connection;
 
@@ -99,12 +99,9 @@ impl Wal {
             }
         } else if frames >= self.synced_at + SYNC_STEP {
             self.synced_at = frames;
-            match self.wake.try_send(()) {
-                // Full: a wake-up is already waiting, and its sync will cover these frames.
-                Ok(()) | Err(TrySendError::Full(())) => {}
-                // No sync thread (an in-memory database) or it is gone: the checkpoint syncs.
-                Err(TrySendError::Disconnected(())) => {}
-            }
+            // Full: a wake-up is already waiting, and its sync will cover these frames.
+            // Disconnected: no sync thread (an in-memory database); the checkpoint syncs.
+            let _ = self.wake.try_send(());
         }
     }
 }
