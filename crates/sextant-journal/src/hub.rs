@@ -57,6 +57,13 @@ impl Hub {
         self.all.subscribe()
     }
 
+    /// Ends the live subscriptions of a Session: they see the channel closed. For events that
+    /// were promised and will not come (an early-answered admission whose batch failed).
+    pub(crate) fn close(&self, session_id: &str) {
+        let mut map = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
+        map.remove(session_id);
+    }
+
     /// Publishes a committed event. Channels nobody listens to any more are dropped.
     pub(crate) fn publish(&self, ev: Arc<JournalEvent>) {
         {

@@ -3,8 +3,8 @@
 //! [`Journal`] is a cheap, cloneable async handle over one SQLite file:
 //!
 //! - **Writes** go to one dedicated writer thread over a channel. The thread takes every job that
-//!   is waiting, runs them in one transaction, commits, and only then answers the callers and
-//!   publishes the new events on the [`Hub`]. That is group commit: concurrent Sessions share a
+//!   is waiting, runs them in one transaction, commits, and only then answers the callers (early
+//!   admissions, below, excepted) and publishes the new events on the [`Hub`]. That is group commit: concurrent Sessions share a
 //!   commit, and an "accepted" answer always means "durable". One refused job does not sink the
 //!   others: admissions and appends check everything that can refuse them before they write;
 //!   other jobs run in their own savepoint. A write that fails half-way (a database error)
@@ -17,6 +17,11 @@
 //! - **Pipelined appends** ([`Journal::submit_append`]) let a turn send its outputs and final
 //!   state without waiting for each commit; a [`TurnGuard`] refuses the rest of the turn once
 //!   one of them failed.
+//! - **Early admissions** ([`Journal::admit_early`]), for a caller that says nothing until the
+//!   task's events arrive (a blocking SendMessage): the new task is handed back before its
+//!   commit, and the writer takes the jobs its turn sends meanwhile into the same batch, so a
+//!   short task commits once. What the caller hears is still committed: the events come only
+//!   after the commit, and a batch that fails ends the subscription empty.
 //! - **Reads** run on tokio's blocking pool on pooled read connections (WAL lets them proceed
 //!   while the writer commits). No SQL ever runs on the async runtime's worker threads.
 //!
@@ -212,6 +217,34 @@ impl Journal {
             .write(|reply| Job::Admit {
                 admission: Box::new(admission),
                 watch,
+                early: false,
+                reply,
+            })
+            .await?;
+        Ok((out.outcome, out.live))
+    }
+
+    /// [`Journal::admit_watched`] for a caller that tells nobody anything until the task's
+    /// later events arrive: a created task is handed back **before its transaction commits**.
+    /// The writer goes on with its batch and, before committing, takes the jobs sent meanwhile,
+    /// so the task's first turn usually commits with its admission: one commit, not two.
+    ///
+    /// The subscription still yields only committed events, the task's `task_created` first.
+    /// If the batch fails, it ends without yielding anything (the Session's live channel is
+    /// closed), and the task, which was never committed, does not exist. So the caller may
+    /// start the task's turn, as long as what the turn does outside the journal waits for a
+    /// commit of its own (engines with side effects wait for `turn_started`), and it must not
+    /// tell its own caller about the task before an event of it arrives. Anything other than
+    /// a created task is answered after the commit, as by [`Journal::admit_watched`].
+    pub async fn admit_early(
+        &self,
+        admission: Admission,
+    ) -> Result<(Result<Admitted, Refusal>, Option<Live>)> {
+        let out = self
+            .write(|reply| Job::Admit {
+                admission: Box::new(admission),
+                watch: true,
+                early: true,
                 reply,
             })
             .await?;

@@ -102,6 +102,8 @@ pub(crate) enum Job {
         admission: Box<Admission>,
         /// Subscribe to the new task's Session before its first event is published.
         watch: bool,
+        /// Answer a created task before the commit (see `Journal::admit_early`).
+        early: bool,
         reply: oneshot::Sender<Result<AdmitOut>>,
     },
     Append {
@@ -134,8 +136,10 @@ pub(crate) type CallFn = Box<dyn FnOnce(&Connection) -> Result<CallOut> + Send>;
 enum Done {
     Unit(oneshot::Sender<Result<()>>, Result<()>),
     Admit {
-        reply: oneshot::Sender<Result<AdmitOut>>,
+        /// `None` once answered early, before the commit.
+        reply: Option<oneshot::Sender<Result<AdmitOut>>>,
         watch: bool,
+        early: bool,
         outcome: Result<Result<Admitted, Refusal>>,
     },
     Append(
@@ -181,6 +185,7 @@ impl Done {
     fn subscribe(&self, hub: &Hub) -> Option<Live> {
         match self {
             Done::Admit {
+                reply: Some(_),
                 watch: true,
                 outcome: Ok(Ok(Admitted::Created { task, .. })),
                 ..
@@ -189,24 +194,62 @@ impl Done {
         }
     }
 
+    /// Answers an early admission that created a task now, before the commit, with a
+    /// subscription that will yield the task's events once they are committed. Returns
+    /// whether it did.
+    fn answer_early(&mut self, hub: &Hub) -> bool {
+        let Done::Admit {
+            reply,
+            early: true,
+            outcome: Ok(Ok(created @ Admitted::Created { .. })),
+            ..
+        } = self
+        else {
+            return false;
+        };
+        let Some(tx) = reply.take() else {
+            return false;
+        };
+        let live = Some(hub.subscribe(&created.task().session_id));
+        let out = AdmitOut {
+            outcome: Ok(created.clone()),
+            live,
+        };
+        drop(tx.send(Ok(out)));
+        true
+    }
+
     /// Answers the caller (`live`: see [`Done::subscribe`]).
     fn send(self, live: Option<Live>) {
         match self {
             Done::Unit(tx, r) => drop(tx.send(r)),
             Done::Admit { reply, outcome, .. } => {
-                let out = outcome.map(|outcome| AdmitOut { outcome, live });
-                drop(reply.send(out));
+                if let Some(reply) = reply {
+                    let out = outcome.map(|outcome| AdmitOut { outcome, live });
+                    drop(reply.send(out));
+                }
             }
             Done::Append(tx, r, _) => drop(tx.send(r)),
             Done::Call(tx, r) => drop(tx.send(r)),
         }
     }
 
-    fn fail(self, why: &str) {
+    /// Tells the caller its job was not committed. An early-answered admission's caller holds
+    /// a subscription instead: its Session's live channel is closed, so it ends with nothing
+    /// (other live readers of that Session see it end too, and read the journal again).
+    fn fail(self, why: &str, hub: &Hub) {
         let err = || Error::Conflict(format!("journal commit failed: {why}"));
         match self {
             Done::Unit(tx, _) => drop(tx.send(Err(err()))),
-            Done::Admit { reply, .. } => drop(reply.send(Err(err()))),
+            Done::Admit {
+                reply: Some(reply), ..
+            } => drop(reply.send(Err(err()))),
+            Done::Admit {
+                reply: None,
+                outcome: Ok(Ok(admitted)),
+                ..
+            } => hub.close(&admitted.task().session_id),
+            Done::Admit { reply: None, .. } => {}
             Done::Append(tx, _, guard) => {
                 if let Some(g) = guard {
                     g.trip();
@@ -451,14 +494,16 @@ pub(crate) fn run(conn: Connection, mut wal: Wal, jobs: Receiver<Job>, hub: Hub)
                 Err(_) => break,
             }
         }
-        w.run_batch(batch);
+        w.run_batch(batch, &jobs);
         wal.after_batch(&w.conn);
     }
     tracing::debug!("journal writer stopped");
 }
 
 impl Writer {
-    fn run_batch(&mut self, batch: Vec<Job>) {
+    /// Runs `batch` in one transaction; `rx` gives the jobs that arrive meanwhile (see
+    /// [`Done::answer_early`]).
+    fn run_batch(&mut self, batch: Vec<Job>, rx: &Receiver<Job>) {
         // IMMEDIATE takes the write lock up front: when another process writes the same file
         // (two Sextants on one data dir), this waits on busy_timeout instead of failing later
         // with a stale snapshot half-way through the batch.
@@ -474,13 +519,31 @@ impl Writer {
         let mut done = Vec::with_capacity(batch.len());
         let mut jobs = batch.into_iter();
         let mut broken = None;
-        for job in jobs.by_ref() {
-            let (d, fatal) = self.run_job(&mut pending, job);
-            done.push(d);
-            if fatal.is_some() {
-                broken = fatal;
+        loop {
+            let mut early = false;
+            for job in jobs.by_ref() {
+                let (mut d, fatal) = self.run_job(&mut pending, job);
+                if fatal.is_some() {
+                    done.push(d);
+                    broken = fatal;
+                    break;
+                }
+                early |= d.answer_early(&self.hub);
+                done.push(d);
+            }
+            // Admissions answered early let their callers start the tasks' turns. What those
+            // send meanwhile joins this batch, so a short turn usually commits with its task's
+            // admission (yielding first lets them run if they wait for this CPU).
+            if broken.is_some() || !early {
                 break;
             }
+            std::thread::yield_now();
+            let room = MAX_BATCH.saturating_sub(done.len());
+            let more: Vec<Job> = rx.try_iter().take(room).collect();
+            if more.is_empty() {
+                break;
+            }
+            jobs = more.into_iter();
         }
         // A job failed half-way: nothing of this batch may commit.
         if let Some(why) = broken {
@@ -488,7 +551,7 @@ impl Writer {
             let _ = exec(&self.conn, "ROLLBACK");
             self.cache = Cache::default();
             for d in done {
-                d.fail(&why);
+                d.fail(&why, &self.hub);
             }
             for job in jobs {
                 fail_job(job, &why);
@@ -516,7 +579,7 @@ impl Writer {
                 }
                 self.cache = Cache::default();
                 for d in done {
-                    d.fail(&e.to_string());
+                    d.fail(&e.to_string(), &self.hub);
                 }
             }
         }
@@ -592,13 +655,15 @@ impl Writer {
             Job::Admit {
                 admission,
                 watch,
+                early,
                 reply,
             } => {
                 // A refusal is a successful read-only outcome: nothing was written.
                 let outcome = admit(&mut ctx, &admission);
                 Done::Admit {
-                    reply,
+                    reply: Some(reply),
                     watch,
+                    early,
                     outcome,
                 }
             }

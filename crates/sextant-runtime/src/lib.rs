@@ -327,6 +327,20 @@ impl Runtime {
     /// for [`Runtime::wait_accepted`] and [`Runtime::accepted_events`]: the caller that waits
     /// for its own new task then reads nothing from the journal.
     pub async fn accept(&self, input: Input) -> Result<Accepted, AdmitError> {
+        self.accept_with(input, false).await
+    }
+
+    /// [`Runtime::accept`] for a caller that next waits for the task to settle
+    /// ([`Runtime::wait_accepted`]) and tells its own caller nothing before: a new task is
+    /// handed back and started before its admission commits, so its first turn usually
+    /// commits with it (see `Journal::admit_early`). Engines with side effects still wait for
+    /// their `turn_started` to commit. If the admission is not committed after all, the wait
+    /// fails and the task does not exist.
+    pub async fn accept_early(&self, input: Input) -> Result<Accepted, AdmitError> {
+        self.accept_with(input, true).await
+    }
+
+    async fn accept_with(&self, input: Input, early: bool) -> Result<Accepted, AdmitError> {
         if !self.inner.accepting.load(Ordering::SeqCst) {
             return Err(AdmitError::ShuttingDown);
         }
@@ -409,28 +423,27 @@ impl Runtime {
             // Unique per message: no retry detection for this Agent (see AgentSpec).
             format!("{}#{}", message.message_id, sextant_core::ids::new_id())
         };
-        let (admitted, live) = self
-            .inner
-            .journal
-            .admit_watched(
-                Admission {
-                    caller,
-                    caller_kind: serde_json::to_value(input.principal.kind)
-                        .ok()
-                        .and_then(|v| v.as_str().map(String::from))
-                        .unwrap_or_default(),
-                    agent_id: input.agent_id,
-                    context_id: message.context_id.clone(),
-                    task_id: message.task_id.clone(),
-                    message,
-                    content_hash,
-                    input_key,
-                    origin: input.origin,
-                    at: self.inner.clock.now(),
-                },
-                true,
-            )
-            .await?;
+        let admission = Admission {
+            caller,
+            caller_kind: serde_json::to_value(input.principal.kind)
+                .ok()
+                .and_then(|v| v.as_str().map(String::from))
+                .unwrap_or_default(),
+            agent_id: input.agent_id,
+            context_id: message.context_id.clone(),
+            task_id: message.task_id.clone(),
+            message,
+            content_hash,
+            input_key,
+            origin: input.origin,
+            at: self.inner.clock.now(),
+        };
+        let journal = &self.inner.journal;
+        let (admitted, live) = if early {
+            journal.admit_early(admission).await?
+        } else {
+            journal.admit_watched(admission, true).await?
+        };
         let admitted = admitted.map_err(AdmitError::Refused)?;
         match &admitted {
             Admitted::Created {
@@ -631,7 +644,16 @@ impl Runtime {
                     live,
                     stream::StopAt::Never,
                 );
-                Self::settle(&task, after, events).await
+                let (fold, seen) = Self::settle(&task, after, events).await?;
+                // The live view ended before the task's first event: its admission, answered
+                // before the commit (`accept_early`), was not committed after all.
+                if seen.is_empty() {
+                    return Err(sextant_journal::Error::Conflict(format!(
+                        "task {} was not recorded: the journal could not commit it",
+                        task.task_id
+                    )));
+                }
+                Ok((fold, seen))
             }
             None => self.wait_settled_events(&task, after).await,
         }

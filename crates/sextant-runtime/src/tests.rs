@@ -675,6 +675,59 @@ echo '{"type":"final","status":"completed","text":"done"}'"#;
     assert_eq!(artifact_text(&f), "fine");
 }
 
+/// Makes the transaction that admits `message_id` fail at its commit: the admission itself
+/// succeeds, and a deferred foreign key it breaks refuses the commit.
+async fn doom_commits_of(rt: &Runtime, message_id: &str) {
+    let sql = format!(
+        "CREATE TABLE trap_parent (id TEXT PRIMARY KEY);
+         CREATE TABLE trap (id TEXT REFERENCES trap_parent(id) DEFERRABLE INITIALLY DEFERRED);
+         CREATE TRIGGER doom AFTER INSERT ON tasks WHEN NEW.message_id = '{message_id}'
+         BEGIN INSERT INTO trap VALUES ('missing'); END;"
+    );
+    rt.journal()
+        .read(move |c| Ok(c.execute_batch(&sql)?))
+        .await
+        .unwrap();
+}
+
+/// A blocking caller's task is handed back before its admission commits, and its turn starts
+/// at once. When that commit fails, the wait for the task fails, the task does not exist, and
+/// nothing of it was published; the next input is unaffected.
+#[tokio::test]
+async fn an_early_admission_that_does_not_commit_fails_the_wait() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(&dir, vec![AgentSpec::echo()]).await;
+    doom_commits_of(&rt, "doomed").await;
+    let mut all = rt.journal().hub().subscribe_all();
+
+    let accepted = rt.accept_early(input("echo", "doomed", "hi")).await;
+    let accepted = accepted.expect("answered before the commit");
+    let task_id = accepted.admitted.task().task_id.clone();
+    let waited = tokio::time::timeout(Duration::from_secs(10), rt.wait_accepted(accepted))
+        .await
+        .expect("the wait ends");
+    let err = waited.expect_err("a task that was never committed");
+    assert!(err.to_string().contains("not recorded"), "{err}");
+    assert!(rt.journal().task(&task_id).await.unwrap().is_none());
+
+    // The same caller's next input is admitted and runs; the first published event is its.
+    let next = rt.accept_early(input("echo", "m2", "fine")).await.unwrap();
+    let (fold, _) = rt.wait_accepted(next).await.unwrap();
+    assert_eq!(fold.state, TaskState::Completed);
+    assert_eq!(artifact_text(&fold), "fine");
+    let first = all.recv().await.unwrap();
+    assert_eq!(first.task_id.as_deref(), Some(fold.task_id.as_str()));
+}
+
+/// Without `accept_early`, a failed commit is the admission's own error.
+#[tokio::test]
+async fn an_admission_that_does_not_commit_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(&dir, vec![AgentSpec::echo()]).await;
+    doom_commits_of(&rt, "doomed").await;
+    assert!(rt.accept(input("echo", "doomed", "hi")).await.is_err());
+}
+
 /// A turn delivers the inputs up to its `through` seq: an input accepted after the worker read
 /// the journal but before its `turn_started` was written is still undelivered (it used to count
 /// as delivered because it came before the `turn_started`).

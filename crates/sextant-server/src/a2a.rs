@@ -850,17 +850,22 @@ async fn send(call: &Call, params: Value, streaming: bool) -> Result<Reply, RpcE
                 "acceptedOutputModes names no format this agent produces (text/plain, application/json)",
             )
         })?;
-    let accepted = call
-        .app
-        .runtime
-        .accept(Input {
-            principal: call.principal.clone(),
-            agent_id: call.agent.id.clone(),
-            message: req.message,
-            origin: "a2a".into(),
-        })
-        .await
-        .map_err(refusal)?;
+    let input = Input {
+        principal: call.principal.clone(),
+        agent_id: call.agent.id.clone(),
+        message: req.message,
+        origin: "a2a".into(),
+    };
+    // A blocking caller hears nothing until its task settles, so its admission may commit
+    // with the task's first turn (`Runtime::accept_early`); the others hear of the task at once.
+    let blocking = !streaming && !config.return_immediately.unwrap_or(false);
+    let runtime = &call.app.runtime;
+    let accepted = if blocking {
+        runtime.accept_early(input).await
+    } else {
+        runtime.accept(input).await
+    }
+    .map_err(refusal)?;
     let admitted = &accepted.admitted;
     let after = match admitted {
         Admitted::Created { event, .. } | Admitted::FollowUp { event, .. } => event.seq,
@@ -875,7 +880,7 @@ async fn send(call: &Call, params: Value, streaming: bool) -> Result<Reply, RpcE
         )));
     }
     let mut settled = None;
-    if !config.return_immediately.unwrap_or(false) {
+    if blocking {
         // At shutdown the wait ends and the caller gets the task as journalled so far.
         tokio::select! {
             r = call.app.runtime.wait_accepted(accepted) => {
@@ -888,6 +893,13 @@ async fn send(call: &Call, params: Value, streaming: bool) -> Result<Reply, RpcE
         Some((fold, events)) => (events, fold),
         None => load(call, &task).await?,
     };
+    if events.is_empty() {
+        // Stopped waiting (shutdown) before an early admission committed: not a task yet.
+        return Err(RpcError::new(
+            Code::Internal,
+            "Sextant is shutting down and did not record this message; send it again",
+        ));
+    }
     if let Some(reply) = &fold.reply {
         return Ok(Reply::Json(field("message", to_json(reply))));
     }
