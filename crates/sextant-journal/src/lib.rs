@@ -213,15 +213,7 @@ impl Journal {
         admission: Admission,
         watch: bool,
     ) -> Result<(Result<Admitted, Refusal>, Option<Live>)> {
-        let out = self
-            .write(|reply| Job::Admit {
-                admission: Box::new(admission),
-                watch,
-                early: false,
-                reply,
-            })
-            .await?;
-        Ok((out.outcome, out.live))
+        self.admit_job(admission, watch, false).await
     }
 
     /// [`Journal::admit_watched`] for a caller that tells nobody anything until the task's
@@ -240,11 +232,20 @@ impl Journal {
         &self,
         admission: Admission,
     ) -> Result<(Result<Admitted, Refusal>, Option<Live>)> {
+        self.admit_job(admission, true, true).await
+    }
+
+    async fn admit_job(
+        &self,
+        admission: Admission,
+        watch: bool,
+        early: bool,
+    ) -> Result<(Result<Admitted, Refusal>, Option<Live>)> {
         let out = self
             .write(|reply| Job::Admit {
                 admission: Box::new(admission),
-                watch: true,
-                early: true,
+                watch,
+                early,
                 reply,
             })
             .await?;
