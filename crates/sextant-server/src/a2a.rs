@@ -894,10 +894,11 @@ async fn send(call: &Call, params: Value, streaming: bool) -> Result<Reply, RpcE
         None => load(call, &task).await?,
     };
     if events.is_empty() {
-        // Stopped waiting (shutdown) before an early admission committed: not a task yet.
+        // Stopped waiting (shutdown) before an early admission committed: not a task yet, and
+        // it may never be. A retry of the same message finds the task if it was recorded.
         return Err(RpcError::new(
             Code::Internal,
-            "Sextant is shutting down and did not record this message; send it again",
+            "Sextant is shutting down and this message may not have been recorded; send it again              (with the same messageId, a recorded message is not run twice)",
         ));
     }
     if let Some(reply) = &fold.reply {
