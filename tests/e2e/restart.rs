@@ -125,29 +125,7 @@ async fn an_input_accepted_but_not_started_is_delivered_after_restart() {
     let first = app.submit_as(Who::Anon, "gated", msg("first")).await;
     let first_id = first["id"].as_str().expect("id").to_string();
     // Wait until its turn runs (the engine is then blocked on the gate).
-    let mut s = app
-        .stream_as(
-            Who::Anon,
-            "gated",
-            "SubscribeToTask",
-            json!({ "id": first_id }),
-            &[],
-        )
-        .await;
-    loop {
-        let r = s.next_frame().await.expect("open until terminal").json()["result"].clone();
-        let st = r["task"]["status"]["state"]
-            .as_str()
-            .or_else(|| r["statusUpdate"]["status"]["state"].as_str());
-        if st == Some("TASK_STATE_WORKING") {
-            break;
-        }
-        assert!(
-            !st.is_some_and(is_terminal),
-            "finished before the gate opened: {r}"
-        );
-    }
-    drop(s);
+    wait_working(&app, "gated", &first_id).await;
 
     // A second input in the same conversation queues behind the running turn.
     let second_msg = with(msg("second"), json!({ "contextId": first["contextId"] }));
@@ -206,5 +184,72 @@ async fn an_input_accepted_but_not_started_is_delivered_after_restart() {
         .await
         .expect("rebuild check runs");
     assert!(drift.is_empty(), "{drift:?}");
+    app.shutdown().await;
+}
+
+/// Returns once the task is working (its engine then blocks on a gate file).
+async fn wait_working(app: &TestApp, agent: &str, task_id: &str) {
+    let mut s = app
+        .stream_as(
+            Who::Anon,
+            agent,
+            "SubscribeToTask",
+            json!({ "id": task_id }),
+            &[],
+        )
+        .await;
+    loop {
+        let r = s.next_frame().await.expect("open until terminal").json()["result"].clone();
+        let st = r["task"]["status"]["state"]
+            .as_str()
+            .or_else(|| r["statusUpdate"]["status"]["state"].as_str());
+        if st == Some("TASK_STATE_WORKING") {
+            return;
+        }
+        assert!(
+            !st.is_some_and(is_terminal),
+            "finished before the gate opened: {r}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_second_sextant_on_the_data_dir_is_refused_and_touches_no_task() {
+    // Every turn counts itself in a file, then blocks until the test creates the gate file.
+    let toml = exec_agent(
+        "gated",
+        "read -r line; echo turn >> \"{dir}/turns\"; while [ ! -f \"{dir}/gate\" ]; do sleep 0.05; done; echo released",
+    );
+    let app = TestApp::spawn_with(false, Some(&toml)).await;
+    let first = app.submit_as(Who::Anon, "gated", msg("first")).await;
+    let first_id = first["id"].as_str().expect("id").to_string();
+    wait_working(&app, "gated", &first_id).await;
+    let second_msg = with(msg("second"), json!({ "contextId": first["contextId"] }));
+    let second = app.submit_as(Who::Anon, "gated", second_msg).await;
+    let second_id = second["id"].as_str().expect("id").to_string();
+
+    // A second start would take the running turn for a crashed one (and fail it) and the
+    // queued input for a leftover (and run it again). It stops before reading the journal.
+    let refused = sextant::start(loopback(app.dir.path()))
+        .await
+        .err()
+        .expect("a second Sextant on the same data dir is refused");
+    let refused = format!("{refused:#}");
+    assert!(
+        refused.contains("another Sextant is already running")
+            && refused.contains(&format!("listening on {}", app.url)),
+        "{refused}"
+    );
+
+    std::fs::write(app.dir.path().join("gate"), b"open").expect("open the gate");
+    for id in [&first_id, &second_id] {
+        let task = app.wait_terminal(Who::Anon, "gated", id).await;
+        assert_eq!(state(&task), "TASK_STATE_COMPLETED", "{task}");
+    }
+    let turns = std::fs::read_to_string(app.dir.path().join("turns")).expect("turns file");
+    assert_eq!(turns.lines().count(), 2, "one turn per input: {turns:?}");
+
+    // The lock goes with the first Sextant: the data dir starts again.
+    let app = app.restart().await;
     app.shutdown().await;
 }

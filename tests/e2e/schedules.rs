@@ -1,6 +1,7 @@
 //! Personal schedules over HTTP: `/api/v1/me/schedules`, Runs and their Sessions, replay,
-//! access revocation, principal scoping, and two Sextants on one data dir. Wall time is a
-//! manual clock; a test moves it and then asks the scheduler to handle what is due
+//! access revocation and principal scoping. (Two schedulers racing on one database are
+//! tested in the scheduler crate; one data dir takes one Sextant, see `restart.rs`.) Wall
+//! time is a manual clock; a test moves it and then asks the scheduler to handle what is due
 //! (`Running::scheduler.run_due_now()`), so nothing waits for a real minute.
 
 use std::sync::Arc;
@@ -543,45 +544,4 @@ async fn revocation_blocks_the_next_run_and_the_creator_can_still_clean_up() {
     assert!(run["session_id"].is_string(), "{run}");
     wait_run(&app, Who::Anon, &run).await;
     app.shutdown().await;
-}
-
-#[tokio::test]
-async fn two_sextants_on_one_data_dir_fire_each_slot_once() {
-    let clock = ManualClock::new(t0());
-    let a = spawn_with_clock(&clock).await;
-    let b = sextant::start_with_clock(loopback(a.dir.path()), Arc::new(clock.clone()))
-        .await
-        .expect("second sextant starts");
-    let mut ids = Vec::new();
-    for i in 0..3 {
-        let s = create(&a, Who::Owner, minutely(&format!("s{i}"), &format!("p{i}"))).await;
-        ids.push(s["id"].as_str().unwrap().to_string());
-    }
-    let minutes = 3;
-    for m in 0..minutes {
-        clock.set(t0() + Duration::seconds(30) + Duration::minutes(m));
-        // Both race for the same slots (their background loops may join in too).
-        let (ra, rb) = tokio::join!(a.running.scheduler.run_due_now(), b.scheduler.run_due_now());
-        let (ra, rb) = (ra.unwrap(), rb.unwrap());
-        assert!(
-            ra.len() + rb.len() <= ids.len(),
-            "minute {m}: a slot claimed twice"
-        );
-    }
-    for id in &ids {
-        let list = runs(&a, Who::Owner, id).await;
-        assert_eq!(list.len(), minutes as usize, "{list:?}");
-        let mut slots: Vec<&str> = list
-            .iter()
-            .map(|r| r["scheduled_for"].as_str().unwrap())
-            .collect();
-        slots.sort_unstable();
-        slots.dedup();
-        assert_eq!(slots.len(), minutes as usize);
-        for r in &list {
-            assert!(r["session_id"].is_string(), "{r}");
-        }
-    }
-    b.shutdown().await.expect("clean shutdown");
-    a.shutdown().await;
 }

@@ -499,8 +499,9 @@ async fn seqs_of(j: &Journal, session_id: &str) -> Vec<i64> {
         .collect()
 }
 
-/// The writer caches seqs and states; a second writer on the same file (a second Sextant on
-/// one data dir) must make it read them again, not reuse a seq or miss a terminal state.
+/// The writer caches seqs and states; a second writer on the same file (a `sextant token`
+/// command, or a second Sextant where the file system has no locks) must make it read them
+/// again, not reuse a seq or miss a terminal state.
 #[tokio::test]
 async fn two_writers_on_one_file_share_seqs_and_states() {
     let dir = tempfile::tempdir().unwrap();

@@ -266,7 +266,7 @@ const CACHE_MAX: usize = 16_384;
 
 /// What the writer knows about committed rows, so that appending an event reads nothing: each
 /// Session's last seq and each live task's state. Only this writer writes those columns; a
-/// write by another process (two Sextants on one data dir) changes `PRAGMA data_version`, and
+/// write by another process (a `sextant token` command, say) changes `PRAGMA data_version`, and
 /// the cache is dropped at the next batch.
 #[derive(Default)]
 struct Cache {
@@ -505,7 +505,7 @@ impl Writer {
     /// [`Done::answer_early`]).
     fn run_batch(&mut self, batch: Vec<Job>, rx: &Receiver<Job>) {
         // IMMEDIATE takes the write lock up front: when another process writes the same file
-        // (two Sextants on one data dir), this waits on busy_timeout instead of failing later
+        // (a `sextant token` command, say), this waits on busy_timeout instead of failing later
         // with a stale snapshot half-way through the batch.
         if let Err(e) = exec(&self.conn, "BEGIN IMMEDIATE") {
             tracing::error!(error = %e, "journal: cannot begin a transaction");

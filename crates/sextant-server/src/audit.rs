@@ -8,8 +8,9 @@
 //! credentials, perimeter, rate limit) are throttled to 120 records a minute; the next one
 //! recorded says how many were dropped, so a flood cannot rotate the useful records away.
 //!
-//! Several Sextants on one data dir append to the same file (`O_APPEND`); a writer whose file
-//! was rotated by another reopens the path before its next line.
+//! Writers append (`O_APPEND`), and a writer whose file was rotated by another reopens the path
+//! before its next line. One Sextant holds a data dir, but on a file system without file locks
+//! a second one only gets a warning (`sextant::data_dir_lock`), and then both write here.
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};

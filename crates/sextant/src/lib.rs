@@ -7,8 +7,9 @@
 //! token, 0600), `agents.toml` (optional Agent declarations), `security.toml` (optional: JWT,
 //! limits, perimeter; see `docs/security.md`), `audit.jsonl` (the audit log, 0600, rotated),
 //! `work/` (default working directory for local engines), `outbound.toml` (optional: outbound
-//! A2A call settings) and `peer-tokens.json` (outbound peers' bearer tokens, 0600; see
-//! `docs/peers.md`).
+//! A2A call settings), `peer-tokens.json` (outbound peers' bearer tokens, 0600; see
+//! `docs/peers.md`) and `sextant.lock` (held while a Sextant runs on the dir, so a second one
+//! is refused; see [`data_dir_lock`]).
 //!
 //! **Perimeter at start-up** ([`check_exposure`]): with no credential for remote callers
 //! configured (a peer or assistant token, or `[jwt]`), Sextant binds loopback only; binding
@@ -16,6 +17,7 @@
 //! outside loopback, or `[jwt]` without an audience, stops the start with a clear message.
 
 pub mod agents_file;
+pub mod data_dir_lock;
 pub mod outbound_file;
 pub mod security_file;
 pub mod tokens;
@@ -26,6 +28,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
+use data_dir_lock::DataDirLock;
 use sextant_core::{AgentSpec, Clock, SystemClock};
 use sextant_journal::Journal;
 use sextant_runtime::{Runtime, RuntimeConfig};
@@ -116,6 +119,8 @@ pub struct Running {
     scheduler_loop: SchedulerHandle,
     shutdown: CancellationToken,
     server: tokio::task::JoinHandle<std::io::Result<()>>,
+    /// Held until the server has stopped ([`data_dir_lock`]).
+    lock: DataDirLock,
 }
 
 impl Running {
@@ -132,10 +137,10 @@ impl Running {
         self.scheduler_loop.shutdown().await;
         self.runtime.shutdown(DRAIN).await;
         self.shutdown.cancel();
-        self.server
-            .await
-            .context("server task")?
-            .context("server")?;
+        let served = self.server.await;
+        // Only now may another Sextant take the data dir: nothing of this one runs any more.
+        drop(self.lock);
+        served.context("server task")?.context("server")?;
         Ok(())
     }
 
@@ -228,6 +233,8 @@ async fn start_inner(
     if let Some(url) = &config.public_url {
         check_public_url(url)?;
     }
+    // Before anything reads the journal: recovery below assumes no other Sextant is live on it.
+    let mut lock = DataDirLock::acquire(&config.data_dir)?;
     let token = match owner_token {
         Some(t) => t,
         None => ensure_token(&config.data_dir)?,
@@ -299,6 +306,7 @@ async fn start_inner(
         .await
         .with_context(|| format!("cannot listen on {}:{}", config.host, config.port))?;
     let addr = listener.local_addr()?;
+    lock.record_address(&format!("http://{addr}"))?;
     if !addr.ip().is_loopback() {
         tracing::warn!(%addr, "listening beyond loopback: every request needs the token");
     }
@@ -351,6 +359,7 @@ async fn start_inner(
         scheduler_loop,
         shutdown,
         server,
+        lock,
     })
 }
 
