@@ -39,6 +39,14 @@ impl Waiters {
         rx
     }
 
+    /// Whether an engine in this process waits for the interaction's answer.
+    pub(crate) fn is_waiting(&self, id: &str) -> bool {
+        self.map
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains_key(id)
+    }
+
     pub(crate) fn forget(&self, id: &str) {
         self.map
             .lock()

@@ -11,7 +11,7 @@ use sextant_journal::{NewEvent, TaskRow};
 use tokio::sync::mpsc;
 
 use crate::Inner;
-use crate::engine::{Engine, Outcome, Turn, TurnSink, make_engine};
+use crate::engine::{Engine, Outcome, Turn, TurnSink, make_engine, withdrawal};
 
 /// How many earlier messages a turn carries for stateless engines.
 const HISTORY_MAX: usize = 50;
@@ -217,7 +217,14 @@ async fn turn(
                 WorkItem::Task { .. } => {
                     // Inputs that arrive while a decision is pending wait for it: a message is
                     // never an answer.
-                    if fold.pending_interaction().is_some() {
+                    if let Some(pending) = fold.pending_interaction() {
+                        // The engine that asked registered its wait before the question was
+                        // journalled, so no waiter means it is gone: Sextant restarted.
+                        if !inner.waiters.is_waiting(&pending.interaction_id)
+                            && let Some(why) = engine.cannot_resume()
+                        {
+                            close_orphaned(inner, &task, pending, why).await?;
+                        }
                         return Ok(());
                     }
                     None
@@ -299,6 +306,36 @@ async fn turn(
         Outcome::InputRequired(t) => (TaskState::InputRequired, with_text(t)),
     };
     sink.finish(state, message).await
+}
+
+/// Closes a decision whose engine is gone and cannot continue from an answer
+/// ([`Engine::cannot_resume`]): the card leaves the pending list, withdrawn with its default
+/// option, and the task fails with the reason, in one append. A person's answer recorded first
+/// wins (the one-answer rule refuses this append); its resume then fails with the same reason.
+async fn close_orphaned(
+    inner: &Inner,
+    task: &TaskRow,
+    pending: &Interaction,
+    why: String,
+) -> Result<(), sextant_journal::Error> {
+    let at = inner.clock.now();
+    let failed = EventBody::TaskState {
+        state: TaskState::Failed,
+        message: Some(agent_text(task, &why)),
+    };
+    let answer = withdrawal(&pending.interaction_id, pending.default_option.clone(), why);
+    let events = [EventBody::InteractionAnswered { answer }, failed]
+        .into_iter()
+        .map(|body| NewEvent {
+            task_id: Some(task.task_id.clone()),
+            body,
+            at,
+        })
+        .collect();
+    match inner.journal.append(&task.session_id, events).await {
+        Ok(_) | Err(sextant_journal::Error::Conflict(_)) => Ok(()),
+        Err(e) => Err(e),
+    }
 }
 
 /// What `acceptForSession` answers granted in this Session (their interactions' grant keys).

@@ -577,6 +577,10 @@ impl Engine for A2aEngine {
         .boxed()
     }
 
+    fn cannot_resume(&self) -> Option<String> {
+        None
+    }
+
     fn resume<'a>(
         &'a mut self,
         turn: Turn,

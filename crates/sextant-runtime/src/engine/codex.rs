@@ -32,7 +32,7 @@ use sextant_core::ids::new_id;
 use sextant_core::interaction::InteractionOption;
 use sextant_core::projection::message_text;
 use sextant_core::redact::redact;
-use sextant_core::{Answer, Interaction, InteractionKind};
+use sextant_core::{Interaction, InteractionKind};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::mpsc;
@@ -130,20 +130,13 @@ impl Engine for CodexEngine {
         .boxed()
     }
 
-    fn resume<'a>(
-        &'a mut self,
-        _turn: Turn,
-        _interaction: Interaction,
-        _answer: Answer,
-        _sink: &'a TurnSink,
-    ) -> BoxFuture<'a, Outcome> {
-        Box::pin(async {
-            Outcome::Failed(
-                "The Codex app-server that asked for this decision is gone (Sextant restarted), \
-                 so the answer cannot reach it. Send the message again to start a new Codex turn."
-                    .into(),
-            )
-        })
+    fn cannot_resume(&self) -> Option<String> {
+        Some(
+            "Sextant restarted while Codex waited for this decision, and the Codex app-server \
+             that asked is gone, so no answer can reach it. Send the message again to start a \
+             new Codex turn."
+                .into(),
+        )
     }
 }
 

@@ -673,22 +673,55 @@ fn a_request_ends_when_codex_resolves_it_or_its_threads_turn_ends() {
     assert!(!ends_request(&note("item/started", json!({})), &id, "t"));
 }
 
+/// A Codex task waiting for an approval, then Sextant stopped: the task and its decision,
+/// and the seq its view had then.
+async fn waiting_at_shutdown(dir: &tempfile::TempDir) -> (TaskRow, sextant_core::Interaction, i64) {
+    let rt = runtime(dir).await;
+    let a = rt
+        .admit(input("m1", "run make deploy", None))
+        .await
+        .unwrap();
+    let (interaction, waiting_seq) = pending(&rt, &a).await;
+    rt.shutdown(Duration::from_millis(200)).await;
+    (a.task().clone(), interaction, waiting_seq)
+}
+
 #[tokio::test]
-async fn an_answer_after_a_restart_fails_clearly() {
+async fn a_pending_approval_is_closed_at_the_next_start_and_its_task_fails_with_the_reason() {
     let dir = tempfile::tempdir().unwrap();
-    let (task, (interaction, waiting_seq)) = {
-        let rt = runtime(&dir).await;
-        let a = rt
-            .admit(input("m1", "run make deploy", None))
-            .await
-            .unwrap();
-        let waiting = pending(&rt, &a).await;
-        rt.shutdown(Duration::from_millis(200)).await;
-        (a.task().clone(), waiting)
-    };
+    let (task, interaction, waiting_seq) = waiting_at_shutdown(&dir).await;
     let rt = runtime(&dir).await;
     rt.recover().await.unwrap();
-    assert_eq!(rt.pending_interactions().await.unwrap().len(), 1);
+    let f = settled(&rt, &task, waiting_seq).await;
+    assert_eq!(f.state, TaskState::Failed);
+    assert!(
+        status(&f).contains("Sextant restarted while Codex waited for this decision"),
+        "{}",
+        status(&f)
+    );
+    // Nobody is left with a card whose answer could not land.
+    assert!(rt.pending_interactions().await.unwrap().is_empty());
+    let late = rt
+        .answer(answer(&task.task_id, &interaction.interaction_id, "accept"))
+        .await;
+    assert!(
+        matches!(
+            late,
+            Err(AnswerError::Refused(
+                sextant_core::interaction::AnswerRefusal::AlreadyAnswered
+                    | sextant_core::interaction::AnswerRefusal::TaskTerminal
+            ))
+        ),
+        "{late:?}"
+    );
+}
+
+#[tokio::test]
+async fn an_answer_that_beats_the_close_fails_its_task_with_the_same_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let (task, interaction, waiting_seq) = waiting_at_shutdown(&dir).await;
+    // Answered before the start-up close ran (here: before recovery).
+    let rt = runtime(&dir).await;
     let row = rt
         .answer(answer(&task.task_id, &interaction.interaction_id, "accept"))
         .await
@@ -696,7 +729,7 @@ async fn an_answer_after_a_restart_fails_clearly() {
     let f = settled(&rt, &row, waiting_seq).await;
     assert_eq!(f.state, TaskState::Failed);
     assert!(
-        status(&f).contains("gone (Sextant restarted)"),
+        status(&f).contains("the Codex app-server that asked is gone"),
         "{}",
         status(&f)
     );

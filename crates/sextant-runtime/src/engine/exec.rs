@@ -150,6 +150,10 @@ impl Engine for ExecEngine {
         async move { self.run_limited(&turn, None, sink).await }.boxed()
     }
 
+    fn cannot_resume(&self) -> Option<String> {
+        None
+    }
+
     fn resume<'a>(
         &'a mut self,
         turn: Turn,

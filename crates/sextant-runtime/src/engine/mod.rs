@@ -107,8 +107,23 @@ pub trait Engine: Send {
         false
     }
 
+    /// Why an answer cannot continue a turn once the engine that asked for the decision is
+    /// gone (Sextant restarted while the task waited), or `None` for an engine whose
+    /// [`resume`](Self::resume) continues such a turn. At the next start a task waiting on such
+    /// an engine's decision is failed with this reason and its card is closed, so no one is
+    /// left answering a question whose answer cannot land.
+    fn cannot_resume(&self) -> Option<String> {
+        Some(
+            "The engine that asked for this decision is gone (Sextant restarted), so no answer \
+             can reach it. Send the message again."
+                .into(),
+        )
+    }
+
     /// Continues a turn whose interaction was answered after the engine that asked was gone
     /// (Sextant restarted while the task waited). `turn.inputs` holds all of the task's inputs.
+    /// Engines that cannot ([`cannot_resume`](Self::cannot_resume)) fail the task with the
+    /// reason; this only happens when the answer raced the close at start.
     fn resume<'a>(
         &'a mut self,
         turn: Turn,
@@ -117,13 +132,10 @@ pub trait Engine: Send {
         sink: &'a TurnSink,
     ) -> BoxFuture<'a, Outcome> {
         let _ = (turn, interaction, answer, sink);
-        Box::pin(async {
-            Outcome::Failed(
-                "the engine that asked for this decision is gone (Sextant restarted); \
-                 send the message again"
-                    .into(),
-            )
-        })
+        let why = self.cannot_resume().unwrap_or_else(|| {
+            "this engine did not say how to continue after a restart; send the message again".into()
+        });
+        Box::pin(async move { Outcome::Failed(why) })
     }
 }
 
@@ -421,15 +433,7 @@ impl TurnSink {
         why: String,
         rx: tokio::sync::oneshot::Receiver<Answer>,
     ) -> Result<Asked, AskError> {
-        let answer = Answer {
-            interaction_id: id.to_string(),
-            option: default_option,
-            reason: Some(why),
-            values: serde_json::Map::new(),
-            message_id: format!("withdrawn-{id}"),
-            answered_by: WITHDRAWN_BY.into(),
-            expired: false,
-        };
+        let answer = withdrawal(id, default_option, why);
         let now = self.clock.now();
         let appended = self
             .journal
@@ -493,6 +497,20 @@ impl TurnSink {
 
 /// Who an interaction withdrawn by its engine is recorded as answered by.
 pub const WITHDRAWN_BY: &str = "engine";
+
+/// The answer that closes an interaction on its engine's behalf: its default option, answered
+/// by [`WITHDRAWN_BY`], with the reason.
+pub(crate) fn withdrawal(id: &str, default_option: String, why: String) -> Answer {
+    Answer {
+        interaction_id: id.to_string(),
+        option: default_option,
+        reason: Some(why),
+        values: serde_json::Map::new(),
+        message_id: format!("withdrawn-{id}"),
+        answered_by: WITHDRAWN_BY.into(),
+        expired: false,
+    }
+}
 
 /// How [`TurnSink::ask_until`] ended.
 #[derive(Debug, Clone, PartialEq)]

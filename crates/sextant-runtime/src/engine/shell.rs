@@ -178,6 +178,10 @@ impl Engine for ShellEngine {
         .boxed()
     }
 
+    fn cannot_resume(&self) -> Option<String> {
+        None
+    }
+
     fn resume<'a>(
         &'a mut self,
         turn: Turn,

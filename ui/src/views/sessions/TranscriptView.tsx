@@ -122,7 +122,9 @@ function Entry(props: { item: Item; showTask: boolean }) {
             </div>
             {it.answer ? (
               <div class="decision-answer" data-kind="answer">
-                {it.answer.expired ? (
+                {it.answer.withdrawn ? (
+                  <>Withdrawn by the agent, no answer needed</>
+                ) : it.answer.expired ? (
                   <>
                     Expired: <strong>{optionLabel(i, it.answer.option)}</strong> applied
                   </>

@@ -70,7 +70,15 @@ describe('transcript items', () => {
     ];
     const it = items(blocks);
     expect(it.map((i) => i.type)).toEqual(['user', 'interaction', 'state']);
-    expect(it[1]).toMatchObject({ answer: { option: 'accept', answeredBy: 'you', at: '2026-12-01T10:01:00.000Z' } });
+    expect(it[1]).toMatchObject({ answer: { option: 'accept', answeredBy: 'you', withdrawn: false, at: '2026-12-01T10:01:00.000Z' } });
+  });
+
+  it('marks an interaction its engine closed as withdrawn, not as answered', () => {
+    const blocks: Block[] = [
+      { seq: 2, at, taskId: 't1', kind: 'interaction', interaction },
+      { seq: 3, at, taskId: 't1', kind: 'answer', interactionId: 'i1', option: 'decline', answeredBy: 'engine', expired: false, reason: 'Sextant restarted' },
+    ];
+    expect(items(blocks)[0]).toMatchObject({ answer: { withdrawn: true, reason: 'Sextant restarted' } });
   });
 
   it('filters to one task', () => {

@@ -60,6 +60,13 @@ export class Ordinals {
   }
 }
 
+/**
+ * Who an interaction closed by its engine is recorded as answered by (`WITHDRAWN_BY` in
+ * crates/sextant-runtime/src/engine/mod.rs): Codex resolved the request itself, its turn ended,
+ * or Sextant restarted while it waited. Nobody chose the option recorded then.
+ */
+export const WITHDRAWN_BY = 'engine';
+
 /** What the transcript shows, one item per thing a person reads. */
 export type Item =
   | { type: 'user'; key: string; seq: number; at: string; taskId?: string; text: string }
@@ -73,7 +80,7 @@ export type Item =
       at: string;
       taskId?: string;
       interaction: Interaction;
-      answer?: { option: string; answeredBy: string; expired: boolean; reason?: string; at: string };
+      answer?: { option: string; answeredBy: string; expired: boolean; withdrawn: boolean; reason?: string; at: string };
     };
 
 /**
@@ -118,7 +125,14 @@ export function items(blocks: Block[], taskId?: string): Item[] {
         break;
       case 'answer': {
         const at = asked.get(b.interactionId);
-        const answer = { option: b.option, answeredBy: b.answeredBy, expired: b.expired, reason: b.reason, at: b.at };
+        const answer = {
+          option: b.option,
+          answeredBy: b.answeredBy,
+          expired: b.expired,
+          withdrawn: b.answeredBy === WITHDRAWN_BY,
+          reason: b.reason,
+          at: b.at,
+        };
         if (at !== undefined) {
           out[at] = { ...(out[at] as Extract<Item, { type: 'interaction' }>), answer };
         }
