@@ -371,13 +371,17 @@ async fn per_principal_caps_and_the_agent_turn_cap() {
     )
     .await;
     let alice = app.peer_token("alice").await;
-    let submit = json!({ "message": msg("wait"), "configuration": { "returnImmediately": true } });
+    // Each call a new message (msg() makes a fresh messageId).
+    let submit =
+        || json!({ "message": msg("wait"), "configuration": { "returnImmediately": true } });
+    let first = submit();
     let r = app
-        .send_message(Some(&alice), "/api/v1/agents/slow", submit.clone())
+        .send_message(Some(&alice), "/api/v1/agents/slow", first.clone())
         .await;
-    assert!(r["result"]["task"].is_object(), "{r}");
+    let task_id = r["result"]["task"]["id"].clone();
+    assert!(task_id.is_string(), "{r}");
     let r = app
-        .send_message(Some(&alice), "/api/v1/agents/slow", submit.clone())
+        .send_message(Some(&alice), "/api/v1/agents/slow", submit())
         .await;
     assert_eq!(code(&r), -32004, "{r}");
     assert!(
@@ -386,11 +390,16 @@ async fn per_principal_caps_and_the_agent_turn_cap() {
             .unwrap()
             .contains("already submitted or working")
     );
+    // A retry of the accepted message is its task, not a refusal.
+    let r = app
+        .send_message(Some(&alice), "/api/v1/agents/slow", first)
+        .await;
+    assert_eq!(r["result"]["task"]["id"], task_id, "{r}");
     // The owner is not capped.
     let owner = app.owner.clone();
     for _ in 0..2 {
         let r = app
-            .send_message(Some(&owner), "/api/v1/agents/slow", submit.clone())
+            .send_message(Some(&owner), "/api/v1/agents/slow", submit())
             .await;
         assert!(r["result"]["task"].is_object(), "{r}");
     }

@@ -42,6 +42,7 @@ fn admission(phase: &str, client: usize, n: u64) -> Admission {
         content_hash: sextant_core::ids::sha256_hex(id.as_bytes()),
         input_key: id,
         origin: "a2a".into(),
+        max_active_tasks: None,
         at: Utc::now(),
     }
 }

@@ -220,6 +220,7 @@ mod tests {
                 content_hash: "x".into(),
                 input_key: "outbound:1".into(),
                 origin: "outbound".into(),
+                max_active_tasks: None,
                 at: chrono::Utc::now(),
             })
             .await

@@ -69,12 +69,6 @@ impl Journal {
             .await
     }
 
-    /// Tasks of `caller` that are submitted or working.
-    pub async fn active_tasks(&self, caller: &str) -> Result<u64> {
-        let caller = caller.to_string();
-        self.read(move |c| security::active_tasks(c, &caller)).await
-    }
-
     /// Inputs accepted in one Session.
     pub async fn session_inputs(&self, session_id: &str) -> Result<u64> {
         let id = session_id.to_string();

@@ -27,6 +27,7 @@ fn admission(caller: &str, id: &str, text: &str) -> Admission {
         content_hash: sextant_core::ids::sha256_hex(text.as_bytes()),
         input_key: id.into(),
         origin: "a2a".into(),
+        max_active_tasks: None,
         at: t0(),
     }
 }

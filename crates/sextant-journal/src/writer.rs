@@ -39,6 +39,10 @@ pub struct Admission {
     pub input_key: String,
     /// Where the Session came from when it is created (`a2a`, `schedule`, ...).
     pub origin: String,
+    /// Refuse the input if the caller already has this many tasks submitted or working. The
+    /// count is taken by the writer in the admission's own transaction, so inputs that arrive
+    /// together cannot all pass it (a read before the admission let a burst through).
+    pub max_active_tasks: Option<u32>,
     pub at: DateTime<Utc>,
 }
 
@@ -82,6 +86,8 @@ pub enum Refusal {
     TaskTerminal { state: String },
     /// contextId and taskId disagree.
     ContextMismatch { task_context: String },
+    /// The caller already has [`Admission::max_active_tasks`] tasks submitted or working.
+    TooManyTasks { limit: u32 },
 }
 
 /// An event to append.
@@ -777,6 +783,12 @@ fn admit(ctx: &mut Ctx<'_>, a: &Admission) -> Result<Result<Admitted, Refusal>> 
         }
         let task = ctx.task(&task_id)?.ok_or(Error::NotFound)?;
         return Ok(Ok(Admitted::Duplicate { task }));
+    }
+    // After the retry check: a message already accepted is answered with its task, cap or not.
+    if let Some(limit) = a.max_active_tasks
+        && crate::queries::security::active_tasks(c, &a.caller)? >= u64::from(limit)
+    {
+        return Ok(Err(Refusal::TooManyTasks { limit }));
     }
 
     if let Some(task_id) = &a.task_id {

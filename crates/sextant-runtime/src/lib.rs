@@ -436,6 +436,10 @@ impl Runtime {
             content_hash,
             input_key,
             origin: input.origin,
+            max_active_tasks: match self.limits().max_concurrent_tasks {
+                limit if input.principal.is_remote() && limit > 0 => Some(limit),
+                _ => None,
+            },
             at: self.inner.clock.now(),
         };
         let journal = &self.inner.journal;
@@ -444,7 +448,10 @@ impl Runtime {
         } else {
             journal.admit_watched(admission, true).await?
         };
-        let admitted = admitted.map_err(AdmitError::Refused)?;
+        let admitted = admitted.map_err(|r| match r {
+            Refusal::TooManyTasks { limit } => AdmitError::TooManyTasks { limit },
+            r => AdmitError::Refused(r),
+        })?;
         match &admitted {
             Admitted::Created {
                 task,
@@ -477,8 +484,8 @@ impl Runtime {
         Ok(Accepted { admitted, live })
     }
 
-    /// The per-principal caps: concurrent tasks of a remote principal, and agent-to-agent turns
-    /// in one context.
+    /// The cap on agent-to-agent turns in one context. (The cap on a remote principal's
+    /// concurrent tasks is counted by the journal's writer: [`Admission::max_active_tasks`].)
     async fn check_caps(
         &self,
         principal: &Principal,
@@ -487,14 +494,6 @@ impl Runtime {
         message: &Message,
     ) -> Result<(), AdmitError> {
         let limits = self.limits();
-        if principal.is_remote() && limits.max_concurrent_tasks > 0 {
-            let running = self.inner.journal.active_tasks(caller).await?;
-            if running >= u64::from(limits.max_concurrent_tasks) {
-                return Err(AdmitError::TooManyTasks {
-                    limit: limits.max_concurrent_tasks,
-                });
-            }
-        }
         if principal.is_agent() && limits.max_agent_turns_per_context > 0 {
             let session = match (&message.task_id, &message.context_id) {
                 (Some(task_id), _) => self

@@ -229,6 +229,7 @@ async fn recovery_delivers_accepted_inputs_and_fails_interrupted_turns() {
                 content_hash: id.into(),
                 input_key: id.into(),
                 origin: "test".into(),
+                max_active_tasks: None,
                 at: chrono::Utc::now(),
             }
         };
@@ -790,4 +791,59 @@ fn inputs_after_a_turns_through_seq_are_undelivered() {
     let (inputs, _) = worker::undelivered_inputs(&legacy);
     assert_eq!(inputs.len(), 1);
     assert_eq!(inputs[0].message_id, "next");
+}
+
+/// A remote caller's cap on concurrent tasks holds however many of its messages arrive at
+/// once (the count and the new task are one step of the journal's writer), and a retry of a
+/// message already accepted returns its task rather than a refusal.
+#[tokio::test]
+async fn a_remote_callers_task_cap_holds_for_simultaneous_messages() {
+    let dir = tempfile::tempdir().unwrap();
+    let gate = dir.path().join("gate");
+    let script = format!(
+        "read -r turn; while [ ! -f '{}' ]; do sleep 0.05; done; \
+         echo '{{\"type\":\"final\",\"status\":\"completed\",\"text\":\"done\"}}'",
+        gate.display()
+    );
+    let mut agent = exec_agent("slow", &script);
+    agent.access.call.push("peer:*".into());
+    let rt = runtime(&dir, vec![agent]).await;
+    rt.set_limits(Limits {
+        max_concurrent_tasks: 3,
+        max_agent_turns_per_context: 0,
+    });
+    let alice = |id: String| Input {
+        principal: Principal::peer("alice"),
+        ..input("slow", &id, "work")
+    };
+    let sends = (0..24).map(|i| rt.admit(alice(format!("m{i}"))));
+    let results = futures::future::join_all(sends).await;
+    let accepted: Vec<_> = results.iter().filter_map(|r| r.as_ref().ok()).collect();
+    let capped = results
+        .iter()
+        .filter(|r| matches!(r, Err(AdmitError::TooManyTasks { limit: 3 })))
+        .count();
+    let outcomes: Vec<String> = results
+        .iter()
+        .map(|r| match r {
+            Ok(a) => format!("accepted {}", a.task().message_id),
+            Err(e) => e.to_string(),
+        })
+        .collect();
+    assert_eq!((accepted.len(), capped), (3, 21), "{outcomes:#?}");
+
+    // A retry of an accepted message is its task, not a fourth one and not a refusal.
+    let first = accepted[0].task().clone();
+    let retry = rt
+        .admit(alice(first.message_id.clone()))
+        .await
+        .expect("a retry at the cap");
+    assert!(matches!(retry, Admitted::Duplicate { .. }), "{retry:?}");
+    assert_eq!(retry.task().task_id, first.task_id);
+
+    std::fs::write(&gate, b"open").unwrap();
+    for a in accepted {
+        assert_eq!(settle(&rt, a).await.state, TaskState::Completed);
+    }
+    rt.shutdown(Duration::from_secs(5)).await;
 }

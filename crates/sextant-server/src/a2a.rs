@@ -795,7 +795,9 @@ fn refusal(r: AdmitError) -> RpcError {
                  (anti-loop); start a new context (send without contextId) to go on"
             ),
         ),
-        AdmitError::TooManyTasks { limit } => RpcError::new(
+        // The runtime hands the journal's refusal on as its own variant; both read the same.
+        AdmitError::TooManyTasks { limit }
+        | AdmitError::Refused(Refusal::TooManyTasks { limit }) => RpcError::new(
             Code::UnsupportedOperation,
             format!(
                 "{limit} of your tasks are already submitted or working; wait for one to \
@@ -898,7 +900,8 @@ async fn send(call: &Call, params: Value, streaming: bool) -> Result<Reply, RpcE
         // it may never be. A retry of the same message finds the task if it was recorded.
         return Err(RpcError::new(
             Code::Internal,
-            "Sextant is shutting down and this message may not have been recorded; send it again              (with the same messageId, a recorded message is not run twice)",
+            "Sextant is shutting down and this message may not have been recorded; send it again \
+             (with the same messageId, a recorded message is not run twice)",
         ));
     }
     if let Some(reply) = &fold.reply {

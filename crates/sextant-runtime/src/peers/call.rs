@@ -415,6 +415,7 @@ impl Peers {
                 message: local,
                 input_key: format!("outbound:{}", new_id()),
                 origin: "outbound".into(),
+                max_active_tasks: None,
                 at: self.clock().now(),
             })
             .await?
