@@ -4,6 +4,7 @@
 //   bash tests/browser/run.sh            (installs chromium and playwright-core if missing)
 
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { client, rawPost, shot, startBrowser, startServer } from './harness.mjs';
 
@@ -42,7 +43,7 @@ function noErrors(page) {
 
 describe('the server serves the console', () => {
   test('with a strict CSP, and index.html for deep links', async () => {
-    for (const path of ['/', '/sessions/0193-deep-link', '/tasks/x', '/schedules', '/inbox']) {
+    for (const path of ['/', '/sessions/0193-deep-link', '/tasks/x', '/schedules', '/peers', '/inbox']) {
       const res = await fetch(server.url + path);
       assert.equal(res.status, 200, path);
       const csp = res.headers.get('content-security-policy');
@@ -310,5 +311,181 @@ describe('overview', () => {
     await shot(page, 'overview');
     noErrors(page);
     await page.close();
+  });
+});
+
+/**
+ * A tiny A2A 1.0 peer on 127.0.0.1:0: its card at /.well-known/agent-card.json (changeable),
+ * and a JSON-RPC endpoint at /rpc whose SendMessage completes at once with an echo.
+ */
+async function startFakePeer() {
+  const seen = [];
+  let card;
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      const json = (status, v) => {
+        res.writeHead(status, { 'Content-Type': 'application/json' });
+        res.end(JSON.stringify(v));
+      };
+      if (req.method === 'GET' && req.url === '/.well-known/agent-card.json') return json(200, card);
+      if (req.method === 'POST' && req.url === '/rpc') {
+        const rpc = JSON.parse(body);
+        const msg = rpc.params?.message ?? {};
+        seen.push({ method: rpc.method, authorization: req.headers.authorization });
+        return json(200, {
+          jsonrpc: '2.0',
+          id: rpc.id,
+          result: {
+            task: {
+              id: `remote-task-${seen.length}`,
+              contextId: msg.contextId ?? 'remote-context',
+              status: { state: 'TASK_STATE_COMPLETED' },
+              artifacts: [{ artifactId: 'a1', name: 'reply', parts: [{ text: `helper heard: ${msg.parts?.[0]?.text ?? ''}` }] }],
+            },
+          },
+        });
+      }
+      json(404, { error: 'not found' });
+    });
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${server.address().port}`;
+  card = {
+    name: 'Helper',
+    description: 'A fake peer for the console test',
+    version: '1.0.0',
+    supportedInterfaces: [{ url: `${url}/rpc`, protocolBinding: 'JSONRPC', protocolVersion: '1.0' }],
+    capabilities: { streaming: false },
+    defaultInputModes: ['text/plain'],
+    defaultOutputModes: ['text/plain'],
+    skills: [{ id: 'echo', name: 'Echo', description: 'Repeats what it is told', tags: ['echo', 'test'] }],
+  };
+  return {
+    url,
+    seen,
+    addSkill(id, name) {
+      card = { ...card, skills: [...card.skills, { id, name, description: `Does ${id}`, tags: [id] }] };
+    },
+    close() {
+      server.closeAllConnections();
+      return new Promise((r) => server.close(r));
+    },
+  };
+}
+
+describe('peers', () => {
+  test('register a peer, its changed card disables it, review and re-pin it, remove it', async () => {
+    const fake = await startFakePeer();
+    try {
+      const page = await open('/peers');
+      await page.getByText('No peers yet').waitFor();
+
+      // Register through the dialog; a name the server refuses shows on the name field.
+      await page.getByRole('button', { name: '+ Register a peer' }).click();
+      const dialog = page.locator('dialog[open]');
+      await dialog.locator('#p-name').fill('Not A Name');
+      await dialog.locator('#p-url').fill(fake.url);
+      await dialog.locator('#p-token').fill('peer-secret-token-123');
+      await dialog.locator('#p-timeout').fill('30');
+      await dialog.getByRole('button', { name: 'Register peer' }).click();
+      await dialog.locator('[data-field-error="name"]').waitFor();
+      assert.match(await dialog.locator('#p-name').getAttribute('class'), /invalid/);
+      await shot(page, 'peer-dialog');
+      await dialog.locator('#p-name').fill('helper');
+      const [created] = await Promise.all([
+        page.waitForResponse((r) => r.url().endsWith('/api/v1/peers') && r.request().method() === 'POST'),
+        dialog.getByRole('button', { name: 'Register peer' }).click(),
+      ]);
+      assert.equal(created.status(), 201);
+      assert.doesNotMatch(await created.text(), /peer-secret-token/, 'the token is never returned');
+
+      const card = page.locator('article[data-peer="helper"]');
+      await card.locator('.badge', { hasText: 'Enabled' }).waitFor();
+      await card.getByText('set (kept by Sextant, never shown)').waitFor();
+      const pinned = (await api.call('GET', '/api/v1/peers/helper')).body.pin.hash;
+      await card.locator(`.peer-facts [data-hash="${pinned}"]`).waitFor();
+      await card.getByText('no calls yet').waitFor();
+      assert.doesNotMatch(await page.content(), /peer-secret-token/);
+
+      // A call as the owner: the metrics and the conversation follow live.
+      const ok = await api.call('POST', '/api/v1/peers/call', { agent: 'helper', message: 'hi' });
+      assert.equal(ok.status, 200, JSON.stringify(ok.body));
+      assert.equal(ok.body.status, 'ok');
+      assert.equal(fake.seen.at(-1).authorization, 'Bearer peer-secret-token-123');
+      await card.getByText('1 call, no failures').waitFor();
+      const conversation = page.locator(`tr[data-session-id="${ok.body.session_id}"]`);
+      await conversation.getByText('helper').waitFor();
+      await shot(page, 'peers');
+
+      // The card changes: the next use is refused (409) and disables the peer.
+      fake.addSkill('translate', 'Translate');
+      const refused = await api.call('POST', '/api/v1/peers/call', { agent: 'helper', message: 'hi again' });
+      assert.equal(refused.status, 409, JSON.stringify(refused.body));
+      assert.equal(fake.seen.length, 1, 'nothing was sent to the changed peer');
+      const disabled = (await api.call('GET', '/api/v1/peers/helper')).body.disabled;
+      await page.reload();
+      await page.locator('[data-connection="live"]').waitFor();
+      await card.locator('.badge', { hasText: 'Disabled' }).waitFor();
+      const changed = card.locator('section[aria-label="Card changed"]');
+      await changed.getByText('skill added: translate (Translate)').waitFor();
+      await changed.locator(`dl [data-hash="${disabled.old_hash}"]`).waitFor();
+      await changed.locator(`dl [data-hash="${disabled.new_hash}"]`).waitFor();
+      assert.equal(disabled.old_hash, pinned);
+
+      // Review the card as it is now.
+      await changed.getByRole('button', { name: 'Review card' }).click();
+      const review = card.locator('section[aria-label="Card review"]');
+      await review.getByText('Differs from the pin').waitFor();
+      await review.locator('.skill-list li', { hasText: 'Translate' }).waitFor();
+      await review.locator(`dl [data-hash="${disabled.new_hash}"]`).waitFor();
+      await review.getByText('No problems found with this card.').waitFor();
+      await shot(page, 'peer-changed');
+
+      // It changes again before the re-pin: the server refuses (409), the page says why and
+      // reloads; a fresh review pins the card as it is now.
+      fake.addSkill('summarize', 'Summarize');
+      const [conflict] = await Promise.all([
+        page.waitForResponse((r) => r.url().endsWith('/api/v1/peers/helper/pin')),
+        changed.getByRole('button', { name: 'Re-pin' }).click(),
+      ]);
+      assert.equal(conflict.status(), 409);
+      assert.equal(JSON.parse(conflict.request().postData()).hash, disabled.new_hash, 'the reviewed hash');
+      await page.locator('.toast-bad', { hasText: 'review it again before pinning' }).waitFor();
+      await review.waitFor({ state: 'detached' });
+      await card.locator('.badge', { hasText: 'Disabled' }).waitFor();
+
+      await changed.getByRole('button', { name: 'Review card' }).click();
+      await review.locator('.skill-list li', { hasText: 'Summarize' }).waitFor();
+      const [repinned] = await Promise.all([
+        page.waitForResponse((r) => r.url().endsWith('/api/v1/peers/helper/pin')),
+        changed.getByRole('button', { name: 'Re-pin' }).click(),
+      ]);
+      assert.equal(repinned.status(), 200);
+      await card.locator('.badge', { hasText: 'Enabled' }).waitFor();
+      await changed.waitFor({ state: 'detached' });
+      const now = (await api.call('GET', '/api/v1/peers/helper')).body;
+      assert.equal(now.enabled, true);
+      assert.equal(JSON.parse(repinned.request().postData()).hash, now.pin.hash);
+      await card.locator(`.peer-facts [data-hash="${now.pin.hash}"]`).waitFor();
+      assert.equal((await api.call('POST', '/api/v1/peers/call', { agent: 'helper', message: 'back' })).status, 200);
+
+      // Remove it; its conversations stay.
+      await card.getByRole('button', { name: 'Remove' }).click();
+      const confirm = page.locator('dialog[open]');
+      await confirm.getByText('Its conversations stay in the journal').waitFor();
+      await confirm.getByRole('button', { name: 'Remove peer' }).click();
+      await card.waitFor({ state: 'detached' });
+      assert.equal((await api.call('GET', '/api/v1/peers/helper')).status, 404);
+      await page.getByText('No peers yet').waitFor();
+      await conversation.getByRole('link', { name: /Session .* →/ }).click();
+      await page.waitForURL(new RegExp(`/sessions/${ok.body.session_id}$`));
+      await page.locator('[data-kind="user_input"]', { hasText: 'hi' }).first().waitFor();
+      noErrors(page);
+      await page.close();
+    } finally {
+      await fake.close();
+    }
   });
 });

@@ -10,6 +10,7 @@ import { Home } from './views/home/Home';
 import { Inbox } from './views/inbox/Inbox';
 import { pageTitle } from './views/inbox/state';
 import { pendingCount } from './views/inbox/store';
+import { Peers } from './views/peers/Peers';
 import { ScheduleDetail } from './views/schedules/ScheduleDetail';
 import { Schedules } from './views/schedules/Schedules';
 import { SessionPage } from './views/sessions/Session';
@@ -23,6 +24,7 @@ const VIEW_NAMES: Record<Route['name'], string> = {
   task: 'Task',
   schedules: 'Schedules',
   schedule: 'Schedule',
+  peers: 'Peers',
   session: 'Session',
   notFound: 'Not found',
 };
@@ -41,6 +43,8 @@ function page(r: Route) {
       return <Schedules />;
     case 'schedule':
       return <ScheduleDetail key={r.id} id={r.id} />;
+    case 'peers':
+      return <Peers />;
     case 'session':
       return <SessionPage key={r.id} id={r.id} />;
     case 'notFound':
@@ -106,6 +110,7 @@ export function App() {
           <NavItem href="/inbox" active={section === 'inbox'} label="Approvals" icon="✓" count={pending} />
           <NavItem href="/tasks" active={section === 'tasks'} label="Tasks" icon="≡" />
           <NavItem href="/schedules" active={section === 'schedules'} label="Schedules" icon="◷" />
+          <NavItem href="/peers" active={section === 'peers'} label="Peers" icon="⇄" />
         </div>
         <div class="sidebar-foot">
           <Connection />

@@ -1,5 +1,5 @@
 // Client-side routes on the History API: `/`, `/inbox`, `/tasks`, `/tasks/{id}`,
-// `/schedules`, `/schedules/{id}`, `/sessions/{id}`. The server answers index.html for each,
+// `/schedules`, `/schedules/{id}`, `/peers`, `/sessions/{id}`. The server answers index.html for each,
 // so every one works as a deep link (`/sessions/{id}` is the console link in results).
 
 import { signal } from '@preact/signals';
@@ -30,6 +30,7 @@ export type Route =
   | { name: 'task'; id: string }
   | { name: 'schedules' }
   | { name: 'schedule'; id: string }
+  | { name: 'peers' }
   | { name: 'session'; id: string }
   | { name: 'notFound' };
 
@@ -40,6 +41,7 @@ export function match(path: string): Route {
   if (p === '/inbox') return { name: 'inbox' };
   if (p === '/tasks') return { name: 'tasks' };
   if (p === '/schedules') return { name: 'schedules' };
+  if (p === '/peers') return { name: 'peers' };
   const m = /^\/(tasks|schedules|sessions)\/([A-Za-z0-9._-]+)$/.exec(p);
   if (m) {
     const id = decodeURIComponent(m[2]);

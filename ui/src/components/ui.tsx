@@ -221,3 +221,13 @@ export function Switch(props: { checked: boolean; label: string; disabled?: bool
     </button>
   );
 }
+
+/** A form field's error, under the field (`id` for the field's `aria-describedby`). */
+export function FieldError(props: { field: string; error?: string }) {
+  if (!props.error) return null;
+  return (
+    <div class="field-error" role="alert" data-field-error={props.field} id={`err-${props.field}`}>
+      {props.error}
+    </div>
+  );
+}

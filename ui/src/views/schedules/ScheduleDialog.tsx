@@ -6,7 +6,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError } from '../../api/client';
 import type { AgentSummary, Schedule, ScheduleInput, SchedulePreview } from '../../api/types';
-import { Dialog, now } from '../../components/ui';
+import { Dialog, FieldError, now } from '../../components/ui';
 import { describeCron } from '../../lib/cron';
 import { localZone, relative, wallTime } from '../../lib/time';
 import { createSchedule, previewCron, updateSchedule } from './api';
@@ -22,15 +22,6 @@ const PRESETS: [string, string][] = [
 ];
 
 type Errors = Partial<Record<keyof ScheduleInput | 'form', string>>;
-
-function FieldError(props: { field: string; error?: string }) {
-  if (!props.error) return null;
-  return (
-    <div class="field-error" role="alert" data-field-error={props.field} id={`err-${props.field}`}>
-      {props.error}
-    </div>
-  );
-}
 
 export function ScheduleDialog(props: {
   open: boolean;

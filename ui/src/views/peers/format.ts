@@ -1,0 +1,104 @@
+// Pure pieces of the Peers page: short hashes, metrics in words, the order peers are listed
+// in, which hash a re-pin sends, and the registration form's checks. Tested beside
+// (format.test.ts); the page only renders what these return.
+
+import type { Tone } from '../../lib/format';
+import type { CardSummary, PeerInput, PeerMetrics, PeerView } from './api';
+
+/** The server's timeout bounds (`timeout_of` in crates/sextant-runtime/src/peers/mod.rs). */
+export const MIN_TIMEOUT_SECS = 1;
+export const MAX_TIMEOUT_SECS = 3600;
+export const DEFAULT_TIMEOUT_SECS = 120;
+
+/**
+ * The first 12 hex digits of a pin hash: enough to tell two pins apart at a glance (the
+ * page puts the full hash in the element's title).
+ */
+export function shortHash(hash: string | null | undefined): string {
+  if (!hash) return '—';
+  return hash.length > 12 ? `${hash.slice(0, 12)}…` : hash;
+}
+
+/** "412 ms", "1.4 s", "12 s"; "—" when nothing was measured. */
+export function latency(ms: number | null | undefined): string {
+  if (ms === null || ms === undefined || !Number.isFinite(ms)) return '—';
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 10_000) return `${(ms / 1000).toFixed(1)} s`;
+  return `${Math.round(ms / 1000)} s`;
+}
+
+/** "1 call", "3 calls". */
+export function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
+}
+
+/** Calls and failures in words, with a tone: failures are worth a look, no calls is quiet. */
+export function callsSummary(m: PeerMetrics): { text: string; tone: Tone } {
+  if (m.calls === 0) return { text: 'no calls yet', tone: 'muted' };
+  const text = `${plural(m.calls, 'call')}, ${m.failures === 0 ? 'no failures' : plural(m.failures, 'failure')}`;
+  return { text, tone: m.failures === 0 ? 'ok' : m.failures >= m.calls ? 'bad' : 'warn' };
+}
+
+/** Disabled peers first (they wait for the person), then by name. */
+export function sortPeers(peers: PeerView[]): PeerView[] {
+  return [...peers].sort((a, b) => Number(a.enabled) - Number(b.enabled) || a.name.localeCompare(b.name));
+}
+
+/**
+ * The hash a re-pin sends: the one the person reviewed (the card summary's `pinHash`, when
+ * the review is of this peer), else the new hash the server saw when it disabled the peer.
+ * The server pins only if the card still hashes to it, so what gets pinned is what was shown.
+ * Null when there is nothing to pin to (an enabled peer never reviewed).
+ */
+export function hashToPin(peer: PeerView, review: CardSummary | null | undefined): string | null {
+  if (review && (review.registeredAs ?? peer.name) === peer.name && review.pinHash) return review.pinHash;
+  return peer.disabled?.new_hash ?? null;
+}
+
+/** Whether a reviewed card differs from the peer's pin (so re-pinning would change it). */
+export function reviewDiffers(peer: PeerView, review: CardSummary): boolean {
+  if (review.matchesPin !== undefined) return !review.matchesPin;
+  return !!review.pinHash && review.pinHash !== peer.pin?.hash;
+}
+
+/** The registration dialog's fields, as typed. */
+export interface PeerForm {
+  name: string;
+  url: string;
+  token: string;
+  timeout: string;
+  allowPrivate: boolean;
+}
+
+export const emptyPeerForm = (): PeerForm => ({ name: '', url: '', token: '', timeout: String(DEFAULT_TIMEOUT_SECS), allowPrivate: false });
+
+/** Which form field a server error's `field` belongs on. */
+export const FIELD_OF: Record<string, keyof PeerForm> = {
+  name: 'name',
+  url: 'url',
+  token: 'token',
+  timeout_secs: 'timeout',
+  allow_private_network: 'allowPrivate',
+};
+
+/**
+ * The registration body, or the first field the server would refuse for its form (the
+ * server still checks everything; this catches what the browser can see, like a timeout
+ * that is not a number). An empty token is left out: no token.
+ */
+export function registrationBody(f: PeerForm): { ok: true; body: PeerInput } | { ok: false; field: keyof PeerForm; message: string } {
+  const name = f.name.trim();
+  const url = f.url.trim();
+  if (!name) return { ok: false, field: 'name', message: 'a name is required' };
+  if (!url) return { ok: false, field: 'url', message: 'the agent’s URL is required' };
+  const body: PeerInput = { name, url, allow_private_network: f.allowPrivate };
+  const t = f.timeout.trim();
+  if (t) {
+    const n = Number(t);
+    if (!Number.isInteger(n) || n < MIN_TIMEOUT_SECS || n > MAX_TIMEOUT_SECS)
+      return { ok: false, field: 'timeout', message: `a whole number of seconds, ${MIN_TIMEOUT_SECS}–${MAX_TIMEOUT_SECS}` };
+    body.timeout_secs = n;
+  }
+  if (f.token) body.token = f.token;
+  return { ok: true, body };
+}
