@@ -19,7 +19,9 @@
 #     ("(1) Approvals · Sextant"), saved to docs/screenshots/desktop-inbox.png;
 #  5. a second launch hands over to the first (single instance) and exits 0 without starting
 #     a second server;
-#  6. SIGTERM shuts down cleanly: `sextant-app: stopped`, exit 0, window state saved.
+#  6. SIGTERM shuts down cleanly: `sextant-app: stopped`, exit 0, window state saved;
+#  7. with `sextant serve` running on the same data dir, a launch stops at once: exit 1, the
+#     reason ("already running", with the server's address) on stderr and in a notification.
 # Every wait polls a condition against a deadline; nothing sleeps for readiness.
 # Needs the packages of scripts/install-desktop-deps.sh.
 set -euo pipefail
@@ -164,4 +166,21 @@ wait "$app_pid" || rc=$?
 [ "$rc" -eq 0 ] || fail "the app exited $rc"
 ls "$XDG_CONFIG_HOME"/*/.window-state.json >/dev/null 2>&1 || fail "window state was not saved"
 echo "smoke: clean shutdown; window state saved"
+
+# 7. One Sextant per data dir: the app refuses a data dir that `sextant serve` holds.
+serve_bin="${SEXTANT_BIN:-$(dirname "$app")/sextant}"
+[ -x "$serve_bin" ] || fail "no sextant binary at $serve_bin (cargo build -p sextant)"
+"$serve_bin" serve --data-dir "$SEXTANT_DATA_DIR" --port 0 >"$work/serve.out" 2>"$work/serve.log" &
+pids+=($!)
+until_ok 60 grep -qs '^sextant: listening on ' "$work/serve.out" || fail "sextant serve did not start"
+serve_url="$(sed -n 's/^sextant: listening on //p' "$work/serve.out" | head -n1)"
+shown_before="$(dunstctl count displayed)"
+rc=0
+timeout 60 "$app" >"$work/refused.out" 2>"$work/refused.log" || rc=$?
+[ "$rc" -eq 1 ] || fail "a launch on a held data dir exited $rc, not 1"
+grep -q "another Sextant is already running .*listening on $serve_url" "$work/refused.log" \
+  || fail "the refusal does not name the running server: $(cat "$work/refused.log")"
+more_shown() { [ "$(dunstctl count displayed)" -gt "$shown_before" ]; }
+until_ok 10 more_shown || fail "no notification of the refused start"
+echo "smoke: a launch on a data dir held by sextant serve stopped, saying so"
 echo "smoke: PASS ($((SECONDS - start)) s)"

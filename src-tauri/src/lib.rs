@@ -77,6 +77,7 @@ pub fn run() -> ExitCode {
         Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
         Err(e) => {
             eprintln!("sextant-app: {e:#}");
+            notify::start_failed(&format!("{e:#}"));
             ExitCode::FAILURE
         }
     }

@@ -53,3 +53,23 @@ pub fn new_interaction(app: &AppHandle, i: &Pending) {
 pub fn new_interaction(_app: &AppHandle, i: &Pending) {
     tracing::info!(interaction_id = %i.interaction_id, "new interaction (no notifications on this platform yet)");
 }
+
+/// Says why the app could not start (another Sextant holds the data dir, say). A launch from
+/// a menu has no terminal for the error and no window yet, so a notification is the one place
+/// the person sees it. Best effort: without a notification service only stderr has it.
+#[cfg(all(unix, not(target_os = "macos")))]
+pub fn start_failed(why: &str) {
+    let shown = notify_rust::Notification::new()
+        .appname("Sextant")
+        .summary("Sextant could not start")
+        .body(why)
+        .urgency(notify_rust::Urgency::Critical)
+        .show();
+    if let Err(e) = shown {
+        tracing::debug!(error = %e, "start failure not notified");
+    }
+}
+
+/// Other platforms: stderr only.
+#[cfg(not(all(unix, not(target_os = "macos"))))]
+pub fn start_failed(_why: &str) {}
