@@ -211,7 +211,8 @@ impl AgentTools {
         Extension(parts): Extension<http::request::Parts>,
         Parameters(args): Parameters<DiscoverArgs>,
     ) -> Result<CallToolResult, ErrorData> {
-        let v = as_owner!(self, parts, |peers, _who| peers.discover(&args.url).await);
+        let s = as_owner!(self, parts, |peers, _who| peers.discover(&args.url).await);
+        let v = to_value(&s);
         Ok(success(card_summary(&v), v))
     }
 
@@ -266,9 +267,11 @@ impl AgentTools {
                     "DISABLED (card changed)"
                 },
                 p.capabilities.join(", "),
-                p.metrics["calls"],
-                p.metrics["failures"],
-                p.metrics["avg_latency_ms"]
+                p.metrics.calls,
+                p.metrics.failures,
+                p.metrics
+                    .avg_latency_ms
+                    .map_or_else(|| "null".to_string(), |ms| ms.to_string())
             ));
         }
         out.push_str(&format!("\n{} saved conversations:", l.conversations.len()));

@@ -173,7 +173,7 @@ pub async fn discover(
 ) -> ApiResult<Json<Value>> {
     owner_only(&p)?;
     let b: DiscoverBody = body(&bytes)?;
-    Ok(Json(service(&app)?.discover(&b.url).await?))
+    to_json(&service(&app)?.discover(&b.url).await?)
 }
 
 /// `POST /api/v1/peers/call`.

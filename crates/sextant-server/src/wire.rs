@@ -6,7 +6,9 @@
 //! the JSON the server sends. Keys are camelCase like the A2A wire, except the schedules API
 //! (snake_case, `sextant_scheduler::view`), whose views are exported from that crate.
 //!
-//! Not here: the A2A JSON-RPC wire (`sextant-a2a`), the schedules API's views.
+//! Not here: the A2A JSON-RPC wire (`sextant-a2a`), the schedules API's views, and the peers
+//! API's (`sextant_runtime::peers`, whose views are exported from that crate, and the discover
+//! summary, `sextant_a2a::client::card::CardSummary`).
 
 use serde::Serialize;
 use serde_json::Value;

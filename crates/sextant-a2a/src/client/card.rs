@@ -11,8 +11,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use a2a::{AgentCard, AgentInterface};
-use serde_json::{Map, Value, json};
+use serde::Serialize;
+use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
+use ts_rs::TS;
 use url::Url;
 
 /// Skills shown in a summary, at most.
@@ -380,99 +382,229 @@ pub fn validate(raw: &Value, card_url: &Url) -> Vec<String> {
     p
 }
 
+/// A card in brief, as `POST /api/v1/peers/discover` and the `a2a_discover` tool return it
+/// (keys in camelCase, like the card). Fields the card defines freely (`provider`, skill `tags`,
+/// the default modes, …) are passed on as the card has them, so they are any JSON.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export)]
+pub struct CardSummary {
+    pub name: String,
+    /// Cut at 500 characters.
+    pub description: String,
+    pub version: String,
+    /// The card's `provider` (`null` when absent).
+    pub provider: Value,
+    /// The card's `documentationUrl` (`null` when absent).
+    pub documentation_url: Value,
+    /// Where the card was read.
+    pub card_url: String,
+    /// The interface Sextant would call (`select_interface`), if any.
+    pub jsonrpc_url: Option<String>,
+    /// That interface's tenant.
+    pub tenant: Option<String>,
+    pub interfaces: Vec<CardInterface>,
+    pub capabilities: CardCapabilities,
+    pub auth: CardAuth,
+    /// The card's `defaultInputModes` (`[]` when absent).
+    pub default_input_modes: Value,
+    /// The card's `defaultOutputModes` (`[]` when absent).
+    pub default_output_modes: Value,
+    /// The first 20 skills (`SUMMARY_SKILLS`).
+    pub skills: Vec<CardSkill>,
+    /// How many skills the card lists.
+    pub skills_total: usize,
+    /// The card's pin (`pin_hash`); `null` if it cannot be computed.
+    pub pin_hash: Option<String>,
+    /// Whether `problems` is empty.
+    pub valid: bool,
+    /// What is wrong with the card, in plain words (`validate`).
+    pub problems: Vec<String>,
+    /// For a registered peer (absent otherwise, like the next three): its name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub registered_as: Option<String>,
+    /// Its pin (`null`: not pinned yet).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub pinned_hash: Option<Option<String>>,
+    /// Whether this card matches its pin.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub matches_pin: Option<bool>,
+    /// Whether it is enabled (not disabled by a card change).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub enabled: Option<bool>,
+}
+
+/// One of a card's `supportedInterfaces`: the fields it has of these four, as it has them.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export)]
+pub struct CardInterface {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub url: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub protocol_binding: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub protocol_version: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub tenant: Option<Value>,
+}
+
+/// A card's capabilities (absent flags are `false`).
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export)]
+pub struct CardCapabilities {
+    pub streaming: bool,
+    pub push_notifications: bool,
+    pub extended_agent_card: bool,
+    pub extensions: Vec<CardExtension>,
+}
+
+/// One A2A extension a card declares.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[ts(export)]
+pub struct CardExtension {
+    pub uri: String,
+    pub required: bool,
+}
+
+/// How a card asks to be authenticated.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[ts(export)]
+pub struct CardAuth {
+    pub schemes: Vec<CardScheme>,
+    /// The scheme names of each security requirement (any one requirement suffices).
+    pub required: Vec<Vec<String>>,
+    /// The whole in one line (`auth_summary`).
+    pub summary: String,
+}
+
+/// One security scheme: its name in the card, and what it is in a few words (`scheme_label`).
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[ts(export)]
+pub struct CardScheme {
+    pub name: String,
+    pub kind: String,
+}
+
+/// One skill of a card summary.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[ts(export)]
+pub struct CardSkill {
+    pub id: String,
+    pub name: String,
+    /// Cut at 500 characters.
+    pub description: String,
+    /// The skill's `tags` as the card has them (`[]` when absent).
+    pub tags: Value,
+    /// The skill's `examples` as the card has them (`[]` when absent).
+    pub examples: Value,
+}
+
 /// A summary of a card for people and tools: name, skills, interfaces, capabilities, auth,
-/// the pin, and the problems [`validate`] found.
-pub fn summary(raw: &Value, card_url: &Url) -> Value {
+/// the pin, and the problems [`validate`] found. The registration fields are left unset.
+pub fn summary(raw: &Value, card_url: &Url) -> CardSummary {
     let skills = array(raw, "skills");
-    let shown: Vec<Value> = skills
+    let shown: Vec<CardSkill> = skills
         .iter()
         .take(SUMMARY_SKILLS)
-        .map(|s| {
-            json!({
-                "id": text(s, "id"),
-                "name": text(s, "name"),
-                "description": cut(&text(s, "description"), SUMMARY_TEXT),
-                "tags": s.get("tags").cloned().unwrap_or(json!([])),
-                "examples": s.get("examples").cloned().unwrap_or(json!([])),
-            })
+        .map(|s| CardSkill {
+            id: text(s, "id"),
+            name: text(s, "name"),
+            description: cut(&text(s, "description"), SUMMARY_TEXT),
+            tags: s.get("tags").cloned().unwrap_or(json!([])),
+            examples: s.get("examples").cloned().unwrap_or(json!([])),
         })
         .collect();
-    let interfaces: Vec<Value> = array(raw, "supportedInterfaces")
+    let interfaces: Vec<CardInterface> = array(raw, "supportedInterfaces")
         .iter()
-        .map(|i| {
-            let mut o = Map::new();
-            for k in ["url", "protocolBinding", "protocolVersion", "tenant"] {
-                if let Some(v) = i.get(k) {
-                    o.insert(k.into(), v.clone());
-                }
-            }
-            Value::Object(o)
+        .map(|i| CardInterface {
+            url: i.get("url").cloned(),
+            protocol_binding: i.get("protocolBinding").cloned(),
+            protocol_version: i.get("protocolVersion").cloned(),
+            tenant: i.get("tenant").cloned(),
         })
         .collect();
     let caps = raw.get("capabilities").cloned().unwrap_or(json!({}));
     let flag = |k: &str| caps.get(k).and_then(Value::as_bool).unwrap_or(false);
-    let extensions: Vec<Value> = caps
+    let extensions: Vec<CardExtension> = caps
         .get("extensions")
         .and_then(Value::as_array)
         .map(|a| {
             a.iter()
-                .map(|e| json!({"uri": text(e, "uri"), "required": e.get("required").and_then(Value::as_bool).unwrap_or(false)}))
+                .map(|e| CardExtension {
+                    uri: text(e, "uri"),
+                    required: e.get("required").and_then(Value::as_bool).unwrap_or(false),
+                })
                 .collect()
         })
         .unwrap_or_default();
-    let schemes: Vec<Value> = raw
+    let schemes: Vec<CardScheme> = raw
         .get("securitySchemes")
         .and_then(Value::as_object)
         .map(|m| {
             m.iter()
-                .map(|(name, v)| json!({"name": name, "kind": scheme_label(v)}))
+                .map(|(name, v)| CardScheme {
+                    name: name.clone(),
+                    kind: scheme_label(v),
+                })
                 .collect()
         })
         .unwrap_or_default();
-    let required: Vec<Value> = array(raw, "securityRequirements")
+    let required: Vec<Vec<String>> = array(raw, "securityRequirements")
         .iter()
         .map(|r| {
-            let names: Vec<String> = r
-                .get("schemes")
+            r.get("schemes")
                 .and_then(Value::as_object)
                 .or_else(|| r.as_object())
                 .map(|m| m.keys().cloned().collect())
-                .unwrap_or_default();
-            json!(names)
+                .unwrap_or_default()
         })
         .collect();
     let typed: Option<AgentCard> = serde_json::from_value(raw.clone()).ok();
     let chosen = typed.as_ref().and_then(select_interface);
     let problems = validate(raw, card_url);
-    json!({
-        "name": text(raw, "name"),
-        "description": cut(&text(raw, "description"), SUMMARY_TEXT),
-        "version": text(raw, "version"),
-        "provider": raw.get("provider").cloned().unwrap_or(Value::Null),
-        "documentationUrl": raw.get("documentationUrl").cloned().unwrap_or(Value::Null),
-        "cardUrl": card_url.as_str(),
-        "jsonrpcUrl": chosen.map(|i| i.url.clone()),
-        "tenant": chosen.and_then(|i| i.tenant.clone()),
-        "interfaces": interfaces,
-        "capabilities": {
-            "streaming": flag("streaming"),
-            "pushNotifications": flag("pushNotifications"),
-            "extendedAgentCard": flag("extendedAgentCard"),
-            "extensions": extensions,
+    CardSummary {
+        name: text(raw, "name"),
+        description: cut(&text(raw, "description"), SUMMARY_TEXT),
+        version: text(raw, "version"),
+        provider: raw.get("provider").cloned().unwrap_or(Value::Null),
+        documentation_url: raw.get("documentationUrl").cloned().unwrap_or(Value::Null),
+        card_url: card_url.as_str().to_string(),
+        jsonrpc_url: chosen.map(|i| i.url.clone()),
+        tenant: chosen.and_then(|i| i.tenant.clone()),
+        interfaces,
+        capabilities: CardCapabilities {
+            streaming: flag("streaming"),
+            push_notifications: flag("pushNotifications"),
+            extended_agent_card: flag("extendedAgentCard"),
+            extensions,
         },
-        "auth": {
-            "schemes": schemes,
-            "required": required,
-            "summary": auth_summary(raw),
+        auth: CardAuth {
+            schemes,
+            required,
+            summary: auth_summary(raw),
         },
-        "defaultInputModes": raw.get("defaultInputModes").cloned().unwrap_or(json!([])),
-        "defaultOutputModes": raw.get("defaultOutputModes").cloned().unwrap_or(json!([])),
-        "skills": shown,
-        "skillsTotal": skills.len(),
-        "pinHash": pin_hash(raw).ok(),
-        "valid": problems.is_empty(),
-        "problems": problems,
-    })
+        default_input_modes: raw.get("defaultInputModes").cloned().unwrap_or(json!([])),
+        default_output_modes: raw.get("defaultOutputModes").cloned().unwrap_or(json!([])),
+        skills: shown,
+        skills_total: skills.len(),
+        pin_hash: pin_hash(raw).ok(),
+        valid: problems.is_empty(),
+        problems,
+        registered_as: None,
+        pinned_hash: None,
+        matches_pin: None,
+        enabled: None,
+    }
 }
 
 /// One line about how the card asks to be authenticated.
@@ -670,7 +802,7 @@ mod tests {
     #[test]
     fn summaries_pick_the_jsonrpc_interface_and_skills() {
         let url = Url::parse("http://127.0.0.1:9/.well-known/agent-card.json").expect("url");
-        let s = summary(&card(), &url);
+        let s = serde_json::to_value(summary(&card(), &url)).expect("json");
         assert_eq!(s["jsonrpcUrl"], "http://127.0.0.1:9/rpc");
         assert_eq!(s["capabilities"]["streaming"], true);
         assert_eq!(s["skills"][0]["id"], "echo");

@@ -2,11 +2,14 @@
 //! conversations read back from the journal (see [`super::call`] for how they are written).
 
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::Value;
+#[cfg(test)]
+use serde_json::json;
 use sextant_core::event::state_wire;
 use sextant_core::projection::message_text;
 use sextant_core::{EventBody, JournalEvent, Principal};
 use sextant_journal::SessionRow;
+use ts_rs::TS;
 
 use super::{PeerError, PeerView, Peers};
 
@@ -47,23 +50,37 @@ pub struct History {
     pub other_peers: Vec<String>,
 }
 
-/// One saved conversation in a listing.
-#[derive(Debug, Clone, Serialize)]
+/// One saved conversation in a listing (`PeerConversation` in the console's TypeScript).
+#[derive(Debug, Clone, Serialize, TS)]
+#[ts(export, rename = "PeerConversation")]
 pub struct Conversation {
     pub context_id: String,
     pub peer: String,
     pub session_id: String,
+    /// Its exchanges (tasks) so far.
     pub exchanges: usize,
     pub created_at: String,
     pub updated_at: String,
 }
 
-/// What `a2a_list` returns.
-#[derive(Debug, Clone, Serialize)]
+/// What `a2a_list` (`GET /api/v1/peers`) returns (`PeerListing` in the console's TypeScript).
+#[derive(Debug, Clone, Serialize, TS)]
+#[ts(export, rename = "PeerListing")]
 pub struct Listing {
     pub peers: Vec<PeerView>,
+    /// The caller's latest conversations (25, `LIST_CONVERSATIONS`), newest first.
     pub conversations: Vec<Conversation>,
-    pub totals: Value,
+    pub totals: PeerTotals,
+}
+
+/// The totals of a listing: peers, enabled peers, and their calls and failures.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[ts(export)]
+pub struct PeerTotals {
+    pub peers: usize,
+    pub enabled: usize,
+    pub calls: i64,
+    pub failures: i64,
 }
 
 /// The peer of an outbound Session (its agent id without the `peer:` / `url:` prefix).
@@ -165,20 +182,12 @@ impl Peers {
                 updated_at: s.updated_at.clone(),
             });
         }
-        let calls: i64 = peers
-            .iter()
-            .filter_map(|p| p.metrics["calls"].as_i64())
-            .sum();
-        let failures: i64 = peers
-            .iter()
-            .filter_map(|p| p.metrics["failures"].as_i64())
-            .sum();
-        let totals = json!({
-            "peers": peers.len(),
-            "enabled": peers.iter().filter(|p| p.enabled).count(),
-            "calls": calls,
-            "failures": failures,
-        });
+        let totals = PeerTotals {
+            peers: peers.len(),
+            enabled: peers.iter().filter(|p| p.enabled).count(),
+            calls: peers.iter().map(|p| p.metrics.calls).sum(),
+            failures: peers.iter().map(|p| p.metrics.failures).sum(),
+        };
         Ok(Listing {
             peers,
             conversations,

@@ -23,15 +23,19 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde::{Deserialize, Deserializer, Serialize};
-use serde_json::{Value, json};
-use sextant_a2a::client::{A2aClient, Bearer, ClientError, Endpoint, FetchedCard, card};
+use serde_json::Value;
+#[cfg(test)]
+use serde_json::json;
+use sextant_a2a::client::card::{self, CardSummary};
+use sextant_a2a::client::{A2aClient, Bearer, ClientError, Endpoint, FetchedCard};
 use sextant_core::Clock;
 use sextant_core::ids::format_time;
 use sextant_journal::{Journal, PeerRow};
+use ts_rs::TS;
 use url::Url;
 
 pub use call::{CallRequest, CallResult, Mode, Orchestration};
-pub use history::{Conversation, History, HistoryMessage, Listing};
+pub use history::{Conversation, History, HistoryMessage, Listing, PeerTotals};
 pub use tokens::TokenStore;
 
 /// Default per-peer timeout.
@@ -129,7 +133,8 @@ pub struct PeerSettings {
 }
 
 /// A peer as the API shows it (never the token).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, TS)]
+#[ts(export)]
 pub struct PeerView {
     pub name: String,
     pub url: String,
@@ -138,13 +143,62 @@ pub struct PeerView {
     pub capabilities: Vec<String>,
     pub allowed_skills: Vec<String>,
     pub allow_private_network: bool,
+    /// Whether it may be called (`disabled` is `null`).
     pub enabled: bool,
-    /// Why the peer is disabled (old and new hash, what changed).
-    pub disabled: Option<Value>,
-    pub pin: Option<Value>,
-    pub metrics: Value,
+    /// Why the peer is disabled (old and new hash, what changed); `null` when it is enabled.
+    pub disabled: Option<PeerDisabled>,
+    /// The pinned card; `null` until it is pinned (`pin_on_first_use`, or a new URL).
+    pub pin: Option<PeerPin>,
+    pub metrics: PeerMetrics,
     pub created_at: String,
     pub updated_at: String,
+}
+
+/// Why a peer is disabled: its card no longer matches its pin. `Peers::connect` writes it into
+/// the journal (`peers.disabled`, as this JSON) and the view reads it back; a field missing
+/// from a stored row reads as empty.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
+#[serde(default)]
+#[ts(export)]
+pub struct PeerDisabled {
+    /// `card_changed`.
+    pub reason: String,
+    /// The pin the peer had.
+    pub old_hash: String,
+    /// What the card pins to now (what a re-pin would pin).
+    pub new_hash: String,
+    /// What changed, in plain words (`skill added: x (X)`, …; `card::describe_changes`).
+    pub changes: Vec<String>,
+    /// Where the changed card was read.
+    pub card_url: String,
+    /// When the change was seen.
+    pub seen_at: String,
+}
+
+/// A peer's pinned card.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[ts(export)]
+pub struct PeerPin {
+    /// SHA-256 (hex) of the card's pinned parts (`card::pin_hash`).
+    pub hash: String,
+    pub pinned_at: Option<String>,
+    /// The pinned card's skill ids, lowercased.
+    pub skills: Vec<String>,
+}
+
+/// A peer's call counters (every exchange: tool calls, orchestrations, `a2a` engine turns).
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[ts(export)]
+pub struct PeerMetrics {
+    pub calls: i64,
+    /// Transport or protocol errors, and remote tasks that failed or were rejected.
+    pub failures: i64,
+    /// `null` before the first call.
+    pub avg_latency_ms: Option<i64>,
+    pub last_latency_ms: Option<i64>,
+    pub last_call_at: Option<String>,
+    /// The latest failure's reason (kept after later successes).
+    pub last_error: Option<String>,
 }
 
 /// Everything needed to call a checked, pinned peer.
@@ -308,19 +362,24 @@ impl Peers {
             allowed_skills: row.allowed_skills.clone(),
             allow_private_network: row.allow_private_network,
             enabled: row.disabled.is_none(),
-            disabled: row.disabled.clone(),
-            pin: row
-                .pinned_hash
+            // Still disabled if the stored reason cannot be read (no code writes such a row).
+            disabled: row
+                .disabled
                 .as_ref()
-                .map(|h| json!({ "hash": h, "pinned_at": row.pinned_at, "skills": skills })),
-            metrics: json!({
-                "calls": row.calls,
-                "failures": row.failures,
-                "avg_latency_ms": avg,
-                "last_latency_ms": row.last_latency_ms,
-                "last_call_at": row.last_call_at,
-                "last_error": row.last_error,
+                .map(|v| PeerDisabled::deserialize(v).unwrap_or_default()),
+            pin: row.pinned_hash.as_ref().map(|h| PeerPin {
+                hash: h.clone(),
+                pinned_at: row.pinned_at.clone(),
+                skills,
             }),
+            metrics: PeerMetrics {
+                calls: row.calls,
+                failures: row.failures,
+                avg_latency_ms: avg,
+                last_latency_ms: row.last_latency_ms,
+                last_call_at: row.last_call_at.clone(),
+                last_error: row.last_error.clone(),
+            },
             created_at: row.created_at.clone(),
             updated_at: row.updated_at.clone(),
         }
@@ -568,15 +627,16 @@ impl Peers {
             }
             Some(pinned) if *pinned != hash => {
                 let old = row.pinned_parts.clone().unwrap_or(Value::Null);
-                let changes = card::describe_changes(&old, &parts);
-                let why = json!({
-                    "reason": "card_changed",
-                    "old_hash": pinned,
-                    "new_hash": hash,
-                    "changes": changes,
-                    "card_url": fetched.url.as_str(),
-                    "seen_at": self.now(),
-                });
+                let why = PeerDisabled {
+                    reason: "card_changed".into(),
+                    old_hash: pinned.clone(),
+                    new_hash: hash.clone(),
+                    changes: card::describe_changes(&old, &parts),
+                    card_url: fetched.url.as_str().to_string(),
+                    seen_at: self.now(),
+                };
+                let why = serde_json::to_value(why)
+                    .map_err(|e| PeerError::Internal(format!("{name}: {e}")))?;
                 self.inner
                     .journal
                     .disable_peer(name, why.clone(), &self.now())
@@ -669,7 +729,7 @@ impl Peers {
 
     /// Fetches and summarises a card: a registered peer's (by name) or any URL's (public
     /// addresses only). Problems are reported in plain words, not as an error.
-    pub async fn discover(&self, target: &str) -> Result<Value, PeerError> {
+    pub async fn discover(&self, target: &str) -> Result<CardSummary, PeerError> {
         let target = target.trim();
         if target.is_empty() {
             return Err(PeerError::invalid("url", "url is required"));
@@ -703,12 +763,11 @@ impl Peers {
                 .find(|p| p.url == url.as_str()),
         };
         if let Some(r) = registered {
-            let matches = r.pinned_hash.is_some()
-                && r.pinned_hash == summary["pinHash"].as_str().map(String::from);
-            summary["registeredAs"] = json!(r.name);
-            summary["pinnedHash"] = json!(r.pinned_hash);
-            summary["matchesPin"] = json!(matches);
-            summary["enabled"] = json!(r.disabled.is_none());
+            summary.matches_pin =
+                Some(r.pinned_hash.is_some() && r.pinned_hash == summary.pin_hash);
+            summary.registered_as = Some(r.name);
+            summary.pinned_hash = Some(r.pinned_hash);
+            summary.enabled = Some(r.disabled.is_none());
         }
         Ok(summary)
     }
