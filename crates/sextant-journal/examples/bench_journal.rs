@@ -5,12 +5,18 @@
 //! ```
 //!
 //! `CLIENTS` concurrent callers (default 32) each repeat what the echo Agent's task writes:
-//! an admission in a new Session (waited for, as the caller hears "accepted" only after it),
-//! then the turn's start (which sets `working`), the output artifact and `completed`, pipelined as the
-//! worker sends them, waiting for the last. Prints tasks/s and the process's CPU time per
-//! task (from `/proc/self/stat`), which on a noisy machine says more than the rate: compare
-//! schema or writer changes by CPU per task, in one run each, back to back. Also prints the
-//! WAL file's size at the end (checkpoints keep it bounded).
+//! an admission in a new Session, then the turn's start (which sets `working`), the output
+//! artifact and `completed`, pipelined as the worker sends them, waiting for the last. It runs
+//! twice, as the server admits:
+//! - `committed`: the admission is waited for until it commits (`Journal::admit`), as for a
+//!   streaming or `returnImmediately` caller, who hears "accepted" at once;
+//! - `early`: the admission is answered before its commit (`Journal::admit_early`), as for a
+//!   blocking SendMessage, so the turn's appends can join its transaction.
+//!
+//! Prints tasks/s and the process's CPU time per task (from `/proc/self/stat`), which on a
+//! noisy machine says more than the rate: compare schema or writer changes by CPU per task,
+//! in one run each, back to back. Also prints the WAL file's size at the end (checkpoints
+//! keep it bounded).
 
 use std::time::{Duration, Instant};
 
@@ -65,10 +71,17 @@ fn state(task_id: &str, state: TaskState) -> NewEvent {
     )
 }
 
-async fn client(j: Journal, phase: &'static str, client: usize, until: Instant) -> u64 {
+async fn client(j: Journal, phase: String, client: usize, until: Instant, early: bool) -> u64 {
     let mut done = 0;
     while Instant::now() < until {
-        let admitted = j.admit(admission(phase, client, done)).await;
+        let admission = admission(&phase, client, done);
+        let admitted = if early {
+            j.admit_early(admission)
+                .await
+                .map(|(admitted, _live)| admitted)
+        } else {
+            j.admit(admission).await
+        };
         let Ok(Ok(admitted)) = admitted else {
             panic!("admission failed: {admitted:?}");
         };
@@ -126,28 +139,50 @@ async fn main() {
         .await
         .expect("agents");
 
-    // One second of warm-up, then the measured phase.
-    for (phase, secs) in [("warm-up", 1), ("measured", secs)] {
-        let t0 = Instant::now();
-        let c0 = cpu_ticks();
-        let until = t0 + Duration::from_secs(secs);
-        let handles: Vec<_> = (0..clients)
-            .map(|c| tokio::spawn(client(j.clone(), phase, c, until)))
-            .collect();
-        let mut tasks = 0;
-        for h in handles {
-            tasks += h.await.expect("client");
+    // Per mode, one second of warm-up, then the measured phase.
+    for (mode, early) in [("committed", false), ("early", true)] {
+        for (phase, secs) in [("warm-up", 1), ("measured", secs)] {
+            measure(&j, dir.path(), clients, mode, early, phase, secs).await;
         }
-        let wall = t0.elapsed().as_secs_f64();
-        let cpu_ms = (cpu_ticks() - c0) as f64 * 10.0;
-        if phase == "measured" {
-            let wal = std::fs::metadata(dir.path().join("journal.db-wal")).map_or(0, |m| m.len());
-            println!(
-                "{clients} clients: {tasks} tasks in {wall:.1} s = {:.0} tasks/s, CPU {:.3} ms/task, WAL {:.1} MiB",
-                tasks as f64 / wall,
-                cpu_ms / tasks as f64,
-                wal as f64 / (1024.0 * 1024.0)
-            );
-        }
+    }
+}
+
+async fn measure(
+    j: &Journal,
+    dir: &std::path::Path,
+    clients: usize,
+    mode: &str,
+    early: bool,
+    phase: &str,
+    secs: u64,
+) {
+    let t0 = Instant::now();
+    let c0 = cpu_ticks();
+    let until = t0 + Duration::from_secs(secs);
+    let handles: Vec<_> = (0..clients)
+        .map(|c| {
+            tokio::spawn(client(
+                j.clone(),
+                format!("{mode}-{phase}"),
+                c,
+                until,
+                early,
+            ))
+        })
+        .collect();
+    let mut tasks = 0;
+    for h in handles {
+        tasks += h.await.expect("client");
+    }
+    let wall = t0.elapsed().as_secs_f64();
+    let cpu_ms = (cpu_ticks() - c0) as f64 * 10.0;
+    if phase == "measured" {
+        let wal = std::fs::metadata(dir.join("journal.db-wal")).map_or(0, |m| m.len());
+        println!(
+            "{mode:>9} admission, {clients} clients: {tasks} tasks in {wall:.1} s = {:.0} tasks/s, CPU {:.3} ms/task, WAL {:.1} MiB",
+            tasks as f64 / wall,
+            cpu_ms / tasks as f64,
+            wal as f64 / (1024.0 * 1024.0)
+        );
     }
 }
