@@ -37,6 +37,22 @@ async function open(path) {
   return page;
 }
 
+/**
+ * Waits until the tab's title does (or, with `absent`, does not) match `re`. The title follows
+ * the pending count one render after the cards do, so a single read right after a card appears
+ * or leaves can see the old count.
+ */
+async function titleSettles(page, re, { absent = false } = {}) {
+  try {
+    await page.waitForFunction(([src, absent]) => new RegExp(src).test(document.title) !== absent, [re.source, absent], {
+      timeout: 5000,
+    });
+  } catch {
+    const title = await page.title();
+    absent ? assert.doesNotMatch(title, re) : assert.match(title, re);
+  }
+}
+
 function noErrors(page) {
   assert.deepEqual(page.errors.map(String), [], 'the page logged no errors');
 }
@@ -231,14 +247,13 @@ describe('approvals', () => {
     await card.getByText('Expires in').waitFor();
     const options = await card.locator('button.option').evaluateAll((bs) => bs.map((b) => b.dataset.option));
     assert.deepEqual(options, ['accept', 'acceptForSession', 'decline', 'cancel'], 'exactly the declared options, in order');
-    const dbg = await api.call('GET', '/api/v1/interactions');
-    assert.match(await inbox.title(), /^\(1\) /, JSON.stringify(dbg.body.interactions.map((i) => [i.agentId, i.command, i.title, i.caller])));
+    await titleSettles(inbox, /^\(1\) /);
     await tasks.locator(`tr[data-task-id="${task.id}"][data-state="TASK_STATE_AUTH_REQUIRED"]`).waitFor();
 
     // A second waiting task, so the inbox shows a list and j/k matter.
     const other = await api.send('shell', 'ls -la /tmp');
     await inbox.locator('article.interaction', { hasText: 'ls -la /tmp' }).waitFor();
-    assert.match(await inbox.title(), /^\(2\) /);
+    await titleSettles(inbox, /^\(2\) /);
     await shot(inbox, 'inbox');
     await shot(tasks, 'tasks');
 
@@ -253,7 +268,7 @@ describe('approvals', () => {
     await card.locator('button.option.armed[data-option="accept"]').waitFor();
     await inbox.keyboard.press('Enter');
     await card.waitFor({ state: 'detached' });
-    assert.match(await inbox.title(), /^\(1\) /);
+    await titleSettles(inbox, /^\(1\) /);
 
     // The task page follows it to completion, with the command's output.
     await detail.locator('[data-task-state="TASK_STATE_COMPLETED"]').waitFor({ state: 'attached' });
@@ -293,7 +308,7 @@ describe('approvals', () => {
     await second.locator('article.interaction', sel).waitFor({ state: 'detached' });
     await first.locator('article.interaction', sel).waitFor({ state: 'detached' });
     assert.equal(navigations, 0, 'no reload');
-    assert.doesNotMatch(await second.title(), /^\(\d+\)/);
+    await titleSettles(second, /^\(\d+\)/, { absent: true });
     for (const p of [first, second]) {
       noErrors(p);
       await p.close();

@@ -2,7 +2,7 @@
 // indicator, the routed page, toasts; and the sign-in page when the host cannot get a
 // credential by itself.
 
-import { useEffect } from 'preact/hooks';
+import { useLayoutEffect } from 'preact/hooks';
 import { Empty, Toasts } from './components/ui';
 import { link } from './live/events';
 import { Link, location, match, type Route } from './router';
@@ -90,7 +90,10 @@ function NavItem(props: { href: string; active: boolean; label: string; icon: st
 export function App() {
   const route = match(location.value.path);
   const pending = pendingCount.value;
-  useEffect(() => {
+  // A layout effect, not useEffect: Preact runs effects after the next animation frame, which a
+  // background tab does not get (only a throttled fallback timer), and the count in the tab's
+  // title matters most when the tab is in the background.
+  useLayoutEffect(() => {
     document.title = pageTitle(pending, VIEW_NAMES[route.name]);
   }, [pending, route.name]);
   const section = route.name === 'task' ? 'tasks' : route.name === 'schedule' ? 'schedules' : route.name;
