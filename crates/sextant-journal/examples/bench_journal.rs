@@ -49,6 +49,7 @@ fn admission(phase: &str, client: usize, n: u64) -> Admission {
         input_key: id,
         origin: "a2a".into(),
         max_active_tasks: None,
+        max_context_inputs: None,
         at: Utc::now(),
     }
 }

@@ -221,6 +221,7 @@ mod tests {
                 input_key: "outbound:1".into(),
                 origin: "outbound".into(),
                 max_active_tasks: None,
+                max_context_inputs: None,
                 at: chrono::Utc::now(),
             })
             .await

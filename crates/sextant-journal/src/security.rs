@@ -68,12 +68,6 @@ impl Journal {
         self.call(move |c| security::setting_or_insert(c, "workspace_id", &candidate))
             .await
     }
-
-    /// Inputs accepted in one Session.
-    pub async fn session_inputs(&self, session_id: &str) -> Result<u64> {
-        let id = session_id.to_string();
-        self.read(move |c| security::session_inputs(c, &id)).await
-    }
 }
 
 #[cfg(test)]

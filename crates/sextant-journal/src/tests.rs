@@ -28,6 +28,7 @@ fn admission(caller: &str, id: &str, text: &str) -> Admission {
         input_key: id.into(),
         origin: "a2a".into(),
         max_active_tasks: None,
+        max_context_inputs: None,
         at: t0(),
     }
 }

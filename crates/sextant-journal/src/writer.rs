@@ -43,6 +43,10 @@ pub struct Admission {
     /// count is taken by the writer in the admission's own transaction, so inputs that arrive
     /// together cannot all pass it (a read before the admission let a burst through).
     pub max_active_tasks: Option<u32>,
+    /// Refuse the input if its Session already holds this many inputs (the anti-loop cap on
+    /// an agent caller's turns in one context). Counted by the writer like
+    /// [`Admission::max_active_tasks`], so a burst into one context cannot pass it together.
+    pub max_context_inputs: Option<u32>,
     pub at: DateTime<Utc>,
 }
 
@@ -88,6 +92,8 @@ pub enum Refusal {
     ContextMismatch { task_context: String },
     /// The caller already has [`Admission::max_active_tasks`] tasks submitted or working.
     TooManyTasks { limit: u32 },
+    /// The Session already holds [`Admission::max_context_inputs`] inputs.
+    TurnCap { limit: u32 },
 }
 
 /// An event to append.
@@ -742,6 +748,18 @@ impl Writer {
     }
 }
 
+/// [`Refusal::TurnCap`] if the admission caps its Session's inputs and the Session is full.
+fn turn_cap(c: &Connection, a: &Admission, session_id: &str) -> Result<Option<Refusal>> {
+    Ok(match a.max_context_inputs {
+        Some(limit)
+            if crate::queries::security::session_inputs(c, session_id)? >= u64::from(limit) =>
+        {
+            Some(Refusal::TurnCap { limit })
+        }
+        _ => None,
+    })
+}
+
 /// Runs `f` in a savepoint: released on success, rolled back (and released) on error.
 fn in_savepoint<T>(c: &Connection, f: impl FnOnce() -> Result<T>) -> Result<T> {
     exec(c, "SAVEPOINT job")?;
@@ -810,6 +828,9 @@ fn admit(ctx: &mut Ctx<'_>, a: &Admission) -> Result<Result<Admitted, Refusal>> 
                 state: sextant_core::event::state_wire(&task.state),
             }));
         }
+        if let Some(refusal) = turn_cap(c, a, &task.session_id)? {
+            return Ok(Err(refusal));
+        }
         let mut message = a.message.clone();
         message.task_id = Some(task.task_id.clone());
         message.context_id = Some(task.context_id.clone());
@@ -846,7 +867,12 @@ fn admit(ctx: &mut Ctx<'_>, a: &Admission) -> Result<Result<Admitted, Refusal>> 
     };
     let context_id = a.context_id.clone().unwrap_or_else(new_id);
     let (session, session_created) = match existing {
-        Some(s) => (s, false),
+        Some(s) => {
+            if let Some(refusal) = turn_cap(c, a, &s.session_id)? {
+                return Ok(Err(refusal));
+            }
+            (s, false)
+        }
         None => {
             let s = SessionRow {
                 session_id: new_id(),

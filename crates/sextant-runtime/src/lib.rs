@@ -355,8 +355,6 @@ impl Runtime {
         }
         let caller = input.principal.key();
         let mut message = input.message;
-        self.check_caps(&input.principal, &caller, &input.agent_id, &message)
-            .await?;
         // Text from outside the machine's own user is untrusted input: filtered and framed
         // before it is journalled, so every engine (and the transcript) sees the frame.
         if input.principal.is_remote() {
@@ -423,6 +421,7 @@ impl Runtime {
             // Unique per message: no retry detection for this Agent (see AgentSpec).
             format!("{}#{}", message.message_id, sextant_core::ids::new_id())
         };
+        let limits = self.limits();
         let admission = Admission {
             caller,
             caller_kind: serde_json::to_value(input.principal.kind)
@@ -436,8 +435,14 @@ impl Runtime {
             content_hash,
             input_key,
             origin: input.origin,
-            max_active_tasks: match self.limits().max_concurrent_tasks {
+            // The per-principal caps (Limits) are counted by the journal's writer in the
+            // admission's own transaction: a read before it would let a burst through together.
+            max_active_tasks: match limits.max_concurrent_tasks {
                 limit if input.principal.is_remote() && limit > 0 => Some(limit),
+                _ => None,
+            },
+            max_context_inputs: match limits.max_agent_turns_per_context {
+                limit if input.principal.is_agent() && limit > 0 => Some(limit),
                 _ => None,
             },
             at: self.inner.clock.now(),
@@ -450,6 +455,7 @@ impl Runtime {
         };
         let admitted = admitted.map_err(|r| match r {
             Refusal::TooManyTasks { limit } => AdmitError::TooManyTasks { limit },
+            Refusal::TurnCap { limit } => AdmitError::TurnCap { limit },
             r => AdmitError::Refused(r),
         })?;
         match &admitted {
@@ -482,45 +488,6 @@ impl Runtime {
             Admitted::Duplicate { .. } => {}
         }
         Ok(Accepted { admitted, live })
-    }
-
-    /// The cap on agent-to-agent turns in one context. (The cap on a remote principal's
-    /// concurrent tasks is counted by the journal's writer: [`Admission::max_active_tasks`].)
-    async fn check_caps(
-        &self,
-        principal: &Principal,
-        caller: &str,
-        agent_id: &str,
-        message: &Message,
-    ) -> Result<(), AdmitError> {
-        let limits = self.limits();
-        if principal.is_agent() && limits.max_agent_turns_per_context > 0 {
-            let session = match (&message.task_id, &message.context_id) {
-                (Some(task_id), _) => self
-                    .inner
-                    .journal
-                    .task(task_id)
-                    .await?
-                    .filter(|t| t.caller == caller && t.agent_id == agent_id)
-                    .map(|t| t.session_id),
-                (None, Some(ctx)) => self
-                    .inner
-                    .journal
-                    .session_by_context(caller, agent_id, ctx)
-                    .await?
-                    .map(|s| s.session_id),
-                (None, None) => None,
-            };
-            if let Some(session_id) = session {
-                let turns = self.inner.journal.session_inputs(&session_id).await?;
-                if turns >= u64::from(limits.max_agent_turns_per_context) {
-                    return Err(AdmitError::TurnCap {
-                        limit: limits.max_agent_turns_per_context,
-                    });
-                }
-            }
-        }
-        Ok(())
     }
 
     /// Hands a task to its Session's worker, starting the worker if needed.

@@ -230,6 +230,7 @@ async fn recovery_delivers_accepted_inputs_and_fails_interrupted_turns() {
                 input_key: id.into(),
                 origin: "test".into(),
                 max_active_tasks: None,
+                max_context_inputs: None,
                 at: chrono::Utc::now(),
             }
         };
@@ -843,6 +844,65 @@ async fn a_remote_callers_task_cap_holds_for_simultaneous_messages() {
 
     std::fs::write(&gate, b"open").unwrap();
     for a in accepted {
+        assert_eq!(settle(&rt, a).await.state, TaskState::Completed);
+    }
+    rt.shutdown(Duration::from_secs(5)).await;
+}
+
+/// The anti-loop cap on an agent's inputs in one context holds however many of its messages
+/// into that context arrive at once: the writer counts the Session's inputs in the admission's
+/// own transaction. A new context is not capped by the old one.
+#[tokio::test]
+async fn an_agents_turn_cap_holds_for_simultaneous_messages_in_one_context() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut agent = exec_agent(
+        "echo",
+        "read -r turn; echo '{\"type\":\"final\",\"status\":\"completed\",\"text\":\"ok\"}'",
+    );
+    agent.access.call.push("peer:*".into());
+    let rt = runtime(&dir, vec![agent]).await;
+    rt.set_limits(Limits {
+        max_concurrent_tasks: 0,
+        max_agent_turns_per_context: 3,
+    });
+    let bob = |id: String, context: Option<&str>| {
+        let mut i = Input {
+            principal: Principal::peer("bob"),
+            ..input("echo", &id, "again")
+        };
+        i.message.context_id = context.map(String::from);
+        i
+    };
+    let first = rt.admit(bob("first".into(), None)).await.unwrap();
+    settle(&rt, &first).await;
+    let ctx = first.task().context_id.clone();
+
+    let sends = (0..16).map(|i| rt.admit(bob(format!("m{i}"), Some(&ctx))));
+    let results = futures::future::join_all(sends).await;
+    let accepted: Vec<_> = results.iter().filter_map(|r| r.as_ref().ok()).collect();
+    let capped = results
+        .iter()
+        .filter(|r| matches!(r, Err(AdmitError::TurnCap { limit: 3 })))
+        .count();
+    let outcomes: Vec<String> = results
+        .iter()
+        .map(|r| match r {
+            Ok(a) => format!("accepted {}", a.task().message_id),
+            Err(e) => e.to_string(),
+        })
+        .collect();
+    assert_eq!((accepted.len(), capped), (2, 14), "{outcomes:#?}");
+    assert!(accepted.iter().all(|a| a.task().context_id == ctx));
+
+    // A retry of an accepted message is its task; a new context goes on.
+    let retry = rt
+        .admit(bob(accepted[0].task().message_id.clone(), Some(&ctx)))
+        .await
+        .expect("a retry at the cap");
+    assert!(matches!(retry, Admitted::Duplicate { .. }), "{retry:?}");
+    let fresh = rt.admit(bob("fresh".into(), None)).await.unwrap();
+    assert_ne!(fresh.task().context_id, ctx);
+    for a in accepted.into_iter().chain([&fresh]) {
         assert_eq!(settle(&rt, a).await.state, TaskState::Completed);
     }
     rt.shutdown(Duration::from_secs(5)).await;

@@ -788,13 +788,15 @@ fn refusal(r: AdmitError) -> RpcError {
         ),
         AdmitError::UnknownAgent => RpcError::new(Code::InvalidRequest, "unknown agent"),
         AdmitError::AccessDenied(e) => access_refusal(&e),
-        AdmitError::TurnCap { limit } => RpcError::new(
-            Code::UnsupportedOperation,
-            format!(
-                "this context has reached its limit of {limit} agent-to-agent turns \
+        AdmitError::TurnCap { limit } | AdmitError::Refused(Refusal::TurnCap { limit }) => {
+            RpcError::new(
+                Code::UnsupportedOperation,
+                format!(
+                    "this context has reached its limit of {limit} agent-to-agent turns \
                  (anti-loop); start a new context (send without contextId) to go on"
-            ),
-        ),
+                ),
+            )
+        }
         // The runtime hands the journal's refusal on as its own variant; both read the same.
         AdmitError::TooManyTasks { limit }
         | AdmitError::Refused(Refusal::TooManyTasks { limit }) => RpcError::new(

@@ -416,6 +416,7 @@ impl Peers {
                 input_key: format!("outbound:{}", new_id()),
                 origin: "outbound".into(),
                 max_active_tasks: None,
+                max_context_inputs: None,
                 at: self.clock().now(),
             })
             .await?
