@@ -486,6 +486,20 @@ describe('peers', () => {
       await card.locator(`.peer-facts [data-hash="${now.pin.hash}"]`).waitFor();
       assert.equal((await api.call('POST', '/api/v1/peers/call', { agent: 'helper', message: 'back' })).status, 200);
 
+      // Pause it by hand: calls are refused without reaching it, and Resume brings it back.
+      await card.getByRole('button', { name: 'Pause' }).click();
+      await card.locator('.badge', { hasText: 'Paused' }).waitFor();
+      await page.getByText('0 enabled, 1 paused').waitFor();
+      const seen = fake.seen.length;
+      const paused = await api.call('POST', '/api/v1/peers/call', { agent: 'helper', message: 'while paused' });
+      assert.equal(paused.status, 409, JSON.stringify(paused.body));
+      assert.match(paused.body.error.message, /is paused/);
+      assert.equal(fake.seen.length, seen, 'nothing was sent to the paused peer');
+      await shot(page, 'peer-paused');
+      await card.getByRole('button', { name: 'Resume' }).click();
+      await card.locator('.badge', { hasText: 'Enabled' }).waitFor();
+      assert.equal((await api.call('GET', '/api/v1/peers/helper')).body.paused_at, null);
+
       // Remove it; its conversations stay.
       await card.getByRole('button', { name: 'Remove' }).click();
       const confirm = page.locator('dialog[open]');

@@ -701,6 +701,118 @@ async fn orchestrate_all_first_and_best() {
     app.shutdown().await;
 }
 
+/// A person pauses a peer by hand: it is refused without a request reaching it, orchestration
+/// skips it (and says so), and resuming it brings it back with its pin and metrics. A peer can
+/// be registered paused.
+#[tokio::test]
+async fn a_paused_peer_is_refused_and_skipped_until_it_is_resumed() {
+    let app = TestApp::spawn().await;
+    let skill = json!([{"id": "summarize", "name": "S", "description": "d", "tags": []}]);
+    let a = start_fake("alpha", skill.clone(), false, 0, Behaviour::Normal).await;
+    let b = start_fake("beta", skill, false, 0, Behaviour::Normal).await;
+    let alpha = register(&app, "alpha", &a, json!({})).await;
+    assert_eq!(
+        (alpha["enabled"].as_bool(), &alpha["paused_at"]),
+        (Some(true), &Value::Null)
+    );
+    let beta = register(&app, "beta", &b, json!({"paused": true})).await;
+    assert_eq!(beta["enabled"], false, "{beta}");
+    assert!(beta["paused_at"].is_string(), "{beta}");
+    let (status, r) = call(&app, json!({"agent": "alpha", "message": "one"})).await;
+    assert_eq!(status, StatusCode::OK, "{r}");
+
+    let (status, paused) = api(
+        &app,
+        "PATCH",
+        "/api/v1/peers/alpha",
+        Some(json!({"paused": true})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{paused}");
+    assert_eq!(paused["enabled"], false);
+    let since = paused["paused_at"].as_str().unwrap().to_string();
+    // Pausing again keeps the first time; other settings change without resuming it.
+    let (_, again) = api(
+        &app,
+        "PATCH",
+        "/api/v1/peers/alpha",
+        Some(json!({"paused": true, "timeout_secs": 9})),
+    )
+    .await;
+    assert_eq!(
+        (again["paused_at"].as_str(), again["timeout_secs"].as_i64()),
+        (Some(since.as_str()), Some(9))
+    );
+
+    let (seen, gets) = (a.seen().len(), *a.0.card_gets.lock().unwrap());
+    let (status, e) = call(&app, json!({"agent": "alpha", "message": "two"})).await;
+    assert_eq!(status, StatusCode::CONFLICT, "{e}");
+    let msg = e["error"]["message"].as_str().unwrap();
+    assert!(msg.contains("paused") && msg.contains(&since), "{msg}");
+    assert_eq!(
+        (a.seen().len(), *a.0.card_gets.lock().unwrap()),
+        (seen, gets),
+        "nothing reached the paused peer"
+    );
+    let orchestrate = || {
+        api(
+            &app,
+            "POST",
+            "/api/v1/peers/orchestrate",
+            Some(json!({"capability": "summarize", "message": "text", "mode": "all"})),
+        )
+    };
+    let (status, none) = orchestrate().await;
+    assert_eq!(status, StatusCode::CONFLICT, "{none}");
+    let msg = none["error"]["message"].as_str().unwrap();
+    assert!(
+        msg.contains("alpha (paused)") && msg.contains("beta (paused)"),
+        "{msg}"
+    );
+
+    let (status, resumed) = api(
+        &app,
+        "PATCH",
+        "/api/v1/peers/beta",
+        Some(json!({"paused": false})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{resumed}");
+    assert_eq!(
+        (resumed["enabled"].as_bool(), &resumed["paused_at"]),
+        (Some(true), &Value::Null)
+    );
+    let (status, all) = orchestrate().await;
+    assert_eq!(status, StatusCode::OK, "{all}");
+    assert_eq!(all["peers"], json!(["beta"]), "{all}");
+    assert_eq!(all["skipped"][0]["peer"], "alpha", "{all}");
+    assert_eq!(all["skipped"][0]["paused_at"], since.as_str(), "{all}");
+    let (_, listing) = api(&app, "GET", "/api/v1/peers", None).await;
+    assert_eq!(listing["totals"]["enabled"], 1, "{listing}");
+
+    let (status, bad) = api(
+        &app,
+        "PATCH",
+        "/api/v1/peers/alpha",
+        Some(json!({"paused": "yes"})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{bad}");
+    let (_, back) = api(
+        &app,
+        "PATCH",
+        "/api/v1/peers/alpha",
+        Some(json!({"paused": false})),
+    )
+    .await;
+    assert_eq!(back["pin"]["hash"], alpha["pin"]["hash"], "the pin is kept");
+    assert_eq!(back["metrics"]["calls"], 1, "the metrics are kept: {back}");
+    let (status, r) = call(&app, json!({"agent": "alpha", "message": "three"})).await;
+    assert_eq!(status, StatusCode::OK, "{r}");
+    assert_eq!(r["reply"], "alpha: three");
+    app.shutdown().await;
+}
+
 const GATEWAY: &str = r#"
 [[agents]]
 id = "gateway"

@@ -46,6 +46,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "20261130233000_live_tasks_by_comparisons",
         include_str!("../migrations/20261130233000_live_tasks_by_comparisons.sql"),
     ),
+    (
+        "20261201090000_peer_paused",
+        include_str!("../migrations/20261201090000_peer_paused.sql"),
+    ),
 ];
 
 /// Applies the pending migrations; returns how many ran.

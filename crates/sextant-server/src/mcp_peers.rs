@@ -245,8 +245,9 @@ impl AgentTools {
     }
 
     #[tool(
-        description = "List the registered remote A2A peers (URL, capabilities, enabled or \
-                       disabled after a card change, call metrics: calls, failures, latency) \
+        description = "List the registered remote A2A peers (URL, capabilities, enabled, \
+                       paused by the owner or disabled after a card change, call metrics: \
+                       calls, failures, latency) \
                        and the latest saved outbound conversations (context_id, peer).",
         annotations(read_only_hint = true, open_world_hint = false)
     )]
@@ -261,10 +262,10 @@ impl AgentTools {
                 "\n- {} ({}) {}: capabilities [{}]; {} calls, {} failures, avg {} ms",
                 p.name,
                 p.url,
-                if p.enabled {
-                    "enabled"
-                } else {
-                    "DISABLED (card changed)"
+                match (&p.paused_at, &p.disabled) {
+                    (Some(_), _) => "PAUSED by its owner",
+                    (None, Some(_)) => "DISABLED (card changed)",
+                    (None, None) => "enabled",
                 },
                 p.capabilities.join(", "),
                 p.metrics.calls,

@@ -40,9 +40,9 @@ impl From<PeerError> for ApiError {
                 message,
             },
             e @ PeerError::Exists(_) => ApiError::Conflict(e.to_string()),
-            PeerError::Disabled { message, .. } | PeerError::Conflict(message) => {
-                ApiError::Conflict(message)
-            }
+            PeerError::Disabled { message, .. }
+            | PeerError::Paused(message)
+            | PeerError::Conflict(message) => ApiError::Conflict(message),
             PeerError::Refused(m) => ApiError::Forbidden(m),
             PeerError::Remote(m) => ApiError::BadGateway(m),
             PeerError::Internal(m) => ApiError::Internal(m),

@@ -8,11 +8,15 @@ import type { PeerPin } from "./PeerPin";
  */
 export type PeerView = { name: string, url: string, has_token: boolean, timeout_secs: number, capabilities: Array<string>, allowed_skills: Array<string>, allow_private_network: boolean, 
 /**
- * Whether it may be called (`disabled` is `null`).
+ * Whether it may be called: neither paused nor disabled.
  */
 enabled: boolean, 
 /**
- * Why the peer is disabled (old and new hash, what changed); `null` when it is enabled.
+ * When the person paused it; `null` while it is not paused.
+ */
+paused_at: string | null, 
+/**
+ * Why the peer is disabled (old and new hash, what changed); `null` unless its card changed.
  */
 disabled: PeerDisabled | null, 
 /**

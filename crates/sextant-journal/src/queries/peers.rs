@@ -31,11 +31,13 @@ pub struct PeerRow {
     pub last_error: Option<String>,
     pub created_at: String,
     pub updated_at: String,
+    /// When the person paused the peer; `None` while it is not paused.
+    pub paused_at: Option<String>,
 }
 
 impl PeerRow {
     /// A peer as it starts out: no capabilities or skill limit, public addresses only, not
-    /// pinned, not disabled, no calls counted, no timestamps. Callers set what differs (a
+    /// pinned, not disabled or paused, no calls counted, no timestamps. Callers set what differs (a
     /// registration its settings and times; an ad-hoc URL nothing more).
     pub fn new(name: impl Into<String>, url: impl Into<String>, timeout_secs: i64) -> PeerRow {
         PeerRow {
@@ -57,6 +59,7 @@ impl PeerRow {
             last_error: None,
             created_at: String::new(),
             updated_at: String::new(),
+            paused_at: None,
         }
     }
 }
@@ -64,7 +67,7 @@ impl PeerRow {
 const COLUMNS: &str = "name, url, timeout_secs, capabilities, allowed_skills, \
                        allow_private_network, pinned_hash, pinned_parts, pinned_at, disabled, \
                        calls, failures, latency_ms_total, last_latency_ms, last_call_at, \
-                       last_error, created_at, updated_at";
+                       last_error, created_at, updated_at, paused_at";
 
 fn json_list(s: String) -> Vec<String> {
     serde_json::from_str(&s).unwrap_or_default()
@@ -94,6 +97,7 @@ fn row(r: &Row<'_>) -> rusqlite::Result<PeerRow> {
         last_error: r.get(15)?,
         created_at: r.get(16)?,
         updated_at: r.get(17)?,
+        paused_at: r.get(18)?,
     })
 }
 
@@ -124,7 +128,7 @@ pub fn insert(c: &Connection, p: &PeerRow) -> Result<bool> {
     let n = c
         .prepare_cached(&format!(
             "INSERT INTO peers ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10,
-                 ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)
+                 ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)
              ON CONFLICT (name) DO NOTHING"
         ))?
         .execute(params![
@@ -146,12 +150,13 @@ pub fn insert(c: &Connection, p: &PeerRow) -> Result<bool> {
             p.last_error,
             p.created_at,
             p.updated_at,
+            p.paused_at,
         ])?;
     Ok(n == 1)
 }
 
-/// Replaces a peer's settings (not its pin, state or metrics); whether it existed. A changed
-/// URL drops the pin: the next use pins the new peer's card.
+/// Replaces a peer's settings, its pause included (not its pin, card state or metrics);
+/// whether it existed. A changed URL drops the pin: the next use pins the new peer's card.
 pub fn update_settings(c: &Connection, p: &PeerRow) -> Result<bool> {
     let n = c
         .prepare_cached(
@@ -161,7 +166,7 @@ pub fn update_settings(c: &Connection, p: &PeerRow) -> Result<bool> {
                  pinned_at = CASE WHEN url = ?2 THEN pinned_at END,
                  disabled = CASE WHEN url = ?2 THEN disabled END,
                  url = ?2, timeout_secs = ?3, capabilities = ?4, allowed_skills = ?5,
-                 allow_private_network = ?6, updated_at = ?7
+                 allow_private_network = ?6, updated_at = ?7, paused_at = ?8
              WHERE name = ?1",
         )?
         .execute(params![
@@ -172,6 +177,7 @@ pub fn update_settings(c: &Connection, p: &PeerRow) -> Result<bool> {
             to_json(&p.allowed_skills)?,
             p.allow_private_network,
             p.updated_at,
+            p.paused_at,
         ])?;
     Ok(n == 1)
 }

@@ -601,7 +601,7 @@ impl Peers {
     }
 
     /// `a2a_orchestrate`: sends `message` to every enabled peer advertising `capability` and
-    /// combines the answers by `mode`.
+    /// combines the answers by `mode`. Paused and disabled peers are skipped, and say so.
     pub async fn orchestrate(
         &self,
         caller: &Principal,
@@ -620,6 +620,8 @@ impl Peers {
         let rows = self.journal().peers().await?;
         let mut candidates = Vec::new();
         let mut skipped = Vec::new();
+        // "name (why)" of each skipped peer, for the refusal when nobody is left.
+        let mut unavailable = Vec::new();
         let mut known: Vec<String> = Vec::new();
         for row in &rows {
             let strength = match_strength(row, &cap);
@@ -629,15 +631,32 @@ impl Peers {
                 known.extend(ids);
                 known.extend(tags);
             }
-            match (strength, &row.disabled) {
-                (Some(_), Some(why)) => skipped.push(json!({
-                    "peer": row.name,
-                    "reason": "disabled: its card changed; re-pin it to use it again",
-                    "disabled": why,
-                })),
-                (Some(s), None) => candidates.push((row.name.clone(), s)),
-                (None, _) => {}
+            match (strength, &row.paused_at, &row.disabled) {
+                (Some(_), Some(at), _) => {
+                    unavailable.push(format!("{} (paused)", row.name));
+                    skipped.push(json!({
+                        "peer": row.name,
+                        "reason": "paused by its owner; resume it to use it again",
+                        "paused_at": at,
+                    }))
+                }
+                (Some(_), None, Some(why)) => {
+                    unavailable.push(format!("{} (disabled: its card changed)", row.name));
+                    skipped.push(json!({
+                        "peer": row.name,
+                        "reason": "disabled: its card changed; re-pin it to use it again",
+                        "disabled": why,
+                    }))
+                }
+                (Some(s), None, None) => candidates.push((row.name.clone(), s)),
+                (None, ..) => {}
             }
+        }
+        if candidates.is_empty() && !unavailable.is_empty() {
+            return Err(PeerError::Conflict(format!(
+                "every peer that advertises the capability {cap:?} is paused or disabled: {}",
+                unavailable.join(", ")
+            )));
         }
         if candidates.is_empty() {
             known.sort();

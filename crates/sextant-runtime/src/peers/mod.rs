@@ -61,6 +61,9 @@ pub enum PeerError {
     /// The peer is disabled (its card changed earlier); `details` says how.
     #[error("{message}")]
     Disabled { message: String, details: Value },
+    /// The person paused the peer.
+    #[error("{0}")]
+    Paused(String),
     /// The network guard refused the target (nothing was sent to it).
     #[error("{0}")]
     Refused(String),
@@ -130,6 +133,10 @@ pub struct PeerSettings {
     /// Register without fetching the card; it is pinned at first use.
     #[serde(default)]
     pub pin_on_first_use: bool,
+    /// Pause the peer (`true`: refused for calls and left out of orchestration, keeping its
+    /// pin, token and metrics) or resume it (`false`).
+    #[serde(default)]
+    pub paused: Option<bool>,
 }
 
 /// A peer as the API shows it (never the token).
@@ -143,9 +150,11 @@ pub struct PeerView {
     pub capabilities: Vec<String>,
     pub allowed_skills: Vec<String>,
     pub allow_private_network: bool,
-    /// Whether it may be called (`disabled` is `null`).
+    /// Whether it may be called: neither paused nor disabled.
     pub enabled: bool,
-    /// Why the peer is disabled (old and new hash, what changed); `null` when it is enabled.
+    /// When the person paused it; `null` while it is not paused.
+    pub paused_at: Option<String>,
+    /// Why the peer is disabled (old and new hash, what changed); `null` unless its card changed.
     pub disabled: Option<PeerDisabled>,
     /// The pinned card; `null` until it is pinned (`pin_on_first_use`, or a new URL).
     pub pin: Option<PeerPin>,
@@ -361,7 +370,8 @@ impl Peers {
             capabilities: row.capabilities.clone(),
             allowed_skills: row.allowed_skills.clone(),
             allow_private_network: row.allow_private_network,
-            enabled: row.disabled.is_none(),
+            enabled: row.disabled.is_none() && row.paused_at.is_none(),
+            paused_at: row.paused_at.clone(),
             // Still disabled if the stored reason cannot be read (no code writes such a row).
             disabled: row
                 .disabled
@@ -475,6 +485,7 @@ impl Peers {
             pinned_at: pin.as_ref().map(|_| now.clone()),
             pinned_hash: pin,
             pinned_parts: parts,
+            paused_at: s.paused.unwrap_or(false).then(|| now.clone()),
             created_at: now.clone(),
             updated_at: now,
             ..PeerRow::new(name.clone(), url.to_string(), timeout as i64)
@@ -525,6 +536,12 @@ impl Peers {
             check_token(t)?;
         }
         row.updated_at = self.now();
+        match s.paused {
+            // Pausing a paused peer keeps the time it was first paused.
+            Some(true) if row.paused_at.is_none() => row.paused_at = Some(row.updated_at.clone()),
+            Some(false) => row.paused_at = None,
+            _ => {}
+        }
         if !self.inner.journal.update_peer(row).await? {
             return Err(PeerError::NotFound(format!("no peer named {name:?}")));
         }
@@ -592,10 +609,14 @@ impl Peers {
         self.get(name).await
     }
 
-    /// Checks a registered peer before use: enabled, card fetched and matching its pin
-    /// (pinning it on first use), a JSON-RPC 1.0 interface. A changed card disables the peer.
+    /// Checks a registered peer before use: not paused, enabled, card fetched and matching its
+    /// pin (pinning it on first use), a JSON-RPC 1.0 interface. A changed card disables the
+    /// peer. A paused peer is refused before anything is fetched from it.
     pub async fn connect(&self, name: &str) -> Result<PeerConnection, PeerError> {
         let row = self.row(name).await?;
+        if let Some(at) = &row.paused_at {
+            return Err(PeerError::Paused(paused_message(name, at)));
+        }
         if let Some(why) = &row.disabled {
             return Err(PeerError::Disabled {
                 message: disabled_message(name, why),
@@ -771,6 +792,14 @@ impl Peers {
         }
         Ok(summary)
     }
+}
+
+/// The message for a paused peer.
+fn paused_message(name: &str, at: &str) -> String {
+    format!(
+        "peer {name} is paused (since {at}); its owner resumes it on the console's Peers page \
+         or with PATCH /api/v1/peers/{name} {{\"paused\": false}}"
+    )
 }
 
 /// The message for a disabled peer.

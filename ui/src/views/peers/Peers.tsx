@@ -1,5 +1,6 @@
 // Outbound peers: the remote A2A agents Sextant calls for the person (docs/peers.md). Each
-// peer with its pin, token presence, capabilities and call metrics; register and remove.
+// peer with its pin, token presence, capabilities and call metrics; register, pause or resume
+// (a paused peer keeps its pin, token and metrics, and nothing is sent to it), and remove.
 // A peer whose card changed since it was pinned is disabled by the server (nothing is sent to
 // it): its panel says what changed, with the old and new hash, and offers to review the card
 // as it is now and re-pin it. A re-pin names the hash the person was shown, so a card that
@@ -12,8 +13,8 @@ import { Ago, Badge, Confirm, Empty, ErrorState, Loading, PageHeader, toast } fr
 import { shortId } from '../../lib/format';
 import { subscribe } from '../../live/events';
 import { Link } from '../../router';
-import { discoverPeer, listPeers, pinPeer, removePeer, type CardSummary, type PeerListing, type PeerView } from './api';
-import { callsSummary, hashToPin, latency, plural, reviewDiffers, shortHash, sortPeers } from './format';
+import { discoverPeer, listPeers, pinPeer, removePeer, setPeerPaused, type CardSummary, type PeerListing, type PeerView } from './api';
+import { callsSummary, hashToPin, latency, peerStatus, plural, reviewDiffers, shortHash, sortPeers } from './format';
 import { PeerDialog } from './PeerDialog';
 
 /** A pin hash, short, with the full hash on hover and for copying. */
@@ -155,7 +156,7 @@ function Review(props: { peer: PeerView; review: CardSummary; busy: boolean; onP
       ) : (
         <p class="muted small">No problems found with this card.</p>
       )}
-      {props.peer.enabled && differs && r.pinHash && (
+      {!props.peer.disabled && differs && r.pinHash && (
         <div class="peer-alert-actions">
           <button class="btn btn-primary" disabled={props.busy} onClick={props.onPin} data-action="re-pin" title={`Pin ${r.pinHash}`}>
             Re-pin
@@ -174,31 +175,42 @@ function PeerCard(props: {
   onReview(): void;
   onCloseReview(): void;
   onPin(): void;
+  onPause(paused: boolean): void;
   onRemove(): void;
 }) {
   const p = props.peer;
   const m = p.metrics;
   const calls = callsSummary(m);
+  const status = peerStatus(p);
+  const look = p.disabled ? ' peer-disabled' : p.paused_at ? ' peer-paused' : '';
   return (
-    <article class={`card peer${p.enabled ? '' : ' peer-disabled'}`} data-peer={p.name} data-enabled={String(p.enabled)} aria-label={`Peer ${p.name}`}>
+    <article class={`card peer${look}`} data-peer={p.name} data-enabled={String(p.enabled)} data-paused={String(!!p.paused_at)} aria-label={`Peer ${p.name}`}>
       <header class="peer-head">
         <div class="peer-id">
           <h2 class="peer-name">{p.name}</h2>
-          {p.enabled ? (
-            <Badge tone="ok">
-              <span class="dot" aria-hidden="true" />
-              Enabled
-            </Badge>
-          ) : (
-            <Badge tone="bad" title="Its card changed; nothing is sent to it until you re-pin it">
-              <span class="dot" aria-hidden="true" />
-              Disabled
-            </Badge>
+          <Badge tone={status.tone} title={status.title}>
+            <span class="dot" aria-hidden="true" />
+            {status.label}
+          </Badge>
+          {p.paused_at && (
+            <span class="muted small">
+              {' '}
+              since <Ago at={p.paused_at} />
+            </span>
           )}
           <div class="mono small muted wrap peer-url">{p.url}</div>
         </div>
         <div class="row-actions">
-          {(p.enabled || props.review) && (
+          {p.paused_at ? (
+            <button class="btn btn-small" disabled={props.busy} onClick={() => props.onPause(false)} data-action="resume" title="Let Sextant and your agents call it again">
+              Resume
+            </button>
+          ) : (
+            <button class="btn btn-small" disabled={props.busy} onClick={() => props.onPause(true)} data-action="pause" title="Send it nothing, keeping its pin, token and metrics">
+              Pause
+            </button>
+          )}
+          {(!p.disabled || props.review) && (
             <button class="btn btn-small" disabled={props.busy} onClick={props.onReview} data-action="review" title="Read its card now and compare it with the pin">
               {props.review ? 'Review again' : 'Review card'}
             </button>
@@ -335,7 +347,7 @@ export function Peers() {
       const saved = await pinPeer(p.name, hash);
       dropReview(p.name);
       setState((s) => (s.listing ? { ...s, listing: { ...s.listing, peers: s.listing.peers.map((x) => (x.name === saved.name ? saved : x)) } } : s));
-      toast(`“${p.name}” re-pinned${p.enabled ? '' : ' and enabled'}`, 'ok');
+      toast(`“${p.name}” re-pinned${p.disabled && !p.paused_at ? ' and enabled' : ''}`, 'ok');
       void load();
     } catch (e) {
       toast((e as Error).message, 'bad');
@@ -344,6 +356,20 @@ export function Peers() {
         dropReview(p.name);
         void load();
       }
+    } finally {
+      setBusy(null);
+    }
+  };
+
+  const pause = async (p: PeerView, paused: boolean) => {
+    setBusy(p.name);
+    try {
+      const saved = await setPeerPaused(p.name, paused);
+      setState((s) => (s.listing ? { ...s, listing: { ...s.listing, peers: s.listing.peers.map((x) => (x.name === saved.name ? saved : x)) } } : s));
+      toast(paused ? `“${p.name}” paused: nothing is sent to it until you resume it` : `“${p.name}” resumed`, 'ok');
+      void load();
+    } catch (e) {
+      toast((e as Error).message, 'bad');
     } finally {
       setBusy(null);
     }
@@ -368,6 +394,7 @@ export function Peers() {
   };
 
   const l = state.listing;
+  const pausedCount = l?.peers.filter((p) => p.paused_at).length ?? 0;
   return (
     <div class="page">
       <PageHeader
@@ -390,7 +417,8 @@ export function Peers() {
       {l && l.peers.length > 0 && (
         <>
           <p class="muted peer-totals">
-            {plural(l.totals.peers, 'peer')}, {l.totals.enabled} enabled · {plural(l.totals.calls, 'call')},{' '}
+            {plural(l.totals.peers, 'peer')}, {l.totals.enabled} enabled{pausedCount ? `, ${pausedCount} paused` : ''} ·{' '}
+            {plural(l.totals.calls, 'call')},{' '}
             {plural(l.totals.failures, 'failure')}
           </p>
           <div class="cards" aria-label="Peers">
@@ -403,6 +431,7 @@ export function Peers() {
                 onReview={() => void review(p)}
                 onCloseReview={() => dropReview(p.name)}
                 onPin={() => void pin(p)}
+                onPause={(paused) => void pause(p, paused)}
                 onRemove={() => setToRemove(p)}
               />
             ))}

@@ -35,5 +35,7 @@ export const registerPeer = (p: PeerInput) => api<PeerView>(BASE, { method: 'POS
 export const removePeer = (name: string) => api<void>(one(name), { method: 'DELETE' });
 /** Reads the peer's card now (by its registered name, so with its own network settings). */
 export const discoverPeer = (name: string) => api<CardSummary>(`${BASE}/discover`, { method: 'POST', body: { url: name } });
+/** Pauses a peer (nothing is sent to it, orchestration skips it) or resumes it. */
+export const setPeerPaused = (name: string, paused: boolean) => api<PeerView>(one(name), { method: 'PATCH', body: { paused } });
 /** Re-pins to the current card, only if it still pins to `hash` (409 otherwise). */
 export const pinPeer = (name: string, hash: string) => api<PeerView>(`${one(name)}/pin`, { method: 'POST', body: { hash } });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { CardSummary, PeerView } from './api';
-import { callsSummary, emptyPeerForm, hashToPin, latency, registrationBody, reviewDiffers, shortHash, sortPeers } from './format';
+import { callsSummary, emptyPeerForm, hashToPin, latency, peerStatus, registrationBody, reviewDiffers, shortHash, sortPeers } from './format';
 
 const OLD = 'a'.repeat(64);
 const NEW = 'b'.repeat(64);
@@ -15,6 +15,7 @@ const peer = (name: string, over: Partial<PeerView> = {}): PeerView => ({
   allowed_skills: [],
   allow_private_network: false,
   enabled: true,
+  paused_at: null,
   disabled: null,
   pin: { hash: OLD, pinned_at: '2026-12-01T10:00:00.000Z', skills: ['echo'] },
   metrics: { calls: 0, failures: 0, avg_latency_ms: null, last_latency_ms: null, last_call_at: null, last_error: null },
@@ -28,6 +29,8 @@ const disabled = (name: string) =>
     enabled: false,
     disabled: { reason: 'card_changed', old_hash: OLD, new_hash: NEW, changes: ['skill added: x (X)'], card_url: 'http://x/.well-known/agent-card.json', seen_at: '2026-12-01T11:00:00.000Z' },
   });
+
+const paused = (name: string) => peer(name, { enabled: false, paused_at: '2026-12-01T12:00:00.000Z' });
 
 const review = (pinHash: string | null, over: Partial<CardSummary> = {}): CardSummary => ({
   name: 'Helper',
@@ -70,8 +73,15 @@ describe('peers format', () => {
     expect(callsSummary(m(2, 2))).toEqual({ text: '2 calls, 2 failures', tone: 'bad' });
   });
 
-  it('lists disabled peers first, then by name', () => {
-    expect(sortPeers([peer('b'), disabled('z'), peer('a')]).map((p) => p.name)).toEqual(['z', 'a', 'b']);
+  it('lists disabled peers first, paused ones last, each by name', () => {
+    expect(sortPeers([paused('c'), peer('b'), disabled('z'), peer('a')]).map((p) => p.name)).toEqual(['z', 'a', 'b', 'c']);
+  });
+
+  it('says a changed card before a pause', () => {
+    expect(peerStatus(peer('a')).label).toBe('Enabled');
+    expect(peerStatus(paused('a'))).toMatchObject({ label: 'Paused', tone: 'warn' });
+    expect(peerStatus(disabled('a'))).toMatchObject({ label: 'Disabled', tone: 'bad' });
+    expect(peerStatus({ ...disabled('a'), paused_at: '2026-12-01T12:00:00.000Z' }).label).toBe('Disabled');
   });
 
   it('re-pins to the hash the person reviewed, else to the one the server saw', () => {

@@ -39,9 +39,20 @@ export function callsSummary(m: PeerMetrics): { text: string; tone: Tone } {
   return { text, tone: m.failures === 0 ? 'ok' : m.failures >= m.calls ? 'bad' : 'warn' };
 }
 
-/** Disabled peers first (they wait for the person), then by name. */
+/**
+ * Whether a peer may be called, in a word, with a tone and what it means. A changed card
+ * (disabled) says more than a pause: it needs the person's review even if they resume it.
+ */
+export function peerStatus(p: PeerView): { label: 'Enabled' | 'Paused' | 'Disabled'; tone: Tone; title: string } {
+  if (p.disabled) return { label: 'Disabled', tone: 'bad', title: 'Its card changed; nothing is sent to it until you re-pin it' };
+  if (p.paused_at) return { label: 'Paused', tone: 'warn', title: 'You paused it; nothing is sent to it until you resume it' };
+  return { label: 'Enabled', tone: 'ok', title: 'Sextant and your agents may call it' };
+}
+
+/** Disabled peers first (they wait for the person), then enabled ones, paused ones last; by name. */
 export function sortPeers(peers: PeerView[]): PeerView[] {
-  return [...peers].sort((a, b) => Number(a.enabled) - Number(b.enabled) || a.name.localeCompare(b.name));
+  const rank = (p: PeerView) => (p.disabled ? 0 : p.paused_at ? 2 : 1);
+  return [...peers].sort((a, b) => rank(a) - rank(b) || a.name.localeCompare(b.name));
 }
 
 /**
