@@ -794,6 +794,33 @@ fn inputs_after_a_turns_through_seq_are_undelivered() {
     assert_eq!(inputs[0].message_id, "next");
 }
 
+/// Asserts that exactly `admitted` of a burst's admissions passed and that every other one was
+/// refused as `refused` says (listing every outcome otherwise); returns the admitted ones.
+fn assert_capped(
+    results: &[Result<Admitted, AdmitError>],
+    admitted: usize,
+    refused: impl Fn(&AdmitError) -> bool,
+) -> Vec<&Admitted> {
+    let accepted: Vec<_> = results.iter().filter_map(|r| r.as_ref().ok()).collect();
+    let capped = results
+        .iter()
+        .filter(|r| r.as_ref().err().is_some_and(&refused))
+        .count();
+    let outcomes: Vec<String> = results
+        .iter()
+        .map(|r| match r {
+            Ok(a) => format!("accepted {}", a.task().message_id),
+            Err(e) => e.to_string(),
+        })
+        .collect();
+    assert_eq!(
+        (accepted.len(), capped),
+        (admitted, results.len() - admitted),
+        "{outcomes:#?}"
+    );
+    accepted
+}
+
 /// A remote caller's cap on concurrent tasks holds however many of its messages arrive at
 /// once (the count and the new task are one step of the journal's writer), and a retry of a
 /// message already accepted returns its task rather than a refusal.
@@ -819,19 +846,9 @@ async fn a_remote_callers_task_cap_holds_for_simultaneous_messages() {
     };
     let sends = (0..24).map(|i| rt.admit(alice(format!("m{i}"))));
     let results = futures::future::join_all(sends).await;
-    let accepted: Vec<_> = results.iter().filter_map(|r| r.as_ref().ok()).collect();
-    let capped = results
-        .iter()
-        .filter(|r| matches!(r, Err(AdmitError::TooManyTasks { limit: 3 })))
-        .count();
-    let outcomes: Vec<String> = results
-        .iter()
-        .map(|r| match r {
-            Ok(a) => format!("accepted {}", a.task().message_id),
-            Err(e) => e.to_string(),
-        })
-        .collect();
-    assert_eq!((accepted.len(), capped), (3, 21), "{outcomes:#?}");
+    let accepted = assert_capped(&results, 3, |e| {
+        matches!(e, AdmitError::TooManyTasks { limit: 3 })
+    });
 
     // A retry of an accepted message is its task, not a fourth one and not a refusal.
     let first = accepted[0].task().clone();
@@ -879,19 +896,9 @@ async fn an_agents_turn_cap_holds_for_simultaneous_messages_in_one_context() {
 
     let sends = (0..16).map(|i| rt.admit(bob(format!("m{i}"), Some(&ctx))));
     let results = futures::future::join_all(sends).await;
-    let accepted: Vec<_> = results.iter().filter_map(|r| r.as_ref().ok()).collect();
-    let capped = results
-        .iter()
-        .filter(|r| matches!(r, Err(AdmitError::TurnCap { limit: 3 })))
-        .count();
-    let outcomes: Vec<String> = results
-        .iter()
-        .map(|r| match r {
-            Ok(a) => format!("accepted {}", a.task().message_id),
-            Err(e) => e.to_string(),
-        })
-        .collect();
-    assert_eq!((accepted.len(), capped), (2, 14), "{outcomes:#?}");
+    let accepted = assert_capped(&results, 2, |e| {
+        matches!(e, AdmitError::TurnCap { limit: 3 })
+    });
     assert!(accepted.iter().all(|a| a.task().context_id == ctx));
 
     // A retry of an accepted message is its task; a new context goes on.
