@@ -813,6 +813,55 @@ async fn a_paused_peer_is_refused_and_skipped_until_it_is_resumed() {
     app.shutdown().await;
 }
 
+/// A peer that cannot be read counts as a failed call, so its metrics show it failing rather
+/// than "no calls"; a refusal of Sextant's own (a paused peer) counts nothing.
+#[tokio::test]
+async fn a_peer_that_cannot_be_read_counts_as_a_failed_call() {
+    let app = TestApp::spawn().await;
+    // A loopback port nobody listens on once the listener is gone.
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let (status, v) = api(
+        &app,
+        "POST",
+        "/api/v1/peers",
+        Some(json!({"name": "gone", "url": format!("http://127.0.0.1:{port}/"), "pin_on_first_use": true})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{v}");
+
+    let (status, e) = call(&app, json!({"agent": "gone", "message": "anyone?"})).await;
+    assert_eq!(status, StatusCode::BAD_GATEWAY, "{e}");
+    let (_, peer) = api(&app, "GET", "/api/v1/peers/gone", None).await;
+    let m = &peer["metrics"];
+    assert_eq!(
+        (m["calls"].as_i64(), m["failures"].as_i64()),
+        (Some(1), Some(1)),
+        "{peer}"
+    );
+    assert!(m["last_call_at"].is_string(), "{peer}");
+    let last_error = m["last_error"].as_str().unwrap_or_default();
+    assert!(last_error.starts_with("gone: "), "{peer}");
+
+    api(
+        &app,
+        "PATCH",
+        "/api/v1/peers/gone",
+        Some(json!({"paused": true})),
+    )
+    .await;
+    let (status, _) = call(&app, json!({"agent": "gone", "message": "again"})).await;
+    assert_eq!(status, StatusCode::CONFLICT);
+    let (_, peer) = api(&app, "GET", "/api/v1/peers/gone", None).await;
+    assert_eq!(
+        peer["metrics"]["calls"], 1,
+        "a pause counts nothing: {peer}"
+    );
+    app.shutdown().await;
+}
+
 const GATEWAY: &str = r#"
 [[agents]]
 id = "gateway"

@@ -20,7 +20,7 @@ pub mod history;
 pub mod tokens;
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
@@ -195,7 +195,8 @@ pub struct PeerPin {
     pub skills: Vec<String>,
 }
 
-/// A peer's call counters (every exchange: tool calls, orchestrations, `a2a` engine turns).
+/// A peer's call counters (every exchange: tool calls, orchestrations, `a2a` engine turns; and
+/// every call that failed because the peer could not be read, see [`Peers::connect`]).
 #[derive(Debug, Clone, PartialEq, Serialize, TS)]
 #[ts(export)]
 pub struct PeerMetrics {
@@ -612,7 +613,21 @@ impl Peers {
     /// Checks a registered peer before use: not paused, enabled, card fetched and matching its
     /// pin (pinning it on first use), a JSON-RPC 1.0 interface. A changed card disables the
     /// peer. A paused peer is refused before anything is fetched from it.
+    ///
+    /// A peer that cannot be read (unreachable, refused by the guard, no usable interface)
+    /// counts as a failed call in its metrics: otherwise a peer nobody can reach would show
+    /// no calls and no errors. A pause, a changed card or an unknown name count nothing.
     pub async fn connect(&self, name: &str) -> Result<PeerConnection, PeerError> {
+        let started = Instant::now();
+        let connected = self.check_and_connect(name).await;
+        if let Err(e @ (PeerError::Remote(_) | PeerError::Refused(_))) = &connected {
+            self.record_call(name, started.elapsed(), Some(&e.to_string()))
+                .await;
+        }
+        connected
+    }
+
+    async fn check_and_connect(&self, name: &str) -> Result<PeerConnection, PeerError> {
         let row = self.row(name).await?;
         if let Some(at) = &row.paused_at {
             return Err(PeerError::Paused(paused_message(name, at)));
@@ -734,17 +749,21 @@ impl Peers {
 
     /// Counts one call to a registered peer (failures to count it are logged only).
     pub async fn record(&self, conn: &PeerConnection, latency: Duration, error: Option<&str>) {
-        if !conn.registered {
-            return;
+        if conn.registered {
+            self.record_call(&conn.name, latency, error).await;
         }
+    }
+
+    /// Counts one call to the registered peer `name`.
+    async fn record_call(&self, name: &str, latency: Duration, error: Option<&str>) {
         let ms = i64::try_from(latency.as_millis()).unwrap_or(i64::MAX);
         if let Err(e) = self
             .inner
             .journal
-            .record_peer_call(&conn.name, ms, error.map(String::from), &self.now())
+            .record_peer_call(name, ms, error.map(String::from), &self.now())
             .await
         {
-            tracing::warn!(peer = %conn.name, error = %e, "could not record peer metrics");
+            tracing::warn!(peer = %name, error = %e, "could not record peer metrics");
         }
     }
 
