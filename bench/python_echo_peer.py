@@ -5,7 +5,8 @@ The comparison peer for bench/run.sh: the SDK's own Starlette routes
 (create_agent_card_routes + create_jsonrpc_routes), DefaultRequestHandler,
 InMemoryTaskStore, and an AgentExecutor that echoes the user's text as an
 artifact named "echo" and completes the task — the same observable behaviour
-as Sextant's default `echo` agent.
+as Sextant's default `echo` agent. The text "hold" instead keeps its task working until the
+server stops (for bench/idle_subscriptions.py).
 
 Usage: python_echo_peer.py [--host 127.0.0.1] [--port 0]
 
@@ -25,6 +26,7 @@ this SDK here), access log off, SDK tracing off (see below), TCP_NODELAY on.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import socket
 import sys
@@ -69,6 +71,10 @@ class EchoExecutor(AgentExecutor):
             await event_queue.enqueue_event(task)
         updater = TaskUpdater(event_queue, task.id, task.context_id)
         await updater.start_work()
+        if context.get_user_input() == "hold":
+            # bench/idle_subscriptions.py: a task that stays working until the server stops,
+            # for SubscribeToTask streams to follow.
+            await asyncio.Event().wait()
         await updater.add_artifact([Part(text=context.get_user_input())], name="echo")
         await updater.complete()
 

@@ -3,6 +3,7 @@
 # same run, interleaved. Builds nothing: expects target/release/sextant (or $SEXTANT_BIN).
 #
 #   cargo build --release && bench/run.sh
+#   cargo build --release && bench/run.sh idle   (idle SubscribeToTask memory: idle_subscriptions.py)
 #
 # Environment (defaults in brackets):
 #   SEXTANT_BIN   [<repo>/target/release/sextant]
@@ -70,6 +71,8 @@ if [[ "$(cat "$VENV/.requirements.sha256" 2>/dev/null)" != "$req_hash" ]]; then
 fi
 PY="$VENV/bin/python"
 HELPER="$HERE/bench_helper.py"
+# `run.sh idle`: memory per idle SubscribeToTask stream instead (bench/idle_subscriptions.py).
+[[ "${1:-}" == "idle" ]] && exec "$PY" "$HERE/idle_subscriptions.py"
 
 # --- server processes ------------------------------------------------------------------------
 mkdir -p "$RESULTS_DIR"

@@ -1,0 +1,228 @@
+#!/usr/bin/env python3
+"""Idle SubscribeToTask streams: server memory per open subscription, Sextant beside the
+official Python SDK (a2a-sdk 1.3.0), in one run.
+
+    cargo build --release -p sextant && bench/run.sh idle
+
+(run.sh makes bench/.venv with the Python SDK and runs this file with its Python).
+
+For each server: start it; create WARM + N tasks that stay open (Sextant's conformance agent
+answers `tck-input-required-*` with an input-required task; the Python echo peer keeps a task
+whose text is "hold" working); open WARM subscriptions, so one-time allocations are not
+counted; read the server's RSS; open N more, each on its own HTTP/1.1 connection, in batches
+of BATCH, each checked to have received its first event (the Task); wait SETTLE seconds; read
+the RSS again. The figure is (RSS after - RSS before) / N, in KiB. A plain keep-alive
+connection that sent one GetTask is measured the same way, to show what an open HTTP/1.1
+connection itself costs. Each measurement runs on a fresh server process. Nothing here
+asserts a figure.
+
+Environment: SEXTANT_BIN [<repo>/target/release/sextant], N [1000], WARM [100], BATCH [50],
+SETTLE [1] seconds, SERVERS ["sextant python"]. Raises its open-files limit to the hard limit (N connections per server).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+from urllib.parse import urlparse
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+SEXTANT_BIN = os.environ.get("SEXTANT_BIN", str(REPO / "target/release/sextant"))
+N = int(os.environ.get("N", "1000"))
+WARM = int(os.environ.get("WARM", "100"))
+BATCH = int(os.environ.get("BATCH", "50"))
+SETTLE = float(os.environ.get("SETTLE", "1"))
+SERVERS = os.environ.get("SERVERS", "sextant python").split()
+STARTUP_TIMEOUT = 60
+FIRST_EVENT_TIMEOUT = 30
+
+
+def log(msg: str) -> None:
+    print(f"idle-subscriptions: {msg}", file=sys.stderr, flush=True)
+
+
+class Server:
+    """A server process and its JSON-RPC URL."""
+
+    def __init__(self, name: str, label: str, cmd: list[str], prefix: str, open_task) -> None:
+        self.name, self.label, self.open_task = name, label, open_task
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        deadline = time.monotonic() + STARTUP_TIMEOUT
+        base = None
+        assert self.proc.stdout is not None
+        while time.monotonic() < deadline:
+            line = self.proc.stdout.readline()
+            if not line:
+                break
+            m = re.match(re.escape(prefix) + r"(http://127\.0\.0\.1:\d+)", line)
+            if m:
+                base = m.group(1)
+                break
+        if base is None:
+            self.stop()
+            sys.exit(f"{name} did not print its listening line")
+        with urllib.request.urlopen(base + "/.well-known/agent-card.json", timeout=30) as r:
+            self.rpc = json.load(r)["supportedInterfaces"][0]["url"]
+        log(f"{name}: pid {self.proc.pid}, JSON-RPC at {self.rpc}")
+
+    def rss_kib(self) -> int:
+        for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+        raise RuntimeError("no VmRSS")
+
+    def call(self, method: str, params: dict) -> dict:
+        body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).encode()
+        req = urllib.request.Request(
+            self.rpc, data=body, headers={"Content-Type": "application/json", "A2A-Version": "1.0"}
+        )
+        with urllib.request.urlopen(req, timeout=30) as r:
+            doc = json.load(r)
+        if "result" not in doc:
+            raise RuntimeError(f"{self.name}: {method} failed: {doc}")
+        return doc["result"]
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+
+
+def sextant_task(server: Server, i: int) -> str:
+    msg = {"role": "ROLE_USER", "messageId": f"tck-input-required-{i}", "parts": [{"text": "wait"}]}
+    task = server.call("SendMessage", {"message": msg})["task"]
+    assert task["status"]["state"] == "TASK_STATE_INPUT_REQUIRED", task
+    return task["id"]
+
+
+def python_task(server: Server, i: int) -> str:
+    msg = {"role": "ROLE_USER", "messageId": f"hold-{i}", "parts": [{"text": "hold"}]}
+    task = server.call("SendMessage", {"message": msg, "configuration": {"returnImmediately": True}})["task"]
+    assert task["status"]["state"] in ("TASK_STATE_SUBMITTED", "TASK_STATE_WORKING"), task
+    return task["id"]
+
+
+async def open_connection(server: Server, method: str, task_id: str):
+    """One HTTP/1.1 connection that sent `method` for the task and read its first answer
+    (the first SSE event, or the whole GetTask response), then stays open."""
+    u = urlparse(server.rpc)
+    reader, writer = await asyncio.open_connection(u.hostname, u.port)
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": {"id": task_id}}).encode()
+    accept = "text/event-stream" if method == "SubscribeToTask" else "application/json"
+    head = (
+        f"POST {u.path} HTTP/1.1\r\nHost: {u.netloc}\r\nContent-Type: application/json\r\n"
+        f"A2A-Version: 1.0\r\nAccept: {accept}\r\nContent-Length: {len(body)}\r\n\r\n"
+    )
+    writer.write(head.encode() + body)
+    await writer.drain()
+    buf = b""
+
+    def done() -> bool:
+        if method == "SubscribeToTask":
+            _, _, rest = buf.partition(b"data:")
+            return b"\n\n" in rest or b"\r\n\r\n" in rest
+        head, sep, rest = buf.partition(b"\r\n\r\n")
+        m = re.search(rb"content-length: *(\d+)", head, re.I)
+        return bool(sep) and m is not None and len(rest) >= int(m.group(1))
+
+    while not done():
+        chunk = await asyncio.wait_for(reader.read(65536), FIRST_EVENT_TIMEOUT)
+        if not chunk:
+            raise RuntimeError(f"{server.name}: connection closed early: {buf[:300]!r}")
+        buf += chunk
+    # The first answer must be the task: a subscription's first event, or GetTask's result.
+    if method == "SubscribeToTask":
+        data = buf.partition(b"data:")[2].split(b"\n", 1)[0]
+        task = json.loads(data).get("result", {}).get("task", {})
+    else:
+        task = json.loads(buf.partition(b"\r\n\r\n")[2]).get("result", {})
+    if task.get("id") != task_id:
+        raise RuntimeError(f"{server.name}: {method} did not answer with the task: {buf[:300]!r}")
+    return reader, writer
+
+
+async def measure(server: Server, method: str, task_ids: list[str]) -> float:
+    """KiB of server RSS per connection left open after `method`, over len(task_ids) - WARM."""
+    conns = []
+    for t in task_ids[:WARM]:
+        conns.append(await open_connection(server, method, t))
+    await asyncio.sleep(SETTLE)
+    before = server.rss_kib()
+    rest = task_ids[WARM:]
+    for k in range(0, len(rest), BATCH):
+        conns += await asyncio.gather(*(open_connection(server, method, t) for t in rest[k : k + BATCH]))
+    await asyncio.sleep(SETTLE)
+    after = server.rss_kib()
+    for _, writer in conns:
+        writer.close()
+    await asyncio.gather(*(w.wait_closed() for _, w in conns), return_exceptions=True)
+    return (after - before) / len(rest)
+
+
+def main() -> int:
+    if not os.access(SEXTANT_BIN, os.X_OK):
+        sys.exit(f"sextant binary not found at {SEXTANT_BIN} (cargo build --release -p sextant)")
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = 2 * (N + WARM) + 256
+    if soft < want:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(want, hard), hard))
+    tmp = tempfile.mkdtemp(prefix="sextant-idle-")
+    kinds = [
+        (
+            "sextant",
+            "Sextant",
+            lambda data: [SEXTANT_BIN, "serve", "--conformance", "--data-dir", data, "--port", "0"],
+            "sextant: listening on ",
+            sextant_task,
+        ),
+        (
+            "python",
+            "Python a2a-sdk 1.3.0",
+            lambda data: [sys.executable, str(HERE / "python_echo_peer.py"), "--port", "0"],
+            "python-echo-peer: listening on ",
+            python_task,
+        ),
+    ]
+    rows = []
+    try:
+        for name, label, cmd, prefix, open_task in kinds:
+            if name not in SERVERS:
+                continue
+            figures = {}
+            # A fresh process per measurement: memory freed by one is not reused by the next.
+            for method in ("SubscribeToTask", "GetTask"):
+                server = Server(name, label, cmd(f"{tmp}/{name}-{method}"), prefix, open_task)
+                try:
+                    tasks = [open_task(server, i) for i in range(N + WARM)]
+                    figures[method] = asyncio.run(measure(server, method, tasks))
+                    figures["rss"] = server.rss_kib() / 1024
+                finally:
+                    server.stop()
+                log(f"{name}: {figures[method]:.1f} KiB per connection after {method}")
+            rows.append((label, figures["SubscribeToTask"], figures["GetTask"]))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(f"\n{N} idle connections per server, each its own HTTP/1.1 connection (KiB of server RSS each)")
+    print(f"{'server':<24}{'SubscribeToTask':>17}{'GetTask, kept open':>20}")
+    for label, sub, get in rows:
+        print(f"{label:<24}{sub:>17.1f}{get:>20.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
