@@ -10,7 +10,8 @@ use clap::{Parser, Subcommand};
 
 // mimalloc rather than glibc's malloc: a request allocates and frees many small values across
 // the runtime's threads and the journal writer, where glibc's arenas cost about a tenth of the
-// request's CPU (measured with perf under bench/run.sh).
+// request's CPU (measured with perf under bench/run.sh). Built without transparent huge pages
+// (`no_thp`, in the workspace Cargo.toml), which cost RSS and bought nothing measurable.
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
