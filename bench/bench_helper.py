@@ -13,7 +13,8 @@
   bench_helper.py summarize RESULTS_DIR
       Read the phase files written by run.sh (r<round>_<server>_c<conns>.txt: wrk output with
       a WRK_RESULT line from send_message.lua, plus a PROC line with server CPU/RSS), print
-      the comparison table, and write summary.json and summary.md next to them.
+      the comparison table, and write summary.json and summary.md next to them. When the
+      phases counted SSE events (STREAM=1), the table adds events/s and events per stream.
       Exit 1 if any phase saw errors or non-completed responses (the numbers are then void).
 """
 
@@ -78,6 +79,8 @@ def parse_phase(path: Path) -> dict:
         "p99_ms": wrk["p99_us"] / 1000,
         "errors": errors,
         "bad": wrk["bad"],
+        "events": wrk.get("events", 0),
+        "eps": wrk.get("events", 0) / secs if secs else 0.0,
         "verified": wrk["verified"],
         "cpu_ms_per_req": None,
         "rss_mib": None,
@@ -112,6 +115,7 @@ def summarize(results_dir: str) -> int:
         return 1
 
     rounds = sorted({r for _, r in phases})
+    streaming = any(row["events"] for ph in phases.values() for row in ph.values())
     conn_levels = sorted({c for c, _ in phases}, reverse=True)
     summary = {"rounds": len(rounds), "levels": []}
     valid = True
@@ -119,6 +123,7 @@ def summarize(results_dir: str) -> int:
     header = (
         f"{'conns':>5}  {'server':<22} {'req/s':>10} {'p50 ms':>8} {'p99 ms':>8} "
         f"{'CPU ms/req':>10} {'RSS MiB':>8} {'bad':>5} {'errors':>6}"
+        + (f" {'events/s':>10} {'ev/stream':>9}" if streaming else "")
     )
     lines = [header, "-" * len(header)]
     md = [
@@ -141,6 +146,8 @@ def summarize(results_dir: str) -> int:
                 "errors": sum(r["errors"] for r in rows),
                 "verified": all(r["verified"] for r in rows),
                 "per_round_rps": [r["rps"] for r in rows],
+                "eps": median([r["eps"] for r in rows]),
+                "events_per_stream": sum(r["events"] for r in rows) / max(1, sum(r["requests"] for r in rows)),
             }
             if agg["bad"] or agg["errors"] or any(r["requests"] == 0 for r in rows):
                 valid = False
@@ -149,6 +156,7 @@ def summarize(results_dir: str) -> int:
                 f"{conns:>5}  {LABELS[server]:<22} {agg['rps']:>10.1f} {agg['p50_ms']:>8.2f} "
                 f"{agg['p99_ms']:>8.2f} {fmt(agg['cpu_ms_per_req'], '>10.3f')} "
                 f"{fmt(agg['rss_mib'], '>8.1f')} {agg['bad']:>5} {agg['errors']:>6}"
+                + (f" {agg['eps']:>10.1f} {agg['events_per_stream']:>9.1f}" if streaming else "")
             )
             md.append(
                 f"| {conns} | {LABELS[server]} | {agg['rps']:.1f} | {agg['p50_ms']:.2f} | "
@@ -168,6 +176,16 @@ def summarize(results_dir: str) -> int:
             rs = f"{ratio:.1f}" if ratio >= 1 else f"{ratio:.3f}"
             lines.append(f"{'':>5}  {'Sextant / Python req/s':<22} {rs:>9}x")
             md.append(f"| {conns} | **Sextant / Python req/s** | **{rs}x** | | | | | | |")
+        eratios = [
+            phases[(conns, r)]["sextant"]["eps"] / phases[(conns, r)]["python"]["eps"]
+            for r in rounds
+            if streaming
+            and {"sextant", "python"} <= phases.get((conns, r), {}).keys()
+            and phases[(conns, r)]["python"]["eps"] > 0
+        ]
+        if eratios:
+            level["events_ratio_sextant_over_python"] = median(eratios)
+            lines.append(f"{'':>5}  {'Sextant / Python ev/s':<22} {median(eratios):>9.1f}x")
         lines.append("")
         summary["levels"].append(level)
 

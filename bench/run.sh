@@ -13,6 +13,8 @@
 #   CONNS         connection levels [32 1]
 #   WRK_THREADS   wrk threads [2] (capped at the connection count)
 #   BENCH_VERIFY  1 = Lua checks every response is a completed task [1]
+#   STREAM        1 = SendStreamingMessage: each request is a whole SSE stream, whose events
+#                 are counted (needs BENCH_VERIFY=1); the table adds events/s [0]
 #   RESULTS_DIR   where raw outputs go [bench/results/<timestamp>]
 #
 # Both servers listen on 127.0.0.1 ports chosen by the kernel; all load stays on loopback.
@@ -28,6 +30,8 @@ ROUNDS="${ROUNDS:-1}"
 CONNS="${CONNS:-32 1}"
 WRK_THREADS="${WRK_THREADS:-2}"
 BENCH_VERIFY="${BENCH_VERIFY:-1}"
+STREAM="${STREAM:-0}"
+[[ "$STREAM" != 1 || "$BENCH_VERIFY" == 1 ]] || die "STREAM=1 counts events only with BENCH_VERIFY=1"
 RESULTS_DIR="${RESULTS_DIR:-$HERE/results/$(date +%Y%m%d-%H%M%S)}"
 VENV="$HERE/.venv"
 STARTUP_TIMEOUT=60
@@ -160,11 +164,11 @@ run_phase() {
   local out="$RESULTS_DIR/r${round}_${name}_c${conns}.txt" t0 t1
   threads=$(( WRK_THREADS < conns ? WRK_THREADS : conns ))
   if (( WARMUP > 0 )); then
-    BENCH_RUN_ID="warm-r$round-$name-c$conns-$$-$(date +%s%N)" BENCH_VERIFY=0 BENCH_TEXT="$WRK_TEXT" \
+    BENCH_RUN_ID="warm-r$round-$name-c$conns-$$-$(date +%s%N)" BENCH_VERIFY=0 BENCH_STREAM="$STREAM" BENCH_TEXT="$WRK_TEXT" \
       wrk -t"$threads" -c"$conns" -d"${WARMUP}s" --timeout 10s -s "$HERE/send_message.lua" "${RPC[$name]}" >/dev/null
   fi
   t0="$(proc_ticks "$pid")"
-  BENCH_RUN_ID="r$round-$name-c$conns-$$-$(date +%s%N)" BENCH_VERIFY="$BENCH_VERIFY" BENCH_TEXT="$WRK_TEXT" \
+  BENCH_RUN_ID="r$round-$name-c$conns-$$-$(date +%s%N)" BENCH_VERIFY="$BENCH_VERIFY" BENCH_STREAM="$STREAM" BENCH_TEXT="$WRK_TEXT" \
     wrk -t"$threads" -c"$conns" -d"${DURATION}s" --timeout 10s --latency -s "$HERE/send_message.lua" "${RPC[$name]}" >"$out"
   t1="$(proc_ticks "$pid")"
   printf 'PROC {"cpu_ms":%s,"rss_kib":%s}\n' \
@@ -188,7 +192,7 @@ check_one python
   echo "python peer: a2a-sdk $("$PY" -c 'import importlib.metadata as m; print(m.version("a2a-sdk"))'), uvicorn $("$PY" -c 'import importlib.metadata as m; print(m.version("uvicorn"))')"
   echo "python peer OTEL_INSTRUMENTATION_A2A_SDK_ENABLED=${OTEL_INSTRUMENTATION_A2A_SDK_ENABLED:-false}"
   echo "wrk: $(wrk --version 2>&1 | head -1)"
-  echo "duration=${DURATION}s warmup=${WARMUP}s rounds=$ROUNDS conns='$CONNS' wrk_threads=$WRK_THREADS verify=$BENCH_VERIFY"
+  echo "duration=${DURATION}s warmup=${WARMUP}s rounds=$ROUNDS conns='$CONNS' wrk_threads=$WRK_THREADS verify=$BENCH_VERIFY stream=$STREAM"
   echo "cpus: $(nproc)  load: $(cut -d' ' -f1-3 /proc/loadavg)"
 } | tee "$RESULTS_DIR/meta.txt" >&2
 

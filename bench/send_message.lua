@@ -1,4 +1,6 @@
 -- wrk script: A2A 1.0 JSON-RPC SendMessage with a unique messageId per request.
+-- BENCH_STREAM=1 sends SendStreamingMessage instead: each request is one whole SSE stream, and
+-- with BENCH_VERIFY its events (`data:` lines) are counted.
 --
 --   BENCH_RUN_ID=<unique tag> wrk -t2 -c32 -d10s -s bench/send_message.lua <JSON-RPC URL>
 --
@@ -18,6 +20,7 @@ local threads = {}
 local run_id = os.getenv("BENCH_RUN_ID") or ("run" .. os.time())
 local text = os.getenv("BENCH_TEXT") or "hello from wrk"
 local verify = os.getenv("BENCH_VERIFY") ~= "0"
+local stream = os.getenv("BENCH_STREAM") == "1"
 
 function setup(thread)
   table.insert(threads, thread)
@@ -35,9 +38,15 @@ function init(args)
   wrk.method = "POST"
   wrk.headers["Content-Type"] = "application/json"
   wrk.headers["A2A-Version"] = "1.0"
-  body_head = '{"jsonrpc":"2.0","method":"SendMessage","id":'
+  local method = "SendMessage"
+  if stream then
+    method = "SendStreamingMessage"
+    wrk.headers["Accept"] = "text/event-stream"
+  end
+  body_head = '{"jsonrpc":"2.0","method":"' .. method .. '","id":'
   body_tail = ',"role":"ROLE_USER","parts":[{"text":"' .. text .. '"}]}}}'
   bad = 0
+  events = 0
 end
 
 function request()
@@ -53,21 +62,32 @@ if verify then
     if status ~= 200 or not string.find(body, "TASK_STATE_COMPLETED", 1, true) then
       bad = bad + 1
     end
+    if stream then
+      local at = 1
+      while true do
+        local i = string.find(body, "data:", at, true)
+        if not i then break end
+        events = events + 1
+        at = i + 5
+      end
+    end
   end
 end
 
 function done(summary, latency, requests)
-  local nbad = 0
+  local nbad, nevents = 0, 0
   for _, t in ipairs(threads) do
     nbad = nbad + (t:get("bad") or 0)
+    nevents = nevents + (t:get("events") or 0)
   end
   local e = summary.errors
   io.write(string.format(
     'WRK_RESULT {"requests":%d,"duration_us":%d,"bytes":%d,'
       .. '"errors_connect":%d,"errors_read":%d,"errors_write":%d,"errors_status":%d,"errors_timeout":%d,'
-      .. '"p50_us":%d,"p90_us":%d,"p99_us":%d,"mean_us":%.1f,"max_us":%d,"verified":%s,"bad":%d}\n',
+      .. '"p50_us":%d,"p90_us":%d,"p99_us":%d,"mean_us":%.1f,"max_us":%d,"verified":%s,"bad":%d,'
+      .. '"events":%d}\n',
     summary.requests, summary.duration, summary.bytes,
     e.connect, e.read, e.write, e.status, e.timeout,
     latency:percentile(50), latency:percentile(90), latency:percentile(99),
-    latency.mean, latency.max, verify and "true" or "false", nbad))
+    latency.mean, latency.max, verify and "true" or "false", nbad, nevents))
 end
