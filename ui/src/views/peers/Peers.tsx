@@ -339,6 +339,10 @@ export function Peers() {
     }
   };
 
+  /** Shows a peer as the server just returned it, before the listing is read again. */
+  const showSaved = (saved: PeerView) =>
+    setState((s) => (s.listing ? { ...s, listing: { ...s.listing, peers: s.listing.peers.map((x) => (x.name === saved.name ? saved : x)) } } : s));
+
   const pin = async (p: PeerView) => {
     const hash = hashToPin(p, reviews[p.name]);
     if (!hash) return;
@@ -346,7 +350,7 @@ export function Peers() {
     try {
       const saved = await pinPeer(p.name, hash);
       dropReview(p.name);
-      setState((s) => (s.listing ? { ...s, listing: { ...s.listing, peers: s.listing.peers.map((x) => (x.name === saved.name ? saved : x)) } } : s));
+      showSaved(saved);
       toast(`“${p.name}” re-pinned${p.disabled && !p.paused_at ? ' and enabled' : ''}`, 'ok');
       void load();
     } catch (e) {
@@ -365,7 +369,7 @@ export function Peers() {
     setBusy(p.name);
     try {
       const saved = await setPeerPaused(p.name, paused);
-      setState((s) => (s.listing ? { ...s, listing: { ...s.listing, peers: s.listing.peers.map((x) => (x.name === saved.name ? saved : x)) } } : s));
+      showSaved(saved);
       toast(paused ? `“${p.name}” paused: nothing is sent to it until you resume it` : `“${p.name}” resumed`, 'ok');
       void load();
     } catch (e) {
