@@ -8,6 +8,7 @@
 mod secure;
 mod support;
 
+mod adversarial;
 mod approvals;
 mod auth_matrix;
 mod cards;

@@ -103,6 +103,10 @@ pub enum EngineSpec {
         /// A turn that runs longer than this is stopped and the task fails (default 300 s).
         #[serde(default = "default_timeout")]
         timeout_secs: u64,
+        /// What a remote caller's text looks like to the command: `framed` (default) for an
+        /// agent that hands it to a model, `raw` for one that executes it (see [`InputForm`]).
+        #[serde(default)]
+        input: InputForm,
     },
     /// An OpenAI Codex app-server (JSON-RPC over stdio, docs/codex-protocol.md): one process
     /// and one Codex thread per Session; command and file-change approvals become interactions.
@@ -168,7 +172,31 @@ fn default_codex_args() -> Vec<String> {
     vec!["app-server".into()]
 }
 
+/// How an engine receives text from remote callers (peers, assistants, JWT holders).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InputForm {
+    /// Filtered for prompt-injection markup and framed as untrusted input (the frame warns a
+    /// model; see [`crate::untrusted`]).
+    #[default]
+    Framed,
+    /// The caller's exact text: for engines that execute their input (a frame would become
+    /// part of the command). The person's card says who sent it.
+    Raw,
+}
+
 impl EngineSpec {
+    /// How this engine receives remote callers' text: the shell executes it (raw); an exec
+    /// agent says so with `input = "raw"`; every other engine hands text to a model or a
+    /// peer, so it gets the framed form.
+    pub fn input_form(&self) -> InputForm {
+        match self {
+            EngineSpec::Shell { .. } => InputForm::Raw,
+            EngineSpec::Exec { input, .. } => *input,
+            _ => InputForm::Framed,
+        }
+    }
+
     /// The engine kind as stored and shown.
     pub fn kind(&self) -> &'static str {
         match self {
@@ -418,6 +446,7 @@ mod tests {
             working_dir: None,
             env: BTreeMap::new(),
             timeout_secs: 1,
+            input: InputForm::Framed,
         };
         assert!(b.validate().unwrap_err().contains("engine.command"));
     }

@@ -64,14 +64,25 @@ pub struct Interaction {
     pub kind: InteractionKind,
     /// One line: what is being asked.
     pub title: String,
-    /// The public description (command, change, question), secrets redacted.
+    /// The description (command, change, question), invisible characters escaped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
-    /// The command a tool approval is about, redacted.
+    /// The exact command a tool approval is about (never redacted: the person approves what
+    /// runs; other readers get it through the outbound scrubber). Show [`Self::action`]'s
+    /// `shown` form, which escapes invisible characters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command: Option<String>,
+    /// The engine's working directory: for the person only (the task's status message, which
+    /// remote callers read, leaves it out).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cwd: Option<String>,
+    /// Exactly what an answer approves, its digest and its escaped view. The engine runs only
+    /// the action whose digest was approved.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub action: Option<Box<crate::action::ApprovedAction>>,
+    /// Who sent the input this decision is about, when it is not the person (`peer alice`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<String>,
     /// The options, in the engine's order and words.
     pub options: Vec<InteractionOption>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -140,6 +151,9 @@ pub struct Answer {
     /// Set when the expiry applied the default.
     #[serde(default)]
     pub expired: bool,
+    /// The digest of the action this answer approves (the interaction's, when it had one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub digest: Option<String>,
 }
 
 /// Why an answer is refused.
@@ -155,6 +169,8 @@ pub enum AnswerRefusal {
     Expired,
     /// The task is terminal.
     TaskTerminal,
+    /// The answer names a digest that is not the one of the action asked about.
+    ActionChanged { asked: String },
 }
 
 impl std::fmt::Display for AnswerRefusal {
@@ -176,6 +192,10 @@ impl std::fmt::Display for AnswerRefusal {
                 )
             }
             AnswerRefusal::TaskTerminal => write!(f, "the task has already ended"),
+            AnswerRefusal::ActionChanged { asked } => write!(
+                f,
+                "the digest does not match the action asked about ({asked}); read the card again"
+            ),
         }
     }
 }
@@ -249,6 +269,8 @@ mod tests {
             description: None,
             command: Some("ls".into()),
             cwd: None,
+            action: None,
+            from: None,
             options: command_approval_options(),
             fields: vec![],
             reason_allowed: true,

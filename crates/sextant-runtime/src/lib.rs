@@ -355,9 +355,17 @@ impl Runtime {
         }
         let caller = input.principal.key();
         let mut message = input.message;
-        // Text from outside the machine's own user is untrusted input: filtered and framed
-        // before it is journalled, so every engine (and the transcript) sees the frame.
-        if input.principal.is_remote() {
+        // Text from outside the machine's own user is untrusted input. For an engine that
+        // hands text to a model it is filtered and framed before it is journalled, so the
+        // engine (and the transcript) sees the frame; an engine that executes its input gets
+        // the exact text (a frame would become part of the command), and its card names the
+        // sender instead.
+        let framed = self
+            .inner
+            .agents
+            .get(&input.agent_id)
+            .is_some_and(|a| a.engine.input_form() == sextant_core::agent::InputForm::Framed);
+        if input.principal.is_remote() && framed {
             sextant_core::untrusted::frame_message(&mut message, &input.principal);
         }
         // A message to a task that waits for a decision is not an approval: refuse it, and

@@ -21,6 +21,7 @@ fn exec_agent(id: &str, script: &str) -> AgentSpec {
             working_dir: None,
             env: BTreeMap::new(),
             timeout_secs: 5,
+            input: Default::default(),
         },
         session_link: true,
         dedupe_message_ids: true,
@@ -141,6 +142,7 @@ async fn exec_failures_say_why() {
         working_dir: None,
         env: BTreeMap::new(),
         timeout_secs: 5,
+        input: Default::default(),
     };
     let dir2 = tempfile::tempdir().unwrap();
     let rt2 = runtime(&dir2, vec![missing]).await;
@@ -351,6 +353,7 @@ fn answer(task: &str, i: &str, option: &str, mid: &str) -> AnswerRequest {
         reason: None,
         values: Default::default(),
         message_id: mid.into(),
+        digest: None,
     }
 }
 
@@ -578,6 +581,50 @@ async fn a_pending_approval_survives_a_restart() {
     let f = settled_after(&rt, &row).await;
     assert_eq!(f.state, TaskState::Completed, "{:?}", f.status_message);
     assert!(artifact_text(&f).starts_with("resumed"));
+}
+
+/// An answer approves one exact action: when the action changes between the question and the
+/// answer (here the shell's working directory was reconfigured across a restart), the old
+/// answer cannot approve the new action, and nothing runs.
+#[tokio::test]
+async fn an_answer_cannot_approve_an_action_that_changed_since_it_was_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("ran");
+    let command = format!("touch {}", marker.display());
+    let (task, interaction) = {
+        let rt = runtime(&dir, vec![shell_agent(3600)]).await;
+        let a = rt.admit(input("shell", "m1", &command)).await.unwrap();
+        let i = pending(&rt, &a).await;
+        rt.shutdown(Duration::from_secs(5)).await;
+        (a.task().clone(), i)
+    };
+    let asked = interaction.action.clone().unwrap();
+    assert_eq!(asked.exact["command"], command.as_str());
+    let mut moved = shell_agent(3600);
+    moved.engine = EngineSpec::Shell {
+        working_dir: Some(dir.path().join("elsewhere")),
+        timeout_secs: 10,
+        approval_timeout_secs: 3600,
+    };
+    let rt = runtime(&dir, vec![moved]).await;
+    rt.recover().await.unwrap();
+    let row = rt
+        .answer(answer(
+            &task.task_id,
+            &interaction.interaction_id,
+            "accept",
+            "r",
+        ))
+        .await
+        .unwrap();
+    let f = settled_after(&rt, &row).await;
+    assert_eq!(f.state, TaskState::Failed, "{:?}", f.status_message);
+    let why = message_text(f.status_message.as_ref().unwrap());
+    assert!(
+        why.contains("Not run") && why.contains(&asked.digest),
+        "{why}"
+    );
+    assert!(!marker.exists(), "the changed action must not run");
 }
 
 #[tokio::test]

@@ -259,6 +259,7 @@ async fn turn(
         history,
         grants,
         cancel: inner.cancel_turns.child_token(),
+        from: sextant_core::Principal::display_remote_key(&task.caller),
     };
     let sink = TurnSink::new(
         journal.clone(),

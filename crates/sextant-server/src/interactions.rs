@@ -33,6 +33,10 @@ pub struct AnswerBody {
     pub values: Map<String, Value>,
     /// A retry with the same message_id and answer gets the same result.
     pub message_id: String,
+    /// The digest of the action the person saw (`sha256:…`, the card's `action.digest`);
+    /// when given, an answer for any other action is refused (409).
+    #[serde(default)]
+    pub digest: Option<String>,
 }
 
 /// `GET /api/v1/interactions`.
@@ -97,6 +101,7 @@ pub async fn answer(
             reason: body.reason,
             values: body.values,
             message_id: body.message_id,
+            digest: body.digest,
         })
         .await;
     let task = match result {

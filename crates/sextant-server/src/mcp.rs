@@ -92,6 +92,10 @@ pub struct AnswerAgentTaskArgs {
     /// A fresh id for this answer. Retrying with the same message_id and the same answer
     /// returns the same result; the same message_id with a different answer is refused.
     pub message_id: String,
+    /// The action digest get_agent_task showed (`sha256:…`). When given, the answer is
+    /// refused unless it is the digest of the action the interaction asks about.
+    #[serde(default)]
+    pub digest: Option<String>,
     /// Optional free-text reason, returned to the engine when the interaction allows one.
     #[serde(default)]
     pub reason: Option<String>,
@@ -216,9 +220,12 @@ pub fn summary(agent_id: &str, fold: &TaskFold, task: &Value) -> String {
             .ok()
             .and_then(|v| v.as_str().map(String::from))
             .unwrap_or_default();
+        // The action as a person reads it (exact, invisible characters escaped).
         let what = i
-            .command
-            .as_deref()
+            .action
+            .as_ref()
+            .filter(|_| i.command.is_some())
+            .map(|a| a.shown.as_str())
             .or(i.description.as_deref())
             .map(|c| format!(" — {c}"))
             .unwrap_or_default();
@@ -237,6 +244,18 @@ pub fn summary(agent_id: &str, fold: &TaskFold, task: &Value) -> String {
             .map(|o| format!("{} = {}", o.id, o.label))
             .collect();
         out.push_str(&format!("\nOptions: {}", labels.join("; ")));
+        if let Some(from) = &i.from {
+            out.push_str(&format!("\nSent by {from}."));
+        }
+        if let Some(a) = &i.action {
+            out.push_str(&format!(
+                "\nAction digest: {} (pass it as digest to answer exactly this action)",
+                a.digest
+            ));
+            for f in &a.flags {
+                out.push_str(&format!("\nWarning: {}", f.message));
+            }
+        }
         if !i.fields.is_empty() {
             let fields: Vec<String> = i
                 .fields
@@ -398,6 +417,7 @@ impl AgentTools {
                 reason: args.reason,
                 values: args.values.unwrap_or_default(),
                 message_id: args.message_id,
+                digest: args.digest,
             })
             .await;
         let row = match result {

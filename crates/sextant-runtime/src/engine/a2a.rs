@@ -28,13 +28,14 @@ use futures::future::BoxFuture;
 use futures::{FutureExt, StreamExt};
 use serde_json::{Value, json};
 use sextant_a2a::client::Accumulated;
+use sextant_core::ApprovedAction;
 use sextant_core::a2a::{
     Message, Part, PartContent, Role, SendMessageRequest, StreamResponse, TaskState,
 };
+use sextant_core::action::{Mode, escape};
 use sextant_core::event::state_wire;
 use sextant_core::ids::new_id;
 use sextant_core::interaction::{FormField, InteractionOption};
-use sextant_core::redact::redact;
 use sextant_core::{Answer, Interaction, InteractionKind};
 
 use super::{AskError, Engine, Outcome, Turn, TurnSink, artifact};
@@ -47,8 +48,6 @@ pub const CANCEL: &str = "cancel";
 pub const REPLY: &str = "reply";
 /// The generic answer to an authorization request.
 pub const CONTINUE: &str = "continue";
-/// Longest question shown.
-const QUESTION_CHARS: usize = 2000;
 /// Most options mirrored from a peer.
 const MAX_OPTIONS: usize = 20;
 
@@ -61,6 +60,11 @@ pub struct A2aEngine {
 
 fn texts(parts: &[Part]) -> String {
     parts.iter().filter_map(Part::as_text).collect()
+}
+
+/// A peer's text as a person reads it: invisible and misleading characters escaped.
+fn shown(s: &str) -> String {
+    escape(s, Mode::Text).text
 }
 
 fn cut(s: &str, max: usize) -> String {
@@ -104,11 +108,11 @@ fn declared(status: Option<&Message>) -> Option<Declared> {
                 .unwrap_or(id);
             d.options.push(InteractionOption {
                 id: id.to_string(),
-                label: cut(&redact(label), 200),
+                label: cut(&shown(label), 200),
                 description: o
                     .get("description")
                     .and_then(Value::as_str)
-                    .map(|s| cut(&redact(s), 500)),
+                    .map(|s| cut(&shown(s), 500)),
                 shortcut: None,
             });
         }
@@ -178,7 +182,7 @@ fn remote_interaction(
             format!("{peer} needs more input to go on.")
         }
     } else {
-        cut(&redact(question.trim()), QUESTION_CHARS)
+        question.trim().to_string()
     };
     let declared = declared(acc.status_message.as_ref());
     let (kind, mut options, fields, reason_allowed, default_option, remote_id) = match declared {
@@ -246,9 +250,20 @@ fn remote_interaction(
         } else {
             format!("{peer} asks for input")
         },
-        description: Some(question.clone()),
+        description: Some(shown(&question)),
         command: None,
         cwd: None,
+        action: Some(Box::new(ApprovedAction::new(
+            json!({
+                "kind": "remote",
+                "peer": peer,
+                "remoteTaskId": acc.task_id,
+                "question": question,
+                "options": options.iter().map(|o| o.id.as_str()).collect::<Vec<_>>(),
+            }),
+            escape(&question, Mode::Text),
+        ))),
+        from: None,
         options,
         fields,
         reason_allowed,
@@ -265,7 +280,7 @@ fn remote_interaction(
             "localCancel": local_cancel,
         }),
     };
-    (interaction, format!("{peer} asks: {question}"))
+    (interaction, format!("{peer} asks: {}", shown(&question)))
 }
 
 /// The follow-up message carrying the person's answer to the waiting remote task.
@@ -636,6 +651,7 @@ mod tests {
             message_id: "a".into(),
             answered_by: "you".into(),
             expired: false,
+            digest: None,
         }
     }
 
@@ -650,7 +666,15 @@ mod tests {
         assert_eq!(i.option_ids(), [REPLY, CANCEL]);
         assert_eq!(i.default_option, CANCEL);
         assert_eq!(i.fields[0].id, REPLY);
-        assert!(!prompt.contains("sk-abcdefghijklmnop"), "{prompt}");
+        // The person's card shows the peer's question exactly (other readers get it scrubbed
+        // on the way out), and the action binds the question and the options.
+        assert!(prompt.contains("token=sk-abcdefghijklmnop"), "{prompt}");
+        let action = i.action.as_ref().unwrap();
+        assert_eq!(
+            action.exact["question"],
+            "Which city? token=sk-abcdefghijklmnop"
+        );
+        assert_eq!(action.exact["options"], json!([REPLY, CANCEL]));
         assert_eq!(i.engine_ref["remoteTaskId"], "rt");
         let m = follow_up(&i, &answer(REPLY, None, json!({"reply": "Paris"})));
         assert_eq!(m.task_id.as_deref(), Some("rt"));

@@ -27,11 +27,12 @@ use std::time::{Duration, Instant};
 use futures::future::BoxFuture;
 use futures::{FutureExt, StreamExt};
 use serde_json::{Value, json};
+use sextant_core::ApprovedAction;
 use sextant_core::a2a::{Message, Role};
+use sextant_core::action::{Escaped, Mode, escape};
 use sextant_core::ids::new_id;
 use sextant_core::interaction::InteractionOption;
 use sextant_core::projection::message_text;
-use sextant_core::redact::redact;
 use sextant_core::{Interaction, InteractionKind};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, ChildStdin, Command};
@@ -738,7 +739,10 @@ impl<'a> TurnRun<'a> {
                             .unwrap_or("");
                         let code = params.pointer("/item/exitCode").and_then(Value::as_i64);
                         let code = code.map(|c| format!(", exit code {c}")).unwrap_or_default();
-                        Some(format!("Command `{}`: {status}{code}", redact(cmd)))
+                        Some(format!(
+                            "Command `{}`: {status}{code}",
+                            escape(cmd, Mode::Command).text
+                        ))
                     }
                     Some("fileChange") => Some(format!("File change: {status}")),
                     _ => None,
@@ -991,17 +995,51 @@ impl ApprovalRequest {
         }
     }
 
-    /// What is asked, redacted, in a line a person can judge.
+    /// What is asked, exact but escaped, in a line a person can judge.
     fn what(&self) -> String {
+        let line = |t: &str| escape(t, Mode::Command).text;
         match (self.kind, &self.command, &self.network_host) {
-            (ApprovalKind::Command, Some(cmd), _) => format!("run `{}`", redact(cmd)),
+            (ApprovalKind::Command, Some(cmd), _) => format!("run `{}`", line(cmd)),
             (ApprovalKind::Command, None, Some(host)) => {
-                format!("reach {} over the network", redact(host))
+                format!("reach {} over the network", line(host))
             }
             (ApprovalKind::Command, None, None) => "run a command".to_string(),
             (ApprovalKind::Files, ..) if self.files.is_empty() => "change files".to_string(),
-            (ApprovalKind::Files, ..) => format!("change {}", redact(&self.files.join(", "))),
+            (ApprovalKind::Files, ..) => format!("change {}", line(&self.files.join(", "))),
         }
+    }
+
+    /// The exact request a decision answers: what Codex asked, field by field.
+    fn action(&self) -> ApprovedAction {
+        let mut exact = json!({ "kind": "codex", "method": self.method });
+        let mut shown = Escaped::default();
+        let mut put = |k: &str, v: Value| exact[k] = v;
+        if let Some(c) = &self.command {
+            put("command", json!(c));
+            shown.push(escape(c, Mode::Command));
+        }
+        if let Some(c) = &self.cwd {
+            put("cwd", json!(c));
+        }
+        if let Some(h) = &self.network_host {
+            put("networkHost", json!(h));
+            if shown.text.is_empty() {
+                shown.push(escape(h, Mode::Command));
+            }
+        }
+        if !self.files.is_empty() {
+            put("files", json!(self.files));
+            if shown.text.is_empty() {
+                shown.push(escape(&self.files.join("\n"), Mode::Text));
+            }
+        }
+        if let Some(r) = &self.grant_root {
+            put("grantRoot", json!(r));
+        }
+        if shown.text.is_empty() {
+            shown.push_plain(&self.what());
+        }
+        ApprovedAction::new(exact, shown)
     }
 
     fn prompt(&self) -> String {
@@ -1018,12 +1056,12 @@ impl ApprovalRequest {
         if let Some(root) = &self.grant_root {
             description.push_str(&format!(
                 ", and to write under {} for the rest of the session",
-                redact(root)
+                escape(root, Mode::Command).text
             ));
         }
         description.push('.');
         if let Some(reason) = &self.reason {
-            description.push_str(&format!(" Reason: {}", redact(reason)));
+            description.push_str(&format!(" Reason: {}", escape(reason, Mode::Text).text));
         }
         let options = decision_options(self.kind, &self.decisions);
         let scope = if options.iter().any(|o| o.id == "acceptForSession") {
@@ -1042,8 +1080,10 @@ impl ApprovalRequest {
                 (ApprovalKind::Command, ..) => "Run this command?".into(),
             },
             description: Some(description),
-            command: self.command.as_deref().map(redact),
-            cwd: self.cwd.as_deref().map(redact),
+            command: self.command.clone(),
+            cwd: self.cwd.clone(),
+            action: Some(Box::new(self.action())),
+            from: turn.from.clone(),
             options,
             fields: Vec::new(),
             // Codex's response carries the decision only; a reason would be dropped.
@@ -1157,7 +1197,7 @@ fn describe_decision(
                     } else {
                         format!(
                             "Yes, and don't ask again for commands that start with `{}`",
-                            redact(&prefix)
+                            escape(&prefix, Mode::Command).text
                         )
                     };
                     (key.clone(), label, Some("p"))
@@ -1167,7 +1207,7 @@ fn describe_decision(
                     let host = amendment
                         .and_then(|a| a.get("host"))
                         .and_then(Value::as_str)
-                        .map(redact)
+                        .map(|h| escape(h, Mode::Command).text)
                         .unwrap_or_else(|| "this host".into());
                     let action = amendment
                         .and_then(|a| a.get("action"))

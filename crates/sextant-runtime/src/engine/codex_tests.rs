@@ -117,6 +117,7 @@ fn answer(task: &str, interaction: &str, option: &str) -> AnswerRequest {
         reason: None,
         values: Default::default(),
         message_id: format!("answer-{interaction}-{option}"),
+        digest: None,
     }
 }
 
@@ -613,20 +614,31 @@ fn options_follow_the_offered_decisions_in_order() {
 }
 
 #[test]
-fn approval_cards_redact_secrets() {
+fn approval_cards_show_the_exact_request_and_bind_it_to_a_digest() {
     let params = json!({
         "threadId": "t", "turnId": "u", "itemId": "i",
-        "command": "curl -H 'Authorization: Bearer abcdef' https://x",
+        "command": "curl -H 'Authorization: Bearer abcdef' https://x\u{202e}",
         "cwd": "/home/me",
         "reason": "needs API_TOKEN=hunter2",
     });
     let request = ApprovalRequest::new(COMMAND_APPROVAL, &params, &HashMap::new());
+    // The person sees exactly what Codex asked (nothing redacted), escaped where invisible.
     assert_eq!(
         request.what(),
-        "run `curl -H 'Authorization: Bearer *** https://x`"
+        "run `curl -H 'Authorization: Bearer abcdef' https://x\\u{202E}`"
     );
     assert_eq!(request.decisions, default_decisions());
-    assert!(!request.prompt().contains("abcdef"));
+    let action = request.action();
+    assert_eq!(action.exact["command"], params["command"]);
+    assert_eq!(action.exact["cwd"], "/home/me");
+    assert_eq!(action.flags[0].code, "bidi");
+    assert_eq!(action.digest, sextant_core::action::digest(&action.exact));
+    let other = ApprovalRequest::new(
+        COMMAND_APPROVAL,
+        &json!({"command": "curl https://x", "cwd": "/home/me"}),
+        &HashMap::new(),
+    );
+    assert_ne!(other.action().digest, action.digest);
 }
 
 #[test]

@@ -21,8 +21,9 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::Command;
 use tokio_util::codec::{FramedRead, LinesCodec};
 
+use sextant_core::action::{Escaped, Mode, escape, escape_argv};
 use sextant_core::interaction::{FormField, InteractionOption, command_approval_options};
-use sextant_core::{Answer, Interaction, InteractionKind};
+use sextant_core::{Answer, ApprovedAction, Interaction, InteractionKind};
 use tokio::process::ChildStdin;
 
 use super::{AskError, Engine, Outcome, Turn, TurnSink, artifact};
@@ -107,6 +108,12 @@ struct AskLine {
     description: Option<String>,
     #[serde(default)]
     command: Option<String>,
+    /// The argument list a tool approval is about (program first), when it runs no shell.
+    #[serde(default)]
+    argv: Option<Vec<String>>,
+    /// The patch (or other text) a file-change approval is about.
+    #[serde(default)]
+    patch: Option<String>,
     /// Declared options in order; a tool approval without options gets accept,
     /// acceptForSession, decline, cancel.
     #[serde(default)]
@@ -122,6 +129,42 @@ struct AskLine {
     /// What an `acceptForSession` answer grants (the turn line's `grants` lists them later).
     #[serde(default)]
     grant_key: Option<String>,
+}
+
+/// The exact action an `interaction` line asks about: the command, argument list or patch it
+/// names, or else its question and options (so a changed question is another action).
+fn exec_action(ask: &AskLine, options: &[InteractionOption]) -> ApprovedAction {
+    let mut exact = serde_json::Map::new();
+    exact.insert("kind".into(), json!("exec"));
+    let mut shown = Escaped::default();
+    if let Some(c) = &ask.command {
+        exact.insert("command".into(), json!(c));
+        shown.push(escape(c, Mode::Command));
+    }
+    if let Some(argv) = &ask.argv {
+        exact.insert("argv".into(), json!(argv));
+        if !shown.text.is_empty() {
+            shown.push_plain("\n");
+        }
+        shown.push(escape_argv(argv));
+    }
+    if let Some(p) = &ask.patch {
+        exact.insert("patch".into(), json!(p));
+        if !shown.text.is_empty() {
+            shown.push_plain("\n");
+        }
+        shown.push(escape(p, Mode::Text));
+    }
+    if ask.command.is_none() && ask.argv.is_none() && ask.patch.is_none() {
+        exact.insert("title".into(), json!(ask.title));
+        if let Some(d) = &ask.description {
+            exact.insert("description".into(), json!(d));
+        }
+        let ids: Vec<&str> = options.iter().map(|o| o.id.as_str()).collect();
+        exact.insert("options".into(), json!(ids));
+        shown.push(escape(&ask.title, Mode::Text));
+    }
+    ApprovedAction::new(Value::Object(exact), shown)
 }
 
 fn tool_approval() -> InteractionKind {
@@ -177,6 +220,7 @@ fn answer_json(a: &Answer) -> Value {
         "values": a.values,
         "answered_by": a.answered_by,
         "expired": a.expired,
+        "digest": a.digest,
     })
 }
 
@@ -323,7 +367,10 @@ impl ExecEngine {
                     break;
                 }
             };
-            match self.handle_line(&line, sink, &mut stdin, deadline).await {
+            match self
+                .handle_line(&line, sink, &mut stdin, deadline, turn)
+                .await
+            {
                 Ok(Some(end)) => {
                     outcome = Some(end);
                     break;
@@ -365,14 +412,15 @@ impl ExecEngine {
     }
 
     /// Builds the interaction an `interaction` line asks for (declared options kept as sent).
-    fn interaction(&self, ask: AskLine, sink: &TurnSink) -> Interaction {
+    fn interaction(&self, mut ask: AskLine, turn: &Turn, sink: &TurnSink) -> Interaction {
         let options = if ask.options.is_empty() && ask.kind == InteractionKind::ToolApproval {
             command_approval_options()
         } else {
-            ask.options
+            std::mem::take(&mut ask.options)
         };
         let default_option = ask
             .default_option
+            .take()
             .filter(|d| options.iter().any(|o| o.id == *d))
             .or_else(|| {
                 options
@@ -383,14 +431,18 @@ impl ExecEngine {
             .or_else(|| options.last().map(|o| o.id.clone()))
             .unwrap_or_default();
         let expires = ask.expires_in_secs.unwrap_or(3600).clamp(1, 7 * 24 * 3600);
+        let action = exec_action(&ask, &options);
+        let one_line = |t: &str| escape(t, Mode::Command).text;
         Interaction {
             interaction_id: new_id(),
             task_id: String::new(),
             kind: ask.kind,
-            title: sextant_core::redact::redact(&ask.title),
-            description: ask.description.map(|d| sextant_core::redact::redact(&d)),
-            command: ask.command.map(|c| sextant_core::redact::redact(&c)),
+            title: one_line(&ask.title),
+            description: ask.description.map(|d| escape(&d, Mode::Text).text),
+            command: ask.command,
             cwd: Some(self.working_dir.display().to_string()),
+            action: Some(Box::new(action)),
+            from: turn.from.clone(),
             options,
             fields: ask.fields,
             reason_allowed: ask.reason_allowed.unwrap_or(true),
@@ -413,6 +465,7 @@ impl ExecEngine {
         sink: &TurnSink,
         stdin: &mut Option<ChildStdin>,
         deadline: &Deadline,
+        turn: &Turn,
     ) -> Result<Option<Outcome>, sextant_journal::Error> {
         let parsed = if line.trim_start().starts_with('{') {
             serde_json::from_str::<Line>(line).ok()
@@ -448,11 +501,13 @@ impl ExecEngine {
                 Ok(None)
             }
             Some(Line::Interaction(ask)) => {
-                let interaction = self.interaction(*ask, sink);
-                let text = interaction.command.clone().map_or_else(
-                    || interaction.title.clone(),
-                    |c| format!("{}: {c}", interaction.title),
-                );
+                let interaction = self.interaction(*ask, turn, sink);
+                let text = match &interaction.action {
+                    Some(a) if interaction.command.is_some() || a.exact.get("argv").is_some() => {
+                        format!("{}: {}", interaction.title, a.shown)
+                    }
+                    _ => interaction.title.clone(),
+                };
                 let paused = deadline.pause();
                 let answer = sink.ask(interaction, &text).await;
                 deadline.resume(paused);

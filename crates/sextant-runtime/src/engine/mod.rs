@@ -39,6 +39,9 @@ pub struct Turn {
     pub grants: Vec<String>,
     /// Cancelled when Sextant shuts down; engines stop promptly and report what they have.
     pub cancel: CancellationToken,
+    /// Who sent this task's input, when it is a remote caller (`peer alice`): engines put it
+    /// on their cards beside the action, so the person sees whose text it is.
+    pub from: Option<String>,
 }
 
 impl Turn {
@@ -342,8 +345,10 @@ impl TurnSink {
     }
 
     /// Stops for a decision: journals the interaction and the waiting state (auth-required for
-    /// a tool approval, input-required otherwise) with `text` and a data part describing the
-    /// interaction, then waits for the person's answer (or the expiry's default).
+    /// a tool approval, input-required otherwise) with `text` (followed by the task id, the
+    /// interaction id, the declared options and the digest, for text-only clients:
+    /// [`crate::interactions::pending_text`]) and a data part describing the interaction, then
+    /// waits for the person's answer (or the expiry's default).
     ///
     /// `Err(Suspended)` means Sextant is shutting down: return [`Outcome::Suspended`]; the task
     /// keeps waiting and the answer will come through [`Engine::resume`].
@@ -380,6 +385,7 @@ impl TurnSink {
         let default_option = interaction.default_option.clone();
         let mut rx = self.waiters.wait_for(&id);
         let data = crate::interactions::public_data(&interaction);
+        let text = crate::interactions::pending_text(&interaction, text);
         let message = self.agent_message(vec![
             Part::text(text),
             Part::data(data).with_media_type("application/json"),
@@ -509,6 +515,7 @@ pub(crate) fn withdrawal(id: &str, default_option: String, why: String) -> Answe
         message_id: format!("withdrawn-{id}"),
         answered_by: WITHDRAWN_BY.into(),
         expired: false,
+        digest: None,
     }
 }
 
@@ -574,6 +581,7 @@ pub fn make_engine(agent: &AgentSpec, env: &EngineEnv) -> Box<dyn Engine> {
             working_dir,
             env: vars,
             timeout_secs,
+            ..
         } => Box::new(exec::ExecEngine {
             command: command.clone(),
             working_dir: working_dir.clone().unwrap_or_else(|| env.work_dir.clone()),

@@ -3,6 +3,11 @@
 //! accept it runs `sh -c <command>` in the working directory with a time limit and returns
 //! stdout, stderr and the exit code; decline completes the task saying so; cancel fails it.
 //! `acceptForSession` remembers that exact command for the rest of the Session only.
+//!
+//! The shell executes its input, so it gets the caller's raw text (never the untrusted-input
+//! frame, which is for models). The card shows that exact command, escaped where invisible
+//! characters hide in it, with its digest and who sent it; a command runs only if the answer
+//! approved its digest.
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -13,8 +18,7 @@ use futures::future::BoxFuture;
 use sextant_core::a2a::Part;
 use sextant_core::ids::new_id;
 use sextant_core::interaction::command_approval_options;
-use sextant_core::redact::redact;
-use sextant_core::{Answer, Interaction, InteractionKind};
+use sextant_core::{Answer, ApprovedAction, Interaction, InteractionKind};
 use tokio::process::Command;
 
 use super::{AskError, Engine, Outcome, Turn, TurnSink, artifact};
@@ -29,33 +33,49 @@ pub struct ShellEngine {
     pub approval_timeout: chrono::Duration,
 }
 
-fn grant_key(command: &str) -> String {
-    format!("shell:{command}")
+/// What an `acceptForSession` answer grants: this exact action (its digest), nothing else.
+fn grant_key(action: &ApprovedAction) -> String {
+    format!("shell:{}", action.digest)
 }
 
 impl ShellEngine {
-    fn approval(&self, turn: &Turn, command: &str, sink: &TurnSink) -> Interaction {
-        let shown = redact(command);
+    /// The exact action a command is: `sh -c <command>` in the working directory.
+    fn action(&self, command: &str) -> ApprovedAction {
+        ApprovedAction::shell(command, Some(&self.working_dir.display().to_string()))
+    }
+
+    fn approval(&self, turn: &Turn, action: &ApprovedAction, sink: &TurnSink) -> Interaction {
+        let command = action.exact["command"].as_str().unwrap_or_default();
+        let from = turn
+            .from
+            .as_deref()
+            .map(|f| format!(" (sent by {f})"))
+            .unwrap_or_default();
         Interaction {
             interaction_id: new_id(),
             task_id: turn.task_id.clone(),
             kind: InteractionKind::ToolApproval,
             title: "Run this shell command?".into(),
-            description: Some(format!("{} wants to run `{shown}`", turn.agent.name)),
-            command: Some(shown),
+            description: Some(format!(
+                "{} wants to run this shell command{from}.",
+                turn.agent.name
+            )),
+            command: Some(command.to_string()),
             cwd: Some(self.working_dir.display().to_string()),
+            action: Some(Box::new(action.clone())),
+            from: turn.from.clone(),
             options: command_approval_options(),
             fields: Vec::new(),
             reason_allowed: true,
             scope: "turn".into(),
             expires_at: Some(sink.now() + self.approval_timeout),
             default_option: "decline".into(),
-            grant_key: Some(grant_key(command)),
+            grant_key: Some(grant_key(action)),
             engine_ref: serde_json::Value::Null,
         }
     }
 
-    /// Acts on an answer.
+    /// Acts on an answer: runs the command only if the answer approved exactly this action.
     async fn decide(&self, command: &str, answer: &Answer, sink: &TurnSink) -> Outcome {
         let why = answer
             .reason
@@ -63,7 +83,17 @@ impl ShellEngine {
             .map(|r| format!(" Reason: {r}"))
             .unwrap_or_default();
         match answer.option.as_str() {
-            "accept" | "acceptForSession" => self.run(command, sink).await,
+            "accept" | "acceptForSession" => {
+                let action = self.action(command);
+                if !action.is(answer.digest.as_deref()) {
+                    return Outcome::Failed(format!(
+                        "Not run: the answer approved {}, but the command now asked for is {}.",
+                        answer.digest.as_deref().unwrap_or("no action digest"),
+                        action.digest
+                    ));
+                }
+                self.run(&action, sink).await
+            }
             "decline" => {
                 let who = if answer.expired {
                     "the approval expired".to_string()
@@ -80,7 +110,9 @@ impl ShellEngine {
         }
     }
 
-    async fn run(&self, command: &str, sink: &TurnSink) -> Outcome {
+    /// Runs an approved action; its output's data part names the digest that ran.
+    async fn run(&self, action: &ApprovedAction, sink: &TurnSink) -> Outcome {
+        let command = action.exact["command"].as_str().unwrap_or_default();
         if let Err(e) = std::fs::create_dir_all(&self.working_dir) {
             return Outcome::Failed(format!("cannot create {}: {e}", self.working_dir.display()));
         }
@@ -126,7 +158,8 @@ impl ShellEngine {
             parts.push(Part::text(format!("\n[stderr]\n{stderr}")));
         }
         parts.push(
-            Part::data(serde_json::json!({ "exitCode": code })).with_media_type("application/json"),
+            Part::data(serde_json::json!({ "exitCode": code, "digest": action.digest }))
+                .with_media_type("application/json"),
         );
         if let Err(e) = sink
             .artifact(artifact(new_id(), "output", parts), false, true)
@@ -153,20 +186,18 @@ impl Engine for ShellEngine {
             if command.is_empty() {
                 return Outcome::Rejected(Some("Send a shell command to run.".into()));
             }
-            if turn.grants.contains(&grant_key(&command)) {
+            let action = self.action(&command);
+            if turn.grants.contains(&grant_key(&action)) {
                 if let Err(e) = sink
                     .status("Approved earlier in this session; running.")
                     .await
                 {
                     return Outcome::Failed(format!("could not record output: {e}"));
                 }
-                return self.run(&command, sink).await;
+                return self.run(&action, sink).await;
             }
-            let ask = self.approval(&turn, &command, sink);
-            let text = format!(
-                "Approval needed to run: {}",
-                ask.command.clone().unwrap_or_default()
-            );
+            let ask = self.approval(&turn, &action, sink);
+            let text = format!("Approval needed to run: {}", action.shown);
             match sink.ask(ask, &text).await {
                 Ok(answer) => self.decide(&command, &answer, sink).await,
                 Err(AskError::Suspended) => Outcome::Suspended,
