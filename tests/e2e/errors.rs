@@ -266,7 +266,18 @@ async fn non_text_parts_are_content_type_not_supported_and_not_journalled() {
 #[tokio::test]
 async fn unsupported_a2a_versions_are_version_not_supported() {
     let app = TestApp::spawn().await;
-    for version in ["99.0", "0.3", "2"] {
+    // Only the minor Sextant implements (1.0) is served: other minors, other majors and
+    // digits that are not ASCII (a fullwidth 1) are refused.
+    for version in [
+        "99.0",
+        "0.3",
+        "2",
+        "1.1",
+        "1.7.2",
+        "\u{ff11}.0",
+        "1.\u{ff10}",
+        "1.0.x",
+    ] {
         let resp = app
             .post_raw(
                 A2A,
@@ -280,17 +291,50 @@ async fn unsupported_a2a_versions_are_version_not_supported() {
         let r = json_body(resp, StatusCode::OK).await;
         assert_rpc_error(&r, -32009);
     }
-    // A 1.x minor is fine.
+    // A patch of 1.0 is fine.
     let resp = app
         .post_raw(
             A2A,
-            &[("Content-Type", "application/json"), ("A2A-Version", "1.1")],
+            &[
+                ("Content-Type", "application/json"),
+                ("A2A-Version", "1.0.3"),
+            ],
             call("ListTasks", json!({})),
         )
         .await;
     let r = json_body(resp, StatusCode::OK).await;
     assert!(r.get("error").is_none(), "{r}");
     assert_eq!(app.tasks_total().await, 0);
+    app.shutdown().await;
+}
+
+#[tokio::test]
+async fn json_rpc_ids_come_back_exactly_as_sent() {
+    let app = TestApp::spawn().await;
+    for id in [
+        "-9223372036854775809",
+        "18446744073709551616",
+        "1e400",
+        "12.50",
+        "\"\\u00e9t\u{e9}\"",
+    ] {
+        // A success, an error before the method runs, and an error from the method.
+        for (method, params) in [
+            ("ListTasks", "{}"),
+            ("NoSuchMethod", "{}"),
+            ("GetTask", r#"{"id":"missing"}"#),
+        ] {
+            let body =
+                format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{params}}}"#);
+            let resp = app.post_raw(A2A, JSON_HEADERS, body).await;
+            assert_eq!(resp.status(), StatusCode::OK);
+            let text = resp.text().await.unwrap();
+            assert!(
+                text.contains(&format!(r#""id":{id},"#)),
+                "{method} with id {id}: {text}"
+            );
+        }
+    }
     app.shutdown().await;
 }
 

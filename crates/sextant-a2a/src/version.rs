@@ -1,7 +1,9 @@
 //! The `A2A-Version` service parameter.
 //!
-//! Policy: any `1.x` is served (patch ignored); any other explicit version is refused with
-//! -32009. A request **without** the header is served as 1.0 when it uses a 1.0 method name
+//! Policy: the minor versions Sextant implements are served — `1.0`, with any patch
+//! (`1.0.3`) — and every other explicit version is refused with -32009: `1.1` and `1.7.2` are
+//! versions this server does not speak, and only ASCII digits count (a fullwidth `１.0` is not
+//! `1.0`). A request **without** the header is served as 1.0 when it uses a 1.0 method name
 //! (the spec says "treat as 0.3", the TCK accepts either, the ACTS draft expects success, and
 //! refusing would break curl users for no gain); 0.3 method names are served as 0.3 whatever
 //! the header says, because 0.3 clients never send it.
@@ -11,19 +13,37 @@
 pub enum Requested {
     /// No header, or an empty one.
     Absent,
-    /// A `1.x` version.
+    /// `1.0` (any patch).
     V1,
     /// Anything else (kept for the error message).
     Other(String),
 }
+
+/// The minor versions served, as (major, minor).
+pub const SERVED: &[(u32, u32)] = &[(1, 0)];
 
 /// Reads an `A2A-Version` value.
 pub fn parse(value: Option<&str>) -> Requested {
     let Some(v) = value.map(str::trim).filter(|v| !v.is_empty()) else {
         return Requested::Absent;
     };
-    let major = v.split('.').next().unwrap_or("");
-    if major == "1" {
+    let number = |s: &str| {
+        (!s.is_empty() && s.len() <= 9 && s.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| s.parse::<u32>().ok())
+            .flatten()
+    };
+    let parts: Vec<&str> = v.split('.').collect();
+    let served = match parts.as_slice() {
+        [major, minor] | [major, minor, _] => {
+            let patch_ok = parts.get(2).is_none_or(|p| number(p).is_some());
+            match (number(major), number(minor)) {
+                (Some(ma), Some(mi)) if patch_ok => SERVED.contains(&(ma, mi)),
+                _ => false,
+            }
+        }
+        _ => false,
+    };
+    if served {
         Requested::V1
     } else {
         Requested::Other(v.to_string())
@@ -35,13 +55,33 @@ mod tests {
     use super::*;
 
     #[test]
-    fn majors_are_compared() {
+    fn only_the_implemented_minor_is_served() {
         assert_eq!(parse(None), Requested::Absent);
         assert_eq!(parse(Some(" ")), Requested::Absent);
         assert_eq!(parse(Some("1.0")), Requested::V1);
-        assert_eq!(parse(Some("1.2.3")), Requested::V1);
-        assert_eq!(parse(Some("0.3")), Requested::Other("0.3".into()));
-        assert_eq!(parse(Some("99.0")), Requested::Other("99.0".into()));
-        assert_eq!(parse(Some("10.0")), Requested::Other("10.0".into()));
+        assert_eq!(parse(Some("1.0.3")), Requested::V1);
+        for refused in [
+            "1.1",
+            "1.7.2",
+            "1.2.3",
+            "0.3",
+            "99.0",
+            "10.0",
+            "\u{ff11}.0",
+            "1.\u{ff10}",
+            "1",
+            "1.0.x",
+            "1.0.0.0",
+            "+1.0",
+            "1.-0",
+            "v1.0",
+            "1.0 ",
+        ] {
+            let want = Requested::Other(refused.trim().to_string());
+            if refused.trim() == "1.0" {
+                continue;
+            }
+            assert_eq!(parse(Some(refused)), want, "{refused:?}");
+        }
     }
 }

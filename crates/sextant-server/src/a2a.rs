@@ -29,7 +29,7 @@ use axum::response::{IntoResponse, Response};
 use futures::{Stream, StreamExt};
 use serde_json::{Value, json};
 use sextant_a2a::error::Code;
-use sextant_a2a::rpc::{camelize_keys, failure, parse_request, success};
+use sextant_a2a::rpc::{RpcId, camelize_keys, failure, parse_request, success};
 use sextant_a2a::version::{self, Requested};
 use sextant_a2a::{Method, RpcError, compat, method};
 use sextant_core::a2a::{self, Message, PartContent, Role, TaskState};
@@ -69,8 +69,8 @@ struct Call {
     surface: RpcSurface,
     agent: Arc<AgentSpec>,
     base: String,
-    /// The JSON-RPC id, echoed in every response and stream event.
-    id: Value,
+    /// The JSON-RPC id, echoed exactly as sent in every response and stream event.
+    id: RpcId,
     /// Answer in 0.3 JSON (the method was a pre-1.0 alias).
     legacy: bool,
     last_event_id: Option<i64>,
@@ -88,10 +88,9 @@ enum Frame {
     Error(RpcError),
 }
 
-fn json_response(status: StatusCode, body: Value) -> Response {
-    // to_vec writes bytes directly; Value's Display goes through the formatting machinery.
-    let bytes = serde_json::to_vec(&body).unwrap_or_default();
-    (status, [(header::CONTENT_TYPE, "application/json")], bytes).into_response()
+/// A JSON-RPC response (an envelope from `success` / `failure`, already serialised).
+fn json_response(status: StatusCode, body: String) -> Response {
+    (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
 }
 
 fn is_json_content_type(headers: &HeaderMap) -> bool {
@@ -111,7 +110,12 @@ fn is_json_content_type(headers: &HeaderMap) -> bool {
 }
 
 fn requested_version(headers: &HeaderMap, query: Option<&str>) -> Requested {
-    let header = headers.get("a2a-version").and_then(|v| v.to_str().ok());
+    // A header that is not ASCII (a fullwidth `１.0`) is a version too, and not one served:
+    // reading it as absent would serve it as 1.0.
+    let raw = headers
+        .get("a2a-version")
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+    let header = raw.as_deref();
     let from_query = query.and_then(|q| {
         q.split('&').find_map(|kv| {
             let (k, v) = kv.split_once('=')?;
@@ -162,7 +166,7 @@ pub(crate) async fn handle(
             Code::ContentTypeNotSupported,
             "Content-Type must be application/json for JSON-RPC requests",
         );
-        return json_response(StatusCode::OK, failure(&Value::Null, &err));
+        return json_response(StatusCode::OK, failure(&RpcId::null(), &err));
     }
     let req = match parse_request(&body) {
         Ok(r) => r,
@@ -194,7 +198,8 @@ pub(crate) async fn handle(
         let err = RpcError::new(
             Code::VersionNotSupported,
             format!(
-                "A2A version {v:?} is not supported; this server speaks 1.x (and 0.3 method names)"
+                "A2A version {v:?} is not supported; this server speaks 1.0 (any patch, ASCII digits) \
+                 and 0.3 method names"
             ),
         );
         return json_response(StatusCode::OK, failure(&req.id, &err));
@@ -401,7 +406,7 @@ fn legacy_result(method: Method, result: Value) -> Value {
 }
 
 fn sse(
-    id: Value,
+    id: RpcId,
     legacy: bool,
     frames: std::pin::Pin<Box<dyn Stream<Item = Frame> + Send>>,
 ) -> Response {
@@ -413,15 +418,13 @@ fn sse(
                 } else {
                     result
                 };
-                let ev = Event::default().data(success(&id, result).to_string());
+                let ev = Event::default().data(success(&id, result));
                 match seq {
                     Some(s) => ev.id(s.to_string()),
                     None => ev,
                 }
             }
-            Frame::Error(err) => Event::default()
-                .event("error")
-                .data(failure(&id, &err).to_string()),
+            Frame::Error(err) => Event::default().event("error").data(failure(&id, &err)),
         };
         Ok::<_, Infallible>(event)
     });

@@ -16,7 +16,6 @@ use axum::body::Bytes;
 use axum::extract::{Extension, Path, RawQuery, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use serde_json::Value;
 use sextant_a2a::RpcError;
 use sextant_a2a::error::Code;
 use sextant_a2a::rpc::failure;
@@ -84,15 +83,12 @@ pub async fn rpc(
                 .agent(agent_id.clone())
                 .reason(format!("assistant token scoped to {:?}", grant.agent_id)),
         );
-        let id = serde_json::from_slice::<Value>(&body)
-            .ok()
-            .and_then(|v| v.get("id").cloned())
-            .unwrap_or(Value::Null);
+        let id = sextant_a2a::rpc::request_id(&body);
         let err = RpcError::new(Code::InvalidRequest, format!("no agent {agent_id:?} here"));
         return (
             StatusCode::NOT_FOUND,
             [(axum::http::header::CONTENT_TYPE, "application/json")],
-            failure(&id, &err).to_string(),
+            failure(&id, &err),
         )
             .into_response();
     }
