@@ -564,3 +564,125 @@ async fn peer_text_is_framed_replies_are_scrubbed_and_exchanges_audited() {
     }
     app.shutdown().await;
 }
+
+/// Sends `head` (request line and headers, CRLF-separated, without the blank line) and `body`
+/// over a fresh TCP connection; the status code of the answer.
+async fn raw_status(url: &str, head: &str, body: &str) -> u16 {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let addr = url.trim_start_matches("http://");
+    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let req = format!(
+        "{head}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    s.write_all(req.as_bytes()).await.unwrap();
+    let mut out = Vec::new();
+    tokio::time::timeout(crate::support::STEP, s.read_to_end(&mut out))
+        .await
+        .expect("an answer")
+        .unwrap();
+    let text = String::from_utf8_lossy(&out);
+    text.split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or_else(|| panic!("not HTTP: {text}"))
+}
+
+#[tokio::test]
+async fn a_request_that_names_two_hosts_is_refused() {
+    let app = crate::support::TestApp::spawn().await;
+    let port = app.url.rsplit(':').next().unwrap().to_string();
+    let body = json!({ "jsonrpc": "2.0", "id": 1, "method": "SendMessage",
+                       "params": { "message": msg("two hosts") } })
+    .to_string();
+    let common = "Content-Type: application/json\r\nA2A-Version: 1.0";
+    // Loopback first, a foreign name second: one check reads one, something else the other.
+    let two = format!(
+        "POST /api/v1/agents/echo/a2a HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nHost: evil.example\r\n{common}"
+    );
+    assert_eq!(raw_status(&app.url, &two, &body).await, 400);
+    // An absolute-form target whose authority is foreign, with a loopback Host.
+    let absolute = format!(
+        "POST http://evil.example/api/v1/agents/echo/a2a HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{common}"
+    );
+    assert_eq!(raw_status(&app.url, &absolute, &body).await, 400);
+    // The same request, naming one loopback host, is served.
+    let one =
+        format!("POST /api/v1/agents/echo/a2a HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{common}");
+    assert_eq!(raw_status(&app.url, &one, &body).await, 200);
+    assert_eq!(
+        app.tasks_total().await,
+        1,
+        "only the unambiguous request ran"
+    );
+    app.shutdown().await;
+}
+
+/// `sessionUrl` of a blocking echo SendMessage sent with `headers` (owner token or none).
+async fn session_url_with(
+    app: &crate::support::TestApp,
+    owner: bool,
+    headers: &[(&str, &str)],
+) -> String {
+    let mut req = app
+        .client
+        .post(app.a2a_url("echo"))
+        .header("content-type", "application/json")
+        .header("A2A-Version", "1.0");
+    if owner {
+        req = req.bearer_auth(&app.token);
+    }
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    let body = json!({ "jsonrpc": "2.0", "id": 1, "method": "SendMessage",
+                       "params": { "message": msg("where am I") } });
+    let resp = crate::support::send(req.body(body.to_string())).await;
+    let v = crate::support::json_body(resp, StatusCode::OK).await;
+    v["result"]["task"]["metadata"]["sessionUrl"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no sessionUrl: {v}"))
+        .to_string()
+}
+
+#[tokio::test]
+async fn links_come_from_the_configuration_never_from_the_callers_headers() {
+    let app = crate::support::TestApp::spawn().await;
+    let own = format!("{}/sessions/", app.url);
+    // A token holder's Host, and a local caller's X-Forwarded-Host, used to end up in links.
+    let forged = session_url_with(&app, true, &[("Host", "evil.example")]).await;
+    assert!(forged.starts_with(&own), "{forged}");
+    let forwarded = session_url_with(
+        &app,
+        false,
+        &[
+            ("X-Forwarded-Host", "evil.example"),
+            ("X-Forwarded-Proto", "https"),
+        ],
+    )
+    .await;
+    assert!(forwarded.starts_with(&own), "{forwarded}");
+    // A proxy the configuration names is believed.
+    let dir = app.dir;
+    app.running.shutdown().await.unwrap();
+    std::fs::write(
+        dir.path().join("security.toml"),
+        "[perimeter]\ntrusted_proxies = [\"127.0.0.1\"]\n",
+    )
+    .unwrap();
+    let app = crate::support::TestApp::start_in(dir, false).await;
+    let proxied = session_url_with(
+        &app,
+        false,
+        &[
+            ("X-Forwarded-Host", "sextant.example"),
+            ("X-Forwarded-Proto", "https"),
+        ],
+    )
+    .await;
+    assert!(
+        proxied.starts_with("https://sextant.example/sessions/"),
+        "{proxied}"
+    );
+    app.shutdown().await;
+}

@@ -25,8 +25,17 @@
 //!      anything runs; and a browser's cross-site request has already been refused by the
 //!      `Origin` / `Sec-Fetch-Site` rules above.
 //!
+//! Before rule 3, for every request: **one host** — two `Host` headers, or an absolute-form
+//! target (`POST http://evil.example/…`) whose authority differs from `Host`, are 400 (one
+//! check could read one name and the router another).
+//!
 //! Requests with a token skip rule 3: the token is the proof of intent. The request body cap is
 //! a separate layer (413).
+//!
+//! Last, `X-Forwarded-Host`, `X-Forwarded-Proto` and `Forwarded` are removed from every
+//! request whose peer is not in `[perimeter] trusted_proxies`: links are built from the
+//! public URL, a trusted proxy's forwarded host, or the bound address (`urls`), never from a
+//! caller's own headers.
 //!
 //! [`headers`] sets, when the response has not set them itself: `X-Content-Type-Options:
 //! nosniff`, `X-Frame-Options: DENY`, `Referrer-Policy: no-referrer`,
@@ -93,6 +102,30 @@ pub fn is_json(value: Option<&str>) -> bool {
     mime == "application/json" || (mime.starts_with("application/") && mime.ends_with("+json"))
 }
 
+/// Why a request names its host ambiguously, if it does: several `Host` headers, or an
+/// absolute-form target (`POST http://evil.example/…`) whose authority is not the `Host`.
+/// Either lets one check read one name while something else reads another.
+fn ambiguous_host(req: &Request) -> Option<String> {
+    let hosts: Vec<_> = req.headers().get_all(header::HOST).iter().collect();
+    if hosts.len() > 1 {
+        return Some(format!(
+            "{} Host headers refused: a request names one host",
+            hosts.len()
+        ));
+    }
+    if let Some(authority) = req.uri().authority() {
+        let host = hosts.first().and_then(|h| h.to_str().ok()).map(str::trim);
+        if host.is_some_and(|h| !h.eq_ignore_ascii_case(authority.as_str())) {
+            return Some(format!(
+                "the request target names {:?} but Host says {:?}: refused",
+                authority.as_str(),
+                host.unwrap_or_default()
+            ));
+        }
+    }
+    None
+}
+
 /// Why a tokenless request is refused, if it is.
 fn tokenless_refusal(app: &AppState, req: &Request) -> Option<String> {
     let headers = req.headers();
@@ -102,15 +135,23 @@ fn tokenless_refusal(app: &AppState, req: &Request) -> Option<String> {
     let Some(host_value) = host_value else {
         return Some("a request without a token must send Host".into());
     };
-    let Some(host) = host_name(&host_value) else {
-        return Some("the Host header is not valid".into());
-    };
     let extra = &app.security.exposure.extra_hosts;
-    if !is_loopback_name(&host) && !extra.contains(&host) {
-        return Some(format!(
-            "Host {host_value:?} is neither a loopback name nor this Sextant's public host \
-             (DNS-rebinding guard); send a token, or set --public-url / [perimeter] allowed_hosts"
-        ));
+    // Every name the request gives for its host must pass: the Host header and an
+    // absolute-form target's authority alike.
+    let named = [
+        Some(host_value.clone()),
+        req.uri().authority().map(|a| a.to_string()),
+    ];
+    for value in named.into_iter().flatten() {
+        let Some(host) = host_name(&value) else {
+            return Some("the Host header is not valid".into());
+        };
+        if !is_loopback_name(&host) && !extra.contains(&host) {
+            return Some(format!(
+                "Host {value:?} is neither a loopback name nor this Sextant's public host \
+                 (DNS-rebinding guard); send a token, or set --public-url / [perimeter] allowed_hosts"
+            ));
+        }
     }
     if let Some(origin) = header_str(headers, header::ORIGIN) {
         let origin = origin.trim_end_matches('/');
@@ -163,6 +204,9 @@ fn refuse(app: &AppState, req: &Request, status: StatusCode, why: String) -> Res
     if status == StatusCode::FORBIDDEN {
         return ApiError::Forbidden(why).into_response();
     }
+    if status == StatusCode::BAD_REQUEST {
+        return ApiError::BadRequest(why).into_response();
+    }
     (
         status,
         Json(json!({ "error": { "code": "headers_too_large", "message": why } })),
@@ -171,7 +215,7 @@ fn refuse(app: &AppState, req: &Request, status: StatusCode, why: String) -> Res
 }
 
 /// The perimeter checks (see the module docs).
-pub async fn guard(State(app): State<AppState>, req: Request, next: Next) -> Response {
+pub async fn guard(State(app): State<AppState>, mut req: Request, next: Next) -> Response {
     let size: usize = req
         .headers()
         .iter()
@@ -192,10 +236,25 @@ pub async fn guard(State(app): State<AppState>, req: Request, next: Next) -> Res
         );
         return refuse(&app, &req, StatusCode::FORBIDDEN, why);
     }
+    if let Some(why) = ambiguous_host(&req) {
+        return refuse(&app, &req, StatusCode::BAD_REQUEST, why);
+    }
     if !req.headers().contains_key(header::AUTHORIZATION)
         && let Some(why) = tokenless_refusal(&app, &req)
     {
         return refuse(&app, &req, StatusCode::FORBIDDEN, why);
+    }
+    // Forwarded headers are believed only from the proxies the configuration names; from
+    // anyone else they are dropped here, so nothing after the perimeter can use them.
+    let peer = req
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|c| c.0.ip());
+    if !peer.is_some_and(|ip| app.security.trusted_proxies.contains(&ip)) {
+        let h = req.headers_mut();
+        for name in ["x-forwarded-host", "x-forwarded-proto", "forwarded"] {
+            h.remove(name);
+        }
     }
     next.run(req).await
 }

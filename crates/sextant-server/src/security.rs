@@ -23,6 +23,7 @@
 //! [perimeter]
 //! allowed_hosts = []                      # more Host names accepted without a token
 //! anonymous_local = true                  # false: no anonymous caller even on loopback
+//! trusted_proxies = []                    # proxies whose X-Forwarded-Host/-Proto are believed
 //!
 //! [redaction]
 //! emails = false                          # also scrub e-mail addresses from replies
@@ -104,6 +105,9 @@ pub struct PerimeterFile {
     pub allowed_hosts: Vec<String>,
     /// Whether loopback callers without a token are served (loopback-only mode only).
     pub anonymous_local: bool,
+    /// Addresses of the reverse proxies whose `X-Forwarded-Host` / `X-Forwarded-Proto` are
+    /// believed (for links, when no public URL is set). From anyone else they are dropped.
+    pub trusted_proxies: Vec<std::net::IpAddr>,
 }
 
 impl Default for PerimeterFile {
@@ -111,6 +115,7 @@ impl Default for PerimeterFile {
         Self {
             allowed_hosts: Vec::new(),
             anonymous_local: true,
+            trusted_proxies: Vec::new(),
         }
     }
 }
@@ -201,6 +206,8 @@ pub struct Security {
     pub exposure: Exposure,
     /// Whether replies are also scrubbed of e-mail addresses.
     pub redact_emails: bool,
+    /// `[perimeter] trusted_proxies`: whose forwarded headers are believed.
+    pub trusted_proxies: Vec<std::net::IpAddr>,
     /// The audit log.
     pub audit: AuditLog,
     /// The per-identity rate limits.
@@ -262,6 +269,7 @@ impl Security {
             limits: file.limits.clone(),
             exposure,
             redact_emails: file.redaction.emails,
+            trusted_proxies: file.perimeter.trusted_proxies.clone(),
             audit,
             rate: RateLimits::new(
                 file.limits.rate_limit_per_minute,

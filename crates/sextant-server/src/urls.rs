@@ -1,4 +1,7 @@
-//! Advertised URLs: the configured public URL, else the forwarded or plain Host of the request.
+//! Advertised URLs: the configured public URL, else what a trusted proxy forwarded, else the
+//! bound address. A request's own `Host` never goes into a link (a token holder could point
+//! links and cards anywhere with it), and `X-Forwarded-*` reach here only from the proxies
+//! `[perimeter] trusted_proxies` names: the perimeter drops them from everyone else.
 
 use axum::http::HeaderMap;
 
@@ -19,9 +22,7 @@ pub fn base_url(app: &AppState, headers: &HeaderMap) -> String {
     let proto = get("x-forwarded-proto")
         .filter(|p| p == "http" || p == "https")
         .unwrap_or_else(|| "http".into());
-    let host = get("x-forwarded-host")
-        .or_else(|| get("host"))
-        .unwrap_or_else(|| app.config.bind.to_string());
+    let host = get("x-forwarded-host").unwrap_or_else(|| app.config.bind.to_string());
     format!("{proto}://{host}")
 }
 
