@@ -145,17 +145,32 @@ async fn card_has_cache_headers_and_if_none_match_gets_304() {
 }
 
 #[tokio::test]
-async fn forwarded_headers_change_the_advertised_url() {
-    let app = TestApp::spawn().await;
+async fn forwarded_headers_change_the_advertised_url_only_from_a_trusted_proxy() {
     let path = "/api/v1/agents/echo/.well-known/agent-card.json";
-    let resp = app
-        .client
-        .get(format!("{}{path}", app.url))
-        .header("X-Forwarded-Host", "agents.example.com")
-        .header("X-Forwarded-Proto", "https")
-        .send()
-        .await
-        .expect("request");
+    let fetch = |app: &TestApp| {
+        app.client
+            .get(format!("{}{path}", app.url))
+            .header("X-Forwarded-Host", "agents.example.com")
+            .header("X-Forwarded-Proto", "https")
+            .send()
+    };
+    // From a caller the configuration does not name, forwarded headers are ignored.
+    let app = TestApp::spawn().await;
+    let card = json_body(fetch(&app).await.expect("request"), StatusCode::OK).await;
+    assert_eq!(
+        card["supportedInterfaces"][0]["url"],
+        format!("{}/api/v1/agents/echo/a2a", app.url)
+    );
+    let TestApp { running, dir, .. } = app;
+    running.shutdown().await.expect("clean shutdown");
+    std::fs::write(
+        dir.path().join("security.toml"),
+        "[perimeter]\ntrusted_proxies = [\"127.0.0.1\"]\n",
+    )
+    .unwrap();
+    // From a trusted proxy they are believed.
+    let app = TestApp::start_in(dir, false).await;
+    let resp = fetch(&app).await.expect("request");
     let fwd_etag = resp.headers().get(ETAG).cloned();
     let card = json_body(resp, StatusCode::OK).await;
     assert_eq!(
