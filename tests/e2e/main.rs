@@ -14,6 +14,7 @@ mod auth_matrix;
 mod cards;
 mod console;
 mod errors;
+mod kill9;
 mod legacy;
 mod list_tasks;
 mod long_tasks;

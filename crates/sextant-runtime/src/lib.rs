@@ -22,6 +22,7 @@ pub mod access;
 pub mod engine;
 pub mod interactions;
 pub mod peers;
+pub mod process;
 pub mod stream;
 mod worker;
 
@@ -657,6 +658,14 @@ impl Runtime {
     /// the interaction expiry loop. Call once, at start-up. Pending interactions stay pending:
     /// their answer resumes the task.
     pub async fn recover(&self) -> Result<usize, sextant_journal::Error> {
+        // First end what interrupted turns left running (their process groups), so nothing
+        // of theirs acts after this start has told anyone they stopped.
+        let leftovers = process::end_leftovers(&self.inner.journal).await?;
+        let ended: HashSet<String> = leftovers
+            .into_iter()
+            .filter(|(_, l)| matches!(l, process::Leftover::Ended { .. }))
+            .map(|(task, _)| task)
+            .collect();
         self.load_access().await?;
         self.inner.tracker.spawn(self.clone().expiry_loop());
         let tasks = self.inner.journal.unfinished_tasks().await?;
@@ -665,8 +674,11 @@ impl Runtime {
             if t.state == sextant_core::a2a::TaskState::Working {
                 let events = self.inner.journal.task_events(&t.task_id, 0).await?;
                 if worker::undelivered_inputs(&events).0.is_empty() {
-                    let why = "Sextant stopped while this turn was running; output so far is \
-                               kept. Send the message again to retry.";
+                    let side_effects = self.agent(&t.agent_id).is_none_or(|a| {
+                        engine::make_engine(&a, &self.inner.env).has_side_effects()
+                    });
+                    let why = interrupted_reason(side_effects, ended.contains(&t.task_id));
+                    let why = why.as_str();
                     self.inner
                         .journal
                         .append_one(
@@ -704,6 +716,27 @@ impl Runtime {
             let _ = tokio::time::timeout(Duration::from_secs(10), self.inner.tracker.wait()).await;
         }
     }
+}
+
+/// What a task interrupted by a crash says at the next start. A turn that may have acted
+/// outside the journal (run a command, called a peer) is not safe to retry blindly: the
+/// person is told it may have run, and to check before sending it again.
+fn interrupted_reason(side_effects: bool, processes_ended: bool) -> String {
+    if !side_effects {
+        return "Sextant stopped while this turn was running; output so far is kept. Send the \
+                message again to retry."
+            .into();
+    }
+    let ended = if processes_ended {
+        " Processes it left running were ended at this start."
+    } else {
+        ""
+    };
+    format!(
+        "Sextant stopped while this turn was running, so its command may have run, in whole or \
+         in part, before it stopped.{ended} Output so far is kept. Check what it did before \
+         sending the message again: a retry runs it again."
+    )
 }
 
 #[cfg(test)]

@@ -106,7 +106,7 @@ impl Engine for CodexEngine {
             }
             let fresh = self.conn.is_none();
             if fresh {
-                match Conn::start(&self.config, &turn).await {
+                match Conn::start(&self.config, &turn, sink).await {
                     Ok(conn) => self.conn = Some(conn),
                     Err(why) => return Outcome::Failed(why),
                 }
@@ -248,6 +248,9 @@ struct Conn {
     tasks: Vec<JoinHandle<()>>,
     next_id: i64,
     thread_id: String,
+    /// The app-server's process group (it and the commands it runs), ended with the
+    /// connection and with Sextant.
+    _group: crate::process::GroupGuard,
 }
 
 impl Drop for Conn {
@@ -255,35 +258,33 @@ impl Drop for Conn {
         for t in &self.tasks {
             t.abort();
         }
-        // The child is killed on drop (`kill_on_drop`).
+        // The child is killed on drop (`kill_on_drop`), and its group with `_group`.
     }
 }
 
 impl Conn {
     /// Starts the process, initializes the connection and starts the thread.
-    async fn start(config: &CodexConfig, turn: &Turn) -> Result<Conn, String> {
+    async fn start(config: &CodexConfig, turn: &Turn, sink: &TurnSink) -> Result<Conn, String> {
         if let Err(e) = std::fs::create_dir_all(&config.working_dir) {
             return Err(format!(
                 "cannot create working directory {}: {e}",
                 config.working_dir.display()
             ));
         }
-        let mut child = Command::new(&config.binary)
-            .args(&config.args)
+        let mut cmd = Command::new(&config.binary);
+        cmd.args(&config.args)
             .current_dir(&config.working_dir)
             .env("SEXTANT_AGENT_ID", &turn.agent.id)
             .env("SEXTANT_SESSION_ID", &turn.session_id)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .map_err(|e| {
-                format!(
-                    "cannot start the Codex app-server {}: {e}",
-                    config.binary.display()
-                )
-            })?;
+            .stderr(Stdio::piped());
+        let (mut child, group) = sink.spawn(cmd).await.map_err(|e| {
+            format!(
+                "cannot start the Codex app-server {}: {e}",
+                config.binary.display()
+            )
+        })?;
         let (Some(stdin), Some(stdout), Some(stderr)) =
             (child.stdin.take(), child.stdout.take(), child.stderr.take())
         else {
@@ -342,6 +343,7 @@ impl Conn {
             tasks: vec![reader, stderr_task],
             next_id: 0,
             thread_id: String::new(),
+            _group: group,
         };
         let init = json!({
             "clientInfo": {

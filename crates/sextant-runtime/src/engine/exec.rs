@@ -312,8 +312,8 @@ impl ExecEngine {
                 self.working_dir.display()
             ));
         }
-        let mut child = match Command::new(program)
-            .args(args)
+        let mut cmd = Command::new(program);
+        cmd.args(args)
             .current_dir(&self.working_dir)
             .envs(&self.env)
             .env("SEXTANT_AGENT_ID", &turn.agent.id)
@@ -322,10 +322,9 @@ impl ExecEngine {
             .env("SEXTANT_CONTEXT_ID", &turn.context_id)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-        {
+            .stderr(Stdio::piped());
+        // Its own process group: ended with the turn (the guard), and with Sextant.
+        let (mut child, group) = match sink.spawn(cmd).await {
             Ok(c) => c,
             Err(e) => return Outcome::Failed(format!("cannot start {program:?}: {e}")),
         };
@@ -384,6 +383,7 @@ impl ExecEngine {
         }
         drop(stdin);
         let status = tokio::time::timeout(EXIT_GRACE, child.wait()).await;
+        group.finish().await;
         let stderr = match stderr_tail {
             Some(h) => h.await.unwrap_or_default(),
             None => String::new(),

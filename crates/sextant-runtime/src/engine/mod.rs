@@ -339,6 +339,22 @@ impl TurnSink {
         self.put(EventBody::Reply { message }).await
     }
 
+    /// Starts a command for this turn in its own process group, which dies with Sextant and
+    /// is journalled until the guard finishes (see [`crate::process`]). Engines spawn every
+    /// local process through this.
+    pub async fn spawn(
+        &self,
+        cmd: tokio::process::Command,
+    ) -> std::io::Result<(tokio::process::Child, crate::process::GroupGuard)> {
+        let owner = crate::process::Owner {
+            journal: &self.journal,
+            session_id: &self.session_id,
+            task_id: &self.task_id,
+            now: self.clock.now(),
+        };
+        crate::process::spawn(cmd, owner).await
+    }
+
     /// The current time (engines stamp expiries with it).
     pub fn now(&self) -> chrono::DateTime<chrono::Utc> {
         self.clock.now()

@@ -116,20 +116,22 @@ impl ShellEngine {
         if let Err(e) = std::fs::create_dir_all(&self.working_dir) {
             return Outcome::Failed(format!("cannot create {}: {e}", self.working_dir.display()));
         }
-        let child = Command::new("sh")
-            .arg("-c")
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c")
             .arg(command)
             .current_dir(&self.working_dir)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn();
-        let child = match child {
+            .stderr(Stdio::piped());
+        // Its own process group, ended when the command is done (or stopped) and when
+        // Sextant dies; see `crate::process`.
+        let (child, group) = match sink.spawn(cmd).await {
             Ok(c) => c,
             Err(e) => return Outcome::Failed(format!("cannot start sh: {e}")),
         };
-        let out = match tokio::time::timeout(self.timeout, child.wait_with_output()).await {
+        let waited = tokio::time::timeout(self.timeout, child.wait_with_output()).await;
+        group.finish().await;
+        let out = match waited {
             Ok(Ok(out)) => out,
             Ok(Err(e)) => return Outcome::Failed(format!("running the command failed: {e}")),
             Err(_) => {

@@ -1,0 +1,68 @@
+//! `turn_processes`: the process group of each running turn's command (see the migration
+//! `20261202001000_turn_processes.sql`).
+
+use rusqlite::{Connection, Row, params};
+
+use crate::error::Result;
+
+/// One running turn's process group.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProcessRow {
+    /// Set by the journal on insert.
+    pub process_id: i64,
+    pub pgid: i32,
+    /// The leader's start time, in clock ticks since boot.
+    pub leader_start: u64,
+    pub boot_id: String,
+    pub session_id: String,
+    pub task_id: String,
+    pub started_at: String,
+}
+
+fn row(r: &Row<'_>) -> rusqlite::Result<ProcessRow> {
+    Ok(ProcessRow {
+        process_id: r.get(0)?,
+        pgid: r.get(1)?,
+        leader_start: u64::try_from(r.get::<_, i64>(2)?).unwrap_or_default(),
+        boot_id: r.get(3)?,
+        session_id: r.get(4)?,
+        task_id: r.get(5)?,
+        started_at: r.get(6)?,
+    })
+}
+
+/// Records a group; its `process_id`.
+pub fn insert(c: &Connection, p: &ProcessRow) -> Result<i64> {
+    c.prepare_cached(
+        "INSERT INTO turn_processes (pgid, leader_start, boot_id, session_id, task_id, started_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )?
+    .execute(params![
+        p.pgid,
+        i64::try_from(p.leader_start).unwrap_or(i64::MAX),
+        p.boot_id,
+        p.session_id,
+        p.task_id,
+        p.started_at
+    ])?;
+    Ok(c.last_insert_rowid())
+}
+
+/// Forgets a group (its process ended, or it was ended at start-up).
+pub fn delete(c: &Connection, process_id: i64) -> Result<()> {
+    c.prepare_cached("DELETE FROM turn_processes WHERE process_id = ?1")?
+        .execute(params![process_id])?;
+    Ok(())
+}
+
+/// Every recorded group, oldest first.
+pub fn list(c: &Connection) -> Result<Vec<ProcessRow>> {
+    let mut st = c.prepare_cached(
+        "SELECT process_id, pgid, leader_start, boot_id, session_id, task_id, started_at
+         FROM turn_processes ORDER BY process_id",
+    )?;
+    let rows = st
+        .query_map([], row)?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(rows)
+}
