@@ -425,6 +425,11 @@ mod tests {
         assert!(guard.group().is_alive());
         guard.finish().await;
         let _ = child.wait().await;
+        // SIGKILL is delivered asynchronously: give the kernel a moment (bounded).
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        while !members(pgid).is_empty() && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
         assert!(members(pgid).is_empty(), "the group is gone");
         assert!(journal.recorded_processes().await.unwrap().is_empty());
     }
