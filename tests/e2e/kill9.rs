@@ -130,7 +130,7 @@ async fn a_kill_9_leaves_no_turn_process_running() {
     // The next start ends what is left of the turn's group before it marks the turn.
     let app = TestApp::start_in(dir, false).await;
     assert!(
-        dead(job),
+        ends(job).await,
         "the turn's background job outlived the next start"
     );
     let task = app.get_task_as(Who::Anon, "bg", &task_id).await;

@@ -296,6 +296,22 @@ impl Runtime {
         // Read the task as answered before handing the answer over: a fast engine could
         // otherwise journal its final state first, and callers wait for states after this row.
         let row = self.inner.journal.task(&task.task_id).await?;
+        // A card for a remote task reached through a2a_call: no engine waits for it; the
+        // answer goes to the remote task.
+        if crate::peers::answer::is_card(interaction) {
+            match self.peers().cloned() {
+                Some(peers) => {
+                    let (task, interaction) = (task.clone(), interaction.clone());
+                    self.inner.tracker.spawn(async move {
+                        if let Err(e) = peers.answer_card(&task, &interaction, &answer).await {
+                            tracing::warn!(error = %e, task_id = %task.task_id, "could not send an answer to a peer");
+                        }
+                    });
+                }
+                None => tracing::warn!("an outbound card was answered, but peers are not set up"),
+            }
+            return row.ok_or(sextant_journal::Error::NotFound);
+        }
         match self.inner.waiters.take(&interaction.interaction_id) {
             Some(tx) => {
                 if let Err(answer) = tx.send(answer) {

@@ -184,7 +184,14 @@ fn call_summary(c: &Value) -> String {
     );
     let reply = line(c, "reply");
     if !reply.trim().is_empty() {
-        out.push_str(&format!("\n{}", shorten(&reply, 4000)));
+        // A peer's words reach a model here: framed as untrusted, like inbound text (the
+        // reply is already scrubbed and filtered).
+        out.push_str(&format!(
+            "\n{}\n{}\n{}",
+            sextant_core::untrusted::reply_header(&line(c, "peer")),
+            shorten(&reply, 4000),
+            sextant_core::untrusted::FRAME_END
+        ));
     }
     out.push_str(&format!(
         "\ncontext_id={} task_id={}",
@@ -305,9 +312,18 @@ impl AgentTools {
             h.messages.len(),
             h.total_messages
         );
+        // The peer's words, from the journal (raw for the person), screened before a model
+        // reads them.
+        out.push_str(&format!(
+            "\n{}",
+            sextant_core::untrusted::reply_header(&h.peer)
+        ));
         for m in &h.messages {
-            out.push_str(&format!("\n{}: {}", m.role, shorten(&m.text, 1000)));
+            let text = sextant_core::redact::scrub_outbound(&m.text, false);
+            let text = sextant_core::untrusted::filter_inbound(&text);
+            out.push_str(&format!("\n{}: {}", m.role, shorten(&text, 1000)));
         }
+        out.push_str(&format!("\n{}", sextant_core::untrusted::FRAME_END));
         Ok(success(out, to_value(&h)))
     }
 
@@ -337,6 +353,10 @@ impl AgentTools {
             .orchestrate(&who, &args.capability, &args.message, mode)
             .await);
         let mut out = o.reason.clone();
+        out.push_str(&format!(
+            "\n{}",
+            sextant_core::untrusted::reply_header("(each peer below)")
+        ));
         if let Some(w) = &o.winner {
             out.push_str(&format!("\nWinner: {}", call_summary(w)));
         }
@@ -351,6 +371,7 @@ impl AgentTools {
                 line(r, "status")
             ));
         }
+        out.push_str(&format!("\n{}", sextant_core::untrusted::FRAME_END));
         Ok(success(out, to_value(&o)))
     }
 }

@@ -168,7 +168,7 @@ fn option(id: &str, label: &str, key: &str) -> InteractionOption {
 }
 
 /// The local interaction for a remote task that waits, and the text shown with it.
-fn remote_interaction(
+pub(crate) fn remote_interaction(
     peer: &str,
     acc: &Accumulated,
     expires_at: chrono::DateTime<chrono::Utc>,
@@ -284,7 +284,7 @@ fn remote_interaction(
 }
 
 /// The follow-up message carrying the person's answer to the waiting remote task.
-fn follow_up(interaction: &Interaction, answer: &Answer) -> Message {
+pub(crate) fn follow_up(interaction: &Interaction, answer: &Answer) -> Message {
     let er = &interaction.engine_ref;
     let generic = er["remoteInteractionId"].is_null()
         && !interaction

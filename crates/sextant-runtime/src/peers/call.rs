@@ -68,7 +68,8 @@ pub struct CallRequest {
 #[derive(Debug, Clone, Serialize)]
 pub struct CallResult {
     pub peer: String,
-    /// `ok` (answered), `needs_input` (the remote task waits for input or authorization),
+    /// `ok` (answered), `waiting_for_person` (the remote task asked for a decision: it is an
+    /// inbox card for the person, `interaction_id`), `needs_input` (it waits for input),
     /// `working` (it had not finished when the answer ended), `failed` (the remote task
     /// failed, was rejected or canceled), `canceled` (stopped by orchestrate's `first`).
     pub status: &'static str,
@@ -89,6 +90,9 @@ pub struct CallResult {
     pub streamed: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hint: Option<String>,
+    /// `waiting_for_person`: the inbox card the person answers (never the caller).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interaction_id: Option<String>,
 }
 
 /// How `a2a_orchestrate` combines the answers.
@@ -159,6 +163,14 @@ pub(crate) async fn open(
 pub(crate) fn settled(acc: &Accumulated, ev: &StreamResponse, followup: bool) -> bool {
     let snapshot = matches!(ev, StreamResponse::Task(_));
     acc.is_terminal() || acc.message.is_some() || (acc.is_interrupted() && !(followup && snapshot))
+}
+
+/// [`consume`] for a follow-up to a waiting task (its first snapshot may still show the wait).
+pub(crate) async fn consume_followup(
+    stream: &mut EventStream,
+    acc: &mut Accumulated,
+) -> Result<(), ClientError> {
+    consume(stream, acc, true).await
 }
 
 /// Reads a stream into `acc` until it settles or ends.
@@ -260,6 +272,195 @@ pub(crate) fn valid_message(text: &str) -> Result<(), PeerError> {
     Ok(())
 }
 
+/// What one exchange with a peer came to, for [`Peers::conclude`].
+pub(crate) struct Exchange<'a> {
+    pub(crate) acc: &'a Accumulated,
+    pub(crate) canceled: bool,
+    /// The call failed (the client's error).
+    pub(crate) failed: Option<String>,
+    pub(crate) latency: Duration,
+    pub(crate) streamed: bool,
+    /// Who made the call, when it is not the person (shown on a card).
+    pub(crate) from: Option<String>,
+}
+
+/// How long an outbound card waits for the person before its default (cancel) applies.
+const CARD_EXPIRY: chrono::Duration = chrono::Duration::hours(24);
+
+/// A peer's reply as a caller of the tools gets it: credential-shaped strings scrubbed and
+/// prompt-injection markup filtered, as inbound text is (the journal keeps the raw reply for
+/// the person). The MCP tools also frame it as untrusted ([`sextant_core::untrusted`]).
+pub(crate) fn screen_reply(reply: &str, max: usize) -> (String, bool) {
+    let scrubbed = sextant_core::redact::scrub_outbound(reply, false);
+    let (kept, truncated) = cut(&scrubbed, max);
+    (sextant_core::untrusted::filter_inbound(&kept), truncated)
+}
+
+/// The reply's parts likewise: every string scrubbed and filtered.
+fn screen_parts(mut parts: Vec<Value>) -> Vec<Value> {
+    for p in &mut parts {
+        sextant_core::redact::scrub_json(p, false);
+        screen_strings(p);
+    }
+    parts
+}
+
+fn screen_strings(v: &mut Value) {
+    match v {
+        Value::String(s) => *s = sextant_core::untrusted::filter_inbound(s),
+        Value::Array(a) => a.iter_mut().for_each(screen_strings),
+        Value::Object(o) => o.values_mut().for_each(screen_strings),
+        _ => {}
+    }
+}
+
+impl Peers {
+    /// Journals how an exchange of `task` ended: the reply, then the final state — or, when
+    /// the remote task waits for a decision, an inbox card for the person (returned), which
+    /// the person's answer sends on to the same remote task ([`Peers::answer_card`]).
+    pub(crate) async fn conclude(
+        &self,
+        conn: &PeerConnection,
+        task: &sextant_journal::TaskRow,
+        ctx: &str,
+        ex: &Exchange<'_>,
+    ) -> Result<Option<sextant_core::Interaction>, PeerError> {
+        let acc = ex.acc;
+        let remote_state = acc.state.as_ref().map(state_wire);
+        let mut card = None;
+        let (state, note) = if ex.canceled {
+            (
+                TaskState::Canceled,
+                "Canceled: another peer answered first.".to_string(),
+            )
+        } else if let Some(e) = &ex.failed {
+            (TaskState::Failed, format!("{}: {e}", conn.name))
+        } else {
+            match &acc.state {
+                Some(s @ (TaskState::Failed | TaskState::Rejected | TaskState::Canceled)) => (
+                    s.clone(),
+                    format!("{}'s task ended {}.", conn.name, state_wire(s)),
+                ),
+                Some(TaskState::AuthRequired | TaskState::InputRequired) => {
+                    let (mut i, prompt) = crate::engine::a2a::remote_interaction(
+                        &conn.name,
+                        acc,
+                        self.clock().now() + CARD_EXPIRY,
+                    );
+                    i.task_id = task.task_id.clone();
+                    i.from = ex.from.clone();
+                    i.engine_ref["outbound"] = json!(true);
+                    let text = crate::interactions::pending_text(&i, &prompt);
+                    let state = i.waiting_state();
+                    card = Some(i);
+                    (state, text)
+                }
+                Some(s) => (
+                    TaskState::Completed,
+                    format!("{} answered ({}).", conn.name, state_wire(s)),
+                ),
+                None => (
+                    TaskState::Completed,
+                    format!("{} answered with a message.", conn.name),
+                ),
+            }
+        };
+        let reply = acc.reply_text();
+        let mut events = Vec::new();
+        let at = self.clock().now();
+        if !reply.trim().is_empty() {
+            let (kept, _) = cut(&reply, JOURNAL_REPLY_CHARS);
+            events.push(NewEvent {
+                task_id: Some(task.task_id.clone()),
+                body: EventBody::Artifact {
+                    artifact: artifact(new_id(), "reply", vec![Part::text(kept)]),
+                    append: false,
+                    last_chunk: true,
+                },
+                at,
+            });
+        }
+        let latency_ms = u64::try_from(ex.latency.as_millis()).unwrap_or(u64::MAX);
+        let mut parts = vec![Part::text(note)];
+        if let Some(i) = &card {
+            parts.push(
+                Part::data(crate::interactions::public_data(i)).with_media_type("application/json"),
+            );
+            events.push(NewEvent {
+                task_id: Some(task.task_id.clone()),
+                body: EventBody::InteractionRaised {
+                    interaction: i.clone(),
+                },
+                at,
+            });
+        }
+        let mut status = Message::new(Role::Agent, parts);
+        status.message_id = new_id();
+        status.context_id = Some(ctx.to_string());
+        status.task_id = Some(task.task_id.clone());
+        status.metadata = Some(
+            [
+                ("peer", json!(conn.name)),
+                ("remoteTaskId", json!(acc.task_id)),
+                ("remoteContextId", json!(acc.context_id)),
+                ("remoteTaskState", json!(remote_state)),
+                ("latencyMs", json!(latency_ms)),
+                ("streamed", json!(ex.streamed)),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+        );
+        events.push(NewEvent {
+            task_id: Some(task.task_id.clone()),
+            body: EventBody::TaskState {
+                state,
+                message: Some(status),
+            },
+            at,
+        });
+        self.journal().append(&task.session_id, events).await?;
+        Ok(card)
+    }
+
+    /// The card a conversation's remote task waits on, if one is pending: (interaction id,
+    /// remote task id).
+    async fn pending_card(
+        &self,
+        caller: &str,
+        agent_id: &str,
+        ctx: &str,
+    ) -> Result<Option<(String, Option<String>)>, PeerError> {
+        let Some(session) = self
+            .journal()
+            .outbound_session(caller, agent_id, ctx)
+            .await?
+        else {
+            return Ok(None);
+        };
+        let events = self
+            .journal()
+            .session_events(&session.session_id, 0, 100_000)
+            .await?;
+        let mut open: Vec<(String, Option<String>)> = Vec::new();
+        for e in &events {
+            match &e.body {
+                EventBody::InteractionRaised { interaction } => open.push((
+                    interaction.interaction_id.clone(),
+                    interaction.engine_ref["remoteTaskId"]
+                        .as_str()
+                        .map(String::from),
+                )),
+                EventBody::InteractionAnswered { answer } => {
+                    open.retain(|(id, _)| *id != answer.interaction_id)
+                }
+                _ => {}
+            }
+        }
+        Ok(open.pop())
+    }
+}
+
 enum Failure {
     Client(ClientError),
     Canceled,
@@ -344,6 +545,7 @@ impl Peers {
             latency_ms: 0,
             streamed: false,
             hint: Some("another peer answered first".into()),
+            interaction_id: None,
         }
     }
 
@@ -372,6 +574,17 @@ impl Peers {
         };
         let journal = self.journal().clone();
         let caller_key = caller.key();
+        // A remote task that waits for a decision waits for the person: its card is in the
+        // inbox, and a message from the caller (a model, usually) is never an answer.
+        if let Some((id, remote)) = self.pending_card(&caller_key, &conn.agent_id, &ctx).await? {
+            return Err(PeerError::Conflict(format!(
+                "{}'s task {} waits for the person's decision (card {id} in the Sextant inbox); \
+                 a message sent with a2a_call is not an answer. Ask the person to answer the \
+                 card; the conversation goes on once they have.",
+                conn.name,
+                remote.as_deref().unwrap_or("?")
+            )));
+        }
         let continuing = self
             .waiting_remote_task(&caller_key, &conn.agent_id, &ctx)
             .await?;
@@ -469,82 +682,27 @@ impl Peers {
         };
         let latency = started.elapsed();
 
-        // Journal the answer (or the failure).
-        let remote_state = acc.state.as_ref().map(state_wire);
-        let (state, note, error) = match &outcome {
-            Err(Failure::Canceled) => (
-                TaskState::Canceled,
-                "Canceled: another peer answered first.".to_string(),
-                None,
-            ),
-            Err(Failure::Client(e)) => (
-                TaskState::Failed,
-                format!("{}: {e}", conn.name),
-                Some(e.to_string()),
-            ),
-            Ok(()) => match &acc.state {
-                Some(s @ (TaskState::Failed | TaskState::Rejected | TaskState::Canceled)) => (
-                    s.clone(),
-                    format!("{}'s task ended {}.", conn.name, state_wire(s)),
-                    Some(format!("remote task {}", state_wire(s))),
-                ),
-                Some(s) => (
-                    TaskState::Completed,
-                    format!("{} answered ({}).", conn.name, state_wire(s)),
-                    None,
-                ),
-                None => (
-                    TaskState::Completed,
-                    format!("{} answered with a message.", conn.name),
-                    None,
-                ),
-            },
+        // Journal the answer (or the failure, or the person's card).
+        let canceled = matches!(outcome, Err(Failure::Canceled));
+        let failed = match &outcome {
+            Err(Failure::Client(e)) => Some(e.to_string()),
+            _ => None,
         };
-        if !matches!(outcome, Err(Failure::Canceled)) {
-            self.record(&conn, latency, error.as_deref()).await;
+        if !canceled {
+            self.record(&conn, latency, failed.as_deref()).await;
         }
-        let reply = acc.reply_text();
-        let mut events = Vec::new();
-        let at = self.clock().now();
-        if !reply.trim().is_empty() {
-            let (kept, _) = cut(&reply, JOURNAL_REPLY_CHARS);
-            events.push(NewEvent {
-                task_id: Some(task.task_id.clone()),
-                body: EventBody::Artifact {
-                    artifact: artifact(new_id(), "reply", vec![Part::text(kept)]),
-                    append: false,
-                    last_chunk: true,
-                },
-                at,
-            });
-        }
+        let exchange = Exchange {
+            acc: &acc,
+            canceled,
+            failed,
+            latency,
+            streamed,
+            from: (!caller.is_owner()).then(|| caller.display()),
+        };
+        let card = self.conclude(&conn, &task, &ctx, &exchange).await?;
         let latency_ms = u64::try_from(latency.as_millis()).unwrap_or(u64::MAX);
-        let mut status = Message::new(Role::Agent, vec![Part::text(note)]);
-        status.message_id = new_id();
-        status.context_id = Some(ctx.clone());
-        status.task_id = Some(task.task_id.clone());
-        status.metadata = Some(
-            [
-                ("peer", json!(conn.name)),
-                ("remoteTaskId", json!(acc.task_id)),
-                ("remoteContextId", json!(acc.context_id)),
-                ("remoteTaskState", json!(remote_state)),
-                ("latencyMs", json!(latency_ms)),
-                ("streamed", json!(streamed)),
-            ]
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect(),
-        );
-        events.push(NewEvent {
-            task_id: Some(task.task_id.clone()),
-            body: EventBody::TaskState {
-                state,
-                message: Some(status),
-            },
-            at,
-        });
-        journal.append(&task.session_id, events).await?;
+        let remote_state = acc.state.as_ref().map(state_wire);
+        let reply = acc.reply_text();
 
         match outcome {
             Err(Failure::Client(e)) => return Err(PeerError::from_client(&conn.name, e)),
@@ -569,16 +727,28 @@ impl Peers {
             }
             Ok(()) => {}
         }
-        let (reply, reply_truncated) = cut(&reply, MAX_REPLY_CHARS);
-        let status = status_of(&acc);
+        let (reply, reply_truncated) = screen_reply(&reply, MAX_REPLY_CHARS);
+        let status = match &card {
+            Some(_) => "waiting_for_person",
+            None => status_of(&acc),
+        };
         let context_id = acc.context_id.clone().unwrap_or(ctx);
-        let hint = match status {
-            "needs_input" => Some(format!(
+        let hint = match (&card, status) {
+            (Some(card), _) => Some(format!(
+                "{} asked for a decision, which only the person makes: it is card {} in the \
+                 Sextant inbox (answer at {}). This call now waits for the person; a2a_call \
+                 cannot answer it. Tell the person, and read the conversation again later with \
+                 a2a_history (context_id={context_id}).",
+                conn.name,
+                card.interaction_id,
+                crate::interactions::answer_path(&card.interaction_id)
+            )),
+            (None, "needs_input") => Some(format!(
                 "{} is waiting for more input: call again with context_id={context_id} and \
                  the answer; it goes to the same remote task.",
                 conn.name
             )),
-            "working" => Some(format!(
+            (None, "working") => Some(format!(
                 "{}'s task had not finished when its answer ended.",
                 conn.name
             )),
@@ -590,13 +760,14 @@ impl Peers {
             reply,
             reply_truncated,
             task_state: remote_state,
-            parts: parts_json(&acc.parts()),
+            parts: screen_parts(parts_json(&acc.parts())),
             task_id: acc.task_id.clone(),
             context_id,
             session_id: task.session_id,
             latency_ms,
             streamed,
             hint,
+            interaction_id: card.map(|c| c.interaction_id),
         })
     }
 
@@ -692,7 +863,7 @@ impl Peers {
         while let Some((name, strength, r)) = running.next().await {
             let ok = r
                 .as_ref()
-                .is_ok_and(|c| matches!(c.status, "ok" | "needs_input"));
+                .is_ok_and(|c| matches!(c.status, "ok" | "needs_input" | "waiting_for_person"));
             if mode == Mode::First && ok && first.is_none() {
                 first = Some(done.len());
                 token.cancel();
@@ -818,7 +989,7 @@ fn strength_name(s: u8) -> &'static str {
 pub(crate) fn rank(done: &[(String, u8, Result<CallResult, PeerError>)]) -> Option<usize> {
     let class = |c: &CallResult| match c.status {
         "ok" => Some(3u8),
-        "needs_input" => Some(2),
+        "needs_input" | "waiting_for_person" => Some(2),
         "working" => Some(1),
         _ => None,
     };
@@ -865,6 +1036,7 @@ mod tests {
             latency_ms: ms,
             streamed: false,
             hint: None,
+            interaction_id: None,
         }
     }
 

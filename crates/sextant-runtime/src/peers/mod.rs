@@ -15,6 +15,7 @@
 //!
 //! Every connection goes through the client's network guard (`sextant_a2a::client::guard`).
 
+pub mod answer;
 pub mod call;
 pub mod history;
 pub mod tokens;

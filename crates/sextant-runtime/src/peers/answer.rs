@@ -1,0 +1,113 @@
+//! The person's answer to an outbound card: a remote task reached through `a2a_call` or
+//! `a2a_orchestrate` asked for a decision, which became an inbox card (see
+//! [`Peers::conclude`]); the answer goes to the same remote task, and the exchange that
+//! follows is journalled in the same outbound task (a new question becomes a new card). The
+//! local `cancel` asks the remote task to stop. Answers after a restart work the same way:
+//! everything needed is in the interaction's routing data.
+
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use sextant_a2a::client::Accumulated;
+use sextant_core::a2a::{Message, Part, Role, SendMessageRequest, TaskState};
+use sextant_core::ids::new_id;
+use sextant_core::{Answer, EventBody, Interaction};
+use sextant_journal::{NewEvent, TaskRow};
+
+use super::call::{Exchange, consume_followup, open};
+use super::{PeerError, Peers};
+use crate::engine::a2a::{CANCEL, follow_up};
+
+impl Peers {
+    /// Sends the person's `answer` to the remote task `interaction` is about, and journals what
+    /// follows in `task` (the outbound task that holds the card).
+    pub async fn answer_card(
+        &self,
+        task: &TaskRow,
+        interaction: &Interaction,
+        answer: &Answer,
+    ) -> Result<(), PeerError> {
+        let er = &interaction.engine_ref;
+        let peer = er["peer"].as_str().unwrap_or_default().to_string();
+        let conn = match self.connect(&peer).await {
+            Ok(c) => c,
+            Err(e) => {
+                let why = format!("The answer could not be sent to {peer}: {e}");
+                return self.end_card_task(task, TaskState::Failed, &why).await;
+            }
+        };
+        if answer.option == CANCEL && er["localCancel"].as_bool().unwrap_or(false) {
+            if let Some(id) = er["remoteTaskId"].as_str() {
+                let mut ep = conn.endpoint.clone();
+                ep.timeout = Duration::from_secs(10);
+                if let Err(e) = self.client().cancel_task(&ep, id).await {
+                    tracing::debug!(error = %e, "could not cancel a remote task");
+                }
+            }
+            let why = format!(
+                "Canceled by {}; {peer}'s task was asked to stop.",
+                answer.answered_by
+            );
+            return self.end_card_task(task, TaskState::Canceled, &why).await;
+        }
+        let send = SendMessageRequest {
+            message: follow_up(interaction, answer),
+            configuration: None,
+            metadata: None,
+            tenant: None,
+        };
+        let started = Instant::now();
+        let mut acc = Accumulated::default();
+        let mut streamed = false;
+        let result = async {
+            let (mut s, st) = open(self.client(), &conn.endpoint, &send, conn.streaming).await?;
+            streamed = st;
+            consume_followup(&mut s, &mut acc).await
+        }
+        .await;
+        let latency = started.elapsed();
+        let failed = result.err().map(|e| e.to_string());
+        self.record(&conn, latency, failed.as_deref()).await;
+        let ex = Exchange {
+            acc: &acc,
+            canceled: false,
+            failed,
+            latency,
+            streamed,
+            from: interaction.from.clone(),
+        };
+        self.conclude(&conn, task, &task.context_id, &ex).await?;
+        Ok(())
+    }
+
+    async fn end_card_task(
+        &self,
+        task: &TaskRow,
+        state: TaskState,
+        why: &str,
+    ) -> Result<(), PeerError> {
+        let mut m = Message::new(Role::Agent, vec![Part::text(why)]);
+        m.message_id = new_id();
+        m.context_id = Some(task.context_id.clone());
+        m.task_id = Some(task.task_id.clone());
+        self.journal()
+            .append(
+                &task.session_id,
+                vec![NewEvent {
+                    task_id: Some(task.task_id.clone()),
+                    body: EventBody::TaskState {
+                        state,
+                        message: Some(m),
+                    },
+                    at: self.clock().now(),
+                }],
+            )
+            .await?;
+        Ok(())
+    }
+}
+
+/// Whether an interaction is an outbound card (answered through [`Peers::answer_card`]).
+pub fn is_card(i: &Interaction) -> bool {
+    i.engine_ref.get("outbound").and_then(Value::as_bool) == Some(true)
+}
