@@ -572,6 +572,30 @@ async fn revocation_takes_effect_on_the_next_call() {
         .rpc(Some(&carol), "/api/v1/agents/echo", "ListTasks", json!({}))
         .await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
+    // Both CLI commands are in the audit log, as the API's are.
+    let owner = app.owner.clone();
+    let (_, _, audit) = app.get(Some(&owner), "/api/v1/audit?limit=200").await;
+    let methods: Vec<String> = audit["records"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{audit}"))
+        .iter()
+        .filter(|r| r["reason"] == "name carol")
+        .map(|r| {
+            format!(
+                "{} via {}",
+                r["method"].as_str().unwrap_or(""),
+                r["route"].as_str().unwrap_or("")
+            )
+        })
+        .collect();
+    assert_eq!(
+        methods,
+        [
+            "revoke peer token via sextant CLI",
+            "issue peer token via sextant CLI"
+        ],
+        "{audit}"
+    );
 
     // The assistant token, on its route and on the MCP bridge.
     let assistant = "/api/v1/assistant-a2a/agents/open";

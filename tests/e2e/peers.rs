@@ -1357,6 +1357,15 @@ async fn a_model_gets_waiting_for_the_person_and_cannot_answer_a_remote_authoriz
         raw.to_string().contains("ghp_16C7"),
         "the person's transcript is raw"
     );
+    // Every outbound call is in the audit log: the call, the answer, the hostile reply.
+    let (_, audit) = api(&app, "GET", "/api/v1/audit?limit=100", None).await;
+    let outbound = audit["records"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{audit}"))
+        .iter()
+        .filter(|r| r["method"] == "outbound call" && r["agent"] == "peer:gate")
+        .count();
+    assert_eq!(outbound, 3, "{audit}");
     model.cancel().await.ok();
     app.shutdown().await;
 }

@@ -331,6 +331,29 @@ async fn start_inner(
         Security::build(&security_file, &config.data_dir, workspace, exposure).map_err(|why| {
             anyhow::anyhow!("{}: {why}", config.data_dir.join("security.toml").display())
         })?;
+    let security = Arc::new(security);
+    // Every outbound A2A call (a2a_call, orchestrate, the a2a engine, answers to cards) is
+    // an exchange too: it goes to the audit log.
+    if let Some(peers) = runtime.peers() {
+        let audit = security.clone();
+        peers.set_audit(Box::new(move |call| {
+            use sextant_server::audit::{Outcome, Record};
+            let outcome = match call.error {
+                Some(_) => Outcome::Error,
+                None => Outcome::Ok,
+            };
+            let reason = match &call.error {
+                Some(e) => format!("{} ms: {e}", call.latency_ms),
+                None => format!("{} ms", call.latency_ms),
+            };
+            audit.audit.record(
+                Record::new(None, outcome)
+                    .method("outbound call")
+                    .agent(format!("peer:{}", call.peer))
+                    .reason(reason),
+            );
+        }));
+    }
     let shutdown = CancellationToken::new();
     let scheduler = Scheduler::new(runtime.clone());
     let scheduler_loop = scheduler.start(shutdown.child_token());
@@ -345,7 +368,7 @@ async fn start_inner(
         }),
         started: clock.now(),
         shutdown: shutdown.clone(),
-        security: Arc::new(security),
+        security,
     });
     let stop = shutdown.clone();
     let server = tokio::spawn(sextant_server::serve(listener, state, async move {

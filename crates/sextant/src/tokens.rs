@@ -18,6 +18,28 @@ fn open(data_dir: &Path) -> Result<Journal> {
     Journal::open(data_dir.join("journal.db")).context("opening the journal")
 }
 
+/// Writes one audit record for a token command, to the data dir's `audit.jsonl` (the same
+/// log the server writes, with `security.toml`'s rotation settings), and waits until it is
+/// written: a token issued or revoked from the CLI is as visible there as one through the API.
+async fn audit(data_dir: &Path, method: String, reason: String) -> Result<()> {
+    use sextant_server::audit::{AuditLog, Outcome, Record};
+    let settings = crate::security_file::load(&data_dir.join("security.toml"))?;
+    let log = AuditLog::open(
+        &data_dir.join("audit.jsonl"),
+        settings.audit.max_bytes,
+        settings.audit.keep,
+    )
+    .context("opening the audit log")?;
+    log.record(
+        Record::new(Some(&Principal::person()), Outcome::Ok)
+            .method(method)
+            .reason(reason)
+            .route("sextant CLI"),
+    );
+    log.flush().await;
+    Ok(())
+}
+
 /// A new workspace id candidate (kept only if the data dir has none yet).
 pub fn workspace_candidate() -> String {
     let id = uuid::Uuid::new_v4().simple().to_string();
@@ -70,6 +92,12 @@ pub async fn create(
         &Principal::person(),
     )
     .await?;
+    audit(
+        data_dir,
+        format!("issue {} token", issued.credential.kind),
+        format!("name {}", issued.credential.name),
+    )
+    .await?;
     Ok(issued)
 }
 
@@ -87,7 +115,12 @@ pub async fn revoke(data_dir: &Path, kind: Kind, name: &str) -> Result<()> {
     {
         bail!("no active {} token {name:?}", kind.as_str());
     }
-    Ok(())
+    audit(
+        data_dir,
+        format!("revoke {} token", kind.as_str()),
+        format!("name {name}"),
+    )
+    .await
 }
 
 /// One line per token, for `list`.

@@ -238,7 +238,22 @@ struct Inner {
     clock: Arc<dyn Clock>,
     client: A2aClient,
     tokens: TokenStore,
+    /// Where every outbound call is reported (the server's audit log).
+    audit: std::sync::OnceLock<AuditHook>,
 }
+
+/// One outbound call, as reported to the audit hook.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutboundCall {
+    /// The registered peer's name, or the URL of a direct call.
+    pub peer: String,
+    pub latency_ms: u64,
+    /// Why the call failed, when it did.
+    pub error: Option<String>,
+}
+
+/// Receives every [`OutboundCall`].
+pub type AuditHook = Box<dyn Fn(OutboundCall) + Send + Sync>;
 
 impl std::fmt::Debug for Peers {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -335,7 +350,15 @@ impl Peers {
                 clock,
                 client,
                 tokens,
+                audit: std::sync::OnceLock::new(),
             }),
+        }
+    }
+
+    /// Reports every outbound call to `hook` from now on (set once; later calls are ignored).
+    pub fn set_audit(&self, hook: AuditHook) {
+        if self.inner.audit.set(hook).is_err() {
+            tracing::warn!("the outbound audit hook was already set");
         }
     }
 
@@ -748,8 +771,16 @@ impl Peers {
         })
     }
 
-    /// Counts one call to a registered peer (failures to count it are logged only).
+    /// Counts one call to a registered peer (failures to count it are logged only), and
+    /// reports every call, registered or not, to the audit hook.
     pub async fn record(&self, conn: &PeerConnection, latency: Duration, error: Option<&str>) {
+        if let Some(hook) = self.inner.audit.get() {
+            hook(OutboundCall {
+                peer: conn.name.clone(),
+                latency_ms: u64::try_from(latency.as_millis()).unwrap_or(u64::MAX),
+                error: error.map(String::from),
+            });
+        }
         if conn.registered {
             self.record_call(&conn.name, latency, error).await;
         }
