@@ -959,6 +959,32 @@ async fn the_a2a_engine_turns_a_remote_question_into_an_inbox_interaction() {
     let done = app.send_task_as(Who::Owner, "gateway", msg("hello")).await;
     assert_eq!(state(&done), "TASK_STATE_COMPLETED", "{done}");
     assert!(done.to_string().contains("remote: hello"), "{done}");
+    assert_eq!(
+        fake.seen()[0].hop.as_deref(),
+        Some("1"),
+        "a call started here"
+    );
+    // A task that came through one relay is forwarded with the count + 1.
+    let resp = app
+        .post_rpc(
+            Who::Owner,
+            "gateway",
+            &[("A2A-Hop", "1")],
+            json!({ "jsonrpc": "2.0", "id": 9, "method": "SendMessage",
+                    "params": { "message": msg("relayed") } }),
+        )
+        .await;
+    let relayed = json_body(resp, StatusCode::OK).await;
+    assert_eq!(
+        state(&relayed["result"]["task"]),
+        "TASK_STATE_COMPLETED",
+        "{relayed}"
+    );
+    let last = fake.seen().last().cloned().unwrap();
+    assert_eq!(
+        (last.text.as_str(), last.hop.as_deref()),
+        ("relayed", Some("2"))
+    );
 
     // A remote input-required waits in the inbox.
     let task = app
@@ -1367,5 +1393,48 @@ async fn a_model_gets_waiting_for_the_person_and_cannot_answer_a_remote_authoriz
         .count();
     assert_eq!(outbound, 3, "{audit}");
     model.cancel().await.ok();
+    app.shutdown().await;
+}
+
+/// A task's outbound work is bounded (issue #14 point 7): with a budget of one exchange, the
+/// person's answer to the peer's question is not sent, and the task says why.
+#[tokio::test]
+async fn the_a2a_engine_stops_at_its_budget() {
+    let agents = r#"
+[[agents]]
+id = "tight"
+name = "Tight"
+description = "e2e: one exchange per task"
+engine = { kind = "a2a", peer = "fake", max_calls = 1 }
+"#;
+    let app = TestApp::spawn_with(false, Some(agents)).await;
+    let fake = start_fake("remote", json!([]), true, 0, Behaviour::Normal).await;
+    register(&app, "fake", &fake, json!({})).await;
+    let task = app
+        .send_task_as(Who::Owner, "tight", msg("ask: color"))
+        .await;
+    assert_eq!(state(&task), "TASK_STATE_INPUT_REQUIRED", "{task}");
+    let task_id = task["id"].as_str().unwrap();
+    let (_, _, inbox) = app.get_json("/api/v1/interactions", true).await;
+    let card = inbox["interactions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["taskId"] == task_id)
+        .cloned()
+        .unwrap();
+    let id = card["interactionId"].as_str().unwrap();
+    let (status, v) = api(
+        &app,
+        "POST",
+        &format!("/api/v1/interactions/{id}/answer"),
+        Some(json!({"task_id": task_id, "option": "reply", "values": {"reply": "red"}, "message_id": uid("a")})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    let done = app.wait_terminal(Who::Owner, "tight", task_id).await;
+    assert_eq!(state(&done), "TASK_STATE_FAILED", "{done}");
+    assert!(done.to_string().contains("used its budget"), "{done}");
+    assert_eq!(fake.seen().len(), 1, "nothing more was sent");
     app.shutdown().await;
 }

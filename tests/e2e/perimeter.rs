@@ -251,18 +251,28 @@ async fn a_burst_over_the_rate_limit_gets_429_with_retry_after() {
 }
 
 #[tokio::test]
-async fn the_hop_header_is_refused_on_inbound_a2a() {
+async fn inbound_hops_are_counted_and_refused_at_the_limit() {
     let app = app().await;
     let owner = app.owner.clone();
     for bearer in [None, Some(owner.as_str())] {
-        let (status, _, body) = list_tasks(&app, bearer, &[("A2A-Hop", "1")]).await;
-        assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
-        assert!(
-            body["error"]["message"]
-                .as_str()
-                .unwrap()
-                .contains("A2A-Hop")
-        );
+        // Another Sextant (or any relay) below the limit (default 3) is served: a desktop
+        // Sextant can call a server Sextant.
+        for hop in ["1", "2"] {
+            let (status, _, body) = list_tasks(&app, bearer, &[("A2A-Hop", hop)]).await;
+            assert_eq!(status, StatusCode::OK, "hop {hop}: {body}");
+        }
+        // At the limit: refused, saying why.
+        for hop in ["3", "40"] {
+            let (status, _, body) = list_tasks(&app, bearer, &[("A2A-Hop", hop)]).await;
+            assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+            let why = body["error"]["message"].as_str().unwrap();
+            assert!(why.contains("A2A-Hop") && why.contains("relayed"), "{why}");
+        }
+        // Not a count: refused.
+        for hop in ["x", "-1", "1.5", "\u{ff11}", "99999999999"] {
+            let (status, _, body) = list_tasks(&app, bearer, &[("A2A-Hop", hop)]).await;
+            assert_eq!(status, StatusCode::BAD_REQUEST, "hop {hop:?}: {body}");
+        }
     }
     app.shutdown().await;
 }

@@ -149,7 +149,22 @@ pub enum EngineSpec {
         /// An interaction not answered within this applies its default, `cancel` (default 1 h).
         #[serde(default = "default_approval_timeout")]
         approval_timeout_secs: u64,
+        /// Budget: the most exchanges with the peer one task may make (default 20).
+        #[serde(default = "default_max_calls")]
+        max_calls: u32,
+        /// Budget: the most seconds one task may spend in exchanges with the peer, time
+        /// waiting for the person excepted (default 3600).
+        #[serde(default = "default_outbound_secs")]
+        max_outbound_secs: u64,
     },
+}
+
+fn default_max_calls() -> u32 {
+    20
+}
+
+fn default_outbound_secs() -> u64 {
+    3600
 }
 
 fn default_timeout() -> u64 {
@@ -424,13 +439,17 @@ mod tests {
             v.engine,
             EngineSpec::A2a {
                 peer: "helper".into(),
-                approval_timeout_secs: 3600
+                approval_timeout_secs: 3600,
+                max_calls: 20,
+                max_outbound_secs: 3600,
             }
         );
         let mut empty = v.clone();
         empty.engine = EngineSpec::A2a {
             peer: " ".into(),
             approval_timeout_secs: 1,
+            max_calls: 1,
+            max_outbound_secs: 1,
         };
         assert!(empty.validate().unwrap_err().contains("engine.peer"));
     }

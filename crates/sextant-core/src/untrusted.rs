@@ -79,6 +79,33 @@ pub fn frame_header(from: &Principal) -> String {
     )
 }
 
+/// The message metadata key that carries a message's inbound `A2A-Hop` count. Sextant sets
+/// it from the request's header (a value the caller put there is replaced), and engines that
+/// call other agents for the task send the count + 1.
+pub const HOP_KEY: &str = "sextantInboundHop";
+
+/// Records `hop` as the message's inbound hop count (replacing any caller-supplied value).
+pub fn set_inbound_hop(message: &mut Message, hop: u32) {
+    let md = message.metadata.get_or_insert_with(Default::default);
+    md.remove(HOP_KEY);
+    if hop > 0 {
+        md.insert(HOP_KEY.into(), serde_json::Value::from(hop));
+    }
+    if md.is_empty() {
+        message.metadata = None;
+    }
+}
+
+/// The highest inbound hop count among `messages` (0: none came through a relay).
+pub fn inbound_hop<'a>(messages: impl IntoIterator<Item = &'a Message>) -> u32 {
+    messages
+        .into_iter()
+        .filter_map(|m| m.metadata.as_ref()?.get(HOP_KEY)?.as_u64())
+        .map(|h| u32::try_from(h).unwrap_or(u32::MAX))
+        .max()
+        .unwrap_or(0)
+}
+
 /// The header line put before a peer's reply handed to a model (`a2a_call`, `a2a_orchestrate`,
 /// the `a2a` engine's output): the same frame as inbound text, naming the peer.
 pub fn reply_header(peer: &str) -> String {

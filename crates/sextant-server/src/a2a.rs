@@ -73,6 +73,9 @@ struct Call {
     id: RpcId,
     /// Answer in 0.3 JSON (the method was a pre-1.0 alias).
     legacy: bool,
+    /// The inbound `A2A-Hop` count (0 without the header): outbound calls made for this
+    /// call's task send it + 1.
+    hop: u32,
     last_event_id: Option<i64>,
 }
 
@@ -252,6 +255,8 @@ pub(crate) async fn handle(
     let (task_id, context_id) = ids_of(&req.params);
     let call = Call {
         base: base_url(&app, &headers),
+        // The perimeter refused a hop header that is not a number below the limit.
+        hop: crate::perimeter::inbound_hop(&headers).unwrap_or(0),
         app,
         principal,
         surface,
@@ -857,10 +862,12 @@ async fn send(call: &Call, params: Value, streaming: bool) -> Result<Reply, RpcE
                 "acceptedOutputModes names no format this agent produces (text/plain, application/json)",
             )
         })?;
+    let mut message = req.message;
+    sextant_core::untrusted::set_inbound_hop(&mut message, call.hop);
     let input = Input {
         principal: call.principal.clone(),
         agent_id: call.agent.id.clone(),
-        message: req.message,
+        message,
         origin: "a2a".into(),
     };
     // A blocking caller hears nothing until its task settles, so its admission may commit

@@ -4,10 +4,10 @@
 //! [`guard`], in order:
 //!
 //! 1. **Header cap**: request headers larger than `[limits] max_header_bytes` → 431.
-//! 2. **Anti-loop**: an `A2A-Hop` header on an inbound A2A call → 403. Sextant adds
-//!    `A2A-Hop: 1` to every call it makes, so a call that carries one was relayed by an agent
-//!    (possibly ours, coming back): refusing it breaks agent → Sextant → agent → Sextant chains
-//!    at the first hop.
+//! 2. **Anti-loop**: an inbound A2A call whose `A2A-Hop` count is at `[limits] max_hops`
+//!    (default 3) or more → 403; a value that is not a whole number → 400. Sextant sends the
+//!    inbound count + 1 on the calls it makes for a task (1 for a call it starts), so a
+//!    Sextant can call a Sextant, and a loop through Sextants ends after a few relays.
 //! 3. Requests **without a token** (no `Authorization` header; browsers cannot add one
 //!    cross-site without a CORS preflight, which Sextant never grants) are what a hostile web
 //!    page can send, so they must also look like this machine's own, same-origin traffic:
@@ -59,6 +59,28 @@ use crate::security::is_loopback_name;
 
 /// The hop header (a count of agent relays).
 pub const HOP_HEADER: &str = "a2a-hop";
+
+/// The inbound hop count: 0 without the header; a header that is not one whole number
+/// (ASCII digits) is refused.
+pub fn inbound_hop(headers: &HeaderMap) -> Result<u32, String> {
+    let mut values = headers.get_all(HOP_HEADER).iter();
+    let Some(v) = values.next() else {
+        return Ok(0);
+    };
+    if values.next().is_some() {
+        return Err("several A2A-Hop headers: send one".into());
+    }
+    let v = v.as_bytes();
+    if v.is_empty() || v.len() > 6 || !v.iter().all(u8::is_ascii_digit) {
+        return Err(format!(
+            "A2A-Hop must be a whole number, not {:?}",
+            String::from_utf8_lossy(v)
+        ));
+    }
+    String::from_utf8_lossy(v)
+        .parse()
+        .map_err(|_| "A2A-Hop is out of range".to_string())
+}
 
 /// Whether `path` is an A2A JSON-RPC endpoint (public or assistant).
 pub fn is_a2a_rpc(path: &str) -> bool {
@@ -226,15 +248,19 @@ pub async fn guard(State(app): State<AppState>, mut req: Request, next: Next) ->
         let why = format!("request headers are {size} bytes; at most {max} are accepted");
         return refuse(&app, &req, StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE, why);
     }
-    if is_a2a_rpc(req.uri().path())
-        && let Some(hop) = req.headers().get(HOP_HEADER)
-    {
-        let why = format!(
-            "A2A-Hop: {} refused: this call was relayed by another agent, and Sextant does not \
-             accept relayed calls (anti-loop); call it directly",
-            hop.to_str().unwrap_or("?")
-        );
-        return refuse(&app, &req, StatusCode::FORBIDDEN, why);
+    if is_a2a_rpc(req.uri().path()) {
+        let max = app.security.limits.max_hops;
+        match inbound_hop(req.headers()) {
+            Err(why) => return refuse(&app, &req, StatusCode::BAD_REQUEST, why),
+            Ok(n) if n >= max => {
+                let why = format!(
+                    "A2A-Hop: {n} refused: this call has been relayed {n} times, and this \
+                     Sextant accepts fewer than {max} (anti-loop); call it with fewer hops"
+                );
+                return refuse(&app, &req, StatusCode::FORBIDDEN, why);
+            }
+            Ok(_) => {}
+        }
     }
     if let Some(why) = ambiguous_host(&req) {
         return refuse(&app, &req, StatusCode::BAD_REQUEST, why);

@@ -19,6 +19,7 @@
 //! max_agent_turns_per_context = 50        # inputs per context from an agent principal; 0 = off
 //! max_body_bytes = 10485760
 //! max_header_bytes = 32768
+//! max_hops = 3                            # an inbound A2A-Hop at or above this is refused
 //!
 //! [perimeter]
 //! allowed_hosts = []                      # more Host names accepted without a token
@@ -81,6 +82,10 @@ pub struct LimitsFile {
     pub max_body_bytes: usize,
     /// Largest request header block (431 beyond).
     pub max_header_bytes: usize,
+    /// The `A2A-Hop` count at which an inbound call is refused (anti-loop): a call relayed
+    /// this many times or more is 403. Sextant sends the inbound count + 1 on the calls it
+    /// makes for a task (1 for a call it starts).
+    pub max_hops: u32,
 }
 
 impl Default for LimitsFile {
@@ -93,6 +98,7 @@ impl Default for LimitsFile {
             max_agent_turns_per_context: runtime.max_agent_turns_per_context,
             max_body_bytes: crate::MAX_BODY,
             max_header_bytes: 32 * 1024,
+            max_hops: 3,
         }
     }
 }
@@ -157,6 +163,9 @@ impl SecurityFile {
         }
         if l.max_header_bytes < 1024 {
             return Err("[limits] max_header_bytes must be at least 1024".into());
+        }
+        if l.max_hops < 1 {
+            return Err("[limits] max_hops must be at least 1".into());
         }
         if self.audit.max_bytes < 4096 {
             return Err("[audit] max_bytes must be at least 4096".into());

@@ -56,6 +56,16 @@ pub struct A2aEngine {
     pub peer: String,
     pub peers: Option<Peers>,
     pub approval_timeout: chrono::Duration,
+    /// What one task may spend on the peer.
+    pub budget: Budget,
+}
+
+/// A task's outbound budget (as Orrery's run budgets): exchanges and seconds spent in them.
+/// Counted per turn of the engine (an answer after a restart starts a fresh count).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Budget {
+    pub calls: u32,
+    pub time: std::time::Duration,
 }
 
 fn texts(parts: &[Part]) -> String {
@@ -337,6 +347,20 @@ pub(crate) fn follow_up(interaction: &Interaction, answer: &Answer) -> Message {
 }
 
 impl A2aEngine {
+    /// Connects to the peer for `turn`: calls made for a task that came through relays carry
+    /// its inbound hop count + 1 (1 for a task started here), so chains of Sextants count
+    /// their hops and the last one refuses at its limit.
+    async fn connect(
+        &self,
+        peers: &Peers,
+        turn: &Turn,
+    ) -> Result<PeerConnection, crate::peers::PeerError> {
+        let mut conn = peers.connect(&self.peer).await?;
+        let inbound = sextant_core::untrusted::inbound_hop(&turn.inputs);
+        conn.endpoint.hop = inbound.saturating_add(1);
+        Ok(conn)
+    }
+
     fn peers(&self) -> Result<&Peers, Outcome> {
         self.peers
             .as_ref()
@@ -433,11 +457,28 @@ impl A2aEngine {
         mut message: Message,
     ) -> Outcome {
         let mut seen = HashSet::new();
+        let (mut calls, mut spent) = (0u32, std::time::Duration::ZERO);
         loop {
-            let acc = match self
-                .forward(peers, conn, message, turn, sink, &mut seen)
-                .await
-            {
+            if calls >= self.budget.calls || spent >= self.budget.time {
+                return Outcome::Failed(format!(
+                    "This task used its budget for {} ({calls} exchanges, {} s; the limits \
+                     are {} exchanges and {} s): nothing more was sent.",
+                    conn.name,
+                    spent.as_secs(),
+                    self.budget.calls,
+                    self.budget.time.as_secs()
+                ));
+            }
+            calls += 1;
+            let started = Instant::now();
+            let mut conn_left = conn.clone();
+            let left = self.budget.time.saturating_sub(spent);
+            conn_left.endpoint.timeout = conn_left.endpoint.timeout.min(left);
+            let acc = self
+                .forward(peers, &conn_left, message, turn, sink, &mut seen)
+                .await;
+            spent += started.elapsed();
+            let acc = match acc {
                 Ok(acc) => acc,
                 Err(why) => return Outcome::Failed(why),
             };
@@ -578,7 +619,7 @@ impl Engine for A2aEngine {
             if let Err(e) = valid_message(&text) {
                 return Outcome::Rejected(Some(format!("Nothing forwarded: {e}.")));
             }
-            let conn = match peers.connect(&self.peer).await {
+            let conn = match self.connect(&peers, &turn).await {
                 Ok(c) => c,
                 Err(e) => return Outcome::Failed(e.to_string()),
             };
@@ -608,7 +649,7 @@ impl Engine for A2aEngine {
                 Ok(p) => p.clone(),
                 Err(o) => return o,
             };
-            let conn = match peers.connect(&self.peer).await {
+            let conn = match self.connect(&peers, &turn).await {
                 Ok(c) => c,
                 Err(e) => return Outcome::Failed(e.to_string()),
             };

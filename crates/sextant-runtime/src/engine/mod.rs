@@ -628,12 +628,18 @@ pub fn make_engine(agent: &AgentSpec, env: &EngineEnv) -> Box<dyn Engine> {
         EngineSpec::A2a {
             peer,
             approval_timeout_secs,
+            max_calls,
+            max_outbound_secs,
         } => Box::new(a2a::A2aEngine {
             peer: peer.clone(),
             peers: env.peers.clone(),
             approval_timeout: chrono::Duration::seconds(
                 i64::try_from(*approval_timeout_secs).unwrap_or(i64::MAX / 1000),
             ),
+            budget: a2a::Budget {
+                calls: *max_calls,
+                time: std::time::Duration::from_secs(*max_outbound_secs),
+            },
         }),
     }
 }
