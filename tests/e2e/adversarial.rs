@@ -397,3 +397,37 @@ async fn engines_that_execute_get_raw_text_and_model_engines_get_the_frame() {
     assert!(seen.contains("hello [filtered]"), "{seen}");
     env.app.shutdown().await;
 }
+
+/// A text-only client (Hermes' a2a_call returns text only) can tell the person exactly what
+/// to answer: the waiting task's status text names the task, the interaction, the declared
+/// options and the digest, and says only the person answers.
+#[tokio::test]
+async fn the_waiting_status_text_is_enough_for_a_text_only_client() {
+    let env = env().await;
+    let task = env.alice_sends("sh", "echo text-only").await;
+    let text: String = task["status"]["message"]["parts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["text"].as_str())
+        .collect();
+    let card = env.card(task["id"].as_str().unwrap()).await;
+    for needed in [
+        format!("Task: {}", task["id"].as_str().unwrap()),
+        format!("Interaction: {}", card["interactionId"].as_str().unwrap()),
+        "- accept: Yes, run it".to_string(),
+        "- acceptForSession:".to_string(),
+        "- decline:".to_string(),
+        "- cancel:".to_string(),
+        format!(
+            "Action digest: {}",
+            card["action"]["digest"].as_str().unwrap()
+        ),
+        "Approval needed to run: echo text-only".to_string(),
+        "Sent by: peer alice".to_string(),
+        "a message sent to this task is not an answer".to_string(),
+    ] {
+        assert!(text.contains(&needed), "{needed:?} missing from {text:?}");
+    }
+    env.app.shutdown().await;
+}
