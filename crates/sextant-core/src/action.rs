@@ -285,7 +285,7 @@ pub fn escape(text: &str, mode: Mode) -> Escaped {
 }
 
 /// Escapes an argument list, shown as its arguments separated by spaces, each one in single
-/// quotes when it has a space, a quote or nothing in it (the program is argv[0]).
+/// quotes when it has a space, a quote or nothing in it (the program is `argv[0]`).
 pub fn escape_argv(argv: &[String]) -> Escaped {
     let mut out = Escaped::default();
     for (i, arg) in argv.iter().enumerate() {
