@@ -54,6 +54,9 @@ struct FakeInner {
     behaviour: Behaviour,
     /// task id → context id
     tasks: Mutex<HashMap<String, String>>,
+    /// `later:` tasks (task id → text): working until `released`, then completed.
+    later: Mutex<HashMap<String, String>>,
+    released: std::sync::atomic::AtomicBool,
 }
 
 #[derive(Clone)]
@@ -108,6 +111,8 @@ async fn start_fake(
         delay: Duration::from_millis(delay_ms),
         behaviour,
         tasks: Mutex::default(),
+        later: Mutex::default(),
+        released: std::sync::atomic::AtomicBool::new(false),
     }));
     let app = Router::new()
         .route("/.well-known/agent-card.json", get(card_route))
@@ -168,6 +173,39 @@ async fn rpc_route(State(f): State<Fake>, headers: HeaderMap, body: Bytes) -> Re
         task_id: task_in.clone(),
         text: text.clone(),
     });
+    // A peer that answers late (fasta2a answers SendMessage with a task that is not final):
+    // `later:` tasks stay working until the test releases them.
+    if method == "GetTask" {
+        let tid = rpc["params"]["id"].as_str().unwrap_or("").to_string();
+        let text = f.0.later.lock().unwrap().get(&tid).cloned();
+        let ctx =
+            f.0.tasks
+                .lock()
+                .unwrap()
+                .get(&tid)
+                .cloned()
+                .unwrap_or_default();
+        let done = f.0.released.load(std::sync::atomic::Ordering::SeqCst);
+        let task = match (text, done) {
+            (Some(t), true) => json!({"id": tid, "contextId": ctx,
+                "status": {"state": "TASK_STATE_COMPLETED"},
+                "artifacts": [{"artifactId": "late", "name": "reply", "parts": [{"text": format!("late answer: {t}")}]}]}),
+            _ => json!({"id": tid, "contextId": ctx, "status": {"state": "TASK_STATE_WORKING"}}),
+        };
+        return axum::Json(json!({"jsonrpc": "2.0", "id": id, "result": task})).into_response();
+    }
+    if method == "SendMessage" && text.contains("later:") && task_in.is_none() {
+        let tid = uid("late-task");
+        let ctx = msg["contextId"]
+            .as_str()
+            .map(String::from)
+            .unwrap_or_else(|| uid("ctx"));
+        f.0.tasks.lock().unwrap().insert(tid.clone(), ctx.clone());
+        f.0.later.lock().unwrap().insert(tid.clone(), text.clone());
+        return axum::Json(json!({"jsonrpc": "2.0", "id": id, "result": {"task": {
+            "id": tid, "contextId": ctx, "status": {"state": "TASK_STATE_WORKING"}}}}))
+        .into_response();
+    }
     if method == "CancelTask" {
         let tid = rpc["params"]["id"].as_str().unwrap_or("").to_string();
         let ctx =
@@ -1436,5 +1474,59 @@ engine = { kind = "a2a", peer = "fake", max_calls = 1 }
     assert_eq!(state(&done), "TASK_STATE_FAILED", "{done}");
     assert!(done.to_string().contains("used its budget"), "{done}");
     assert_eq!(fake.seen().len(), 1, "nothing more was sent");
+    app.shutdown().await;
+}
+
+/// A late reply is not lost (issue #14 point 5): a peer that answers with a task that is not
+/// final (as fasta2a does), or past the call's time limit, is followed — GetTask with backoff
+/// — until its task ends, also across a Sextant restart in the middle, and its late answer
+/// completes the local task.
+#[tokio::test]
+async fn a_late_answer_completes_the_task_even_across_a_restart() {
+    let app = TestApp::spawn_with(false, Some(GATEWAY)).await;
+    let fake = start_fake("slowpoke", json!([]), false, 0, Behaviour::Normal).await;
+    register(&app, "fake", &fake, json!({"timeout_secs": 1})).await;
+
+    // Sextant is following the remote task when it restarts.
+    let task = app
+        .submit_as(Who::Owner, "gateway", msg("later: the report"))
+        .await;
+    let task_id = task["id"].as_str().unwrap().to_string();
+    let mut s = app
+        .stream_as(
+            Who::Owner,
+            "gateway",
+            "SubscribeToTask",
+            json!({ "id": task_id }),
+            &[],
+        )
+        .await;
+    loop {
+        let f = s.next_frame().await.expect("the stream stays open");
+        if f.data.contains("keeps following its task") {
+            break;
+        }
+    }
+    drop(s);
+    let app = app.restart().await;
+    // The peer answers, late; the restarted Sextant is still following.
+    fake.0
+        .released
+        .store(true, std::sync::atomic::Ordering::SeqCst);
+    let done = app.wait_terminal(Who::Owner, "gateway", &task_id).await;
+    assert_eq!(state(&done), "TASK_STATE_COMPLETED", "{done}");
+    assert!(
+        done.to_string().contains("late answer: later: the report"),
+        "{done}"
+    );
+    let sends = fake
+        .seen()
+        .iter()
+        .filter(|s| s.method == "SendMessage")
+        .count();
+    assert_eq!(
+        sends, 1,
+        "the message was sent once, and only followed after"
+    );
     app.shutdown().await;
 }

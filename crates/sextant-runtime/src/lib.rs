@@ -673,6 +673,22 @@ impl Runtime {
         for t in tasks {
             if t.state == sextant_core::a2a::TaskState::Working {
                 let events = self.inner.journal.task_events(&t.task_id, 0).await?;
+                // A turn that was following a remote task (a peer slower than its time limit)
+                // goes on following it: a late answer still completes the task.
+                if worker::undelivered_inputs(&events).0.is_empty()
+                    && let Some(note) = worker::follow_note(&events)
+                {
+                    self.dispatch_item(
+                        &t.session_id,
+                        &t.agent_id,
+                        worker::WorkItem::Follow {
+                            task_id: t.task_id.clone(),
+                            note: Box::new(note),
+                        },
+                    );
+                    redelivered += 1;
+                    continue;
+                }
                 if worker::undelivered_inputs(&events).0.is_empty() {
                     let side_effects = self.agent(&t.agent_id).is_none_or(|a| {
                         engine::make_engine(&a, &self.inner.env).has_side_effects()

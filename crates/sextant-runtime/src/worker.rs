@@ -33,12 +33,43 @@ pub(crate) enum WorkItem {
         interaction: Box<Interaction>,
         answer: Box<Answer>,
     },
+    /// Go on with a turn a restart interrupted while it followed remote work (the engine's
+    /// note, see [`crate::engine::Engine::follow`]).
+    Follow {
+        task_id: String,
+        note: Box<serde_json::Value>,
+    },
+}
+
+/// How a turn continues an earlier one.
+enum Continue {
+    Resume(Box<(Interaction, Answer)>),
+    Follow(serde_json::Value),
+}
+
+/// The remote work a task's current turn recorded that it follows (the engine's note), if any.
+pub(crate) fn follow_note(events: &[JournalEvent]) -> Option<serde_json::Value> {
+    let start = events
+        .iter()
+        .rposition(|e| matches!(e.body, EventBody::TurnStarted { .. }))?;
+    events[start..].iter().rev().find_map(|e| match &e.body {
+        EventBody::TaskState {
+            message: Some(m), ..
+        } => m
+            .metadata
+            .as_ref()?
+            .get(crate::engine::a2a::FOLLOW_KEY)
+            .cloned(),
+        _ => None,
+    })
 }
 
 impl WorkItem {
     pub(crate) fn task_id(&self) -> &str {
         match self {
-            WorkItem::Task { task_id, .. } | WorkItem::Resume { task_id, .. } => task_id,
+            WorkItem::Task { task_id, .. }
+            | WorkItem::Resume { task_id, .. }
+            | WorkItem::Follow { task_id, .. } => task_id,
         }
     }
 }
@@ -213,7 +244,8 @@ async fn turn(
                     interaction,
                     answer,
                     ..
-                } => Some((*interaction, *answer)),
+                } => Some(Continue::Resume(Box::new((*interaction, *answer)))),
+                WorkItem::Follow { note, .. } => Some(Continue::Follow(*note)),
                 WorkItem::Task { .. } => {
                     // Inputs that arrive while a decision is pending wait for it: a message is
                     // never an answer.
@@ -289,7 +321,14 @@ async fn turn(
         }
     }
     let outcome = match resume {
-        Some((interaction, answer)) => engine.resume(turn, interaction, answer, &sink).await,
+        Some(Continue::Resume(resumed)) => {
+            let (interaction, answer) = *resumed;
+            engine.resume(turn, interaction, answer, &sink).await
+        }
+        Some(Continue::Follow(note)) => match engine.follow(turn, note, &sink) {
+            Some(followed) => followed.await,
+            None => Outcome::Failed(crate::interrupted_reason(true, false)),
+        },
         None => engine.run_turn(turn, &sink).await,
     };
     let with_text = |t: Option<String>| t.map(|t| agent_text(&task, &t));

@@ -387,44 +387,51 @@ impl A2aEngine {
         };
         let mut acc = Accumulated::default();
         let started = Instant::now();
+        let mut noted = false;
         let work = async {
             let (mut stream, streamed) = open(peers.client(), &conn.endpoint, &req, conn.streaming)
                 .await
                 .map_err(|e| format!("{}: {e}", conn.name))?;
-            let mut resubscribed = false;
             loop {
-                let mut done = false;
-                while let Some(ev) = stream.next().await {
-                    let ev = ev.map_err(|e| format!("{}: {e}", conn.name))?;
-                    acc.apply(&ev);
-                    forward_event(&ev, sink, seen)
-                        .await
-                        .map_err(|e| format!("could not record {}'s output: {e}", conn.name))?;
-                    if settled(&acc, &ev, followup) {
-                        done = true;
+                match stream.next().await {
+                    None => break,
+                    // The call's time limit only ends this observation: a remote task that
+                    // exists is followed below.
+                    Some(Err(e)) if acc.task_id.is_some() => {
+                        tracing::debug!(peer = %conn.name, error = %e, "stopped reading; following the remote task");
                         break;
                     }
-                }
-                // A stream that closed while the remote task still runs: subscribe once.
-                let task = acc.task_id.clone();
-                match task {
-                    Some(id) if !done && streamed && !resubscribed && acc.state.is_some() => {
-                        resubscribed = true;
-                        stream = peers
-                            .client()
-                            .subscribe_to_task(&conn.endpoint, &id)
+                    Some(Err(e)) => return Err(format!("{}: {e}", conn.name)),
+                    Some(Ok(ev)) => {
+                        acc.apply(&ev);
+                        if !noted && let Some(id) = acc.task_id.clone() {
+                            noted = true;
+                            note_remote(sink, conn, &id, acc.context_id.as_deref())
+                                .await
+                                .map_err(|e| {
+                                    format!("could not record {}'s task: {e}", conn.name)
+                                })?;
+                        }
+                        forward_event(&ev, sink, seen)
                             .await
-                            .map_err(|e| format!("{}: {e}", conn.name))?;
+                            .map_err(|e| format!("could not record {}'s output: {e}", conn.name))?;
+                        if settled(&acc, &ev, followup) {
+                            return Ok::<(), String>(());
+                        }
                     }
-                    _ => return Ok::<(), String>(()),
                 }
             }
+            let _ = streamed;
+            // The answer ended before the remote task settled (a time limit, a closed stream,
+            // a non-streaming answer with a task that is not final): follow the task.
+            if acc.task_id.is_some() && acc.message.is_none() {
+                follow(peers, conn, &mut acc, sink, seen).await?;
+            }
+            Ok(())
         };
         let result = tokio::select! {
             r = work => r,
-            _ = turn.cancel.cancelled() => Err(format!(
-                "Sextant is shutting down; {}'s answer was not received", conn.name
-            )),
+            _ = turn.cancel.cancelled() => Err(STOPPING.to_string()),
         };
         peers
             .record(
@@ -454,11 +461,37 @@ impl A2aEngine {
         conn: &PeerConnection,
         turn: &Turn,
         sink: &TurnSink,
-        mut message: Message,
+        message: Message,
+    ) -> Outcome {
+        self.drive_from(peers, conn, turn, sink, Err(message)).await
+    }
+
+    /// [`drive`](Self::drive), starting either with a message to send or with a remote task
+    /// already followed to its settled state (after a restart).
+    async fn drive_from(
+        &self,
+        peers: &Peers,
+        conn: &PeerConnection,
+        turn: &Turn,
+        sink: &TurnSink,
+        start: Result<Accumulated, Message>,
     ) -> Outcome {
         let mut seen = HashSet::new();
         let (mut calls, mut spent) = (0u32, std::time::Duration::ZERO);
+        let (mut message, mut followed) = match start {
+            Ok(acc) => (Message::new(Role::User, Vec::new()), Some(acc)),
+            Err(m) => (m, None),
+        };
         loop {
+            if let Some(acc) = followed.take() {
+                match self.settle_turn(peers, conn, sink, acc).await {
+                    Ok(next) => {
+                        message = next;
+                        continue;
+                    }
+                    Err(outcome) => return outcome,
+                }
+            }
             if calls >= self.budget.calls || spent >= self.budget.time {
                 return Outcome::Failed(format!(
                     "This task used its budget for {} ({calls} exchanges, {} s; the limits \
@@ -480,59 +513,69 @@ impl A2aEngine {
             spent += started.elapsed();
             let acc = match acc {
                 Ok(acc) => acc,
+                // Sextant is stopping: the task stays working, and the next start follows
+                // the remote task it recorded (`Engine::follow`).
+                Err(why) if why == STOPPING => return Outcome::Suspended,
                 Err(why) => return Outcome::Failed(why),
             };
-            let status = acc.status_text();
-            let status = status.trim();
-            let said = |default: String| {
-                if status.is_empty() {
-                    default
-                } else {
-                    format!("{default}: {status}")
-                }
-            };
-            let peer = &conn.name;
-            match acc.state.clone() {
-                None if acc.message.is_some() => return Outcome::Completed(None),
-                None => return Outcome::Failed(format!("{peer} sent no answer")),
-                Some(TaskState::Completed) => {
-                    return Outcome::Completed((!status.is_empty()).then(|| status.to_string()));
-                }
-                Some(TaskState::Failed) => {
-                    return Outcome::Failed(said(format!("{peer}'s task failed")));
-                }
-                Some(TaskState::Rejected) => {
-                    return Outcome::Rejected(Some(said(format!("{peer} rejected the task"))));
-                }
-                Some(TaskState::Canceled) => {
-                    return Outcome::Failed(said(format!("{peer} canceled the task")));
-                }
-                Some(TaskState::InputRequired | TaskState::AuthRequired) => {
-                    let (interaction, prompt) =
-                        remote_interaction(peer, &acc, sink.now() + self.approval_timeout);
-                    let asked = sink.ask(interaction.clone(), &prompt).await;
-                    let answer = match asked {
-                        Ok(a) => a,
-                        Err(AskError::Suspended) => return Outcome::Suspended,
-                        Err(AskError::Journal(e)) => {
-                            return Outcome::Failed(format!("could not record the question: {e}"));
-                        }
-                    };
-                    match self
-                        .answer_message(peers, conn, &interaction, &answer)
-                        .await
-                    {
-                        Ok(next) => message = next,
-                        Err(outcome) => return outcome,
-                    }
-                }
-                Some(other) => {
-                    return Outcome::Failed(format!(
-                        "{peer} stopped answering while its task was {}",
-                        state_wire(&other)
-                    ));
-                }
+            match self.settle_turn(peers, conn, sink, acc).await {
+                Ok(next) => message = next,
+                Err(outcome) => return outcome,
             }
+        }
+    }
+
+    /// What a settled remote task means for the turn: its outcome (`Err`), or — when it waits
+    /// for a decision — the person's answer as the next message to send (`Ok`).
+    async fn settle_turn(
+        &self,
+        peers: &Peers,
+        conn: &PeerConnection,
+        sink: &TurnSink,
+        acc: Accumulated,
+    ) -> Result<Message, Outcome> {
+        let status = acc.status_text();
+        let status = status.trim();
+        let said = |default: String| {
+            if status.is_empty() {
+                default
+            } else {
+                format!("{default}: {status}")
+            }
+        };
+        let peer = &conn.name;
+        match acc.state.clone() {
+            None if acc.message.is_some() => Err(Outcome::Completed(None)),
+            None => Err(Outcome::Failed(format!("{peer} sent no answer"))),
+            Some(TaskState::Completed) => Err(Outcome::Completed(
+                (!status.is_empty()).then(|| status.to_string()),
+            )),
+            Some(TaskState::Failed) => Err(Outcome::Failed(said(format!("{peer}'s task failed")))),
+            Some(TaskState::Rejected) => Err(Outcome::Rejected(Some(said(format!(
+                "{peer} rejected the task"
+            ))))),
+            Some(TaskState::Canceled) => {
+                Err(Outcome::Failed(said(format!("{peer} canceled the task"))))
+            }
+            Some(TaskState::InputRequired | TaskState::AuthRequired) => {
+                let (interaction, prompt) =
+                    remote_interaction(peer, &acc, sink.now() + self.approval_timeout);
+                let answer = match sink.ask(interaction.clone(), &prompt).await {
+                    Ok(a) => a,
+                    Err(AskError::Suspended) => return Err(Outcome::Suspended),
+                    Err(AskError::Journal(e)) => {
+                        return Err(Outcome::Failed(format!(
+                            "could not record the question: {e}"
+                        )));
+                    }
+                };
+                self.answer_message(peers, conn, &interaction, &answer)
+                    .await
+            }
+            Some(other) => Err(Outcome::Failed(format!(
+                "{peer} stopped answering while its task was {}",
+                state_wire(&other)
+            ))),
         }
     }
 
@@ -565,6 +608,114 @@ impl A2aEngine {
 }
 
 /// Forwards one remote event into the turn.
+/// What `forward` returns when Sextant stops while a remote task is followed.
+const STOPPING: &str = "Sextant is shutting down";
+
+/// The key of the status-message metadata that records the remote task a turn follows.
+pub const FOLLOW_KEY: &str = "a2aFollow";
+
+/// Journals which remote task this turn follows (a progress message with the remote ids in
+/// its metadata), so a restart can go on following it.
+async fn note_remote(
+    sink: &TurnSink,
+    conn: &PeerConnection,
+    remote_task: &str,
+    remote_context: Option<&str>,
+) -> super::SinkResult {
+    let mut m = sink.agent_message(vec![Part::text(format!(
+        "{} is working on it (its task {remote_task}).",
+        conn.name
+    ))]);
+    m.metadata = Some(
+        [(
+            FOLLOW_KEY.to_string(),
+            json!({ "peer": conn.name, "remoteTaskId": remote_task, "remoteContextId": remote_context }),
+        )]
+        .into_iter()
+        .collect(),
+    );
+    sink.status_message(m).await
+}
+
+/// Longest pause between two reads of a followed remote task.
+const FOLLOW_MAX_DELAY: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Follows a remote task until it settles (ends, or waits for a decision): subscribes once
+/// when the peer streams, then reads it with GetTask, waiting 1 s, 2 s, 4 s … (at most 60 s)
+/// between reads. Network errors only make it wait; the task's answer, however late,
+/// completes the local task. Dropping the future (Sextant stopping) stops following; the
+/// next start follows again.
+async fn follow(
+    peers: &Peers,
+    conn: &PeerConnection,
+    acc: &mut Accumulated,
+    sink: &TurnSink,
+    seen: &mut HashSet<String>,
+) -> Result<(), String> {
+    let Some(id) = acc.task_id.clone() else {
+        return Ok(());
+    };
+    sink.status(&format!(
+        "{} has not answered yet; Sextant keeps following its task {id}, and its answer will \
+         complete this task.",
+        conn.name
+    ))
+    .await
+    .map_err(|e| format!("could not record output: {e}"))?;
+    let stop = sink.stopping().clone();
+    let work = follow_until_settled(peers, conn, acc, sink, seen, &id);
+    tokio::select! {
+        r = work => r,
+        // Safe to stop at once: the next start follows the recorded task again.
+        _ = stop.cancelled() => Err(STOPPING.to_string()),
+    }
+}
+
+async fn follow_until_settled(
+    peers: &Peers,
+    conn: &PeerConnection,
+    acc: &mut Accumulated,
+    sink: &TurnSink,
+    seen: &mut HashSet<String>,
+    id: &str,
+) -> Result<(), String> {
+    let mut delay = std::time::Duration::from_secs(1);
+    let mut subscribed = false;
+    loop {
+        if conn.streaming && !subscribed {
+            subscribed = true;
+            if let Ok(mut s) = peers.client().subscribe_to_task(&conn.endpoint, id).await {
+                while let Some(Ok(ev)) = s.next().await {
+                    acc.apply(&ev);
+                    forward_event(&ev, sink, seen)
+                        .await
+                        .map_err(|e| format!("could not record output: {e}"))?;
+                    if settled(acc, &ev, true) {
+                        return Ok(());
+                    }
+                }
+            }
+        }
+        match peers.client().get_task(&conn.endpoint, id, Some(0)).await {
+            Ok(task) => {
+                let ev = StreamResponse::Task(task);
+                acc.apply(&ev);
+                forward_event(&ev, sink, seen)
+                    .await
+                    .map_err(|e| format!("could not record output: {e}"))?;
+                if acc.is_terminal() || acc.is_interrupted() {
+                    return Ok(());
+                }
+            }
+            Err(e) => {
+                tracing::debug!(peer = %conn.name, error = %e, "reading a followed task failed; trying again")
+            }
+        }
+        tokio::time::sleep(delay).await;
+        delay = (delay * 2).min(FOLLOW_MAX_DELAY);
+    }
+}
+
 async fn forward_event(
     ev: &StreamResponse,
     sink: &TurnSink,
@@ -635,6 +786,44 @@ impl Engine for A2aEngine {
 
     fn cannot_resume(&self) -> Option<String> {
         None
+    }
+
+    fn follow<'a>(
+        &'a mut self,
+        turn: Turn,
+        note: Value,
+        sink: &'a TurnSink,
+    ) -> Option<BoxFuture<'a, Outcome>> {
+        let remote = note["remoteTaskId"].as_str()?.to_string();
+        Some(
+            async move {
+                let peers = match self.peers() {
+                    Ok(p) => p.clone(),
+                    Err(o) => return o,
+                };
+                let conn = match self.connect(&peers, &turn).await {
+                    Ok(c) => c,
+                    Err(e) => return Outcome::Failed(e.to_string()),
+                };
+                let mut acc = Accumulated {
+                    task_id: Some(remote),
+                    context_id: note["remoteContextId"].as_str().map(String::from),
+                    ..Accumulated::default()
+                };
+                let mut seen = HashSet::new();
+                let followed = tokio::select! {
+                    r = follow(&peers, &conn, &mut acc, sink, &mut seen) => r,
+                    _ = turn.cancel.cancelled() => return Outcome::Suspended,
+                };
+                match followed {
+                    Err(why) if why == STOPPING => return Outcome::Suspended,
+                    Err(why) => return Outcome::Failed(why),
+                    Ok(()) => {}
+                }
+                self.drive_from(&peers, &conn, &turn, sink, Ok(acc)).await
+            }
+            .boxed(),
+        )
     }
 
     fn resume<'a>(

@@ -123,6 +123,19 @@ pub trait Engine: Send {
         )
     }
 
+    /// Goes on with a turn a restart interrupted while it followed remote work: `note` is the
+    /// metadata the engine journalled under [`a2a::FOLLOW_KEY`] on a progress message. `None`:
+    /// this engine cannot (the turn is then failed as interrupted).
+    fn follow<'a>(
+        &'a mut self,
+        turn: Turn,
+        note: serde_json::Value,
+        sink: &'a TurnSink,
+    ) -> Option<BoxFuture<'a, Outcome>> {
+        let _ = (turn, note, sink);
+        None
+    }
+
     /// Continues a turn whose interaction was answered after the engine that asked was gone
     /// (Sextant restarted while the task waited). `turn.inputs` holds all of the task's inputs.
     /// Engines that cannot ([`cannot_resume`](Self::cannot_resume)) fail the task with the
@@ -321,6 +334,15 @@ impl TurnSink {
         .await
     }
 
+    /// A progress message built by the engine (with metadata, say); the task stays working.
+    pub async fn status_message(&self, message: Message) -> SinkResult {
+        self.put(EventBody::TaskState {
+            state: sextant_core::a2a::TaskState::Working,
+            message: Some(message),
+        })
+        .await
+    }
+
     /// A progress message; the task stays working.
     pub async fn status(&self, text: &str) -> SinkResult {
         let message = self.agent_message(vec![Part::text(text)]);
@@ -353,6 +375,12 @@ impl TurnSink {
             now: self.clock.now(),
         };
         crate::process::spawn(cmd, owner).await
+    }
+
+    /// Fires when Sextant starts shutting down (before running turns are interrupted): work
+    /// that is safe to resume at the next start (following a remote task) stops here.
+    pub(crate) fn stopping(&self) -> &CancellationToken {
+        &self.cancel
     }
 
     /// The current time (engines stamp expiries with it).
