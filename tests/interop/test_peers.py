@@ -205,27 +205,26 @@ def test_call_streaming_and_not_and_multi_turn(world: World, name: str):
     )
     assert (plain["reply"], plain["streamed"], plain["context_id"]) == (f"{name}: again", False, ctx)
 
+    # A remote question waits for the person (an inbox card), never for the caller: a2a_call
+    # cannot answer it; the person's answer goes to the same remote task.
     q = world.ok("POST", "/api/v1/peers/call", {"agent": name, "message": "ask: color", "context_id": ctx})
-    assert q["status"] == "needs_input", q
+    assert q["status"] == "waiting_for_person", q
     assert q["task_state"] == "TASK_STATE_INPUT_REQUIRED"
     assert "Which color?" in q["reply"]
-    a = world.ok("POST", "/api/v1/peers/call", {"agent": name, "message": "blue", "context_id": ctx})
-    assert a["status"] == "ok", a
-    assert a["reply"] == "you said: blue"
-    assert a["task_id"] == q["task_id"], "the answer continued the waiting remote task"
+    refused = world.api("POST", "/api/v1/peers/call", {"agent": name, "message": "blue", "context_id": ctx})
+    assert refused.status_code == 409, refused.text
+    answer_card(world, q, {"option": "reply", "values": {"reply": "blue"}})
 
     h = world.ok("GET", f"/api/v1/peers/conversations/{ctx}")
     said = [(m["role"], m["text"]) for m in h["messages"]]
-    assert said == [
+    assert said[:5] == [
         ("user", "hello"),
         ("agent", f"{name}: hello"),
         ("user", "again"),
         ("agent", f"{name}: again"),
         ("user", "ask: color"),
-        ("agent", "Which color?"),
-        ("user", "blue"),
-        ("agent", "you said: blue"),
     ], said
+    assert said[-1][0] == "agent" and said[-1][1].endswith("you said: blue"), said
     assert h["peer"] == name
 
     seen = world.peers[name].seen()
@@ -234,6 +233,26 @@ def test_call_streaming_and_not_and_multi_turn(world: World, name: str):
         assert s["a2aVersion"] == "1.0", s
         assert s["a2aHop"] == "1", s
         assert s["authorization"] == f"Bearer {name.split('-')[0]}-secret", s
+
+
+def answer_card(world: World, result: dict, answer: dict) -> None:
+    """The person answers the inbox card an a2a_call `result` left, and waits (on the outbound
+    Session's stream) until that exchange has ended."""
+    card_id = result["interaction_id"]
+    cards = world.ok("GET", "/api/v1/interactions")["interactions"]
+    card = next(c for c in cards if c["interactionId"] == card_id)
+    body = {**answer, "task_id": card["taskId"], "message_id": f"ans-{uuid.uuid4()}"}
+    with httpx.stream(
+        "GET",
+        f"{world.sextant.base_url}/api/v1/sessions/{result['session_id']}/events",
+        headers={"Authorization": f"Bearer {world.token}"},
+        timeout=STEP_S,
+    ) as events:
+        world.ok("POST", f"/api/v1/interactions/{card_id}/answer", body)
+        for line in events.iter_lines():
+            if card["taskId"] in line and "TASK_STATE_COMPLETED" in line:
+                return
+    pytest.fail("the answered exchange did not complete")
 
 
 def test_orchestrate_all_first_best(world: World):
@@ -353,3 +372,76 @@ def test_gateway_agent_forwards_a_remote_question_to_the_inbox(world: World):
     assert "you said: green" in texts, final
     hops = [s["a2aHop"] for s in world.peers["py-ask"].seen()]
     assert hops and all(h == "1" for h in hops), hops
+
+
+LATE_TOML = """default_agent = "echo"
+
+[[agents]]
+id = "late"
+name = "Late"
+description = "Forwards every turn to py-late, which answers after its time limit"
+engine = { kind = "a2a", peer = "py-late" }
+"""
+
+
+def test_a_peer_that_answers_after_the_timeout_completes_the_task_even_across_a_restart(
+    tmp_path: Path,
+):
+    """An official-SDK peer (a2a-sdk) answers 6 s after each message; Sextant reads it for 1 s
+    (timeout_secs). The remote task is followed, and the late answer completes the local task —
+    once without, once with a Sextant restart in the middle."""
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "agents.toml").write_text(LATE_TOML)
+    logs = tmp_path / "logs"
+    peer = python_peer("py-late", logs, "--skill", "late", "--delay", "6")
+    server = start_server(data, logs)
+    try:
+        w = World(sextant=server, peers={"py-late": peer})
+        w.ok("POST", "/api/v1/peers", {"name": "py-late", "url": peer.url, "timeout_secs": 1}, status=201)
+
+        def send(text: str) -> str:
+            sent = rpc(w, "late", "SendMessage", {
+                "message": {"messageId": f"late-{uuid.uuid4()}", "role": "ROLE_USER", "parts": [{"text": text}]},
+                "configuration": {"returnImmediately": True},
+            })
+            return sent["result"]["task"]["id"]
+
+        def follow_until(task_id: str, needle: str | None) -> None:
+            """Reads the task's stream until `needle` shows (or, without one, until it ends)."""
+            with httpx.stream(
+                "POST",
+                f"{w.sextant.base_url}/api/v1/agents/late/a2a",
+                json={"jsonrpc": "2.0", "id": 1, "method": "SubscribeToTask", "params": {"id": task_id}},
+                headers={"A2A-Version": "1.0", "Authorization": f"Bearer {w.token}"},
+                timeout=STEP_S,
+            ) as r:
+                for line in r.iter_lines():
+                    if needle is not None and needle in line:
+                        return
+
+        def answer_of(task_id: str) -> dict:
+            return rpc(w, "late", "GetTask", {"id": task_id})["result"]
+
+        # Without a restart: the answer comes 5 s after Sextant stopped reading.
+        first = send("first report")
+        follow_until(first, None)
+        done = answer_of(first)
+        assert done["status"]["state"] == "TASK_STATE_COMPLETED", done
+        assert "py-late: first report" in str(done.get("artifacts")), done
+
+        # With a restart while Sextant follows the remote task.
+        second = send("second report")
+        follow_until(second, "keeps following its task")
+        assert server.stop() == 0, server.stderr_tail()
+        server = start_server(data, logs)
+        w.sextant = server
+        follow_until(second, None)
+        done = answer_of(second)
+        assert done["status"]["state"] == "TASK_STATE_COMPLETED", done
+        assert "py-late: second report" in str(done.get("artifacts")), done
+        sends = [s for s in peer.seen() if s["a2aHop"] == "1"]
+        assert sends, "the peer recorded Sextant's requests"
+    finally:
+        server.stop()
+        peer.stop()
