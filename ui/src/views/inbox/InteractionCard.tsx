@@ -124,13 +124,35 @@ export function InteractionCard(props: {
       <h3 class="interaction-title">{item.title}</h3>
       {item.command && (
         <div class="command">
-          <pre>
-            <code>{item.command}</code>
+          {/* The exact command, with invisible and misleading characters shown escaped. */}
+          <pre class="command-text">
+            <code>{item.action?.shown ?? item.command}</code>
           </pre>
           {item.cwd && <div class="cwd">in {item.cwd}</div>}
         </div>
       )}
-      {item.description && !(item.command && item.description.includes(item.command)) && <p class="interaction-desc">{item.description}</p>}
+      {(item.action?.flags?.length ?? 0) > 0 && (
+        <ul class="action-flags" role="alert" aria-label="Hidden characters">
+          {item.action?.flags?.map((f) => (
+            <li key={f.code} data-flag={f.code}>
+              ⚠ {f.message}
+            </li>
+          ))}
+        </ul>
+      )}
+      {(item.from || item.action) && (
+        <div class="action-meta">
+          {item.from && <span class="action-from">sent by {item.from}</span>}
+          {item.action && (
+            <span class="action-digest" title={`You approve exactly the action with digest ${item.action.digest}`}>
+              digest <code>{item.action.digest.replace('sha256:', '').slice(0, 16)}</code>
+            </span>
+          )}
+        </div>
+      )}
+      {item.description && !(item.command && item.description.includes(item.command)) && (
+        <p class="interaction-desc">{item.description}</p>
+      )}
       {fields.length > 0 && (
         <div class="form-fields">
           {fields.map((f) => (

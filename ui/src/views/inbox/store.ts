@@ -96,6 +96,8 @@ export async function answer(
     messageIds.set(key, messageId);
   }
   const body: Record<string, unknown> = { task_id: i.taskId, option, message_id: messageId };
+  // The digest of the action this card showed: the server refuses the answer for any other.
+  if (i.action?.digest) body.digest = i.action.digest;
   if (extra.reason) body.reason = extra.reason;
   if (extra.values && Object.keys(extra.values).length > 0) body.values = extra.values;
   const reply = await api<AnswerReply>(`/api/v1/interactions/${encodeURIComponent(i.interactionId)}/answer`, {
