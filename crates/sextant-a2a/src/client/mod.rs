@@ -352,8 +352,17 @@ fn envelope_result(v: Value) -> Result<Value, ClientError> {
         .ok_or_else(|| ClientError::Protocol("the JSON-RPC response has no result".into()))
 }
 
+/// Decodes a peer's JSON; the error names the field that did not parse (`status.timestamp`),
+/// not only what serde saw there.
 fn decode<T: serde::de::DeserializeOwned>(v: Value, what: &str) -> Result<T, ClientError> {
-    serde_json::from_value(v).map_err(|e| ClientError::Protocol(format!("{what}: {e}")))
+    serde_path_to_error::deserialize(v).map_err(|e| {
+        let path = e.path().to_string();
+        let why = e.into_inner();
+        match path.as_str() {
+            "" | "." => ClientError::Protocol(format!("{what}: {why}")),
+            _ => ClientError::Protocol(format!("{what}: field {path}: {why}")),
+        }
+    })
 }
 
 /// One SSE event's data: a JSON-RPC envelope whose result is a `StreamResponse`.
@@ -682,3 +691,21 @@ impl A2aClient {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod decode_tests {
+    use super::*;
+
+    #[test]
+    fn a_field_that_does_not_parse_is_named() {
+        let task = serde_json::json!({
+            "id": "t", "contextId": "c",
+            "status": {"state": "TASK_STATE_WORKING", "timestamp": "2026-12-01T10:00:00"},
+        });
+        let err = decode::<Task>(task, "the GetTask result")
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(err.contains("field status.timestamp"), "{err}");
+    }
+}
