@@ -1530,3 +1530,32 @@ async fn a_late_answer_completes_the_task_even_across_a_restart() {
     );
     app.shutdown().await;
 }
+
+/// An `a2a` Agent's output is a peer's words (issue #14 point 4): a caller other than the
+/// person reads it scrubbed of credentials and filtered for injection markup; the person's
+/// transcript keeps it raw.
+#[tokio::test]
+async fn a_gateway_agents_output_is_screened_for_other_readers() {
+    let app = TestApp::spawn_with(false, Some(GATEWAY)).await;
+    let fake = start_fake("remote", json!([]), true, 0, Behaviour::Normal).await;
+    register(&app, "fake", &fake, json!({})).await;
+    // The anonymous local caller is not the person: its reads are screened.
+    let task = app
+        .send_task_as(Who::Anon, "gateway", msg("hostile: hi"))
+        .await;
+    assert_eq!(state(&task), "TASK_STATE_COMPLETED", "{task}");
+    let seen = task["artifacts"].to_string();
+    assert!(!seen.contains("ghp_16C7"), "{seen}");
+    assert!(!seen.contains("<|im_start|>"), "{seen}");
+    assert!(
+        seen.contains("[REDACTED]") && seen.contains("[filtered]"),
+        "{seen}"
+    );
+    let session = task["metadata"]["sessionId"].as_str().unwrap().to_string();
+    let (_, raw) = api(&app, "GET", &format!("/api/v1/sessions/{session}"), None).await;
+    assert!(
+        raw.to_string().contains("<|im_start|>"),
+        "the person's transcript is raw"
+    );
+    app.shutdown().await;
+}

@@ -68,6 +68,19 @@ pub fn filter_inbound(text: &str) -> String {
     out
 }
 
+/// [`filter_inbound`] over every string inside a JSON value (keys are left alone): for a
+/// peer's words relayed to another reader (an `a2a` Agent's output).
+pub fn filter_json(v: &mut serde_json::Value) {
+    match v {
+        serde_json::Value::String(s) if PATTERNS.iter().any(|re| re.is_match(s)) => {
+            *s = filter_inbound(s);
+        }
+        serde_json::Value::Array(a) => a.iter_mut().for_each(filter_json),
+        serde_json::Value::Object(o) => o.values_mut().for_each(filter_json),
+        _ => {}
+    }
+}
+
 /// The header line put before a framed message.
 pub fn frame_header(from: &Principal) -> String {
     format!(

@@ -247,6 +247,9 @@ pub(crate) async fn handle(
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse::<i64>().ok());
     let scrub = !principal.is_owner();
+    // An `a2a` Agent's output is a peer's words: other readers get them filtered for
+    // injection markup too, as inbound text is (the person's console keeps them raw).
+    let relayed = scrub && matches!(agent.engine, sextant_core::EngineSpec::A2a { .. });
     let emails = app.security.redact_emails;
     let mut record = Record::new(Some(&principal), Outcome::Ok)
         .agent(agent_id.clone())
@@ -279,6 +282,9 @@ pub(crate) async fn handle(
             if scrub {
                 sextant_core::redact::scrub_json(&mut result, emails);
             }
+            if relayed {
+                sextant_core::untrusted::filter_json(&mut result);
+            }
             json_response(StatusCode::OK, success(&call.id, result))
         }
         Ok(Reply::Stream(frames)) => {
@@ -290,6 +296,9 @@ pub(crate) async fn handle(
                 Box::pin(frames.map(move |f| match f {
                     Frame::Item(seq, mut v) => {
                         sextant_core::redact::scrub_json(&mut v, emails);
+                        if relayed {
+                            sextant_core::untrusted::filter_json(&mut v);
+                        }
                         Frame::Item(seq, v)
                     }
                     other => other,

@@ -333,6 +333,15 @@ impl AgentTools {
                     let emails = self.app.security.redact_emails;
                     sextant_core::redact::scrub_json(&mut task, emails);
                     text = sextant_core::redact::scrub_outbound(&text, emails).into_owned();
+                    // An `a2a` Agent's output is a peer's words, read here by a model.
+                    let relayed =
+                        self.app.runtime.agent(&args.agent_id).is_some_and(|a| {
+                            matches!(a.engine, sextant_core::EngineSpec::A2a { .. })
+                        });
+                    if relayed {
+                        sextant_core::untrusted::filter_json(&mut task);
+                        text = sextant_core::untrusted::filter_inbound(&text);
+                    }
                 }
                 self.app.security.audit.record(
                     crate::audit::Record::new(Some(&who), crate::audit::Outcome::Ok)
