@@ -136,6 +136,8 @@ pub(crate) struct Inner {
     pub(crate) workers: Mutex<HashMap<String, mpsc::UnboundedSender<worker::WorkItem>>>,
     /// Engines waiting for answers to interactions.
     pub(crate) waiters: Arc<interactions::Waiters>,
+    /// The process groups of running turns, by task id.
+    pub(crate) running: process::Running,
     /// Who may call which Agent; checked on every admission.
     access: access::AccessPolicy,
     /// Per-principal caps, checked on every admission.
@@ -189,6 +191,7 @@ impl Runtime {
                 idle_worker: config.idle_worker,
                 workers: Mutex::default(),
                 waiters: Arc::default(),
+                running: Arc::default(),
                 access: access::AccessPolicy::default(),
                 limits: std::sync::RwLock::new(Limits::default()),
                 creating: Mutex::default(),
@@ -652,6 +655,28 @@ impl Runtime {
             }
             _ => stream::task_events(&self.inner.journal, &task, after_seq, stop).boxed(),
         }
+    }
+
+    /// The process groups the task's running turn has started (none when it runs no local
+    /// process).
+    pub fn process_groups(&self, task_id: &str) -> Vec<process::ProcessGroup> {
+        self.inner
+            .running
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(task_id)
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    /// Stops what the task's running turn has started: `SIGTERM` to each of its process
+    /// groups, `SIGKILL` to what is left after `grace`. The building block of cancelling a
+    /// running task; the turn then ends as its command's exit makes it end.
+    pub async fn stop_processes(&self, task_id: &str, grace: Duration) -> usize {
+        let groups = self.process_groups(task_id);
+        let n = groups.len();
+        futures::future::join_all(groups.iter().map(|g| g.stop(grace))).await;
+        n
     }
 
     /// Re-delivers accepted inputs that never ran, fails turns a crash interrupted, and starts

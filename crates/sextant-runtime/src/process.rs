@@ -88,10 +88,31 @@ impl ProcessGroup {
     }
 }
 
+/// The process groups of running turns, by task id: what a cancellation of a task signals
+/// ([`crate::Runtime::stop_processes`]).
+pub type Running =
+    std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, Vec<ProcessGroup>>>>;
+
 /// Ends a turn's process group when the turn is done with it, and forgets its record.
 pub struct GroupGuard {
     group: ProcessGroup,
     record: Option<(Journal, i64)>,
+    /// Where the group is listed while it runs (task id).
+    listed: Option<(Running, String)>,
+}
+
+impl GroupGuard {
+    fn unlist(&mut self) {
+        if let Some((running, task)) = self.listed.take() {
+            let mut map = running.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(groups) = map.get_mut(&task) {
+                groups.retain(|g| g.pgid != self.group.pgid);
+                if groups.is_empty() {
+                    map.remove(&task);
+                }
+            }
+        }
+    }
 }
 
 impl GroupGuard {
@@ -103,6 +124,7 @@ impl GroupGuard {
     /// Ends what is left of the group and forgets its record (the command is done).
     pub async fn finish(mut self) {
         self.group.kill();
+        self.unlist();
         if let Some((journal, id)) = self.record.take()
             && let Err(e) = journal.process_ended(id).await
         {
@@ -114,6 +136,7 @@ impl GroupGuard {
 impl Drop for GroupGuard {
     fn drop(&mut self) {
         self.group.kill();
+        self.unlist();
         if let Some((journal, id)) = self.record.take()
             && let Ok(rt) = tokio::runtime::Handle::try_current()
         {
@@ -131,6 +154,8 @@ pub struct Owner<'a> {
     pub session_id: &'a str,
     pub task_id: &'a str,
     pub now: DateTime<Utc>,
+    /// Where running groups are listed by task (none in tests that need no cancellation).
+    pub running: Option<&'a Running>,
 }
 
 /// Starts `cmd` in a new process group that dies with Sextant, and records the group in the
@@ -151,7 +176,17 @@ pub async fn spawn(mut cmd: Command, owner: Owner<'_>) -> io::Result<(Child, Gro
     let mut guard = GroupGuard {
         group: group.clone(),
         record: None,
+        listed: None,
     };
+    if let Some(running) = owner.running {
+        running
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(owner.task_id.to_string())
+            .or_default()
+            .push(group.clone());
+        guard.listed = Some((running.clone(), owner.task_id.to_string()));
+    }
     let row = ProcessRow {
         process_id: 0,
         pgid,
@@ -404,6 +439,7 @@ mod tests {
             session_id: "s",
             task_id: "t",
             now: Utc::now(),
+            running: None,
         };
         let (mut child, guard) = spawn(cmd, owner).await.unwrap();
         let pgid = guard.group().pgid();

@@ -961,3 +961,28 @@ async fn an_agents_turn_cap_holds_for_simultaneous_messages_in_one_context() {
     }
     rt.shutdown(Duration::from_secs(5)).await;
 }
+
+/// A running turn's process groups are listed by task, and `stop_processes` ends them: what
+/// cancelling a running task will use.
+#[tokio::test]
+async fn a_running_turns_process_groups_can_be_stopped() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(&dir, vec![exec_agent("x", "read -r turn; sleep 30 & wait")]).await;
+    let a = rt.admit(input("x", "m1", "go")).await.unwrap();
+    let task = a.task().task_id.clone();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while rt.process_groups(&task).is_empty() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the turn's group is listed"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let group = rt.process_groups(&task)[0].clone();
+    assert!(group.is_alive());
+    assert_eq!(rt.stop_processes(&task, Duration::from_secs(2)).await, 1);
+    let f = settle(&rt, &a).await;
+    assert_eq!(f.state, TaskState::Failed, "{:?}", f.status_message);
+    assert!(rt.process_groups(&task).is_empty());
+    assert!(!group.is_alive());
+}

@@ -299,6 +299,7 @@ async fn turn(
         inner.waiters.clone(),
         &turn,
         inner.stop_intake.child_token(),
+        inner.running.clone(),
     );
     if resume.is_none() {
         let start = vec![EventBody::TurnStarted {

@@ -171,6 +171,8 @@ pub struct TurnSink {
     in_flight: std::sync::Mutex<std::collections::VecDeque<sextant_journal::Submitted>>,
     /// Trips when an output of this turn fails to be recorded.
     guard: sextant_journal::TurnGuard,
+    /// The runtime's list of running process groups (see [`crate::process::Running`]).
+    running: crate::process::Running,
 }
 
 /// Outputs of one turn that may be on their way to the journal at once; beyond this an output
@@ -190,6 +192,7 @@ impl TurnSink {
         waiters: Arc<crate::interactions::Waiters>,
         turn: &Turn,
         stopping: CancellationToken,
+        running: crate::process::Running,
     ) -> Self {
         Self {
             journal,
@@ -202,6 +205,7 @@ impl TurnSink {
             text_artifact: Mutex::new(None),
             in_flight: Default::default(),
             guard: Default::default(),
+            running,
         }
     }
 
@@ -373,6 +377,7 @@ impl TurnSink {
             session_id: &self.session_id,
             task_id: &self.task_id,
             now: self.clock.now(),
+            running: Some(&self.running),
         };
         crate::process::spawn(cmd, owner).await
     }
