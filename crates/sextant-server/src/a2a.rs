@@ -2,7 +2,7 @@
 //!
 //! Order of checks, before any task is looked up: request Content-Type (-32005), the envelope
 //! (-32700/-32600), the method (-32601), `A2A-Version` (-32009), push-config methods (-32003),
-//! then params (-32602). Upfront errors are plain JSON (HTTP 200, as the SDKs do); streams are
+//! then params (-32602: every field's JSON type first, see `params`, then its value). Upfront errors are plain JSON (HTTP 200, as the SDKs do); streams are
 //! `text/event-stream` whose events carry journal seqs as SSE ids, so `Last-Event-ID` resumes.
 //! Pre-1.0 method aliases are answered in 0.3 JSON (see `sextant_a2a::compat`).
 //!
@@ -447,11 +447,22 @@ async fn dispatch(call: &Call, method: Method, mut params: Value) -> Result<Repl
             if let Some(m) = params.get_mut("message") {
                 camelize_keys(m);
             }
+            crate::params::check(method, &params)?;
             if call.legacy {
                 compat::send_params_to_v1(&mut params);
             }
             send(call, params, method == Method::SendStreamingMessage).await
         }
+        _ => {
+            crate::params::check(method, &params)?;
+            dispatch_read(call, method, params).await
+        }
+    }
+}
+
+/// The methods that read tasks (and the extended card), their params type-checked.
+async fn dispatch_read(call: &Call, method: Method, params: Value) -> Result<Reply, RpcError> {
+    match method {
         Method::GetTask => get_task(call, params).await,
         Method::ListTasks => list_tasks(call, params).await,
         Method::CancelTask => {
@@ -467,6 +478,7 @@ async fn dispatch(call: &Call, method: Method, mut params: Value) -> Result<Repl
         }
         Method::SubscribeToTask => subscribe(call, params).await,
         Method::GetExtendedAgentCard => extended_card(call),
+        Method::SendMessage | Method::SendStreamingMessage => Err(RpcError::of(Code::Internal)),
         Method::CreatePushConfig
         | Method::GetPushConfig
         | Method::ListPushConfigs
@@ -815,12 +827,7 @@ async fn send(call: &Call, params: Value, streaming: bool) -> Result<Reply, RpcE
     if params.get("message").is_none_or(Value::is_null) {
         return Err(RpcError::field("message", "is required"));
     }
-    let req: a2a::SendMessageRequest = serde_json::from_value(params).map_err(|e| {
-        RpcError::new(
-            Code::InvalidParams,
-            format!("Invalid SendMessageRequest: {e}"),
-        )
-    })?;
+    let req: a2a::SendMessageRequest = crate::params::typed("SendMessageRequest", params)?;
     validate_message(&req.message)?;
     let may_reply = call
         .app

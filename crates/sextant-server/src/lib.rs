@@ -1,6 +1,7 @@
 //! Sextant's HTTP surface (axum 0.8).
 //!
-//! - [`a2a`]: the A2A 1.0 JSON-RPC + SSE endpoint of every Agent (with 0.3 aliases).
+//! - [`a2a`]: the A2A 1.0 JSON-RPC + SSE endpoint of every Agent (with 0.3 aliases); [`params`]:
+//!   the JSON type of every field of its methods' params.
 //! - [`cards`]: Agent cards, with cache headers.
 //! - [`api`]: the console's REST API and its SSE streams.
 //! - [`mcp`]: the agents MCP server (`/api/v1/assistant-mcp`).
@@ -37,6 +38,7 @@ pub mod error;
 pub mod interactions;
 pub mod jwt;
 pub mod mcp;
+pub mod params;
 pub mod peers;
 pub mod perimeter;
 pub mod ratelimit;
