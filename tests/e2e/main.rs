@@ -11,6 +11,7 @@ mod support;
 mod approvals;
 mod auth_matrix;
 mod cards;
+mod connections;
 mod console;
 mod errors;
 mod legacy;

@@ -21,7 +21,8 @@
 //! - [`ui`]: the web console (the built UI, embedded) at `/`, and [`console`]: how its page
 //!   gets the owner's credential (a same-origin session cookie, never a URL).
 //! - [`wire`]: typed console API shapes, exported to TypeScript for the UI.
-//! - [`error`]: the one REST error shape.
+//! - [`error`]: the one REST error shape; [`drain`]: refusals that keep a keep-alive
+//!   connection usable.
 //!
 //! [`router`] builds the app from an [`AppState`]; [`serve`] runs it on a bound listener until a
 //! shutdown future resolves. Tests bind `127.0.0.1:0` and call both.
@@ -34,6 +35,7 @@ pub mod auth;
 pub mod cards;
 pub mod console;
 pub mod credentials;
+pub mod drain;
 pub mod error;
 pub mod interactions;
 pub mod jwt;

@@ -180,7 +180,8 @@ pub async fn guard(State(app): State<AppState>, req: Request, next: Next) -> Res
     let max = app.security.limits.max_header_bytes;
     if size > max {
         let why = format!("request headers are {size} bytes; at most {max} are accepted");
-        return refuse(&app, &req, StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE, why);
+        let resp = refuse(&app, &req, StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE, why);
+        return crate::drain::refused(req, resp).await;
     }
     if is_a2a_rpc(req.uri().path())
         && let Some(hop) = req.headers().get(HOP_HEADER)
@@ -190,12 +191,14 @@ pub async fn guard(State(app): State<AppState>, req: Request, next: Next) -> Res
              accept relayed calls (anti-loop); call it directly",
             hop.to_str().unwrap_or("?")
         );
-        return refuse(&app, &req, StatusCode::FORBIDDEN, why);
+        let resp = refuse(&app, &req, StatusCode::FORBIDDEN, why);
+        return crate::drain::refused(req, resp).await;
     }
     if !req.headers().contains_key(header::AUTHORIZATION)
         && let Some(why) = tokenless_refusal(&app, &req)
     {
-        return refuse(&app, &req, StatusCode::FORBIDDEN, why);
+        let resp = refuse(&app, &req, StatusCode::FORBIDDEN, why);
+        return crate::drain::refused(req, resp).await;
     }
     next.run(req).await
 }
@@ -204,6 +207,11 @@ pub async fn guard(State(app): State<AppState>, req: Request, next: Next) -> Res
 pub async fn headers(req: Request, next: Next) -> Response {
     let api = req.uri().path().starts_with("/api/");
     let mut resp = next.run(req).await;
+    if resp.status() == StatusCode::PAYLOAD_TOO_LARGE {
+        // Refused on its Content-Length (or cut off mid-body): the rest of the body is still
+        // on the wire, so this connection cannot carry another request.
+        crate::drain::close(&mut resp);
+    }
     let html = resp
         .headers()
         .get(header::CONTENT_TYPE)
