@@ -153,3 +153,159 @@ async fn a_refused_keep_alive_client_can_send_its_next_request() {
     );
     app.shutdown().await;
 }
+
+/// A connection to `app` from the loopback address `from` (127.0.0.2, …: another peer address
+/// than the console's 127.0.0.1).
+async fn connect_from(app: &TestApp, from: &str) -> TcpStream {
+    let sock = tokio::net::TcpSocket::new_v4().unwrap();
+    sock.bind(format!("{from}:0").parse().unwrap()).unwrap();
+    sock.connect(app.running.addr).await.unwrap()
+}
+
+/// Reads until the server closes the connection; what it sent before.
+async fn until_closed(s: &mut TcpStream) -> Vec<u8> {
+    let mut all = Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        match tokio::time::timeout(STEP, s.read(&mut chunk)).await {
+            Ok(Ok(0)) | Ok(Err(_)) => return all,
+            Ok(Ok(n)) => all.extend_from_slice(&chunk[..n]),
+            Err(_) => panic!("the server kept the connection open past the safety timeout"),
+        }
+    }
+}
+
+async fn spawn_with_limits(limits: &str, agents_toml: Option<&str>) -> TestApp {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("security.toml"),
+        format!("[limits]\n{limits}"),
+    )
+    .unwrap();
+    if let Some(toml) = agents_toml {
+        let toml = toml.replace("{dir}", &dir.path().display().to_string());
+        std::fs::write(dir.path().join("agents.toml"), toml).unwrap();
+    }
+    TestApp::start_in(dir, false).await
+}
+
+#[tokio::test]
+async fn half_sent_and_idle_connections_are_closed_but_open_responses_are_not() {
+    let toml = exec_agent(
+        "gated",
+        "read -r line; while [ ! -f \"{dir}/gate\" ]; do sleep 0.05; done; echo released",
+    );
+    let app = spawn_with_limits(
+        "header_timeout_secs = 1\nbody_timeout_secs = 1\n",
+        Some(&toml),
+    )
+    .await;
+    // A stream that waits longer than the header timeout without a byte moving.
+    let mut stream = app
+        .stream_as(
+            Who::Anon,
+            "gated",
+            "SendStreamingMessage",
+            serde_json::json!({ "message": msg("wait") }),
+            &[],
+        )
+        .await;
+    let first = stream.next_frame().await.expect("the task").json();
+    assert!(first["result"]["task"]["id"].is_string(), "{first}");
+
+    // A head left half-sent is closed without an answer.
+    let mut half_head = connect_from(&app, "127.0.0.2").await;
+    half_head
+        .write_all(b"POST /api/v1/agents/echo/a2a HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Le")
+        .await
+        .unwrap();
+    until_closed(&mut half_head).await;
+
+    // A body left half-sent: the request is refused and the connection closed.
+    let mut half_body = connect_from(&app, "127.0.0.2").await;
+    half_body
+        .write_all(&post("/api/v1/agents/echo/a2a", None, &[b'{'; 100])[..200])
+        .await
+        .unwrap();
+    let answer = String::from_utf8_lossy(&until_closed(&mut half_body).await).to_string();
+    assert!(
+        answer.is_empty() || answer.starts_with("HTTP/1.1 4"),
+        "{answer}"
+    );
+
+    // A kept-alive connection left idle is closed.
+    let mut idle = connect_from(&app, "127.0.0.2").await;
+    idle.write_all(HEALTH).await.unwrap();
+    let mut buf = Vec::new();
+    let health = read_response(&mut idle, &mut buf).await.expect("health");
+    assert_eq!(health.status, 200);
+    until_closed(&mut idle).await;
+
+    // All that took longer than the header timeout; the stream is still open and completes.
+    std::fs::write(app.dir.path().join("gate"), b"open").unwrap();
+    let rest = stream.rest().await;
+    let last = rest.last().expect("events after the gate opened").json();
+    assert_eq!(
+        last["result"]["statusUpdate"]["status"]["state"], "TASK_STATE_COMPLETED",
+        "{last}"
+    );
+    app.shutdown().await;
+}
+
+#[tokio::test]
+async fn connection_limits_per_address_and_overall_keep_room_for_the_console() {
+    let app = spawn_with_limits(
+        "max_connections = 6\nmax_connections_per_address = 2\nconsole_connections = 2\n",
+        None,
+    )
+    .await;
+    // Each held connection has been answered once, so the server counts it.
+    let mut held = Vec::new();
+    let hold = async |from: &str| -> Result<TcpStream, String> {
+        let mut s = connect_from(&app, from).await;
+        s.write_all(HEALTH).await.unwrap();
+        let r = read_response(&mut s, &mut Vec::new()).await;
+        match r {
+            Some(r) if r.status == 200 => Ok(s),
+            Some(r) => Err(format!(
+                "{} {}",
+                r.status,
+                r.headers.get("connection").cloned().unwrap_or_default()
+            )),
+            None => Err("closed".into()),
+        }
+    };
+    held.push(hold("127.0.0.2").await.expect("first from .2"));
+    held.push(hold("127.0.0.2").await.expect("second from .2"));
+    assert_eq!(
+        hold("127.0.0.2").await.err().as_deref(),
+        Some("503 close"),
+        "a third from one address is refused"
+    );
+    held.push(hold("127.0.0.3").await.expect("first from .3"));
+    held.push(hold("127.0.0.3").await.expect("second from .3"));
+    assert_eq!(
+        hold("127.0.0.4").await.err().as_deref(),
+        Some("503 close"),
+        "the last two places are the console's"
+    );
+    // The console (127.0.0.1, the owner's token) still gets in, twice.
+    for _ in 0..2 {
+        let mut s = TcpStream::connect(app.running.addr).await.unwrap();
+        let req = format!(
+            "GET /api/v1/tasks HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {}\r\n\r\n",
+            app.token
+        );
+        s.write_all(req.as_bytes()).await.unwrap();
+        let r = read_response(&mut s, &mut Vec::new())
+            .await
+            .expect("answer");
+        assert_eq!(r.status, 200, "{:?}", String::from_utf8_lossy(&r.body));
+        held.push(s);
+    }
+    // A closed connection frees its place.
+    held.truncate(3);
+    held.push(hold("127.0.0.4").await.expect("a place was freed"));
+    drop(held);
+    app.shutdown().await;
+}
