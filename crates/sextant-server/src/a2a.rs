@@ -992,19 +992,78 @@ async fn list_tasks(call: &Call, params: Value) -> Result<Reply, RpcError> {
         })
         .await
         .map_err(internal)?;
+    // One task's events are in memory at a time, and the page's JSON stays within
+    // LIST_PAGE_BYTES: the page is cut before the task that would pass it (its token then
+    // starts the next page there), and a task over LIST_TASK_BYTES is listed as a summary.
     let mut tasks = Vec::with_capacity(page.tasks.len());
-    for row in &page.tasks {
+    let mut used = 0;
+    let mut next = page.next.clone();
+    for (i, row) in page.tasks.iter().enumerate() {
         let (_, fold) = load(call, row).await?;
         let opts = call.view(&fold, history_length, include_artifacts, OutputModes::Any);
-        tasks.push(to_json(&fold.to_task(&opts)));
+        let task = list_entry(&fold, opts);
+        let size = json_size(&task);
+        if i > 0 && used + size > LIST_PAGE_BYTES {
+            let last = &page.tasks[i - 1];
+            next = Some((last.state_at.clone(), last.task_id.clone()));
+            break;
+        }
+        used += size;
+        tasks.push(task);
     }
     let mut out = json!({
-        "nextPageToken": page.next.as_ref().map(crate::api::encode_cursor).unwrap_or_default(),
+        "nextPageToken": next.as_ref().map(crate::api::encode_cursor).unwrap_or_default(),
         "pageSize": page_size,
         "totalSize": page.total,
     });
     out["tasks"] = Value::Array(tasks);
     Ok(Reply::Json(out))
+}
+
+/// The most JSON one ListTasks page holds (its tasks, before the envelope): a page of large
+/// tasks is cut early, with a `nextPageToken`, rather than answered whole.
+pub const LIST_PAGE_BYTES: usize = 1024 * 1024;
+
+/// The most JSON one task may take in a ListTasks page; a larger one is listed without its
+/// history and artifacts (and, if still too large, its status message), marked
+/// `metadata.truncated`, for the caller to read whole with GetTask.
+pub const LIST_TASK_BYTES: usize = 256 * 1024;
+
+/// A task as a ListTasks page lists it, within [`LIST_TASK_BYTES`].
+fn list_entry(fold: &TaskFold, mut opts: ViewOptions) -> Value {
+    let task = to_json(&fold.to_task(&opts));
+    if json_size(&task) <= LIST_TASK_BYTES {
+        return task;
+    }
+    opts.history_length = Some(0);
+    opts.include_artifacts = false;
+    let mut task = to_json(&fold.to_task(&opts));
+    if json_size(&task) > LIST_TASK_BYTES
+        && let Some(status) = task.get_mut("status").and_then(Value::as_object_mut)
+    {
+        status.remove("message");
+    }
+    task["metadata"]["truncated"] = json!(format!(
+        "this task is larger than a list entry ({LIST_TASK_BYTES} bytes): read it with GetTask"
+    ));
+    task
+}
+
+/// The length of `v` serialised, counted without building the bytes.
+fn json_size(v: &Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut c = Count(0);
+    let _ = serde_json::to_writer(&mut c, v);
+    c.0
 }
 
 async fn subscribe(call: &Call, params: Value) -> Result<Reply, RpcError> {
