@@ -29,7 +29,7 @@ use axum::response::{IntoResponse, Response};
 use futures::{Stream, StreamExt};
 use serde_json::{Value, json};
 use sextant_a2a::error::Code;
-use sextant_a2a::rpc::{camelize_keys, failure, parse_request, success};
+use sextant_a2a::rpc::{failure, parse_request, success};
 use sextant_a2a::version::{self, Requested};
 use sextant_a2a::{Method, RpcError, compat, method};
 use sextant_core::a2a::{self, Message, PartContent, Role, TaskState};
@@ -430,7 +430,7 @@ fn sse(
         .into_response()
 }
 
-async fn dispatch(call: &Call, method: Method, mut params: Value) -> Result<Reply, RpcError> {
+async fn dispatch(call: &Call, method: Method, params: Value) -> Result<Reply, RpcError> {
     // Push configuration is refused before anything else is read, whatever the params say.
     if method.is_push_config() {
         return Err(RpcError::new(
@@ -438,25 +438,12 @@ async fn dispatch(call: &Call, method: Method, mut params: Value) -> Result<Repl
             "Sextant does not send push notifications; use SubscribeToTask or GetTask",
         ));
     }
-    camelize_keys(&mut params);
+    let params = crate::params::prepare(method, call.legacy, params)?;
     match method {
         Method::SendMessage | Method::SendStreamingMessage => {
-            if let Some(c) = params.get_mut("configuration") {
-                camelize_keys(c);
-            }
-            if let Some(m) = params.get_mut("message") {
-                camelize_keys(m);
-            }
-            crate::params::check(method, &params)?;
-            if call.legacy {
-                compat::send_params_to_v1(&mut params);
-            }
             send(call, params, method == Method::SendStreamingMessage).await
         }
-        _ => {
-            crate::params::check(method, &params)?;
-            dispatch_read(call, method, params).await
-        }
+        _ => dispatch_read(call, method, params).await,
     }
 }
 

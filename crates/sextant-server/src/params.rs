@@ -13,7 +13,9 @@
 //! schema here.
 
 use serde_json::Value;
-use sextant_a2a::{Method, RpcError};
+use sextant_a2a::error::Code;
+use sextant_a2a::rpc::{camelize_keys, parse_request};
+use sextant_a2a::{Method, RpcError, compat};
 
 /// A field's JSON type.
 #[derive(Debug, Clone, Copy)]
@@ -187,16 +189,57 @@ fn check_value(ty: &Ty, v: &Value, path: &str) -> Result<(), RpcError> {
     }
 }
 
+/// Params as the handlers read them: keys camelCased (ProtoJSON accepts snake_case too; the
+/// message's and configuration's own keys as well), every field's type checked, and a 0.3
+/// SendMessage converted to 1.0. The one path [`crate::a2a`] and the fuzz suite share.
+pub fn prepare(method: Method, legacy: bool, mut params: Value) -> Result<Value, RpcError> {
+    camelize_keys(&mut params);
+    let send = matches!(method, Method::SendMessage | Method::SendStreamingMessage);
+    if send {
+        for key in ["configuration", "message"] {
+            if let Some(v) = params.get_mut(key) {
+                camelize_keys(v);
+            }
+        }
+    }
+    check(method, &params)?;
+    if send && legacy {
+        compat::send_params_to_v1(&mut params);
+    }
+    Ok(params)
+}
+
+/// A JSON-RPC request checked as far as it can be without the journal: the envelope, the
+/// method, and the params' shapes (a SendMessage's down to its parts). `Err` holds the id to
+/// answer with and the error.
+pub fn parse_call(body: &[u8]) -> Result<(Value, Method, Value), (Value, RpcError)> {
+    let req = parse_request(body)?;
+    let id = req.id;
+    let Some((method, legacy)) = sextant_a2a::method::lookup(&req.method) else {
+        let err = RpcError::new(
+            Code::MethodNotFound,
+            format!("Method not found: {}", req.method),
+        );
+        return Err((id, err));
+    };
+    if method.is_push_config() {
+        return Err((id, RpcError::of(Code::PushNotificationNotSupported)));
+    }
+    let params = prepare(method, legacy, req.params).map_err(|e| (id.clone(), e))?;
+    if matches!(method, Method::SendMessage | Method::SendStreamingMessage) {
+        let _: sextant_core::a2a::SendMessageRequest =
+            typed("SendMessageRequest", params.clone()).map_err(|e| (id.clone(), e))?;
+    }
+    Ok((id, method, params))
+}
+
 /// Deserialises checked params into `T`; a failure names the path serde stopped at.
 pub fn typed<T: serde::de::DeserializeOwned>(what: &str, params: Value) -> Result<T, RpcError> {
     serde_path_to_error::deserialize(params).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner().to_string();
         if path.is_empty() || path == "." {
-            RpcError::new(
-                sextant_a2a::error::Code::InvalidParams,
-                format!("Invalid {what}: {inner}"),
-            )
+            RpcError::new(Code::InvalidParams, format!("Invalid {what}: {inner}"))
         } else {
             RpcError::field(&path, inner)
         }
