@@ -102,7 +102,7 @@ async fn caller(j: Journal, who: u64, tasks: u64, extra: u64) {
         for p in pending {
             p.wait().await.expect("append failed");
         }
-        if n % 100_000 == 0 {
+        if n.is_multiple_of(100_000) {
             eprintln!("gen_journal: {n} tasks");
         }
         n += CALLERS;
