@@ -16,6 +16,7 @@
 #   STREAM        1 = SendStreamingMessage: each request is a whole SSE stream, whose events
 #                 are counted (needs BENCH_VERIFY=1); the table adds events/s [0]
 #   RESULTS_DIR   where raw outputs go [bench/results/<timestamp>]
+#   JOURNAL       start Sextant on a copy of this journal.db (see the gen_journal example) []
 #
 # Both servers listen on 127.0.0.1 ports chosen by the kernel; all load stays on loopback.
 # Needs python3 (3.11+); installs wrk (and curl) with apt-get when missing (as root).
@@ -173,6 +174,9 @@ run_phase() {
   t1="$(proc_ticks "$pid")"
   printf 'PROC {"cpu_ms":%s,"rss_kib":%s}\n' \
     "$(( (t1 - t0) * 1000 / CLK_TCK ))" "$(proc_rss_kib "$pid")" >>"$out"
+  if [[ "$name" == sextant ]]; then
+    log "sextant WAL after the phase: $(du -k "$TMP/sextant-data/journal.db-wal" 2>/dev/null | cut -f1) KiB, journal $(du -m "$TMP/sextant-data/journal.db" | cut -f1) MiB"
+  fi
   log "round $round, $name @ $conns conn: $(grep -m1 '^Requests/sec' "$out" || echo '?')"
 }
 
@@ -181,6 +185,14 @@ log "results in $RESULTS_DIR"
 mkdir -p "$TMP/sextant-data"
 # The benchmark drives the built-in echo agent through the default card.
 mkdir -p "$TMP/sextant-data" && printf 'default_agent = "echo"\n' > "$TMP/sextant-data/agents.toml"
+# JOURNAL=path: start Sextant on a copy of that journal (made by the gen_journal example) to
+# measure how its cost changes with the journal's size.
+if [[ -n "${JOURNAL:-}" ]]; then
+  [[ -f "$JOURNAL" ]] || die "JOURNAL=$JOURNAL is not a file"
+  log "copying $JOURNAL ($(du -h "$JOURNAL" | cut -f1))"
+  cp "$JOURNAL" "$TMP/sextant-data/journal.db"
+  [[ -f "$JOURNAL-wal" ]] && cp "$JOURNAL-wal" "$TMP/sextant-data/journal.db-wal"
+fi
 start_server sextant "sextant: listening on " "$SEXTANT_BIN" serve --data-dir "$TMP/sextant-data" --port 0
 start_server python "python-echo-peer: listening on " "$PY" "$HERE/python_echo_peer.py" --host 127.0.0.1 --port 0
 check_one sextant
@@ -194,6 +206,7 @@ check_one python
   echo "wrk: $(wrk --version 2>&1 | head -1)"
   echo "duration=${DURATION}s warmup=${WARMUP}s rounds=$ROUNDS conns='$CONNS' wrk_threads=$WRK_THREADS verify=$BENCH_VERIFY stream=$STREAM"
   echo "cpus: $(nproc)  load: $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "journal: ${JOURNAL:-empty}"
 } | tee "$RESULTS_DIR/meta.txt" >&2
 
 for (( round = 1; round <= ROUNDS; round++ )); do

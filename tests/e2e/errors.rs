@@ -402,3 +402,124 @@ async fn malformed_inputs_get_json_rpc_errors_and_the_server_keeps_answering() {
     assert_eq!(state(&t), "TASK_STATE_COMPLETED");
     app.shutdown().await;
 }
+
+/// Every field of every served method, with a value of its own type that is otherwise fine
+/// (so a wrong type is the only thing wrong with each call below).
+fn typed_fields(task_id: &str) -> Vec<(&'static str, &'static str, Value)> {
+    let message = || msg("typed");
+    vec![
+        ("SendMessage", "tenant", json!("")),
+        ("SendMessage", "message", message()),
+        ("SendMessage", "configuration", json!({})),
+        ("SendMessage", "metadata", json!({})),
+        ("SendMessage", "message.messageId", json!("m")),
+        ("SendMessage", "message.contextId", json!("c")),
+        ("SendMessage", "message.taskId", json!(task_id)),
+        ("SendMessage", "message.role", json!("ROLE_USER")),
+        ("SendMessage", "message.parts", json!([{ "text": "x" }])),
+        ("SendMessage", "message.metadata", json!({})),
+        ("SendMessage", "message.extensions", json!([])),
+        ("SendMessage", "message.referenceTaskIds", json!([])),
+        (
+            "SendMessage",
+            "configuration.acceptedOutputModes",
+            json!(["text/plain"]),
+        ),
+        ("SendMessage", "configuration.historyLength", json!(1)),
+        (
+            "SendMessage",
+            "configuration.returnImmediately",
+            json!(true),
+        ),
+        ("GetTask", "tenant", json!("")),
+        ("GetTask", "id", json!(task_id)),
+        ("GetTask", "historyLength", json!(1)),
+        ("ListTasks", "tenant", json!("")),
+        ("ListTasks", "contextId", json!("c")),
+        ("ListTasks", "status", json!("TASK_STATE_COMPLETED")),
+        ("ListTasks", "pageSize", json!(10)),
+        ("ListTasks", "pageToken", json!("")),
+        ("ListTasks", "historyLength", json!(1)),
+        (
+            "ListTasks",
+            "statusTimestampAfter",
+            json!("2026-01-01T00:00:00Z"),
+        ),
+        ("ListTasks", "includeArtifacts", json!(true)),
+        ("CancelTask", "tenant", json!("")),
+        ("CancelTask", "id", json!(task_id)),
+        ("CancelTask", "metadata", json!({})),
+        ("SubscribeToTask", "tenant", json!("")),
+        ("SubscribeToTask", "id", json!(task_id)),
+        ("GetExtendedAgentCard", "tenant", json!("")),
+    ]
+}
+
+/// `params` with `path` (dotted) set to `value`.
+fn set_path(params: &mut Value, path: &str, value: Value) {
+    let mut at = params;
+    let mut parts = path.split('.').peekable();
+    while let Some(p) = parts.next() {
+        if parts.peek().is_none() {
+            at[p] = value;
+            return;
+        }
+        at = &mut at[p];
+    }
+}
+
+/// Values of every JSON type but the one `good` has.
+fn wrong_types(good: &Value) -> Vec<Value> {
+    let all = [
+        json!(true),
+        json!(7),
+        json!(1.5),
+        json!("s"),
+        json!([1]),
+        json!({ "k": 1 }),
+    ];
+    all.into_iter()
+        .filter(|v| {
+            std::mem::discriminant(v) != std::mem::discriminant(good)
+                || (good.is_number() && v.is_number() && good.is_i64() != v.is_i64())
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn every_param_of_every_method_is_type_checked_and_named() {
+    let app = TestApp::spawn().await;
+    let task = app.send_task("echo", msg("seed")).await;
+    let task_id = task["id"].as_str().expect("id").to_string();
+    let before = app.tasks_total().await;
+    for (method, path, good) in typed_fields(&task_id) {
+        for bad in wrong_types(&good) {
+            let mut params = match method {
+                "SendMessage" => json!({ "message": msg("typed") }),
+                "GetTask" | "CancelTask" | "SubscribeToTask" => json!({ "id": task_id }),
+                _ => json!({}),
+            };
+            set_path(&mut params, path, bad.clone());
+            let r = app.rpc_as(Who::Owner, "echo", method, params.clone()).await;
+            assert_eq!(
+                r["error"]["code"], -32602,
+                "{method} {path}={bad} is -32602: {r}"
+            );
+            let named = r["error"]["data"][1]["fieldViolations"][0]["field"]
+                .as_str()
+                .unwrap_or("");
+            assert!(
+                named == path
+                    || named.starts_with(&format!("{path}."))
+                    || named.starts_with(&format!("{path}[")),
+                "{method} {path}={bad}: the violation names {named:?}: {r}"
+            );
+        }
+    }
+    assert_eq!(
+        app.tasks_total().await,
+        before,
+        "no wrong-typed call was served"
+    );
+    app.shutdown().await;
+}

@@ -211,3 +211,95 @@ async fn list_tasks_accepts_snake_case_params() {
     assert_eq!(r["nextPageToken"], "");
     f.app.shutdown().await;
 }
+
+/// Every page of ListTasks as the anonymous caller with `params`; each page's raw byte length
+/// and its tasks.
+async fn all_pages(app: &TestApp, params: Value) -> Vec<(usize, Vec<Value>)> {
+    let mut pages = Vec::new();
+    let mut token = String::new();
+    loop {
+        let mut p = params.clone();
+        p["pageToken"] = json!(token);
+        let resp = app
+            .post_rpc(
+                Who::Anon,
+                "echo",
+                &[],
+                json!({ "jsonrpc": "2.0", "id": 1, "method": "ListTasks", "params": p }),
+            )
+            .await;
+        let bytes = resp.bytes().await.expect("body");
+        let body: Value = serde_json::from_slice(&bytes).expect("JSON");
+        let r = &body["result"];
+        let tasks = r["tasks"]
+            .as_array()
+            .cloned()
+            .unwrap_or_else(|| panic!("{body}"));
+        pages.push((bytes.len(), tasks));
+        token = r["nextPageToken"].as_str().unwrap_or("").to_string();
+        if token.is_empty() {
+            return pages;
+        }
+        assert!(pages.len() < 50, "pagination ends");
+    }
+}
+
+#[tokio::test]
+async fn a_list_over_large_tasks_stays_within_its_byte_budget() {
+    let app = TestApp::spawn().await;
+    // Six echo tasks of 600 KiB each (history and artifact: 1.2 MB of JSON each), and twelve
+    // of 100 KiB. Unbudgeted, one page of all of them was about 10 MB.
+    let mut large = HashSet::new();
+    for i in 0..6 {
+        let t = app
+            .send_task("echo", msg(&format!("{i}{}", "L".repeat(600 * 1024))))
+            .await;
+        large.insert(t["id"].as_str().expect("id").to_string());
+    }
+    let mut medium = HashSet::new();
+    for i in 0..12 {
+        let t = app
+            .send_task("echo", msg(&format!("{i}{}", "m".repeat(100 * 1024))))
+            .await;
+        medium.insert(t["id"].as_str().expect("id").to_string());
+    }
+    const PAGE: usize = 1024 * 1024;
+    // The envelope and the page fields on top of the tasks' budget.
+    const SLACK: usize = 4 * 1024;
+    for params in [json!({}), json!({ "includeArtifacts": true })] {
+        let pages = all_pages(&app, params.clone()).await;
+        let sizes: Vec<usize> = pages.iter().map(|p| p.0).collect();
+        assert!(
+            pages.len() > 1,
+            "the page was cut early: {params} {sizes:?}"
+        );
+        let mut seen = HashSet::new();
+        for (bytes, tasks) in &pages {
+            assert!(*bytes <= PAGE + SLACK, "a page of {bytes} bytes ({params})");
+            assert!(!tasks.is_empty(), "no empty page");
+            for t in tasks {
+                let id = t["id"].as_str().expect("id").to_string();
+                assert!(seen.insert(id.clone()), "{id} listed twice");
+                if large.contains(&id) {
+                    assert!(t["metadata"]["truncated"].is_string(), "{params}");
+                    assert!(t.get("artifacts").is_none() && t.get("history").is_none());
+                } else {
+                    assert!(t["metadata"].get("truncated").is_none());
+                    assert!(t["history"].as_array().is_some_and(|h| !h.is_empty()));
+                    assert_eq!(
+                        t.get("artifacts").is_some(),
+                        params.get("includeArtifacts").is_some(),
+                        "{params}"
+                    );
+                }
+            }
+        }
+        let all: HashSet<String> = large.union(&medium).cloned().collect();
+        assert_eq!(seen, all, "every task is listed once across the pages");
+    }
+    // GetTask still returns a large task whole.
+    let id = large.iter().next().expect("a large task");
+    let whole = app.get_task_as(Who::Anon, "echo", id).await;
+    assert!(first_artifact_text(&whole).len() > 600 * 1024);
+    app.shutdown().await;
+}

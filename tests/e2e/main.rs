@@ -12,6 +12,7 @@ mod adversarial;
 mod approvals;
 mod auth_matrix;
 mod cards;
+mod connections;
 mod console;
 mod errors;
 mod kill9;

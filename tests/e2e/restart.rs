@@ -253,3 +253,96 @@ async fn a_second_sextant_on_the_data_dir_is_refused_and_touches_no_task() {
     let app = app.restart().await;
     app.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_start_that_fails_delivers_nothing_and_marks_nothing() {
+    // Every turn counts itself in a file, then blocks until the test creates the gate file.
+    let toml = exec_agent(
+        "gated",
+        "read -r line; echo turn >> \"{dir}/turns\"; while [ ! -f \"{dir}/gate\" ]; do sleep 0.05; done; echo released",
+    );
+    let app = TestApp::spawn_with(false, Some(&toml)).await;
+    let gate = app.dir.path().join("gate");
+    let turns = app.dir.path().join("turns");
+    let first = app.submit_as(Who::Anon, "gated", msg("first")).await;
+    let first_id = first["id"].as_str().expect("id").to_string();
+    wait_working(&app, "gated", &first_id).await;
+    let second_msg = with(msg("second"), json!({ "contextId": first["contextId"] }));
+    let second = app.submit_as(Who::Anon, "gated", second_msg).await;
+    let second_id = second["id"].as_str().expect("id").to_string();
+
+    // Stop with the second input still queued (as in the test above), and close the gate again.
+    let TestApp {
+        running,
+        dir,
+        conformance,
+        ..
+    } = app;
+    let mut shutdown = Box::pin(running.shutdown());
+    assert!(futures::poll!(shutdown.as_mut()).is_pending());
+    std::fs::write(&gate, b"open").expect("open the gate");
+    tokio::time::timeout(STEP, shutdown)
+        .await
+        .expect("shutdown within the safety timeout")
+        .expect("clean shutdown");
+    std::fs::remove_file(&gate).expect("close the gate");
+    let count = |p: &std::path::Path| {
+        std::fs::read_to_string(p)
+            .expect("turns file")
+            .lines()
+            .count()
+    };
+    assert_eq!(count(&turns), 1);
+
+    // Three starts that fail: the port is taken, a bind beyond loopback without any credential
+    // for remote callers, and a JWT key that cannot be read. None of them may run recovery: it
+    // would start the queued turn in a process that then exits, and the next start would fail
+    // that turn ("send again") instead of delivering it.
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("bind a port");
+    let port = taken.local_addr().expect("addr").port();
+    let e = sextant::start(sextant::Config {
+        port,
+        ..loopback(dir.path())
+    })
+    .await
+    .err()
+    .expect("the port is in use");
+    assert!(format!("{e:#}").contains("cannot listen on"), "{e:#}");
+    drop(taken);
+    let e = sextant::start(config(dir.path(), "0.0.0.0", None))
+        .await
+        .err()
+        .expect("no credential for remote callers");
+    assert!(format!("{e:#}").contains("refusing to listen"), "{e:#}");
+    let security = dir.path().join("security.toml");
+    std::fs::write(
+        &security,
+        "[jwt]\nissuer = \"https://idp.example\"\naudience = \"sextant\"\nalgorithm = \"HS256\"\n\
+         secret_file = \"no-such.secret\"\n",
+    )
+    .expect("write security.toml");
+    let e = sextant::start(loopback(dir.path()))
+        .await
+        .err()
+        .expect("the JWT secret cannot be read");
+    assert!(format!("{e:#}").contains("no-such.secret"), "{e:#}");
+    std::fs::remove_file(&security).expect("remove security.toml");
+
+    // The start that serves delivers the queued input, once.
+    let app = TestApp::start_in(dir, conformance).await;
+    let queued = app.get_task_as(Who::Anon, "gated", &second_id).await;
+    assert!(
+        !is_terminal(state(&queued)),
+        "the queued input was taken for an interrupted turn: {queued}"
+    );
+    wait_working(&app, "gated", &second_id).await;
+    std::fs::write(&gate, b"open").expect("open the gate");
+    let task = app.wait_terminal(Who::Anon, "gated", &second_id).await;
+    assert_eq!(state(&task), "TASK_STATE_COMPLETED", "{task}");
+    assert_eq!(
+        count(&turns),
+        2,
+        "one turn per input, none in a failed start"
+    );
+    app.shutdown().await;
+}

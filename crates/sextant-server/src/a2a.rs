@@ -2,7 +2,7 @@
 //!
 //! Order of checks, before any task is looked up: request Content-Type (-32005), the envelope
 //! (-32700/-32600), the method (-32601), `A2A-Version` (-32009), push-config methods (-32003),
-//! then params (-32602). Upfront errors are plain JSON (HTTP 200, as the SDKs do); streams are
+//! then params (-32602: every field's JSON type first, see `params`, then its value). Upfront errors are plain JSON (HTTP 200, as the SDKs do); streams are
 //! `text/event-stream` whose events carry journal seqs as SSE ids, so `Last-Event-ID` resumes.
 //! Pre-1.0 method aliases are answered in 0.3 JSON (see `sextant_a2a::compat`).
 //!
@@ -29,7 +29,7 @@ use axum::response::{IntoResponse, Response};
 use futures::{Stream, StreamExt};
 use serde_json::{Value, json};
 use sextant_a2a::error::Code;
-use sextant_a2a::rpc::{RpcId, camelize_keys, failure, parse_request, success};
+use sextant_a2a::rpc::{RpcId, failure, parse_request, success};
 use sextant_a2a::version::{self, Requested};
 use sextant_a2a::{Method, RpcError, compat, method};
 use sextant_core::a2a::{self, Message, PartContent, Role, TaskState};
@@ -447,7 +447,7 @@ fn sse(
         .into_response()
 }
 
-async fn dispatch(call: &Call, method: Method, mut params: Value) -> Result<Reply, RpcError> {
+async fn dispatch(call: &Call, method: Method, params: Value) -> Result<Reply, RpcError> {
     // Push configuration is refused before anything else is read, whatever the params say.
     if method.is_push_config() {
         return Err(RpcError::new(
@@ -455,20 +455,18 @@ async fn dispatch(call: &Call, method: Method, mut params: Value) -> Result<Repl
             "Sextant does not send push notifications; use SubscribeToTask or GetTask",
         ));
     }
-    camelize_keys(&mut params);
+    let params = crate::params::prepare(method, call.legacy, params)?;
     match method {
         Method::SendMessage | Method::SendStreamingMessage => {
-            if let Some(c) = params.get_mut("configuration") {
-                camelize_keys(c);
-            }
-            if let Some(m) = params.get_mut("message") {
-                camelize_keys(m);
-            }
-            if call.legacy {
-                compat::send_params_to_v1(&mut params);
-            }
             send(call, params, method == Method::SendStreamingMessage).await
         }
+        _ => dispatch_read(call, method, params).await,
+    }
+}
+
+/// The methods that read tasks (and the extended card), their params type-checked.
+async fn dispatch_read(call: &Call, method: Method, params: Value) -> Result<Reply, RpcError> {
+    match method {
         Method::GetTask => get_task(call, params).await,
         Method::ListTasks => list_tasks(call, params).await,
         Method::CancelTask => {
@@ -484,6 +482,7 @@ async fn dispatch(call: &Call, method: Method, mut params: Value) -> Result<Repl
         }
         Method::SubscribeToTask => subscribe(call, params).await,
         Method::GetExtendedAgentCard => extended_card(call),
+        Method::SendMessage | Method::SendStreamingMessage => Err(RpcError::of(Code::Internal)),
         Method::CreatePushConfig
         | Method::GetPushConfig
         | Method::ListPushConfigs
@@ -832,12 +831,7 @@ async fn send(call: &Call, params: Value, streaming: bool) -> Result<Reply, RpcE
     if params.get("message").is_none_or(Value::is_null) {
         return Err(RpcError::field("message", "is required"));
     }
-    let req: a2a::SendMessageRequest = serde_json::from_value(params).map_err(|e| {
-        RpcError::new(
-            Code::InvalidParams,
-            format!("Invalid SendMessageRequest: {e}"),
-        )
-    })?;
+    let req: a2a::SendMessageRequest = crate::params::typed("SendMessageRequest", params)?;
     validate_message(&req.message)?;
     let may_reply = call
         .app
@@ -1004,19 +998,78 @@ async fn list_tasks(call: &Call, params: Value) -> Result<Reply, RpcError> {
         })
         .await
         .map_err(internal)?;
+    // One task's events are in memory at a time, and the page's JSON stays within
+    // LIST_PAGE_BYTES: the page is cut before the task that would pass it (its token then
+    // starts the next page there), and a task over LIST_TASK_BYTES is listed as a summary.
     let mut tasks = Vec::with_capacity(page.tasks.len());
-    for row in &page.tasks {
+    let mut used = 0;
+    let mut next = page.next.clone();
+    for (i, row) in page.tasks.iter().enumerate() {
         let (_, fold) = load(call, row).await?;
         let opts = call.view(&fold, history_length, include_artifacts, OutputModes::Any);
-        tasks.push(to_json(&fold.to_task(&opts)));
+        let task = list_entry(&fold, opts);
+        let size = json_size(&task);
+        if i > 0 && used + size > LIST_PAGE_BYTES {
+            let last = &page.tasks[i - 1];
+            next = Some((last.state_at.clone(), last.task_id.clone()));
+            break;
+        }
+        used += size;
+        tasks.push(task);
     }
     let mut out = json!({
-        "nextPageToken": page.next.as_ref().map(crate::api::encode_cursor).unwrap_or_default(),
+        "nextPageToken": next.as_ref().map(crate::api::encode_cursor).unwrap_or_default(),
         "pageSize": page_size,
         "totalSize": page.total,
     });
     out["tasks"] = Value::Array(tasks);
     Ok(Reply::Json(out))
+}
+
+/// The most JSON one ListTasks page holds (its tasks, before the envelope): a page of large
+/// tasks is cut early, with a `nextPageToken`, rather than answered whole.
+pub const LIST_PAGE_BYTES: usize = 1024 * 1024;
+
+/// The most JSON one task may take in a ListTasks page; a larger one is listed without its
+/// history and artifacts (and, if still too large, its status message), marked
+/// `metadata.truncated`, for the caller to read whole with GetTask.
+pub const LIST_TASK_BYTES: usize = 256 * 1024;
+
+/// A task as a ListTasks page lists it, within [`LIST_TASK_BYTES`].
+fn list_entry(fold: &TaskFold, mut opts: ViewOptions) -> Value {
+    let task = to_json(&fold.to_task(&opts));
+    if json_size(&task) <= LIST_TASK_BYTES {
+        return task;
+    }
+    opts.history_length = Some(0);
+    opts.include_artifacts = false;
+    let mut task = to_json(&fold.to_task(&opts));
+    if json_size(&task) > LIST_TASK_BYTES
+        && let Some(status) = task.get_mut("status").and_then(Value::as_object_mut)
+    {
+        status.remove("message");
+    }
+    task["metadata"]["truncated"] = json!(format!(
+        "this task is larger than a list entry ({LIST_TASK_BYTES} bytes): read it with GetTask"
+    ));
+    task
+}
+
+/// The length of `v` serialised, counted without building the bytes.
+fn json_size(v: &Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut c = Count(0);
+    let _ = serde_json::to_writer(&mut c, v);
+    c.0
 }
 
 async fn subscribe(call: &Call, params: Value) -> Result<Reply, RpcError> {

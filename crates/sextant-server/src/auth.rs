@@ -20,7 +20,8 @@
 //! takes the console owner, the anonymous loopback caller and assistant tokens.
 //!
 //! After authentication, the per-identity rate limit (`ratelimit`) is applied: 429 with
-//! `Retry-After`.
+//! `Retry-After`. Every refusal here comes before the body is read, and is sent through
+//! `drain::refused` so a keep-alive client's next request still works.
 
 use std::net::SocketAddr;
 
@@ -289,11 +290,12 @@ async fn run(app: AppState, mut req: Request, next: Next, surface: Surface) -> R
                         .route(route)
                         .peer(peer),
                 );
-                return match r.status {
+                let resp = match r.status {
                     StatusCode::UNAUTHORIZED => ApiError::Unauthorized(r.message).into_response(),
                     StatusCode::BAD_REQUEST => ApiError::BadRequest(r.message).into_response(),
                     _ => ApiError::Internal(r.message).into_response(),
                 };
+                return crate::drain::refused(req, resp).await;
             }
         };
     if let Err(wait) = app.security.rate.check(&principal) {
@@ -304,7 +306,7 @@ async fn run(app: AppState, mut req: Request, next: Next, surface: Surface) -> R
                 .route(route)
                 .peer(peer),
         );
-        return too_many(wait);
+        return crate::drain::refused(req, too_many(wait)).await;
     }
     let ext = req.extensions_mut();
     ext.insert(principal);

@@ -1,6 +1,7 @@
 //! Sextant's HTTP surface (axum 0.8).
 //!
-//! - [`a2a`]: the A2A 1.0 JSON-RPC + SSE endpoint of every Agent (with 0.3 aliases).
+//! - [`a2a`]: the A2A 1.0 JSON-RPC + SSE endpoint of every Agent (with 0.3 aliases); [`params`]:
+//!   the JSON type of every field of its methods' params.
 //! - [`cards`]: Agent cards, with cache headers.
 //! - [`api`]: the console's REST API and its SSE streams.
 //! - [`mcp`]: the agents MCP server (`/api/v1/assistant-mcp`).
@@ -20,10 +21,12 @@
 //! - [`ui`]: the web console (the built UI, embedded) at `/`, and [`console`]: how its page
 //!   gets the owner's credential (a same-origin session cookie, never a URL).
 //! - [`wire`]: typed console API shapes, exported to TypeScript for the UI.
-//! - [`error`]: the one REST error shape.
+//! - [`error`]: the one REST error shape; [`drain`]: refusals that keep a keep-alive
+//!   connection usable.
 //!
 //! [`router`] builds the app from an [`AppState`]; [`serve`] runs it on a bound listener until a
-//! shutdown future resolves. Tests bind `127.0.0.1:0` and call both.
+//! shutdown future resolves, through [`connections`] (connection limits, header and body
+//! timeouts). Tests bind `127.0.0.1:0` and call both.
 
 pub mod a2a;
 pub mod api;
@@ -31,12 +34,15 @@ pub mod assistant;
 pub mod audit;
 pub mod auth;
 pub mod cards;
+pub mod connections;
 pub mod console;
 pub mod credentials;
+pub mod drain;
 pub mod error;
 pub mod interactions;
 pub mod jwt;
 pub mod mcp;
+pub mod params;
 pub mod peers;
 pub mod perimeter;
 pub mod ratelimit;
@@ -53,7 +59,6 @@ use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::middleware;
 use axum::routing::{delete, get, post};
-use axum::serve::{ListenerExt, TapIo};
 use chrono::{DateTime, Utc};
 use sextant_runtime::Runtime;
 use tokio_util::sync::CancellationToken;
@@ -248,34 +253,23 @@ pub fn router(state: AppState) -> Router {
 }
 
 /// Serves `router(state)` on `listener` until `shutdown` resolves; open streams are closed
-/// then (tasks go on: the journal keeps them).
+/// then (tasks go on: the journal keeps them). Connections are capped and timed as
+/// [`connections`] says.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     state: AppState,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(
-        tuned(listener),
-        router(state).into_make_service_with_connect_info::<SocketAddr>(),
-    )
-    .with_graceful_shutdown(shutdown)
-    .await
+    let limits = connections::ConnLimits::from_file(&state.security.limits);
+    connections::serve(listener, router(state), limits, shutdown).await
 }
-
-/// The listener with each accepted connection tuned ([`no_delay`]).
-fn tuned(listener: tokio::net::TcpListener) -> TapIo<tokio::net::TcpListener, Tune> {
-    listener.tap_io(no_delay)
-}
-
-/// What [`tuned`] does to each connection.
-type Tune = fn(&mut tokio::net::TcpStream);
 
 /// Turns off Nagle's algorithm on an accepted connection. An SSE stream writes each event as
 /// its own small segment; with Nagle on, every event after the first waited for the client's
 /// delayed ACK of the one before (about 40 ms on Linux), so a four-event SendStreamingMessage
 /// took 44 ms instead of 2 (`STREAM=1 bench/run.sh`). A one-shot JSON answer is one write and
 /// was never delayed.
-fn no_delay(tcp: &mut tokio::net::TcpStream) {
+fn no_delay(tcp: &tokio::net::TcpStream) {
     if let Err(e) = tcp.set_nodelay(true) {
         tracing::debug!(error = %e, "could not set TCP_NODELAY on a connection");
     }
@@ -283,17 +277,15 @@ fn no_delay(tcp: &mut tokio::net::TcpStream) {
 
 #[cfg(test)]
 mod tests {
-    use axum::serve::Listener;
-
     use super::*;
 
     #[tokio::test]
     async fn accepted_connections_send_small_writes_at_once() {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
-        let mut listener = tuned(listener);
         let client = tokio::spawn(tokio::net::TcpStream::connect(addr));
-        let (server_side, _) = listener.accept().await;
+        let (server_side, _) = listener.accept().await.unwrap();
+        no_delay(&server_side);
         assert!(
             server_side.nodelay().unwrap(),
             "TCP_NODELAY on the accepted socket"

@@ -246,29 +246,36 @@ pub async fn guard(State(app): State<AppState>, mut req: Request, next: Next) ->
     let max = app.security.limits.max_header_bytes;
     if size > max {
         let why = format!("request headers are {size} bytes; at most {max} are accepted");
-        return refuse(&app, &req, StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE, why);
+        let resp = refuse(&app, &req, StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE, why);
+        return crate::drain::refused(req, resp).await;
     }
     if is_a2a_rpc(req.uri().path()) {
         let max = app.security.limits.max_hops;
         match inbound_hop(req.headers()) {
-            Err(why) => return refuse(&app, &req, StatusCode::BAD_REQUEST, why),
+            Err(why) => {
+                let resp = refuse(&app, &req, StatusCode::BAD_REQUEST, why);
+                return crate::drain::refused(req, resp).await;
+            }
             Ok(n) if n >= max => {
                 let why = format!(
                     "A2A-Hop: {n} refused: this call has been relayed {n} times, and this \
                      Sextant accepts fewer than {max} (anti-loop); call it with fewer hops"
                 );
-                return refuse(&app, &req, StatusCode::FORBIDDEN, why);
+                let resp = refuse(&app, &req, StatusCode::FORBIDDEN, why);
+                return crate::drain::refused(req, resp).await;
             }
             Ok(_) => {}
         }
     }
     if let Some(why) = ambiguous_host(&req) {
-        return refuse(&app, &req, StatusCode::BAD_REQUEST, why);
+        let resp = refuse(&app, &req, StatusCode::BAD_REQUEST, why);
+        return crate::drain::refused(req, resp).await;
     }
     if !req.headers().contains_key(header::AUTHORIZATION)
         && let Some(why) = tokenless_refusal(&app, &req)
     {
-        return refuse(&app, &req, StatusCode::FORBIDDEN, why);
+        let resp = refuse(&app, &req, StatusCode::FORBIDDEN, why);
+        return crate::drain::refused(req, resp).await;
     }
     // Forwarded headers are believed only from the proxies the configuration names; from
     // anyone else they are dropped here, so nothing after the perimeter can use them.
@@ -289,6 +296,11 @@ pub async fn guard(State(app): State<AppState>, mut req: Request, next: Next) ->
 pub async fn headers(req: Request, next: Next) -> Response {
     let api = req.uri().path().starts_with("/api/");
     let mut resp = next.run(req).await;
+    if resp.status() == StatusCode::PAYLOAD_TOO_LARGE {
+        // Refused on its Content-Length (or cut off mid-body): the rest of the body is still
+        // on the wire, so this connection cannot carry another request.
+        crate::drain::close(&mut resp);
+    }
     let html = resp
         .headers()
         .get(header::CONTENT_TYPE)

@@ -86,6 +86,17 @@ pub struct LimitsFile {
     /// this many times or more is 403. Sextant sends the inbound count + 1 on the calls it
     /// makes for a task (1 for a call it starts).
     pub max_hops: u32,
+    /// Seconds a request's head may take to arrive, counted from the connection's opening or
+    /// its previous response; a kept-alive connection idle this long is closed too.
+    pub header_timeout_secs: u64,
+    /// Seconds a request's body may take to arrive after its head.
+    pub body_timeout_secs: u64,
+    /// Open connections at most, the console's room included.
+    pub max_connections: usize,
+    /// Open connections at most from one peer address (127.0.0.1 and ::1 excepted).
+    pub max_connections_per_address: usize,
+    /// Of `max_connections`, how many only 127.0.0.1 and ::1 (the console's addresses) may use.
+    pub console_connections: usize,
 }
 
 impl Default for LimitsFile {
@@ -99,6 +110,11 @@ impl Default for LimitsFile {
             max_body_bytes: crate::MAX_BODY,
             max_header_bytes: 32 * 1024,
             max_hops: 3,
+            header_timeout_secs: 20,
+            body_timeout_secs: 60,
+            max_connections: 4096,
+            max_connections_per_address: 64,
+            console_connections: 32,
         }
     }
 }
@@ -166,6 +182,18 @@ impl SecurityFile {
         }
         if l.max_hops < 1 {
             return Err("[limits] max_hops must be at least 1".into());
+        }
+        if l.header_timeout_secs == 0 || l.body_timeout_secs == 0 {
+            return Err(
+                "[limits] header_timeout_secs and body_timeout_secs must be at least 1".into(),
+            );
+        }
+        if l.max_connections_per_address == 0 || l.console_connections >= l.max_connections {
+            return Err(
+                "[limits] max_connections_per_address must be at least 1, and \
+                 console_connections less than max_connections"
+                    .into(),
+            );
         }
         if self.audit.max_bytes < 4096 {
             return Err("[audit] max_bytes must be at least 4096".into());

@@ -200,7 +200,10 @@ pub fn check_exposure(ip: IpAddr, host: &str, remote_credentials: bool) -> Resul
     )
 }
 
-/// Starts Sextant: opens the journal, recovers unfinished tasks, binds and serves.
+/// Starts Sextant: checks the settings and the perimeter, opens the journal, binds, and only
+/// then recovers unfinished tasks and serves. A start that fails (a port in use, a refused
+/// bind beyond loopback, unreadable JWT keys, a bad setting) has run no recovery: the queued
+/// inputs it found are still queued for the next start.
 pub async fn start(config: Config) -> Result<Running> {
     start_with_clock(config, Arc::new(SystemClock)).await
 }
@@ -276,13 +279,6 @@ async fn start_inner(
         },
     )
     .with_peers(peers);
-    let recovered = runtime
-        .recover()
-        .await
-        .context("recovering unfinished tasks")?;
-    if recovered > 0 {
-        tracing::info!(recovered, "re-delivering accepted inputs from the last run");
-    }
 
     let remote_credentials = security_file.has_jwt()
         || runtime
@@ -353,6 +349,17 @@ async fn start_inner(
                     .reason(reason),
             );
         }));
+    }
+    // Every check has passed and the port is ours: only now may recovery run. It dispatches
+    // queued inputs (their turns are journalled and their commands spawned), so a start that
+    // fails after it would leave those inputs to be marked failed by the next start instead of
+    // delivered.
+    let recovered = runtime
+        .recover()
+        .await
+        .context("recovering unfinished tasks")?;
+    if recovered > 0 {
+        tracing::info!(recovered, "re-delivering accepted inputs from the last run");
     }
     let shutdown = CancellationToken::new();
     let scheduler = Scheduler::new(runtime.clone());

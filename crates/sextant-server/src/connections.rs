@@ -1,0 +1,400 @@
+//! The accept loop: connection limits, read timeouts, graceful shutdown.
+//!
+//! `axum::serve` has no header or body timeout and no connection cap, so a client that opened
+//! connections and left them half-sent kept them forever, and a few hundred of them used up
+//! the process's file descriptors and stopped Sextant from answering anyone. Here, from
+//! `[limits]` in `security.toml`:
+//!
+//! - **Header timeout** (`header_timeout_secs`, 20 s): hyper's header read timeout. Its clock
+//!   runs whenever the connection waits for a request head, from the connection's opening or
+//!   its previous response, so it is also the **idle timeout** of a kept-alive connection. It
+//!   does not run while a response is being sent: an SSE stream or a blocking `SendMessage`
+//!   that waits for minutes is not cut.
+//! - **Body timeout** (`body_timeout_secs`, 60 s): a request body must have arrived this long
+//!   after its head; then reading it fails, the request is refused and the connection closed.
+//!   A body that is already buffered costs no timer.
+//! - **Connection limits**: at most `max_connections` open connections (4096), at most
+//!   `max_connections_per_address` (64) from one peer address, and the last
+//!   `console_connections` (32) of the total only for 127.0.0.1 and ::1, the addresses the
+//!   console (desktop window or browser on this machine) uses: a flood from elsewhere cannot take
+//!   the console's room. Those two addresses are not capped per address (the benchmarks and
+//!   the person's own tools use them). A connection over a limit gets a short 503 with
+//!   `Connection: close` and is closed at once, before hyper reads anything.
+//! - `max_connections` is lowered at start to fit the process's open-file limit (less a
+//!   margin for the journal, logs and engines), with a warning.
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::net::{IpAddr, SocketAddr};
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::ConnectInfo;
+use bytes::Bytes;
+use http_body::{Body as HttpBody, Frame, SizeHint};
+use hyper::body::Incoming;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+/// Descriptors kept for everything but connections (journal, audit log, engines' pipes).
+const FD_MARGIN: usize = 128;
+
+/// The settings of the accept loop.
+#[derive(Debug, Clone, Copy)]
+pub struct ConnLimits {
+    pub header_timeout: Duration,
+    pub body_timeout: Duration,
+    pub max_connections: usize,
+    pub per_address: usize,
+    pub console_room: usize,
+}
+
+impl ConnLimits {
+    /// From `[limits]`, with `max_connections` fitted to the open-file limit.
+    pub fn from_file(l: &crate::security::LimitsFile) -> Self {
+        let mut max = l.max_connections;
+        let mut room = l.console_connections;
+        if let Some(nofile) = open_file_limit() {
+            let fits = nofile.saturating_sub(FD_MARGIN).max(2);
+            if fits < max {
+                tracing::warn!(
+                    configured = max,
+                    open_file_limit = nofile,
+                    allowed = fits,
+                    "max_connections lowered to fit the open-file limit (raise `ulimit -n` for more)"
+                );
+                max = fits;
+                room = room.min(max / 2);
+            }
+        }
+        Self {
+            header_timeout: Duration::from_secs(l.header_timeout_secs),
+            body_timeout: Duration::from_secs(l.body_timeout_secs),
+            max_connections: max,
+            per_address: l.max_connections_per_address,
+            console_room: room,
+        }
+    }
+}
+
+/// The soft limit on open files (Linux: `/proc/self/limits`), if it can be read and is finite.
+fn open_file_limit() -> Option<usize> {
+    let limits = std::fs::read_to_string("/proc/self/limits").ok()?;
+    let line = limits.lines().find(|l| l.starts_with("Max open files"))?;
+    line.split_whitespace().nth(3)?.parse().ok()
+}
+
+/// Whether `ip` is one of the console's addresses.
+fn is_console_address(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => v4 == std::net::Ipv4Addr::LOCALHOST,
+        IpAddr::V6(v6) => {
+            v6 == std::net::Ipv6Addr::LOCALHOST
+                || v6.to_ipv4_mapped() == Some(std::net::Ipv4Addr::LOCALHOST)
+        }
+    }
+}
+
+/// Open connections, overall and per address.
+#[derive(Default)]
+struct Counts {
+    total: usize,
+    per_address: HashMap<IpAddr, usize>,
+}
+
+/// The connection table; a [`Slot`] holds one entry until its connection ends.
+struct Table {
+    limits: ConnLimits,
+    counts: Mutex<Counts>,
+}
+
+/// Why a connection was not admitted.
+#[derive(Debug, PartialEq, Eq)]
+enum Full {
+    Total,
+    Address,
+}
+
+impl Table {
+    fn admit(self: &Arc<Self>, ip: IpAddr) -> Result<Slot, Full> {
+        let console = is_console_address(ip);
+        let mut c = self.counts.lock().unwrap_or_else(|e| e.into_inner());
+        let cap = if console {
+            self.limits.max_connections
+        } else {
+            self.limits.max_connections - self.limits.console_room
+        };
+        if c.total >= cap {
+            return Err(Full::Total);
+        }
+        if !console {
+            let n = c.per_address.entry(ip).or_insert(0);
+            if *n >= self.limits.per_address {
+                return Err(Full::Address);
+            }
+            *n += 1;
+        }
+        c.total += 1;
+        Ok(Slot {
+            table: self.clone(),
+            ip: (!console).then_some(ip),
+        })
+    }
+}
+
+/// One admitted connection's place in the table.
+struct Slot {
+    table: Arc<Table>,
+    ip: Option<IpAddr>,
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let mut c = self.table.counts.lock().unwrap_or_else(|e| e.into_inner());
+        c.total -= 1;
+        if let Some(ip) = self.ip
+            && let Some(n) = c.per_address.get_mut(&ip)
+        {
+            *n -= 1;
+            if *n == 0 {
+                c.per_address.remove(&ip);
+            }
+        }
+    }
+}
+
+/// The answer to a connection over a limit, written without reading the request.
+fn full_response(why: &Full) -> Vec<u8> {
+    let message = match why {
+        Full::Total => "Sextant has as many connections open as it allows; retry later",
+        Full::Address => "too many connections from this address; close some and retry",
+    };
+    let body = format!(r#"{{"error":{{"code":"too_many_connections","message":"{message}"}}}}"#);
+    format!(
+        "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\nRetry-After: 1\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .into_bytes()
+}
+
+/// Serves `router` on `listener` until `shutdown` resolves, then lets open connections finish
+/// their responses (streams end at shutdown) and returns.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    router: Router,
+    limits: ConnLimits,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let table = Arc::new(Table {
+        limits,
+        counts: Mutex::default(),
+    });
+    let stop = CancellationToken::new();
+    let conns = TaskTracker::new();
+    let mut shutdown = std::pin::pin!(shutdown);
+    loop {
+        let (tcp, peer) = tokio::select! {
+            r = listener.accept() => match r {
+                Ok(c) => c,
+                Err(e) => {
+                    // Out of descriptors (EMFILE) or a connection reset before accept: wait a
+                    // moment rather than spin.
+                    tracing::debug!(error = %e, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            _ = shutdown.as_mut() => break,
+        };
+        let slot = match table.admit(peer.ip()) {
+            Ok(s) => s,
+            Err(why) => {
+                tracing::debug!(%peer, ?why, "connection refused: over the connection limit");
+                // Best effort and never waiting: a client that does not read gets nothing.
+                let _ = tcp.try_write(&full_response(&why));
+                drop(tcp);
+                continue;
+            }
+        };
+        crate::no_delay(&tcp);
+        let service = connection_service(router.clone(), peer, limits.body_timeout);
+        let stop = stop.clone();
+        conns.spawn(async move {
+            let _slot = slot;
+            let mut builder = hyper::server::conn::http1::Builder::new();
+            builder
+                .timer(TokioTimer::new())
+                .header_read_timeout(limits.header_timeout)
+                .keep_alive(true);
+            let conn = builder.serve_connection(TokioIo::new(tcp), service);
+            let mut conn = std::pin::pin!(conn);
+            tokio::select! {
+                r = conn.as_mut() => {
+                    if let Err(e) = r {
+                        tracing::trace!(%peer, error = %e, "connection ended");
+                    }
+                    return;
+                }
+                _ = stop.cancelled() => conn.as_mut().graceful_shutdown(),
+            }
+            if let Err(e) = conn.await {
+                tracing::trace!(%peer, error = %e, "connection ended at shutdown");
+            }
+        });
+    }
+    drop(listener);
+    stop.cancel();
+    conns.close();
+    conns.wait().await;
+    Ok(())
+}
+
+/// The service of one connection: the router, with the peer address as `ConnectInfo` and the
+/// body behind its timeout.
+fn connection_service(
+    router: Router,
+    peer: SocketAddr,
+    body_timeout: Duration,
+) -> TowerToHyperService<
+    impl tower::Service<
+        http::Request<Incoming>,
+        Response = axum::response::Response,
+        Error = Infallible,
+        Future = impl Send,
+    > + Clone
+    + Send,
+> {
+    use tower::ServiceExt;
+    let svc = router.map_request(move |req: http::Request<Incoming>| {
+        let (mut parts, body) = req.into_parts();
+        parts.extensions.insert(ConnectInfo(peer));
+        http::Request::from_parts(parts, Body::new(TimedBody::new(body, body_timeout)))
+    });
+    TowerToHyperService::new(svc)
+}
+
+/// The body took longer than the body timeout.
+#[derive(Debug)]
+pub struct BodyTimeout;
+
+impl std::fmt::Display for BodyTimeout {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the request body did not arrive within the body timeout")
+    }
+}
+
+impl std::error::Error for BodyTimeout {}
+
+/// A request body that fails once its deadline passes. The timer is made only when the body
+/// first has to wait, so a body that arrived with its head costs none.
+struct TimedBody {
+    inner: Incoming,
+    limit: Duration,
+    started: tokio::time::Instant,
+    timer: Option<Pin<Box<tokio::time::Sleep>>>,
+}
+
+impl TimedBody {
+    fn new(inner: Incoming, limit: Duration) -> Self {
+        Self {
+            inner,
+            limit,
+            started: tokio::time::Instant::now(),
+            timer: None,
+        }
+    }
+}
+
+impl HttpBody for TimedBody {
+    type Data = Bytes;
+    type Error = Box<dyn std::error::Error + Send + Sync>;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+        match Pin::new(&mut self.inner).poll_frame(cx) {
+            Poll::Ready(r) => Poll::Ready(r.map(|f| f.map_err(Into::into))),
+            Poll::Pending => {
+                let deadline = self.started + self.limit;
+                let timer = self
+                    .timer
+                    .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(deadline)));
+                match timer.as_mut().poll(cx) {
+                    Poll::Ready(()) => Poll::Ready(Some(Err(Box::new(BodyTimeout)))),
+                    Poll::Pending => Poll::Pending,
+                }
+            }
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table(max: usize, per: usize, room: usize) -> Arc<Table> {
+        Arc::new(Table {
+            limits: ConnLimits {
+                header_timeout: Duration::from_secs(1),
+                body_timeout: Duration::from_secs(1),
+                max_connections: max,
+                per_address: per,
+                console_room: room,
+            },
+            counts: Mutex::default(),
+        })
+    }
+
+    #[test]
+    fn limits_per_address_overall_and_the_console_room() {
+        let t = table(6, 2, 2);
+        let a: IpAddr = "192.0.2.1".parse().unwrap_or(IpAddr::from([0, 0, 0, 0]));
+        let b: IpAddr = "192.0.2.2".parse().unwrap_or(IpAddr::from([0, 0, 0, 0]));
+        let console: IpAddr = "127.0.0.1".parse().unwrap_or(IpAddr::from([0, 0, 0, 0]));
+        let mut held = vec![t.admit(a).ok(), t.admit(a).ok()];
+        assert_eq!(t.admit(a).err(), Some(Full::Address));
+        held.push(t.admit(b).ok());
+        held.push(t.admit(b).ok());
+        // 4 of 6 open: the last 2 are the console's.
+        let c: IpAddr = "192.0.2.3".parse().unwrap_or(IpAddr::from([0, 0, 0, 0]));
+        assert_eq!(t.admit(c).err(), Some(Full::Total));
+        held.push(t.admit(console).ok());
+        held.push(t.admit(console).ok());
+        assert!(held.iter().all(Option::is_some));
+        assert_eq!(t.admit(console).err(), Some(Full::Total));
+        // Closing frees the place.
+        held.truncate(3);
+        assert!(t.admit(c).is_ok());
+        drop(held);
+        assert_eq!(t.counts.lock().map(|c| c.total).unwrap_or(99), 0);
+        assert!(
+            t.counts
+                .lock()
+                .map(|c| c.per_address.is_empty())
+                .unwrap_or(false)
+        );
+    }
+
+    #[test]
+    fn the_open_file_limit_is_read() {
+        if cfg!(target_os = "linux") {
+            assert!(open_file_limit().is_some_and(|n| n > 0));
+        }
+    }
+}

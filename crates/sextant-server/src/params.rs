@@ -1,0 +1,296 @@
+//! The JSON type of every field of every A2A method's params, checked before a handler reads
+//! any of them.
+//!
+//! A field of the wrong JSON type is -32602 with a `google.rpc.BadRequest` naming it by its
+//! path (`contextId`, `message.parts[2].mediaType`, `configuration.historyLength`), never
+//! ignored: a `contextId: true` that was read as "no filter" listed every task of the caller.
+//! `null` is the same as an absent field (ProtoJSON's default), and unknown fields are ignored
+//! (ProtoJSON parsers may, and the SDKs add fields across minor versions). What a field's value
+//! means (a known state, a positive page size, a token from a previous page) is the handler's
+//! check; this module knows only shapes.
+//!
+//! The push-config methods are refused before their params are read (`a2a`), so they have no
+//! schema here.
+
+use serde_json::Value;
+use sextant_a2a::error::Code;
+use sextant_a2a::rpc::{RpcId, camelize_keys, parse_request};
+use sextant_a2a::{Method, RpcError, compat};
+
+/// A field's JSON type.
+#[derive(Debug, Clone, Copy)]
+pub enum Ty {
+    Str,
+    /// An integer (a number without a fraction).
+    Int,
+    Bool,
+    /// An object of known fields.
+    Obj(&'static [(&'static str, Ty)]),
+    /// An object with any keys (metadata maps).
+    Map,
+    /// An array whose items are all of one type.
+    List(&'static Ty),
+    /// Any JSON value (`Part.data`, push settings that are refused anyway).
+    Any,
+}
+
+impl Ty {
+    fn expected(&self) -> &'static str {
+        match self {
+            Ty::Str => "must be a string",
+            Ty::Int => "must be an integer",
+            Ty::Bool => "must be true or false",
+            Ty::Obj(_) | Ty::Map => "must be an object",
+            Ty::List(_) => "must be an array",
+            Ty::Any => "",
+        }
+    }
+}
+
+const STR: Ty = Ty::Str;
+
+const PART: &[(&str, Ty)] = &[
+    ("text", Ty::Str),
+    ("raw", Ty::Str),
+    ("url", Ty::Str),
+    ("data", Ty::Any),
+    ("filename", Ty::Str),
+    ("mediaType", Ty::Str),
+    ("metadata", Ty::Map),
+    // 0.3 parts (converted after this check): `kind` and a `file` object.
+    ("kind", Ty::Str),
+    ("file", Ty::Map),
+];
+const PART_TY: Ty = Ty::Obj(PART);
+
+const MESSAGE: &[(&str, Ty)] = &[
+    ("messageId", Ty::Str),
+    ("contextId", Ty::Str),
+    ("taskId", Ty::Str),
+    ("role", Ty::Str),
+    ("parts", Ty::List(&PART_TY)),
+    ("metadata", Ty::Map),
+    ("extensions", Ty::List(&STR)),
+    ("referenceTaskIds", Ty::List(&STR)),
+    ("kind", Ty::Str),
+];
+
+const CONFIGURATION: &[(&str, Ty)] = &[
+    ("acceptedOutputModes", Ty::List(&STR)),
+    ("taskPushNotificationConfig", Ty::Any),
+    ("pushNotificationConfig", Ty::Any),
+    ("historyLength", Ty::Int),
+    ("returnImmediately", Ty::Bool),
+    // 0.3's inverse of returnImmediately.
+    ("blocking", Ty::Bool),
+];
+
+const SEND: &[(&str, Ty)] = &[
+    ("tenant", Ty::Str),
+    ("message", Ty::Obj(MESSAGE)),
+    ("configuration", Ty::Obj(CONFIGURATION)),
+    ("metadata", Ty::Map),
+];
+
+const GET_TASK: &[(&str, Ty)] = &[
+    ("tenant", Ty::Str),
+    ("id", Ty::Str),
+    ("historyLength", Ty::Int),
+    // 0.3 clients send it on tasks/get.
+    ("metadata", Ty::Map),
+];
+
+const LIST_TASKS: &[(&str, Ty)] = &[
+    ("tenant", Ty::Str),
+    ("contextId", Ty::Str),
+    ("status", Ty::Str),
+    ("pageSize", Ty::Int),
+    ("pageToken", Ty::Str),
+    ("historyLength", Ty::Int),
+    ("statusTimestampAfter", Ty::Str),
+    ("includeArtifacts", Ty::Bool),
+];
+
+const CANCEL_TASK: &[(&str, Ty)] = &[("tenant", Ty::Str), ("id", Ty::Str), ("metadata", Ty::Map)];
+
+const SUBSCRIBE: &[(&str, Ty)] = &[("tenant", Ty::Str), ("id", Ty::Str), ("metadata", Ty::Map)];
+
+const EXTENDED_CARD: &[(&str, Ty)] = &[("tenant", Ty::Str)];
+
+/// The fields of `method`'s params, or `None` for the push-config methods (never read).
+pub fn schema(method: Method) -> Option<&'static [(&'static str, Ty)]> {
+    Some(match method {
+        Method::SendMessage | Method::SendStreamingMessage => SEND,
+        Method::GetTask => GET_TASK,
+        Method::ListTasks => LIST_TASKS,
+        Method::CancelTask => CANCEL_TASK,
+        Method::SubscribeToTask => SUBSCRIBE,
+        Method::GetExtendedAgentCard => EXTENDED_CARD,
+        Method::CreatePushConfig
+        | Method::GetPushConfig
+        | Method::ListPushConfigs
+        | Method::DeletePushConfig => return None,
+    })
+}
+
+/// Checks the type of every known field of `params` (an object, keys camelCased) for
+/// `method`: the first wrong one is -32602 naming its path.
+pub fn check(method: Method, params: &Value) -> Result<(), RpcError> {
+    match schema(method) {
+        Some(fields) => check_object(fields, params, ""),
+        None => Ok(()),
+    }
+}
+
+fn check_object(fields: &[(&str, Ty)], v: &Value, path: &str) -> Result<(), RpcError> {
+    let Some(obj) = v.as_object() else {
+        return Err(RpcError::field(path, "must be an object"));
+    };
+    for (name, ty) in fields {
+        match obj.get(*name) {
+            None | Some(Value::Null) => {}
+            Some(v) => {
+                let here = if path.is_empty() {
+                    (*name).to_string()
+                } else {
+                    format!("{path}.{name}")
+                };
+                check_value(ty, v, &here)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn check_value(ty: &Ty, v: &Value, path: &str) -> Result<(), RpcError> {
+    let fits = match (ty, v) {
+        (Ty::Any, _) => true,
+        (Ty::Str, Value::String(_)) | (Ty::Bool, Value::Bool(_)) | (Ty::Map, Value::Object(_)) => {
+            true
+        }
+        (Ty::Int, Value::Number(n)) => n.is_i64() || n.is_u64(),
+        (Ty::Obj(fields), Value::Object(_)) => return check_object(fields, v, path),
+        (Ty::List(item), Value::Array(items)) => {
+            for (i, x) in items.iter().enumerate() {
+                let here = format!("{path}[{i}]");
+                if x.is_null() {
+                    return Err(RpcError::field(&here, item.expected()));
+                }
+                check_value(item, x, &here)?;
+            }
+            true
+        }
+        _ => false,
+    };
+    if fits {
+        Ok(())
+    } else {
+        Err(RpcError::field(path, ty.expected()))
+    }
+}
+
+/// Params as the handlers read them: keys camelCased (ProtoJSON accepts snake_case too; the
+/// message's and configuration's own keys as well), every field's type checked, and a 0.3
+/// SendMessage converted to 1.0. The one path [`crate::a2a`] and the fuzz suite share.
+pub fn prepare(method: Method, legacy: bool, mut params: Value) -> Result<Value, RpcError> {
+    camelize_keys(&mut params);
+    let send = matches!(method, Method::SendMessage | Method::SendStreamingMessage);
+    if send {
+        for key in ["configuration", "message"] {
+            if let Some(v) = params.get_mut(key) {
+                camelize_keys(v);
+            }
+        }
+    }
+    check(method, &params)?;
+    if send && legacy {
+        compat::send_params_to_v1(&mut params);
+    }
+    Ok(params)
+}
+
+/// A JSON-RPC request checked as far as it can be without the journal: the envelope, the
+/// method, and the params' shapes (a SendMessage's down to its parts). `Err` holds the id to
+/// answer with and the error.
+pub fn parse_call(body: &[u8]) -> Result<(RpcId, Method, Value), (RpcId, RpcError)> {
+    let req = parse_request(body)?;
+    let id = req.id;
+    let Some((method, legacy)) = sextant_a2a::method::lookup(&req.method) else {
+        let err = RpcError::new(
+            Code::MethodNotFound,
+            format!("Method not found: {}", req.method),
+        );
+        return Err((id, err));
+    };
+    if method.is_push_config() {
+        return Err((id, RpcError::of(Code::PushNotificationNotSupported)));
+    }
+    let params = prepare(method, legacy, req.params).map_err(|e| (id.clone(), e))?;
+    if matches!(method, Method::SendMessage | Method::SendStreamingMessage) {
+        let _: sextant_core::a2a::SendMessageRequest =
+            typed("SendMessageRequest", params.clone()).map_err(|e| (id.clone(), e))?;
+    }
+    Ok((id, method, params))
+}
+
+/// Deserialises checked params into `T`; a failure names the path serde stopped at.
+pub fn typed<T: serde::de::DeserializeOwned>(what: &str, params: Value) -> Result<T, RpcError> {
+    serde_path_to_error::deserialize(params).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner().to_string();
+        if path.is_empty() || path == "." {
+            RpcError::new(Code::InvalidParams, format!("Invalid {what}: {inner}"))
+        } else {
+            RpcError::field(&path, inner)
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn field_of(e: &RpcError) -> String {
+        e.to_json()["data"][1]["fieldViolations"][0]["field"]
+            .as_str()
+            .unwrap_or("")
+            .to_string()
+    }
+
+    #[test]
+    fn wrong_types_are_named_by_path() {
+        let cases = [
+            (Method::ListTasks, json!({ "contextId": true }), "contextId"),
+            (Method::ListTasks, json!({ "pageSize": 1.5 }), "pageSize"),
+            (Method::GetTask, json!({ "id": 5 }), "id"),
+            (
+                Method::SendMessage,
+                json!({ "message": { "parts": [{ "text": "x" }, { "mediaType": 3 }] } }),
+                "message.parts[1].mediaType",
+            ),
+            (
+                Method::SendMessage,
+                json!({ "message": { "extensions": [null] } }),
+                "message.extensions[0]",
+            ),
+            (
+                Method::SendMessage,
+                json!({ "configuration": { "historyLength": "3" } }),
+                "configuration.historyLength",
+            ),
+        ];
+        for (method, params, path) in cases {
+            let e = check(method, &params).expect_err(path);
+            assert_eq!(field_of(&e), path, "{params}");
+        }
+    }
+
+    #[test]
+    fn null_and_unknown_fields_pass() {
+        let p = json!({ "contextId": null, "somethingNew": [1, 2], "pageSize": 5 });
+        assert!(check(Method::ListTasks, &p).is_ok());
+        assert!(check(Method::CreatePushConfig, &json!({ "taskId": 1 })).is_ok());
+    }
+}
