@@ -594,3 +594,102 @@ async fn a_paused_loop_claims_nothing_until_resumed() {
     assert_eq!(session.origin, "schedule");
     handle.shutdown().await;
 }
+
+/// Steps a manual clock across a daylight-saving transition, ticking every `step`, and
+/// returns the slots (in the plan's zone) of the cron Runs that came out.
+async fn slots_across(expr: &str, zone: &str, from: &str, to: &str, step: Duration) -> Vec<String> {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = ManualClock::new(utc(from));
+    let r = rig_on(&dir.path().join("journal.db"), &clock).await;
+    let mut fields = every_minute("dst");
+    fields.cron = Some(expr.into());
+    fields.timezone = Some(zone.into());
+    let s = r
+        .scheduler
+        .create(&owner(), fields, ScheduleSource::Api)
+        .await
+        .unwrap();
+    let end = utc(to);
+    while clock.now() < end {
+        clock.advance(step);
+        for run in r.scheduler.run_due_now().await.unwrap() {
+            assert_eq!(run.record, "started", "{run:?}");
+        }
+    }
+    let tz: chrono_tz::Tz = zone.parse().unwrap();
+    let page = r.scheduler.runs(&owner(), &s.id, None, 200).await.unwrap();
+    let mut slots: Vec<String> = page
+        .runs
+        .iter()
+        .map(|run| {
+            sextant_core::ids::parse_time(&run.scheduled_for)
+                .unwrap()
+                .with_timezone(&tz)
+                .to_rfc3339()
+        })
+        .collect();
+    slots.sort();
+    slots
+}
+
+#[tokio::test]
+async fn the_loop_fires_fixed_hours_once_and_intervals_in_both_passes_at_fall_back() {
+    // New York, 2027-11-07 (the case): two Runs, not four.
+    assert_eq!(
+        slots_across(
+            "0,30 1 7 11 *",
+            "America/New_York",
+            "2027-11-07T03:00:00Z",
+            "2027-11-07T08:00:00Z",
+            Duration::minutes(5)
+        )
+        .await,
+        ["2027-11-07T01:00:00-04:00", "2027-11-07T01:30:00-04:00"]
+    );
+    // Berlin, 2027-10-31.
+    assert_eq!(
+        slots_across(
+            "15,45 2 31 10 *",
+            "Europe/Berlin",
+            "2027-10-30T23:00:00Z",
+            "2027-10-31T03:00:00Z",
+            Duration::minutes(5)
+        )
+        .await,
+        ["2027-10-31T02:15:00+02:00", "2027-10-31T02:45:00+02:00"]
+    );
+    // An interval keeps firing through the repeated hour.
+    assert_eq!(
+        slots_across(
+            "*/30 * * * *",
+            "America/New_York",
+            "2027-11-07T04:50:00Z",
+            "2027-11-07T07:10:00Z",
+            Duration::minutes(5)
+        )
+        .await,
+        [
+            "2027-11-07T01:00:00-04:00",
+            "2027-11-07T01:00:00-05:00",
+            "2027-11-07T01:30:00-04:00",
+            "2027-11-07T01:30:00-05:00",
+            "2027-11-07T02:00:00-05:00"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn the_loop_fires_a_gap_once_at_its_end_at_spring_forward() {
+    // Berlin, 2027-03-28: 02:15 and 02:45 do not exist; one Run at 03:00 CEST.
+    assert_eq!(
+        slots_across(
+            "15,45 2 * * *",
+            "Europe/Berlin",
+            "2027-03-28T00:00:00Z",
+            "2027-03-28T02:00:00Z",
+            Duration::minutes(5)
+        )
+        .await,
+        ["2027-03-28T03:00:00+02:00"]
+    );
+}
