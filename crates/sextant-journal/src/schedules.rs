@@ -10,7 +10,8 @@ use crate::writer::Job;
 use crate::{Journal, RunRow, ScheduleRow};
 
 /// One cron slot to claim: move the schedule's cursor from `expected` to `next` and, if that
-/// worked, record `run` for the slot.
+/// worked, record `runs` (the slot's Run, and any Run recorded beside it, such as the trace of
+/// a missed slot before it).
 #[derive(Debug, Clone)]
 pub struct Claim {
     pub schedule_id: String,
@@ -18,8 +19,9 @@ pub struct Claim {
     pub expected: String,
     /// The cursor after this claim: the first slot after "now".
     pub next: Option<String>,
-    /// The Run to record (a cron Run, `pending` or `missed`); `None` only moves the cursor.
-    pub run: Option<RunRow>,
+    /// The Runs to record (cron Runs: `pending`, `missed`, ...), the slot's own first; empty
+    /// only moves the cursor.
+    pub runs: Vec<RunRow>,
 }
 
 impl Journal {
@@ -93,7 +95,7 @@ impl Journal {
     }
 
     /// Claims cron slots, all in one transaction. For each claim, `true` means this caller
-    /// owns the slot (the cursor moved and the Run was recorded); `false` means another
+    /// owns the slot (the cursor moved and its Runs were recorded); `false` means another
     /// scheduler got there first or the schedule changed meanwhile, and nothing was written
     /// for it.
     pub async fn claim_slots(&self, claims: Vec<Claim>) -> Result<Vec<bool>> {
@@ -107,11 +109,21 @@ impl Journal {
                         &claim.expected,
                         claim.next.as_deref(),
                     )?;
-                    match (&claim.run, moved) {
-                        (Some(run), true) => runs::insert(c, run),
-                        (None, moved) => Ok(moved),
-                        (_, false) => Ok(false),
+                    if !moved {
+                        return Ok(false);
                     }
+                    // The slot's own Run decides (the unique slot index has the last word);
+                    // one beside it for a slot that already has a Run is not recorded twice.
+                    let mut rows = claim.runs.iter();
+                    if let Some(first) = rows.next()
+                        && !runs::insert(c, first)?
+                    {
+                        return Ok(false);
+                    }
+                    for run in rows {
+                        runs::insert(c, run)?;
+                    }
+                    Ok(true)
                 })
                 .collect()
         })

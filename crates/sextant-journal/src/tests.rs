@@ -368,7 +368,7 @@ async fn a_slot_is_claimed_once_across_two_journals_on_one_file() {
             schedule_id: "s1".into(),
             expected: slot.into(),
             next: Some(next.into()),
-            run: Some(cron_run("s1", slot)),
+            runs: vec![cron_run("s1", slot)],
         }]
     };
     let (ra, rb) = tokio::join!(a.claim_slots(claim()), b.claim_slots(claim()));
@@ -396,7 +396,7 @@ async fn a_slot_is_claimed_once_across_two_journals_on_one_file() {
             schedule_id: "s1".into(),
             expected: slot.into(),
             next: Some(next.into()),
-            run: Some(cron_run("s1", slot)),
+            runs: vec![cron_run("s1", slot)],
         }])
         .await
         .unwrap();

@@ -5,7 +5,9 @@
 //! - Every due slot is visited in order from the cursor (croner's forward walk, so the DST
 //!   rules of [`crate::cron`] hold), but at most one Run comes out of one visit: the latest due
 //!   slot. Older due slots are never run; a schedule does not pile up Runs after a sleep.
-//! - The latest due slot is **on time** if it is at most [`ON_TIME_SECS`] old: it fires.
+//! - The latest due slot is **on time** if it is at most [`ON_TIME_SECS`] old: it fires. If
+//!   slots before it were missed (the machine woke just in time for the next one), the latest
+//!   of those is recorded as a `missed` Run too, so the gap shows in the history.
 //! - Otherwise it was **missed** (the machine slept, Sextant was closed). With `skip` it is
 //!   recorded as a `missed` Run and not run. With `run_once` it fires late if it is at most the
 //!   schedule's grace window old, else it is recorded as `missed`.
@@ -60,6 +62,9 @@ impl Decision {
 pub struct Plan {
     /// `None` when nothing is due.
     pub decision: Option<Decision>,
+    /// The latest missed slot before an on-time one (a [`Decision::Missed`]), recorded so the
+    /// gap leaves a trace; `None` otherwise.
+    pub missed_before: Option<Decision>,
     /// The new cursor: the first slot after now (`None` if the expression never fires again).
     pub next: Option<DateTime<Utc>>,
 }
@@ -75,6 +80,7 @@ pub fn plan(
     if cursor > now {
         return Plan {
             decision: None,
+            missed_before: None,
             next: Some(cursor),
         };
     }
@@ -85,11 +91,13 @@ pub fn plan(
         (Some(cursor), false)
     };
     let mut latest = None;
+    let mut before_latest = None;
     let mut due = 0u64;
     while let Some(s) = slot {
         if s > now {
             break;
         }
+        before_latest = latest;
         latest = Some(s);
         due += 1;
         slot = spec.next_after(s);
@@ -108,24 +116,41 @@ pub fn plan(
                     human(now - cursor)
                 ),
             }),
+            missed_before: None,
             next,
         };
     };
     let late = now - latest;
+    let earlier = |n: u64| match (n, truncated) {
+        (0, false) => String::new(),
+        (n, false) => format!("; {n} earlier slot(s) were not run either"),
+        (_, true) => "; earlier slots were not run either".to_string(),
+    };
     if late <= Duration::seconds(ON_TIME_SECS) {
+        // On time. A slot before it that was missed (or, after a long sleep, the walk's first
+        // slot) is recorded, so the history shows the gap.
+        let missed_before = before_latest
+            .map(|m| (m, earlier(due.saturating_sub(2))))
+            .or_else(|| truncated.then(|| (cursor, String::new())))
+            .map(|(m, older)| Decision::Missed {
+                slot: m,
+                reason: format!(
+                    "missed: due at {} while Sextant was not running or the machine was \
+                     asleep; the next slot, {}, ran on time{older}",
+                    format_time(m),
+                    format_time(latest),
+                ),
+            });
         return Plan {
             decision: Some(Decision::Fire {
                 slot: latest,
                 note: None,
             }),
+            missed_before,
             next,
         };
     }
-    let earlier = match (due.saturating_sub(1), truncated) {
-        (0, false) => String::new(),
-        (n, false) => format!("; {n} earlier slot(s) were not run either"),
-        (_, true) => "; earlier slots were not run either".to_string(),
-    };
+    let earlier = earlier(due.saturating_sub(1));
     let when = format!(
         "due at {} while Sextant was not running or the machine was asleep, {} late",
         format_time(latest),
@@ -153,6 +178,7 @@ pub fn plan(
     };
     Plan {
         decision: Some(decision),
+        missed_before: None,
         next,
     }
 }
@@ -220,6 +246,60 @@ mod tests {
                 assert_eq!(p.next, Some(utc("2026-12-02T08:00:00Z")));
             }
         }
+    }
+
+    #[test]
+    fn a_missed_slot_before_an_on_time_one_is_recorded() {
+        let spec = CronSpec::parse("0 * * * *", "UTC").unwrap();
+        let cursor = utc("2026-12-01T08:00:00Z");
+        // Asleep from 07:59 to 10:00:20: 08:00 and 09:00 were missed, 10:00 is on time.
+        let p = plan(
+            &spec,
+            cursor,
+            utc("2026-12-01T10:00:20Z"),
+            MissedRunPolicy::Skip,
+            HOUR,
+        );
+        assert_eq!(
+            p.decision,
+            Some(Decision::Fire {
+                slot: utc("2026-12-01T10:00:00Z"),
+                note: None
+            })
+        );
+        let Some(Decision::Missed { slot, reason }) = p.missed_before else {
+            panic!("expected a trace of the missed slot: {p:?}")
+        };
+        assert_eq!(slot, utc("2026-12-01T09:00:00Z"));
+        assert!(reason.contains("ran on time"), "{reason}");
+        assert!(reason.contains("1 earlier slot(s)"), "{reason}");
+        assert_eq!(p.next, Some(utc("2026-12-01T11:00:00Z")));
+        // Nothing missed: no trace.
+        let p = plan(
+            &spec,
+            cursor,
+            utc("2026-12-01T08:00:10Z"),
+            MissedRunPolicy::Skip,
+            HOUR,
+        );
+        assert_eq!(p.missed_before, None);
+        // Asleep for weeks, waking on time for an hourly slot: the walk's first slot (a day
+        // back) is the trace, and older ones are counted.
+        let p = plan(
+            &spec,
+            cursor,
+            utc("2026-12-20T10:00:05Z"),
+            MissedRunPolicy::RunOnce,
+            HOUR,
+        );
+        let Some(Decision::Missed { slot, reason }) = p.missed_before else {
+            panic!("expected a trace: {p:?}")
+        };
+        assert_eq!(slot, utc("2026-12-20T09:00:00Z"));
+        assert!(
+            reason.contains("earlier slots were not run either"),
+            "{reason}"
+        );
     }
 
     #[test]

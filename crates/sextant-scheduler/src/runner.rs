@@ -99,28 +99,31 @@ impl Scheduler {
             }
             let won = self.journal().claim_slots(claims.clone()).await?;
             for (claim, won) in claims.into_iter().zip(won) {
-                let (Some(run), true) = (claim.run, won) else {
+                if !won {
                     continue;
-                };
+                }
                 let Some(schedule) = by_id.get(&claim.schedule_id) else {
                     continue;
                 };
-                let run = if run.record == RunRecord::Pending.as_str() {
-                    match self.execute(schedule, run.clone()).await {
-                        Ok(run) => run,
-                        Err(e) => {
-                            // It stays pending and is retried at the next start.
-                            tracing::error!(run_id = %run.run_id, error = %e,
-                                "scheduled run could not be started");
-                            run
+                for run in claim.runs {
+                    let run = if run.record == RunRecord::Pending.as_str() {
+                        match self.execute(schedule, run.clone()).await {
+                            Ok(run) => run,
+                            Err(e) => {
+                                // It stays pending and is retried at the next start.
+                                tracing::error!(run_id = %run.run_id, error = %e,
+                                    "scheduled run could not be started");
+                                run
+                            }
                         }
-                    }
-                } else {
-                    tracing::info!(schedule_id = %schedule.schedule_id, slot = %run.scheduled_for,
-                        reason = ?run.reason, "scheduled run missed");
-                    run
-                };
-                claimed.push(run);
+                    } else {
+                        tracing::info!(schedule_id = %schedule.schedule_id,
+                            slot = %run.scheduled_for, record = %run.record,
+                            reason = ?run.reason, "scheduled slot not run");
+                        run
+                    };
+                    claimed.push(run);
+                }
             }
             if !full {
                 break;
@@ -143,13 +146,13 @@ impl Scheduler {
                 schedule_id: s.schedule_id.clone(),
                 expected,
                 next: None,
-                run: None,
+                runs: Vec::new(),
             };
         };
         let policy = MissedRunPolicy::parse(&s.missed_run_policy).unwrap_or(MissedRunPolicy::Skip);
         let p = plan(&spec, cursor, now, policy, Self::grace(s));
-        let run = p.decision.map(|d| {
-            let (record, reason, finished_at) = match &d {
+        let row = |d: &Decision| {
+            let (record, reason, finished_at) = match d {
                 Decision::Fire { note, .. } => (RunRecord::Pending, note.clone(), None),
                 Decision::Missed { reason, .. } => (
                     RunRecord::Missed,
@@ -176,12 +179,20 @@ impl Scheduler {
                 task_state: None,
                 task_state_at: None,
             }
-        });
+        };
+        // The slot's own Run first (it decides the claim), then the trace of a missed slot
+        // before it.
+        let runs = p
+            .decision
+            .iter()
+            .chain(p.missed_before.iter())
+            .map(row)
+            .collect();
         Claim {
             schedule_id: s.schedule_id.clone(),
             expected,
             next: p.next.map(format_time),
-            run,
+            runs,
         }
     }
 

@@ -546,7 +546,7 @@ async fn pending_runs_are_started_at_the_next_start() {
     let claim = r
         .scheduler
         .claim_for(&row, now, &sextant_core::ids::format_time(now));
-    let run_id = claim.run.as_ref().unwrap().run_id.clone();
+    let run_id = claim.runs[0].run_id.clone();
     assert_eq!(
         r.runtime.journal().claim_slots(vec![claim]).await.unwrap(),
         [true]
@@ -692,4 +692,34 @@ async fn the_loop_fires_a_gap_once_at_its_end_at_spring_forward() {
         .await,
         ["2027-03-28T03:00:00+02:00"]
     );
+}
+
+#[tokio::test]
+async fn a_missed_slot_before_an_on_time_one_leaves_a_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = rig(&dir).await;
+    let mut hourly = every_minute("hourly");
+    hourly.cron = Some("0 * * * *".into());
+    let s = r
+        .scheduler
+        .create(&owner(), hourly, ScheduleSource::Api)
+        .await
+        .unwrap();
+    // Asleep from 10:00:30 to 12:00:10: 11:00 was missed, 12:00 is on time.
+    r.clock.set(utc("2026-12-01T12:00:10Z"));
+    let runs = r.scheduler.run_due_now().await.unwrap();
+    let views: Vec<RunView> = runs.iter().map(RunView::from).collect();
+    assert_eq!(views.len(), 2, "{views:?}");
+    let on_time = views.iter().find(|v| v.status != "missed").unwrap();
+    assert_eq!(on_time.scheduled_for, "2026-12-01T12:00:00.000Z");
+    assert!(on_time.session_id.is_some());
+    let missed = views.iter().find(|v| v.status == "missed").unwrap();
+    assert_eq!(missed.scheduled_for, "2026-12-01T11:00:00.000Z");
+    assert!(
+        missed.reason.as_deref().unwrap().contains("ran on time"),
+        "{missed:?}"
+    );
+    // Both are in the history.
+    let page = r.scheduler.runs(&owner(), &s.id, None, 10).await.unwrap();
+    assert_eq!(page.total, 2);
 }
