@@ -59,7 +59,7 @@ pub use error::{Error, Result};
 pub use hub::{Hub, Live};
 pub use queries::interactions::InteractionRow;
 pub use queries::peers::PeerRow;
-pub use queries::runs::RunRow;
+pub use queries::runs::{History, RunRow, Settled};
 pub use queries::schedules::ScheduleRow;
 pub use queries::security::CredentialRow;
 pub use queries::sessions::SessionRow;

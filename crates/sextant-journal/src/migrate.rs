@@ -50,6 +50,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "20261201090000_peer_paused",
         include_str!("../migrations/20261201090000_peer_paused.sql"),
     ),
+    (
+        "20261202090000_schedule_policies",
+        include_str!("../migrations/20261202090000_schedule_policies.sql"),
+    ),
 ];
 
 /// Applies the pending migrations; returns how many ran.

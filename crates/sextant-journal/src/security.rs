@@ -21,6 +21,13 @@ impl Journal {
         self.read(move |c| security::by_hash(c, &hash)).await
     }
 
+    /// The active credential of `kind` named `name` (a revoked name has none).
+    pub async fn active_credential(&self, kind: &str, name: &str) -> Result<Option<CredentialRow>> {
+        let (kind, name) = (kind.to_string(), name.to_string());
+        self.read(move |c| security::active_by_name(c, &kind, &name))
+            .await
+    }
+
     /// Credentials of one kind (`peer`, `assistant`) or all, newest first, revoked ones too.
     pub async fn credentials(&self, kind: Option<&str>) -> Result<Vec<CredentialRow>> {
         let kind = kind.map(String::from);

@@ -83,6 +83,15 @@ pub fn by_hash(c: &Connection, hash: &str) -> Result<Option<CredentialRow>> {
     .optional()?)
 }
 
+/// The active credential of `kind` named `name`, if there is one.
+pub fn active_by_name(c: &Connection, kind: &str, name: &str) -> Result<Option<CredentialRow>> {
+    Ok(c.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM credentials WHERE kind = ?1 AND name = ?2 AND revoked_at IS NULL"
+    ))?
+    .query_row([kind, name], row)
+    .optional()?)
+}
+
 /// Credentials of one kind (or all), newest first, revoked ones included.
 pub fn list(c: &Connection, kind: Option<&str>) -> Result<Vec<CredentialRow>> {
     let mut stmt = c.prepare_cached(&format!(
