@@ -96,6 +96,41 @@ impl HourRule {
     }
 }
 
+/// The instant a local wall-clock time stands for in `tz`: the time itself, its first
+/// occurrence when it happens twice (fall back), or the first instant after the gap it falls
+/// in (spring forward). The fixed-hours rule, for one time (a one-shot plan's).
+pub fn resolve_local(tz: Tz, wall: NaiveDateTime) -> Option<DateTime<Utc>> {
+    match tz.from_local_datetime(&wall) {
+        LocalResult::Single(t) | LocalResult::Ambiguous(t, _) => Some(t.to_utc()),
+        LocalResult::None => gap_end(tz, wall),
+    }
+}
+
+/// The first instant after the gap `wall` falls in (its local time is the gap's end): the
+/// first valid minute after `wall`, then back second by second to where the gap ends.
+fn gap_end(tz: Tz, wall: NaiveDateTime) -> Option<DateTime<Utc>> {
+    let valid = |w: NaiveDateTime| match tz.from_local_datetime(&w) {
+        LocalResult::Single(t) | LocalResult::Ambiguous(t, _) => Some(t.to_utc()),
+        LocalResult::None => None,
+    };
+    let mut probe = wall;
+    for _ in 0..=(MAX_SHIFT_HOURS * 60) {
+        probe += Duration::minutes(1);
+        if valid(probe).is_some() {
+            let mut end = probe;
+            while end - Duration::seconds(1) > wall && valid(end - Duration::seconds(1)).is_some() {
+                end -= Duration::seconds(1);
+            }
+            return valid(end);
+        }
+    }
+    None
+}
+
+/// What one matching wall-clock time stands for: the earliest instant it orders the walk by,
+/// and the (at most two) instants it fires at.
+type Fires = (DateTime<Utc>, [Option<DateTime<Utc>>; 2]);
+
 /// A parsed cron expression bound to its time zone.
 #[derive(Debug, Clone)]
 pub struct CronSpec {
@@ -237,7 +272,7 @@ impl CronSpec {
     /// The instants one matching wall-clock time fires at, per the hour rule, after the
     /// earliest instant it stands for (its first occurrence, or the end of the gap it falls
     /// in), which orders the walk.
-    fn instants(&self, wall: NaiveDateTime) -> Option<(DateTime<Utc>, [Option<DateTime<Utc>>; 2])> {
+    fn instants(&self, wall: NaiveDateTime) -> Option<Fires> {
         Some(match self.tz.from_local_datetime(&wall) {
             LocalResult::Single(t) => {
                 let t = t.to_utc();
@@ -251,36 +286,13 @@ impl CronSpec {
                 }
             }
             LocalResult::None => {
-                let end = self.gap_end(wall)?;
+                let end = gap_end(self.tz, wall)?;
                 match self.rule {
                     HourRule::Fixed => (end, [Some(end), None]),
                     HourRule::Interval => (end, [None, None]),
                 }
             }
         })
-    }
-
-    /// The first instant after the gap `wall` falls in (its local time is the gap's end):
-    /// the first valid minute after `wall`, then back second by second to where the gap ends.
-    fn gap_end(&self, wall: NaiveDateTime) -> Option<DateTime<Utc>> {
-        let valid = |w: NaiveDateTime| match self.tz.from_local_datetime(&w) {
-            LocalResult::Single(t) | LocalResult::Ambiguous(t, _) => Some(t.to_utc()),
-            LocalResult::None => None,
-        };
-        let mut probe = wall;
-        for _ in 0..=(MAX_SHIFT_HOURS * 60) {
-            probe += Duration::minutes(1);
-            if valid(probe).is_some() {
-                let mut end = probe;
-                while end - Duration::seconds(1) > wall
-                    && valid(end - Duration::seconds(1)).is_some()
-                {
-                    end -= Duration::seconds(1);
-                }
-                return valid(end);
-            }
-        }
-        None
     }
 
     /// The zone's UTC offset at `t`, in seconds.

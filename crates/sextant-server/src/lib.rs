@@ -179,6 +179,10 @@ pub fn router(state: AppState) -> Router {
             post(schedules::replay),
         )
         .route(
+            "/api/v1/me/schedules/{id}/backfill",
+            post(schedules::backfill),
+        )
+        .route(
             "/api/v1/agents/{agent_id}/access",
             get(schedules::get_access).put(schedules::put_access),
         )

@@ -17,7 +17,7 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
-use sextant_core::{MissedRunPolicy, Principal, ScheduleSource};
+use sextant_core::{MissedRunPolicy, OverlapPolicy, Principal, ScheduleSource};
 use sextant_scheduler::{Error as SchedError, RunView, ScheduleFields, ScheduleView};
 
 use crate::AppState;
@@ -67,11 +67,15 @@ const WRITABLE: &[&str] = &[
     "name",
     "prompt",
     "cron",
+    "once_at",
     "timezone",
     "agent_id",
     "enabled",
     "missed_run_policy",
     "missed_run_grace_secs",
+    "overlap_policy",
+    "jitter_secs",
+    "pause_after_failures",
 ];
 /// Fields of a schedule as shown, ignored on input so a client can send back what it read.
 const READ_ONLY: &[&str] = &[
@@ -79,12 +83,27 @@ const READ_ONLY: &[&str] = &[
     "description",
     "next_runs",
     "next_fire_at",
+    "finished",
     "access",
+    "history",
+    "consecutive_failures",
+    "paused",
+    "source_assistant",
     "created_at",
     "updated_at",
     "url",
     "runs_url",
 ];
+
+fn overlap_policy(k: &str, v: &Value) -> ApiResult<OverlapPolicy> {
+    v.as_str().and_then(OverlapPolicy::parse).ok_or_else(|| {
+        invalid(
+            k,
+            "must be \"skip\", \"buffer_one\", \"buffer_all\", \"allow_all\" or \
+             \"cancel_previous\"",
+        )
+    })
+}
 
 fn parse_object(body: &Bytes) -> ApiResult<Map<String, Value>> {
     if body.iter().all(u8::is_ascii_whitespace) {
@@ -116,7 +135,25 @@ fn parse_fields(
         match k.as_str() {
             "name" => f.name = Some(string(k, v)?),
             "prompt" => f.prompt = Some(string(k, v)?),
+            // A client sending back what it read sends `null` for the kind it is not.
+            "cron" | "once_at" if v.is_null() => {}
             "cron" => f.cron = Some(string(k, v)?),
+            "once_at" => f.once_at = Some(string(k, v)?),
+            "overlap_policy" => f.overlap_policy = Some(overlap_policy(k, v)?),
+            "jitter_secs" => {
+                f.jitter_secs = Some(
+                    v.as_i64()
+                        .ok_or_else(|| invalid(k, "must be a whole number of seconds"))?,
+                )
+            }
+            "pause_after_failures" => {
+                f.pause_after_failures = Some(match v {
+                    Value::Null => None,
+                    v => Some(v.as_i64().ok_or_else(|| {
+                        invalid(k, "must be a whole number of failed Runs, or null (never)")
+                    })?),
+                })
+            }
             "timezone" => f.timezone = Some(string(k, v)?),
             "agent_id" => f.agent_id = Some(string(k, v)?),
             "enabled" => {
@@ -338,10 +375,10 @@ pub async fn run(
     Ok(Json(run_json(&run, &base_url(&app, &headers))))
 }
 
-/// `POST /api/v1/me/schedules/preview`, body `{"cron", "timezone"}`: what the expression
-/// means before it is saved (the console's schedule dialog calls it as the person types): its
-/// plain-words description and next fire times, or the same field error a save would get.
-/// Changes nothing.
+/// `POST /api/v1/me/schedules/preview`, body `{"cron" | "once_at", "timezone"}`: what the
+/// timing means before it is saved (the console's schedule dialog calls it as the person
+/// types): its plain-words description and next fire times, or the same field error a save
+/// would get. Changes nothing.
 pub async fn preview(
     State(app): State<AppState>,
     headers: HeaderMap,
@@ -349,31 +386,96 @@ pub async fn preview(
 ) -> ApiResult<Json<crate::wire::SchedulePreview>> {
     require_json(&headers)?;
     let obj = parse_object(&body)?;
-    let field = |k: &str| -> ApiResult<String> {
+    let field = |k: &str| -> ApiResult<Option<String>> {
         match obj.get(k) {
-            Some(Value::String(s)) => Ok(s.clone()),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            None | Some(Value::Null) => Ok(None),
             Some(_) => Err(invalid(k, "must be a string")),
-            None => Err(invalid(k, "is required")),
         }
     };
-    let (cron, timezone) = (field("cron")?, field("timezone")?);
+    let timezone = field("timezone")?.ok_or_else(|| invalid("timezone", "is required"))?;
     let now = app.runtime.clock().now();
-    let spec =
-        sextant_scheduler::CronSpec::validate(&cron, &timezone, now).map_err(SchedError::from)?;
-    let next_runs = spec
+    let (cron, once_at, timing) = match (field("cron")?, field("once_at")?) {
+        (Some(cron), None) => {
+            let t = sextant_scheduler::Timing::validate_cron(&cron, &timezone, now)
+                .map_err(SchedError::from)?;
+            (Some(cron), None, t)
+        }
+        (None, Some(at)) => {
+            let t = sextant_scheduler::Timing::validate_once(&at, &timezone, now)
+                .map_err(SchedError::from)?;
+            (None, Some(at), t)
+        }
+        (Some(_), Some(_)) => return Err(invalid("once_at", "send cron or once_at, not both")),
+        (None, None) => return Err(invalid("cron", "is required (or once_at)")),
+    };
+    let next_runs = timing
         .upcoming(now, sextant_scheduler::view::NEXT_RUNS)
         .into_iter()
-        .map(|t| sextant_scheduler::view::NextRun {
-            local: t.to_rfc3339(),
-            utc: sextant_core::ids::format_time(t.with_timezone(&chrono::Utc)),
-        })
+        .map(|t| sextant_scheduler::view::NextRun::at(t.with_timezone(&chrono::Utc), t.timezone()))
         .collect();
     Ok(Json(crate::wire::SchedulePreview {
-        description: spec.describe(),
+        description: timing.describe(),
         cron,
+        once_at,
         timezone,
         next_runs,
     }))
+}
+
+/// `POST /api/v1/me/schedules/{id}/backfill`, body `{"from", "to"[, "overlap_policy"]}`
+/// (RFC 3339 times): one `backfill` Run for each slot in `[from, to)`, at most 100, under the
+/// backfill's own overlap policy (default `buffer_all`: one at a time, in slot order). 201
+/// with the Runs it recorded; slots backfilled before are counted, not run again.
+pub async fn backfill(
+    State(app): State<AppState>,
+    Extension(p): Extension<Principal>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> ApiResult<Response> {
+    require_json(&headers)?;
+    let obj = parse_object(&body)?;
+    if let Some(k) = obj
+        .keys()
+        .find(|k| !["from", "to", "overlap_policy"].contains(&k.as_str()))
+    {
+        return Err(invalid(
+            k,
+            "is not a backfill field; send from, to, overlap_policy",
+        ));
+    }
+    let time = |k: &str| -> ApiResult<chrono::DateTime<chrono::Utc>> {
+        obj.get(k)
+            .and_then(Value::as_str)
+            .and_then(|s| chrono::DateTime::parse_from_rfc3339(s).ok())
+            .map(|t| t.to_utc())
+            .ok_or_else(|| {
+                invalid(
+                    k,
+                    "is required: an RFC 3339 time, e.g. \"2026-12-01T00:00:00Z\"",
+                )
+            })
+    };
+    let request = sextant_scheduler::Backfill {
+        from: time("from")?,
+        to: time("to")?,
+        overlap_policy: obj
+            .get("overlap_policy")
+            .map(|v| overlap_policy("overlap_policy", v))
+            .transpose()?,
+    };
+    let done = app.scheduler.backfill(&p, &id, request).await?;
+    let base = base_url(&app, &headers);
+    Ok((
+        StatusCode::CREATED,
+        Json(json!({
+            "runs": done.runs.iter().map(|r| run_json(r, &base)).collect::<Vec<_>>(),
+            "already_backfilled": done.already_backfilled,
+            "overlap_policy": done.overlap_policy.as_str(),
+        })),
+    )
+        .into_response())
 }
 
 /// Most principals one deny list may name.

@@ -2,9 +2,17 @@
 import type { NextRun } from "./NextRun";
 
 /**
- * `POST /api/v1/me/schedules/preview`: what a cron expression means in a zone, before saving.
+ * `POST /api/v1/me/schedules/preview`: what a timing means in a zone, before saving.
  */
-export type SchedulePreview = { cron: string, timezone: string, 
+export type SchedulePreview = { 
+/**
+ * The cron expression previewed (`null` for a one-shot time).
+ */
+cron: string | null, 
+/**
+ * The one-shot local time previewed.
+ */
+once_at: string | null, timezone: string, 
 /**
  * The expression in plain words (the same words a saved schedule shows).
  */

@@ -236,8 +236,8 @@ export function ScheduleDetail(props: { id: string }) {
               <dd>{agent}</dd>
               <dt>Prompt</dt>
               <dd class="prewrap">{s.prompt}</dd>
-              <dt>Cron</dt>
-              <dd class="mono">{s.cron}</dd>
+              <dt>{s.cron === null ? 'Once at' : 'Cron'}</dt>
+              <dd class="mono">{s.cron ?? s.once_at}</dd>
               <dt>Time zone</dt>
               <dd>{s.timezone.replace(/_/g, ' ')}</dd>
               <dt>Missed runs</dt>

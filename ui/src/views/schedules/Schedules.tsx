@@ -14,10 +14,11 @@ import { loadAgents } from '../tasks/store';
 import { deleteSchedule, listRuns, listSchedules, runNow, updateSchedule } from './api';
 import { ScheduleDialog } from './ScheduleDialog';
 
-/** The plain words of a schedule's expression (the server's when the console cannot read it). */
+/** The plain words of a schedule's expression (the server's when the console cannot read it,
+ * and for a one-shot plan). */
 export function cronWords(s: Schedule): string {
-  const w = describeCron(s.cron);
-  return w.ok ? w.text : s.description;
+  const w = s.cron === null ? null : describeCron(s.cron);
+  return w?.ok ? w.text : s.description;
 }
 
 /** Actions shared by the list and a schedule's page. */
@@ -168,7 +169,7 @@ export function Schedules() {
                     <td class="when-col">
                       <div>{cronWords(s)}</div>
                       <div class="muted small nowrap">
-                        <span class="mono">{s.cron}</span> · {s.timezone.replace(/_/g, ' ')}
+                        <span class="mono">{s.cron ?? 'once'}</span> · {s.timezone.replace(/_/g, ' ')}
                       </div>
                     </td>
                     <td class="nowrap">
