@@ -13,6 +13,7 @@ import { replayRun } from '../sessions/RunPanel';
 import { loadAgents } from '../tasks/store';
 import { deleteSchedule, getSchedule, listRuns } from './api';
 import { ScheduleDialog } from './ScheduleDialog';
+import { HistoryStrip, PausedNotice, RunResult } from './ScheduleHealth';
 import { cronWords, useScheduleActions } from './Schedules';
 
 export function ScheduleDetail(props: { id: string }) {
@@ -152,6 +153,7 @@ export function ScheduleDetail(props: { id: string }) {
           </>
         }
       />
+      <PausedNotice s={s} />
       {!s.access.allowed && (
         <div class="notice notice-bad" role="alert">
           You may not call {agent} right now{s.access.reason ? `: ${s.access.reason}` : ''}. Runs are recorded as blocked.
@@ -163,6 +165,7 @@ export function ScheduleDetail(props: { id: string }) {
             <h2 class="panel-title">
               Runs <span class="count">{runs.total}</span>
             </h2>
+            <HistoryStrip history={s.history} consecutiveFailures={s.consecutive_failures} />
             {runs.status === 'loading' && <Loading label="Loading Runs…" />}
             {runs.status === 'error' && <ErrorState error={runs.error ?? ''} retry={() => void loadRuns()} />}
             {runs.status === 'ready' && runs.list.length === 0 && (
@@ -179,6 +182,7 @@ export function ScheduleDetail(props: { id: string }) {
                     <th>Trigger</th>
                     <th>Fired</th>
                     <th>Finished</th>
+                    <th>Result</th>
                     <th>Transcript</th>
                     <th class="actions-col">
                       <span class="sr-only">Actions</span>
@@ -200,6 +204,9 @@ export function ScheduleDetail(props: { id: string }) {
                         <Ago at={r.created_at} />
                       </td>
                       <td>{r.finished_at ? <Ago at={r.finished_at} /> : <span class="muted">—</span>}</td>
+                      <td>
+                        <RunResult run={r} />
+                      </td>
                       <td>
                         {r.session_id ? (
                           <Link href={`/sessions/${r.session_id}`} class="link" title="Open the Session this Run created">
@@ -242,6 +249,14 @@ export function ScheduleDetail(props: { id: string }) {
               <dd>{s.timezone.replace(/_/g, ' ')}</dd>
               <dt>Missed runs</dt>
               <dd>{s.missed_run_policy === 'run_once' ? 'run once, late' : 'skipped'}</dd>
+              <dt>While one runs</dt>
+              <dd class="mono">{s.overlap_policy}</dd>
+              {s.source === 'assistant' && (
+                <>
+                  <dt>Made by</dt>
+                  <dd>assistant {s.source_assistant}</dd>
+                </>
+              )}
             </dl>
           </section>
           <section class="panel" aria-label="Next fire times">

@@ -13,6 +13,7 @@ import { Link } from '../../router';
 import { loadAgents } from '../tasks/store';
 import { deleteSchedule, listRuns, listSchedules, runNow, updateSchedule } from './api';
 import { ScheduleDialog } from './ScheduleDialog';
+import { HistoryStrip } from './ScheduleHealth';
 
 /** The plain words of a schedule's expression (the server's when the console cannot read it,
  * and for a one-shot plan). */
@@ -181,7 +182,7 @@ export function Schedules() {
                           </div>
                         </>
                       ) : (
-                        <span class="muted">{s.enabled ? '—' : 'paused'}</span>
+                        <span class="muted" title={s.paused?.reason}>{s.enabled ? '—' : s.paused ? 'paused after failures' : 'paused'}</span>
                       )}
                     </td>
                     <td>
@@ -196,6 +197,9 @@ export function Schedules() {
                             <Ago at={last.created_at} />
                           </span>
                         </div>
+                      )}
+                      {s.history.recent.length > 0 && (
+                        <HistoryStrip history={s.history} />
                       )}
                     </td>
                     <td>
