@@ -34,6 +34,7 @@ mod service;
 pub mod settle;
 pub mod timing;
 pub mod view;
+pub mod words;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -47,6 +48,8 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 pub use backfill::{Backfill, BackfillResult};
+/// The time zone type schedules use (chrono-tz's), for callers that show their times.
+pub use chrono_tz::Tz;
 pub use cron::{CronSpec, FieldError};
 pub use service::{Actor, RunsPage, ScheduleFields};
 pub use timing::Timing;
