@@ -9,6 +9,7 @@ mod secure;
 mod support;
 
 mod approvals;
+mod assistant;
 mod auth_matrix;
 mod cards;
 mod console;

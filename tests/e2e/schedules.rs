@@ -606,7 +606,7 @@ async fn failures_are_notified_live_and_pause_the_plan_with_the_reason() {
         n["message"]
             .as_str()
             .unwrap()
-            .contains("paused after 2 consecutive failed Runs"),
+            .contains("paused after 2 failed Runs in a row"),
         "{n}"
     );
     // The plan says why, and its Runs say how they ended.
@@ -623,7 +623,7 @@ async fn failures_are_notified_live_and_pause_the_plan_with_the_reason() {
         v["paused"]["reason"]
             .as_str()
             .unwrap()
-            .contains("consecutive failed Runs"),
+            .contains("failed Runs in a row"),
         "{v}"
     );
     assert_eq!(v["history"]["failed"], 2, "{v}");
@@ -685,6 +685,37 @@ async fn one_shot_plans_backfill_and_preview_over_http() {
     .await;
     assert_eq!(status, StatusCode::OK, "{p}");
     assert_eq!(p["next_runs"].as_array().unwrap().len(), 1);
+    // Plain words: previewed and created, echoed back as cron.
+    let (status, p) = call(
+        &app,
+        Who::Owner,
+        Method::POST,
+        "/api/v1/me/schedules/preview",
+        Some(json!({ "when": "every monday and thursday at 18:30", "timezone": "Europe/Berlin" })),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{p}");
+    assert_eq!(p["cron"], "30 18 * * 1,4");
+    assert_eq!(
+        p["understood"]["input"],
+        "every monday and thursday at 18:30"
+    );
+    let mut words = minutely("words", "w");
+    words.as_object_mut().unwrap().remove("cron");
+    words["when"] = json!("every weekday at 9");
+    let w = create(&app, Who::Owner, words).await;
+    assert_eq!(w["cron"], "0 9 * * 1-5");
+    assert_eq!(w["understood"]["cron"], "0 9 * * 1-5", "{w}");
+    let (status, e) = call(
+        &app,
+        Who::Owner,
+        Method::POST,
+        "/api/v1/me/schedules/preview",
+        Some(json!({ "when": "every 7 minutes", "timezone": "UTC" })),
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(e["error"]["field"], "when", "{e}");
     let mut bad = minutely("bad", "x");
     bad["overlap_policy"] = json!("queue");
     let (status, e) = call(

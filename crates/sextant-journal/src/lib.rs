@@ -61,7 +61,7 @@ pub use queries::interactions::InteractionRow;
 pub use queries::peers::PeerRow;
 pub use queries::runs::{History, RunRow, Settled};
 pub use queries::schedules::ScheduleRow;
-pub use queries::security::CredentialRow;
+pub use queries::security::{CredentialRow, PeerCredentialRow};
 pub use queries::sessions::SessionRow;
 pub use queries::tasks::{TaskFilter, TaskPage, TaskRow};
 pub use schedules::Claim;

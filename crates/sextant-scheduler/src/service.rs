@@ -24,6 +24,7 @@ use crate::cron::FieldError;
 use crate::plan::{DEFAULT_GRACE_SECS, GRACE_RANGE_SECS};
 use crate::timing::{ONCE_FORMAT, Timing, jitter};
 use crate::view::{RunView, ScheduleView};
+use crate::words::{Understood, understand};
 use crate::{Error, Result, Scheduler};
 
 /// Longest schedule name, in characters.
@@ -83,6 +84,9 @@ pub struct ScheduleFields {
     pub cron: Option<String>,
     /// A one-shot plan's local time, `YYYY-MM-DDTHH:MM[:SS]` in the plan's zone.
     pub once_at: Option<String>,
+    /// Plain words read into `cron` or `once_at` ([`crate::words`]), instead of either; the
+    /// view echoes what they were read as.
+    pub when: Option<String>,
     pub timezone: Option<String>,
     pub agent_id: Option<String>,
     pub enabled: Option<bool>,
@@ -207,6 +211,29 @@ pub(crate) fn cursor_from(
     )
 }
 
+/// Reads `fields.when` (in the zone the plan will have) into `cron` or `once_at`; what it was
+/// read as.
+fn read_when(
+    fields: &mut ScheduleFields,
+    timezone: &str,
+    now: DateTime<Utc>,
+) -> Result<Option<Understood>, FieldError> {
+    let Some(when) = fields.when.take() else {
+        return Ok(None);
+    };
+    if fields.cron.is_some() || fields.once_at.is_some() {
+        return Err(FieldError::new(
+            "when",
+            "send when (plain words), cron or once_at, one of them",
+        ));
+    }
+    let tz = crate::cron::parse_timezone(timezone)?;
+    let understood = understand(&when, tz, now)?;
+    fields.cron = understood.cron.clone();
+    fields.once_at = understood.once_at.clone();
+    Ok(Some(understood))
+}
+
 impl Scheduler {
     fn check_agent(&self, agent_id: &str) -> Result<(), FieldError> {
         if self.runtime().agent(agent_id).is_some() {
@@ -324,11 +351,13 @@ impl Scheduler {
     pub async fn create(
         &self,
         actor: impl Into<Actor>,
-        fields: ScheduleFields,
+        mut fields: ScheduleFields,
         source: ScheduleSource,
     ) -> Result<ScheduleView> {
         let actor = &actor.into();
         let now = self.clock().now();
+        let zone = fields.timezone.clone().unwrap_or_else(|| "UTC".into());
+        let understood = read_when(&mut fields, &zone, now)?;
         let name = check_name(&required(fields.name, "name", "a short label")?)?;
         let prompt = check_prompt(&required(
             fields.prompt,
@@ -428,7 +457,9 @@ impl Scheduler {
         self.changed();
         tracing::info!(schedule_id = %row.schedule_id, creator = %row.creator,
             source = %row.source, "schedule created");
-        Ok(self.view(&row).await)
+        let mut view = self.view(&row).await;
+        view.understood = understood;
+        Ok(view)
     }
 
     /// Changes some fields of one of the owner's schedules.
@@ -436,11 +467,16 @@ impl Scheduler {
         &self,
         actor: impl Into<Actor>,
         schedule_id: &str,
-        fields: ScheduleFields,
+        mut fields: ScheduleFields,
     ) -> Result<ScheduleView> {
         let actor = &actor.into();
         let now = self.clock().now();
         let current = self.owned(&actor.owner, schedule_id).await?;
+        let zone = fields
+            .timezone
+            .clone()
+            .unwrap_or_else(|| current.timezone.clone());
+        let understood = read_when(&mut fields, &zone, now)?;
         let mut row = current.clone();
         if let Some(name) = fields.name {
             row.name = check_name(&name)?;
@@ -541,7 +577,9 @@ impl Scheduler {
             return Err(Error::NotFound);
         }
         self.changed();
-        Ok(self.view(&row).await)
+        let mut view = self.view(&row).await;
+        view.understood = understood;
+        Ok(view)
     }
 
     /// Deletes one of the owner's schedules and its Run history (the Runs' Sessions stay).

@@ -171,7 +171,10 @@ impl Scheduler {
                 outcome.as_str(),
                 result.clone(),
                 &format_time(now),
-                move |n| format!("paused after {n} consecutive failed Runs; {last}"),
+                move |n| match n {
+                    1 => format!("paused after a failed Run; {last}"),
+                    n => format!("paused after {n} failed Runs in a row; {last}"),
+                },
             )
             .await?;
         let Some(s) = settled else {

@@ -1197,7 +1197,7 @@ async fn consecutive_failures_notify_pause_the_plan_and_recover() {
     assert!(
         paused
             .reason
-            .contains("paused after 2 consecutive failed Runs"),
+            .contains("paused after 2 failed Runs in a row"),
         "{paused:?}"
     );
     assert!(paused.reason.contains(short_id(&two.id)), "{paused:?}");
@@ -1368,6 +1368,7 @@ async fn an_assistant_made_plan_is_the_owners_and_stops_when_the_assistant_is_re
         owner: owner().key(),
         created_at: "2026-12-01T10:00:00.000Z".into(),
         revoked_at: None,
+        parent_id: None,
     };
     r.runtime
         .journal()
@@ -1419,4 +1420,70 @@ async fn an_assistant_made_plan_is_the_owners_and_stops_when_the_assistant_is_re
         .unwrap();
     tick_at(&r, "2026-12-01T10:03:00Z").await;
     assert!(history(&r, &s.id).await[2].session_id.is_some());
+}
+
+#[tokio::test]
+async fn plain_words_are_read_and_echoed_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = rig(&dir).await;
+    let words = |w: &str| ScheduleFields {
+        name: Some("words".into()),
+        prompt: Some("p".into()),
+        when: Some(w.into()),
+        timezone: Some("Europe/Berlin".into()),
+        agent_id: Some("echo".into()),
+        ..Default::default()
+    };
+    let every = r
+        .scheduler
+        .create(&owner(), words("every weekday at 9"), ScheduleSource::Api)
+        .await
+        .unwrap();
+    assert_eq!(every.cron.as_deref(), Some("0 9 * * 1-5"));
+    let u = every.understood.clone().expect("the echo");
+    assert_eq!(
+        (u.input.as_str(), u.cron.as_deref()),
+        ("every weekday at 9", Some("0 9 * * 1-5"))
+    );
+    // Read back later, the plan has no echo: it is only in the answer.
+    assert_eq!(
+        r.scheduler
+            .get(&owner(), &every.id)
+            .await
+            .unwrap()
+            .understood,
+        None
+    );
+    let once = r
+        .scheduler
+        .create(&owner(), words("in 30 minutes"), ScheduleSource::Api)
+        .await
+        .unwrap();
+    assert_eq!(once.cron, None);
+    assert_eq!(once.once_at.as_deref(), Some("2026-12-01T11:30:30"));
+    assert_eq!(once.next_runs[0].utc, "2026-12-01T10:30:30.000Z");
+    // An update reads words in the plan's zone.
+    let moved = r
+        .scheduler
+        .update(
+            &owner(),
+            &every.id,
+            ScheduleFields {
+                when: Some("every 30 minutes".into()),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(moved.cron.as_deref(), Some("*/30 * * * *"));
+    // Words and cron together, or words it cannot read, name the when field.
+    let mut both = words("every day at 9");
+    both.cron = Some("0 9 * * *".into());
+    for f in [both, words("now and then")] {
+        let e = r.scheduler.create(&owner(), f, ScheduleSource::Api).await;
+        assert!(
+            matches!(&e, Err(Error::Invalid(f)) if f.field == "when"),
+            "{e:?}"
+        );
+    }
 }

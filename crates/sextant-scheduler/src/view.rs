@@ -15,6 +15,7 @@ use sextant_journal::{History, RunRow, ScheduleRow};
 
 use crate::service::{assistant_of, timing_of};
 use crate::timing::Timing;
+use crate::words::Understood;
 
 /// How many next fire times a schedule view lists.
 pub const NEXT_RUNS: usize = 5;
@@ -65,7 +66,7 @@ impl NextRun {
 #[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 #[ts(export)]
 pub struct Paused {
-    /// E.g. "paused after 3 consecutive failed Runs; the last one, Run 01a2…, said: …".
+    /// E.g. "paused after 3 failed Runs in a row; the last one, Run 01a2…, said: …".
     pub reason: String,
     pub at: String,
 }
@@ -169,6 +170,9 @@ pub struct ScheduleView {
     pub access: Access,
     /// Recent outcomes and counts.
     pub history: RunHistory,
+    /// Only in the answer to a create or update that gave `when` (plain words): what they were
+    /// read as.
+    pub understood: Option<Understood>,
     pub created_at: String,
     pub updated_at: String,
 }
@@ -228,6 +232,7 @@ impl ScheduleView {
                 },
             },
             history: RunHistory::from(history),
+            understood: None,
             created_at: row.created_at.clone(),
             updated_at: row.updated_at.clone(),
         }

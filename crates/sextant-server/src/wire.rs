@@ -278,6 +278,8 @@ pub struct SchedulePreview {
     pub cron: Option<String>,
     /// The one-shot local time previewed.
     pub once_at: Option<String>,
+    /// When plain words (`when`) were previewed: what they were read as.
+    pub understood: Option<sextant_scheduler::words::Understood>,
     pub timezone: String,
     /// The expression in plain words (the same words a saved schedule shows).
     pub description: String,

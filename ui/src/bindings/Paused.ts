@@ -5,6 +5,6 @@
  */
 export type Paused = { 
 /**
- * E.g. "paused after 3 consecutive failed Runs; the last one, Run 01a2…, said: …".
+ * E.g. "paused after 3 failed Runs in a row; the last one, Run 01a2…, said: …".
  */
 reason: string, at: string, };

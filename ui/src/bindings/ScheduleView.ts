@@ -3,6 +3,7 @@ import type { Access } from "./Access";
 import type { NextRun } from "./NextRun";
 import type { Paused } from "./Paused";
 import type { RunHistory } from "./RunHistory";
+import type { Understood } from "./Understood";
 
 /**
  * A schedule as the API shows it.
@@ -74,4 +75,9 @@ access: Access,
 /**
  * Recent outcomes and counts.
  */
-history: RunHistory, created_at: string, updated_at: string, };
+history: RunHistory, 
+/**
+ * Only in the answer to a create or update that gave `when` (plain words): what they were
+ * read as.
+ */
+understood: Understood | null, created_at: string, updated_at: string, };

@@ -35,6 +35,8 @@ export function ScheduleDetail(props: { id: string }) {
     try {
       const p = await listRuns(props.id, 50);
       setRuns({ list: p.runs, total: p.total, next: p.next_cursor, status: 'ready' });
+      // The plan's record (and a pause) follow its Runs.
+      getSchedule(props.id).then(setS, () => undefined);
     } catch (e) {
       setRuns((r) => ({ ...r, status: r.status === 'ready' ? 'ready' : 'error', error: (e as Error).message }));
     }
@@ -175,56 +177,58 @@ export function ScheduleDetail(props: { id: string }) {
               </Empty>
             )}
             {runs.status === 'ready' && runs.list.length > 0 && (
-              <table class="table" aria-label="Runs of this schedule">
-                <thead>
-                  <tr>
-                    <th>Status</th>
-                    <th>Trigger</th>
-                    <th>Fired</th>
-                    <th>Finished</th>
-                    <th>Result</th>
-                    <th>Transcript</th>
-                    <th class="actions-col">
-                      <span class="sr-only">Actions</span>
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {runs.list.map((r) => (
-                    <tr key={r.id} data-run-id={r.id} data-status={r.status}>
-                      <td>
-                        <RunBadge status={r.status} title={r.reason ?? undefined} />
-                        {r.reason && <div class="muted small clamp" title={r.reason}>{r.reason}</div>}
-                      </td>
-                      <td>
-                        <span>{triggerLabel(r.trigger)}</span>
-                        {r.replay_of && <div class="muted small">of {shortId(r.replay_of)}</div>}
-                      </td>
-                      <td>
-                        <Ago at={r.created_at} />
-                      </td>
-                      <td>{r.finished_at ? <Ago at={r.finished_at} /> : <span class="muted">—</span>}</td>
-                      <td>
-                        <RunResult run={r} />
-                      </td>
-                      <td>
-                        {r.session_id ? (
-                          <Link href={`/sessions/${r.session_id}`} class="link" title="Open the Session this Run created">
-                            Session {shortId(r.session_id)} →
-                          </Link>
-                        ) : (
-                          <span class="muted">none</span>
-                        )}
-                      </td>
-                      <td class="row-actions">
-                        <button class="btn btn-small btn-ghost" disabled={replaying === r.id} onClick={() => void replay(r)} data-action="replay" title="A new Run with this Run's exact prompt and Agent">
-                          ↻ Replay
-                        </button>
-                      </td>
+              <div class="table-scroll">
+                <table class="table" aria-label="Runs of this schedule">
+                  <thead>
+                    <tr>
+                      <th>Status</th>
+                      <th>Trigger</th>
+                      <th>Fired</th>
+                      <th>Finished</th>
+                      <th>Result</th>
+                      <th>Transcript</th>
+                      <th class="actions-col">
+                        <span class="sr-only">Actions</span>
+                      </th>
                     </tr>
-                  ))}
-                </tbody>
-              </table>
+                  </thead>
+                  <tbody>
+                    {runs.list.map((r) => (
+                      <tr key={r.id} data-run-id={r.id} data-status={r.status}>
+                        <td>
+                          <RunBadge status={r.status} title={r.reason ?? undefined} />
+                          {r.reason && <div class="muted small clamp" title={r.reason}>{r.reason}</div>}
+                        </td>
+                        <td>
+                          <span>{triggerLabel(r.trigger)}</span>
+                          {r.replay_of && <div class="muted small">of {shortId(r.replay_of)}</div>}
+                        </td>
+                        <td>
+                          <Ago at={r.created_at} />
+                        </td>
+                        <td>{r.finished_at ? <Ago at={r.finished_at} /> : <span class="muted">—</span>}</td>
+                        <td>
+                          <RunResult run={r} />
+                        </td>
+                        <td>
+                          {r.session_id ? (
+                            <Link href={`/sessions/${r.session_id}`} class="link" title="Open the Session this Run created">
+                              Session {shortId(r.session_id)} →
+                            </Link>
+                          ) : (
+                            <span class="muted">none</span>
+                          )}
+                        </td>
+                        <td class="row-actions">
+                          <button class="btn btn-small btn-ghost" disabled={replaying === r.id} onClick={() => void replay(r)} data-action="replay" title="A new Run with this Run's exact prompt and Agent">
+                            ↻ Replay
+                          </button>
+                        </td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
             )}
             {runs.next && (
               <div class="table-foot">

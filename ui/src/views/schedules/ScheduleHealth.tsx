@@ -57,7 +57,8 @@ export function HistoryStrip(props: { history: RunHistory; consecutiveFailures?:
 /** A Run's duration and the start of its result, once it has ended. */
 export function RunResult(props: { run: Run }) {
   const r = props.run;
-  if (r.duration_ms === null && !r.result) return <span class="muted">—</span>;
+  // A Run that never started has its reason in the status column already.
+  if (!r.session_id || (r.duration_ms === null && !r.result)) return <span class="muted">—</span>;
   return (
     <div class="run-result">
       {r.duration_ms !== null && <span class="muted small nowrap">{duration(r.duration_ms)}</span>}
