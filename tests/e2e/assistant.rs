@@ -549,6 +549,39 @@ async fn the_assistant_schedules_and_peers_only_the_agents_it_may_call() {
     assert!(ids.contains(&"open"), "{ids:?}");
     let r = call(&a, "issue_agent_peers", json!({ "agent_ids": ["private"] })).await;
     assert!(refused(&r).contains("may not call"), "{}", text(&r));
+    // The owner's own plan for "private": the assistant sees it, may disable it, but may not
+    // change it (its prompt would run as the owner on an Agent the assistant cannot call), and
+    // a Run it asks for is blocked.
+    let (status, mine) = req(
+        &app,
+        Some(&app.token),
+        Method::POST,
+        "/api/v1/me/schedules",
+        Some(plan("private")),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{mine}");
+    let mine = mine["id"].as_str().unwrap().to_string();
+    let r = call(
+        &a,
+        "update_schedule",
+        json!({ "schedule_id": mine, "prompt": "something else" }),
+    )
+    .await;
+    assert!(refused(&r).contains("private"), "{}", text(&r));
+    let r = call(&a, "run_schedule_now", json!({ "schedule_id": mine })).await;
+    assert_eq!(ok(&r)["status"], "blocked", "{}", text(&r));
+    let r = call(&a, "disable_schedule", json!({ "schedule_id": mine })).await;
+    assert_eq!(ok(&r)["enabled"], false);
+    let (_, v) = req(
+        &app,
+        Some(&app.token),
+        Method::GET,
+        &format!("/api/v1/me/schedules/{mine}"),
+        None,
+    )
+    .await;
+    assert_eq!(v["prompt"], "p", "{v}");
     // Checked on enable and at every firing: the owner revokes the assistant's access to "open".
     let s = ok(&call(&a, "create_schedule", plan("open")).await);
     let id = s["id"].as_str().unwrap().to_string();

@@ -8,7 +8,8 @@
 //! Access: creating a schedule, enabling it (or pointing it at another Agent while enabled),
 //! running it now, replaying a Run and backfilling all check the creator's current access to
 //! the Agent, and, for a plan an assistant made or for an assistant asking, the assistant's
-//! current access too ([`Scheduler::may_run`]). A refused create or enable is an error; a
+//! current access too ([`Scheduler::may_run`]); an assistant edits only plans whose Agent it
+//! may call itself (it may always disable one). A refused create or enable is an error; a
 //! refused run-now or replay is recorded as a `blocked` Run. Listing, reading, disabling,
 //! editing and deleting need no access to the Agent: a person whose access was revoked can
 //! still clean up.
@@ -472,6 +473,23 @@ impl Scheduler {
         let actor = &actor.into();
         let now = self.clock().now();
         let current = self.owned(&actor.owner, schedule_id).await?;
+        // An assistant changes only the plans of Agents it may call itself (it could otherwise
+        // put its own prompt in the owner's plan for an Agent it cannot reach); it may always
+        // disable one.
+        let only_disabling = fields
+            == ScheduleFields {
+                enabled: Some(false),
+                ..Default::default()
+            };
+        if let (Some(a), false) = (&actor.assistant, only_disabling) {
+            let mut agents = vec![current.agent_id.clone()];
+            agents.extend(fields.agent_id.clone());
+            for agent in agents {
+                self.assistant_may_call(a, &agent)
+                    .await
+                    .map_err(Error::Forbidden)?;
+            }
+        }
         let zone = fields
             .timezone
             .clone()
