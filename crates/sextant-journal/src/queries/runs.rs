@@ -415,8 +415,9 @@ pub struct History {
     pub canceled: u64,
 }
 
-/// The [`History`] of every schedule of `creator` (or of one schedule), keeping the latest
-/// `recent` outcomes each.
+/// The [`History`] of every schedule of `creator` (or of one schedule of theirs), keeping the
+/// latest `recent` outcomes each. One schedule's is read through its own index, so showing a
+/// schedule costs the same however many others its creator has.
 pub fn histories(
     c: &Connection,
     creator: &str,
@@ -424,16 +425,24 @@ pub fn histories(
     recent: u32,
 ) -> Result<HashMap<String, History>> {
     let mut out: HashMap<String, History> = HashMap::new();
-    let mut stmt = c.prepare_cached(
+    let scope = match schedule_id {
+        Some(_) => {
+            "r.schedule_id = ?2 AND EXISTS (SELECT 1 FROM schedules s \
+                    WHERE s.schedule_id = r.schedule_id AND s.creator = ?1)"
+        }
+        None => {
+            "r.schedule_id IN (SELECT schedule_id FROM schedules WHERE creator = ?1) \
+                 AND ?2 IS NULL"
+        }
+    };
+    let mut stmt = c.prepare_cached(&format!(
         "SELECT schedule_id, outcome, run_id, scheduled_for FROM (
              SELECT r.schedule_id, r.outcome, r.run_id, r.scheduled_for,
                     ROW_NUMBER() OVER (PARTITION BY r.schedule_id
                                        ORDER BY r.settled_at DESC, r.run_id DESC) AS n
-             FROM runs r JOIN schedules s ON s.schedule_id = r.schedule_id
-             WHERE s.creator = ?1 AND (?2 IS NULL OR s.schedule_id = ?2)
-               AND r.settled_at IS NOT NULL)
-         WHERE n <= ?3 ORDER BY schedule_id, n",
-    )?;
+             FROM runs r WHERE {scope} AND r.settled_at IS NOT NULL)
+         WHERE n <= ?3 ORDER BY schedule_id, n"
+    ))?;
     let rows = stmt.query_map(params![creator, schedule_id, recent], |r| {
         Ok((
             r.get::<_, String>(0)?,
@@ -449,12 +458,11 @@ pub fn histories(
             .recent
             .push((outcome, run_id, slot));
     }
-    let mut stmt = c.prepare_cached(
-        "SELECT r.schedule_id, r.outcome, COUNT(*)
-         FROM runs r JOIN schedules s ON s.schedule_id = r.schedule_id
-         WHERE s.creator = ?1 AND (?2 IS NULL OR s.schedule_id = ?2) AND r.outcome IS NOT NULL
-         GROUP BY r.schedule_id, r.outcome",
-    )?;
+    let mut stmt = c.prepare_cached(&format!(
+        "SELECT r.schedule_id, r.outcome, COUNT(*) FROM runs r
+         WHERE {scope} AND r.outcome IS NOT NULL
+         GROUP BY r.schedule_id, r.outcome"
+    ))?;
     let rows = stmt.query_map(params![creator, schedule_id], |r| {
         Ok((
             r.get::<_, String>(0)?,
