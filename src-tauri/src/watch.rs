@@ -1,7 +1,9 @@
 //! The shell's view of the approvals inbox, read like any other client of the embedded server:
 //! it follows `GET /api/v1/tasks/events` and, whenever an interaction is raised or answered
 //! (or the stream says it lagged), re-reads `GET /api/v1/interactions`. From that list it sets
-//! the tray's pending count and notifies about interactions it has not seen before.
+//! the tray's pending count and notifies about interactions it has not seen before. A
+//! schedule notice on the same stream (a plan started failing, recovered, or was paused) is
+//! shown as a notification as it comes.
 //!
 //! No business logic: which interactions are pending is the server's answer, verbatim. The
 //! subscription is opened before the list is read, so nothing raised in between is missed; a
@@ -54,6 +56,27 @@ impl Pending {
 #[derive(Debug, Deserialize)]
 struct List {
     interactions: Vec<Pending>,
+}
+
+/// The fields of a schedule notice (`event: schedule`) a notification shows.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ScheduleNotice {
+    /// `failed`, `recovered` or `paused`.
+    pub kind: String,
+    pub schedule_id: String,
+    pub message: String,
+}
+
+impl ScheduleNotice {
+    /// The notification's title.
+    pub fn title(&self) -> &'static str {
+        match self.kind.as_str() {
+            "recovered" => "A schedule recovered",
+            "paused" => "A schedule was paused",
+            _ => "A scheduled Run failed",
+        }
+    }
 }
 
 /// Follows the server until `stop` fires.
@@ -116,8 +139,14 @@ impl Watch {
         let mut body = res.bytes_stream();
         while let Some(chunk) = body.next().await {
             let chunk = chunk.context("reading the event stream")?;
-            let changed = parser
-                .push(&chunk)
+            let events = parser.push(&chunk);
+            for e in events.iter().filter(|e| e.event == "schedule") {
+                match serde_json::from_str::<ScheduleNotice>(&e.data) {
+                    Ok(n) => crate::notify::schedule_notice(&self.app, &n),
+                    Err(err) => tracing::debug!(error = %err, "watch: unreadable schedule notice"),
+                }
+            }
+            let changed = events
                 .iter()
                 .any(|e| e.event == "interaction" || e.event == "resync");
             if changed {
@@ -179,5 +208,22 @@ mod tests {
         }))
         .unwrap();
         assert_eq!(q.body(), "codex: needs your decision");
+    }
+
+    #[test]
+    fn schedule_notices_read_as_the_server_sends_them() {
+        let n: ScheduleNotice = serde_json::from_value(serde_json::json!({
+            "kind": "paused", "scheduleId": "s1", "scheduleName": "Backup", "runId": "r1",
+            "consecutiveFailures": 3, "message": "“Backup” was paused after 3 consecutive failed Runs",
+            "at": "2026-12-01T10:00:00.000Z"
+        }))
+        .unwrap();
+        assert_eq!(n.title(), "A schedule was paused");
+        assert_eq!(n.schedule_id, "s1");
+        let f: ScheduleNotice = serde_json::from_value(serde_json::json!({
+            "kind": "failed", "scheduleId": "s2", "message": "A Run of “x” failed: boom"
+        }))
+        .unwrap();
+        assert_eq!(f.title(), "A scheduled Run failed");
     }
 }

@@ -517,4 +517,82 @@ describe('peers', () => {
       await fake.close();
     }
   });
+  test('an assistant gets the owner’s Agents as peers, shown once; its paused plan says why', async () => {
+    const page = await open('/peers');
+    const panel = page.locator('[data-assistants]');
+    await panel.getByText('No assistant tokens yet').waitFor();
+    await panel.getByLabel('Assistant name').fill('hermes');
+    await panel.getByRole('button', { name: 'New assistant token' }).click();
+    const once = page.locator('dialog[open]');
+    const token = (await once.locator('[data-shown-once]').textContent()).trim();
+    assert.match(token, /^sxa_[0-9a-f]{64}$/);
+    await once.getByRole('button', { name: 'Done' }).click();
+    const row = panel.locator('[data-assistant="hermes"]');
+    await row.getByText('workspace token').waitFor();
+
+    // Its peers: a credential per Agent, with the Hermes block, shown once.
+    await row.getByRole('button', { name: 'Issue peers' }).click();
+    const block = page.locator('dialog[open] [data-shown-once]');
+    await block.waitFor();
+    const yaml = await block.textContent();
+    assert.match(yaml, /a2a_agents:\n {2}echo:\n/);
+    assert.match(yaml, /auth: \{ type: bearer, token: "sxa_[0-9a-f]{64}" \}/);
+    await page.setViewportSize({ width: 1280, height: 860 });
+    await shot(page, 'assistant-peers');
+    await page.locator('dialog[open]').getByRole('button', { name: 'Done' }).click();
+    await row.locator('[data-peer="echo"]').waitFor();
+    await row.locator('[data-peer="shell"]').waitFor();
+    await panel.scrollIntoViewIfNeeded();
+    await shot(page, 'assistants');
+    await page.setViewportSize({ width: 420, height: 860 });
+    await panel.scrollIntoViewIfNeeded();
+    await shot(page, 'assistants-narrow');
+    await page.setViewportSize({ width: 1360, height: 860 });
+    await row.getByRole('button', { name: "Revoke hermes's credential for echo" }).click();
+    await row.locator('[data-peer="echo"]').waitFor({ state: 'detached' });
+
+    // A plan the assistant makes with its token is the owner's, and says so.
+    const made = await fetch(`${server.url}/api/v1/me/schedules`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({
+        name: 'Nightly backup check',
+        prompt: 'check the backup',
+        cron: '0 3 * * *',
+        timezone: 'Europe/Berlin',
+        agent_id: 'echo',
+        pause_after_failures: 1,
+      }),
+    }).then((r) => r.json());
+    assert.equal(made.source, 'assistant');
+    // Its Run is blocked (the owner denies themselves the Agent for a moment): one failure
+    // pauses it, and the page says why.
+    const deny = (denied) => api.call('PUT', '/api/v1/agents/echo/access', { denied });
+    assert.equal((await deny(['person:sextant:owner'])).status, 200);
+    const run = await api.call('POST', `/api/v1/me/schedules/${made.id}/run`);
+    assert.equal(run.body.status, 'blocked');
+    assert.equal((await deny([])).status, 200);
+    const plan = await open(`/schedules/${made.id}`);
+    const paused = plan.locator('[data-paused]');
+    await paused.getByText('paused after a failed Run').waitFor();
+    await plan.getByText('assistant hermes').waitFor();
+    await plan.locator('.history-strip').getByText('0 succeeded · 1 failed').waitFor();
+    await plan.setViewportSize({ width: 1280, height: 860 });
+    await shot(plan, 'schedule-paused');
+    await plan.setViewportSize({ width: 420, height: 860 });
+    await shot(plan, 'schedule-paused-narrow');
+    noErrors(plan);
+    await plan.close();
+
+    // Revoking the assistant stops its token at once.
+    await row.getByRole('button', { name: 'Revoke', exact: true }).click();
+    const confirm = page.locator('dialog[open]');
+    await confirm.getByText('stop working at once').waitFor();
+    await confirm.getByRole('button', { name: 'Revoke', exact: true }).click();
+    await row.getByText('revoked').waitFor();
+    const refused = await fetch(`${server.url}/api/v1/me/schedules`, { headers: { Authorization: `Bearer ${token}` } });
+    assert.equal(refused.status, 401);
+    noErrors(page);
+    await page.close();
+  });
 });

@@ -10,6 +10,7 @@ mod support;
 
 mod adversarial;
 mod approvals;
+mod assistant;
 mod auth_matrix;
 mod cards;
 mod connections;

@@ -398,7 +398,20 @@ async fn the_endpoint_is_stateless_authenticated_and_host_checked() {
             "a2a_list",
             "a2a_orchestrate",
             "answer_agent_task",
-            "get_agent_task"
+            "backfill_schedule",
+            "create_schedule",
+            "delete_schedule",
+            "disable_schedule",
+            "enable_schedule",
+            "get_agent_task",
+            "get_schedule",
+            "issue_agent_peers",
+            "list_agent_peers",
+            "list_schedule_runs",
+            "list_schedules",
+            "replay_schedule_run",
+            "run_schedule_now",
+            "update_schedule"
         ]
     );
 

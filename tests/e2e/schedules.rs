@@ -545,3 +545,229 @@ async fn revocation_blocks_the_next_run_and_the_creator_can_still_clean_up() {
     wait_run(&app, Who::Anon, &run).await;
     app.shutdown().await;
 }
+
+/// A Sextant on a temp data dir with `agents_toml`, whose wall time is `clock`.
+async fn spawn_with_agents(clock: &ManualClock, agents_toml: &str) -> TestApp {
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::write(dir.path().join("agents.toml"), agents_toml).expect("agents.toml");
+    let running = sextant::start_with_clock(loopback(dir.path()), Arc::new(clock.clone()))
+        .await
+        .expect("sextant starts");
+    TestApp::running_in(running, dir, false)
+}
+
+/// The next `event: schedule` frame of a task-events stream.
+async fn next_notice(events: &mut crate::support::Sse) -> Value {
+    loop {
+        let f = events.next_frame().await.expect("the stream stays open");
+        if f.event.as_deref() == Some("schedule") {
+            return f.json();
+        }
+    }
+}
+
+#[tokio::test]
+async fn failures_are_notified_live_and_pause_the_plan_with_the_reason() {
+    let clock = ManualClock::new(t0());
+    let toml = crate::support::exec_agent("broken", "read -r line; echo 'disk full' >&2; exit 3");
+    let app = spawn_with_agents(&clock, &toml).await;
+    let mut events = app.get_sse("/api/v1/tasks/events", None).await;
+    let mut body = minutely("backup", "back up");
+    body["agent_id"] = json!("broken");
+    body["pause_after_failures"] = json!(2);
+    body["overlap_policy"] = json!("buffer_one");
+    let s = create(&app, Who::Owner, body).await;
+    assert_eq!(s["pause_after_failures"], 2);
+    assert_eq!(s["overlap_policy"], "buffer_one");
+    assert_eq!(s["paused"], Value::Null);
+    let id = s["id"].as_str().unwrap().to_string();
+    let run_now = || async {
+        let (status, run) = call(
+            &app,
+            Who::Owner,
+            Method::POST,
+            &format!("/api/v1/me/schedules/{id}/run"),
+            None,
+        )
+        .await;
+        assert_eq!(status, StatusCode::CREATED, "{run}");
+        run
+    };
+    let first = run_now().await;
+    let n = next_notice(&mut events).await;
+    assert_eq!(n["kind"], "failed", "{n}");
+    assert_eq!(n["scheduleId"], id);
+    assert_eq!(n["runId"], first["id"]);
+    assert_eq!(n["consecutiveFailures"], 1);
+    run_now().await;
+    let n = next_notice(&mut events).await;
+    assert_eq!(n["kind"], "paused", "{n}");
+    assert!(
+        n["message"]
+            .as_str()
+            .unwrap()
+            .contains("paused after 2 failed Runs in a row"),
+        "{n}"
+    );
+    // The plan says why, and its Runs say how they ended.
+    let (_, v) = call(
+        &app,
+        Who::Owner,
+        Method::GET,
+        &format!("/api/v1/me/schedules/{id}"),
+        None,
+    )
+    .await;
+    assert_eq!(v["enabled"], false, "{v}");
+    assert!(
+        v["paused"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("failed Runs in a row"),
+        "{v}"
+    );
+    assert_eq!(v["history"]["failed"], 2, "{v}");
+    let list = runs(&app, Who::Owner, &id).await;
+    assert!(list.iter().all(|r| r["outcome"] == "failed"), "{list:?}");
+    assert!(list.iter().all(|r| r["duration_ms"].is_i64()), "{list:?}");
+    // Enabled again: the pause is gone.
+    let (status, on) = call(
+        &app,
+        Who::Owner,
+        Method::PATCH,
+        &format!("/api/v1/me/schedules/{id}"),
+        Some(json!({ "enabled": true })),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{on}");
+    assert_eq!(
+        (on["paused"].clone(), on["consecutive_failures"].clone()),
+        (Value::Null, json!(0))
+    );
+    drop(events);
+    app.shutdown().await;
+}
+
+#[tokio::test]
+async fn one_shot_plans_backfill_and_preview_over_http() {
+    let clock = ManualClock::new(t0());
+    let app = spawn_with_clock(&clock).await;
+    // A one-shot plan: 12:00 Berlin on 2026-12-01 (11:00 UTC).
+    let mut once = minutely("once", "only once");
+    once.as_object_mut().unwrap().remove("cron");
+    once["once_at"] = json!("2026-12-01T12:00");
+    let s = create(&app, Who::Owner, once).await;
+    assert_eq!(s["cron"], Value::Null);
+    assert_eq!(s["once_at"], "2026-12-01T12:00:00");
+    assert_eq!(s["next_runs"][0]["utc"], "2026-12-01T11:00:00.000Z");
+    assert_eq!(
+        s["next_runs"][0]["words"],
+        "Tuesday 1 December 2026 at 12:00 CET"
+    );
+    // Sending back what was read (cron: null) is fine.
+    let (status, back) = call(
+        &app,
+        Who::Owner,
+        Method::PATCH,
+        &format!("/api/v1/me/schedules/{}", s["id"].as_str().unwrap()),
+        Some(s.clone()),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{back}");
+    // Preview of a one-shot time and of a bad overlap policy.
+    let (status, p) = call(
+        &app,
+        Who::Owner,
+        Method::POST,
+        "/api/v1/me/schedules/preview",
+        Some(json!({ "once_at": "2026-12-24T09:00", "timezone": "Europe/Paris" })),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{p}");
+    assert_eq!(p["next_runs"].as_array().unwrap().len(), 1);
+    // Plain words: previewed and created, echoed back as cron.
+    let (status, p) = call(
+        &app,
+        Who::Owner,
+        Method::POST,
+        "/api/v1/me/schedules/preview",
+        Some(json!({ "when": "every monday and thursday at 18:30", "timezone": "Europe/Berlin" })),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{p}");
+    assert_eq!(p["cron"], "30 18 * * 1,4");
+    assert_eq!(
+        p["understood"]["input"],
+        "every monday and thursday at 18:30"
+    );
+    let mut words = minutely("words", "w");
+    words.as_object_mut().unwrap().remove("cron");
+    words["when"] = json!("every weekday at 9");
+    let w = create(&app, Who::Owner, words).await;
+    assert_eq!(w["cron"], "0 9 * * 1-5");
+    assert_eq!(w["understood"]["cron"], "0 9 * * 1-5", "{w}");
+    let (status, e) = call(
+        &app,
+        Who::Owner,
+        Method::POST,
+        "/api/v1/me/schedules/preview",
+        Some(json!({ "when": "every 7 minutes", "timezone": "UTC" })),
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(e["error"]["field"], "when", "{e}");
+    let mut bad = minutely("bad", "x");
+    bad["overlap_policy"] = json!("queue");
+    let (status, e) = call(
+        &app,
+        Who::Owner,
+        Method::POST,
+        "/api/v1/me/schedules",
+        Some(bad),
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(e["error"]["field"], "overlap_policy", "{e}");
+    // Backfill the last three minutes of an every-minute plan: one at a time.
+    let m = create(&app, Who::Owner, minutely("minutely", "fill")).await;
+    let mid = m["id"].as_str().unwrap();
+    let mut events = app.get_sse("/api/v1/tasks/events", None).await;
+    let (status, b) = call(
+        &app,
+        Who::Owner,
+        Method::POST,
+        &format!("/api/v1/me/schedules/{mid}/backfill"),
+        Some(json!({ "from": "2026-12-01T09:57:00Z", "to": "2026-12-01T10:00:00Z" })),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{b}");
+    assert_eq!(b["overlap_policy"], "buffer_all");
+    let got = b["runs"].as_array().unwrap();
+    let status: Vec<&Value> = got.iter().map(|r| &r["status"]).collect();
+    assert_eq!(got.len(), 3);
+    assert_eq!(status[1], "buffered");
+    assert!(got.iter().all(|r| r["trigger"] == "backfill"));
+    // The loop starts each buffered Run as the one before it ends: three tasks complete.
+    let mut completed = std::collections::HashSet::new();
+    while completed.len() < 3 {
+        let f = events.next_frame().await.expect("the stream stays open");
+        if f.event.as_deref() == Some("task") && f.json()["state"] == "TASK_STATE_COMPLETED" {
+            completed.insert(f.json()["taskId"].clone());
+        }
+    }
+    drop(events);
+    let list = runs(&app, Who::Owner, mid).await;
+    assert_eq!(list.len(), 3);
+    assert!(list.iter().all(|r| r["status"] == "completed"), "{list:?}");
+    let (status, e) = call(
+        &app,
+        Who::Owner,
+        Method::POST,
+        &format!("/api/v1/me/schedules/{mid}/backfill"),
+        Some(json!({ "from": "2026-12-01T09:00:00Z", "to": "2027-01-01T00:00:00Z" })),
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{e}");
+    assert_eq!(e["error"]["field"], "to");
+    app.shutdown().await;
+}

@@ -121,6 +121,20 @@ def test_official_mcp_client_approves_a_shell_task(sextant: Server, modern: bool
                 "a2a_list",
                 "a2a_history",
                 "a2a_orchestrate",
+                # The schedule tools and the assistant's peer tools (test_assistant.py).
+                "list_schedules",
+                "get_schedule",
+                "create_schedule",
+                "update_schedule",
+                "enable_schedule",
+                "disable_schedule",
+                "run_schedule_now",
+                "list_schedule_runs",
+                "replay_schedule_run",
+                "backfill_schedule",
+                "delete_schedule",
+                "list_agent_peers",
+                "issue_agent_peers",
             }
             assert set(by_name["get_agent_task"].input_schema["required"]) == {
                 "agent_id",

@@ -7,6 +7,7 @@ import { useState } from 'preact/hooks';
 import { App } from './app';
 import { host, SignInRequired } from './host';
 import { startLive } from './live/events';
+import { showScheduleNotices } from './live/scheduleNotices';
 import { startInbox } from './views/inbox/store';
 import { startTasks } from './views/tasks/store';
 import './styles.css';
@@ -57,6 +58,7 @@ function SignIn(props: { reason: string; onDone(): void }) {
 
 function start() {
   startLive();
+  showScheduleNotices();
   startInbox();
   startTasks();
   render(<App />, root);

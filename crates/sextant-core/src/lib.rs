@@ -40,4 +40,6 @@ pub use clock::{Clock, ManualClock, SystemClock};
 pub use event::{EventBody, JournalEvent};
 pub use interaction::{Answer, Interaction, InteractionKind, InteractionOption};
 pub use principal::{Principal, PrincipalKind};
-pub use schedule::{MissedRunPolicy, RunRecord, RunTrigger, ScheduleSource};
+pub use schedule::{
+    MissedRunPolicy, OverlapPolicy, RunOutcome, RunRecord, RunTrigger, ScheduleSource,
+};

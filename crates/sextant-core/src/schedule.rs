@@ -40,8 +40,14 @@ impl MissedRunPolicy {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RunTrigger {
-    /// A cron slot came due. At most one cron Run exists per (schedule, slot).
+    /// A cron slot came due. At most one cron (or catch-up) Run exists per (schedule, slot).
     Cron,
+    /// A slot that was missed (the machine slept, Sextant was closed) and ran late, within the
+    /// schedule's catch-up window (`missed_run_policy: run_once`).
+    Catchup,
+    /// An explicit backfill of a past range: one Run per slot, at most one per (schedule,
+    /// slot).
+    Backfill,
     /// Someone asked for it now ("run now").
     Manual,
     /// A re-run of an earlier Run with that Run's exact prompt and Agent.
@@ -53,6 +59,8 @@ impl RunTrigger {
     pub fn as_str(self) -> &'static str {
         match self {
             RunTrigger::Cron => "cron",
+            RunTrigger::Catchup => "catchup",
+            RunTrigger::Backfill => "backfill",
             RunTrigger::Manual => "manual",
             RunTrigger::Replay => "replay",
         }
@@ -62,6 +70,8 @@ impl RunTrigger {
     pub fn parse(s: &str) -> Option<Self> {
         match s {
             "cron" => Some(RunTrigger::Cron),
+            "catchup" => Some(RunTrigger::Catchup),
+            "backfill" => Some(RunTrigger::Backfill),
             "manual" => Some(RunTrigger::Manual),
             "replay" => Some(RunTrigger::Replay),
             _ => None,
@@ -102,6 +112,84 @@ impl ScheduleSource {
     }
 }
 
+/// What a schedule does when a slot comes due while one of its Runs is still running (its
+/// task not ended: working, or waiting for an approval). Run now and replay always start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OverlapPolicy {
+    /// Record the slot as a `skipped` Run and do not run it (the default).
+    Skip,
+    /// Keep one Run `buffered`: it starts when the running one ends; further slots meanwhile
+    /// are skipped.
+    BufferOne,
+    /// Buffer every such Run; they start one at a time, in slot order.
+    BufferAll,
+    /// Start it anyway, beside the running one.
+    AllowAll,
+    /// Ask the runtime to cancel the running Run, then start this one.
+    CancelPrevious,
+}
+
+impl OverlapPolicy {
+    /// Every policy, in the order the docs list them.
+    pub const ALL: [OverlapPolicy; 5] = [
+        OverlapPolicy::Skip,
+        OverlapPolicy::BufferOne,
+        OverlapPolicy::BufferAll,
+        OverlapPolicy::AllowAll,
+        OverlapPolicy::CancelPrevious,
+    ];
+
+    /// The stored and wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OverlapPolicy::Skip => "skip",
+            OverlapPolicy::BufferOne => "buffer_one",
+            OverlapPolicy::BufferAll => "buffer_all",
+            OverlapPolicy::AllowAll => "allow_all",
+            OverlapPolicy::CancelPrevious => "cancel_previous",
+        }
+    }
+
+    /// Parses the stored and wire name.
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|p| p.as_str() == s)
+    }
+}
+
+/// How a Run ended, once it has: what the failure count and the notifications go by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunOutcome {
+    /// Its task completed.
+    Succeeded,
+    /// Its task failed or was rejected, or the Run could not start (`failed`, `blocked`).
+    Failed,
+    /// Its task was canceled: neither a success nor a failure.
+    Canceled,
+}
+
+impl RunOutcome {
+    /// The stored and wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunOutcome::Succeeded => "succeeded",
+            RunOutcome::Failed => "failed",
+            RunOutcome::Canceled => "canceled",
+        }
+    }
+
+    /// Parses the stored and wire name.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "succeeded" => Some(RunOutcome::Succeeded),
+            "failed" => Some(RunOutcome::Failed),
+            "canceled" => Some(RunOutcome::Canceled),
+            _ => None,
+        }
+    }
+}
+
 /// The stored state of a Run before (or instead of) its task. Once a Run has started, its
 /// status is its task's state, read from the journal; these values cover the rest.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -117,6 +205,12 @@ pub enum RunRecord {
     Missed,
     /// The Run could not start (e.g. the Agent is no longer configured).
     Failed,
+    /// Not run: an earlier Run of the schedule was still running and the overlap policy said
+    /// to skip (`skip`, or `buffer_one` with one already waiting).
+    Skipped,
+    /// Waiting for the schedule's running Run to end (`buffer_one`, `buffer_all`); it starts
+    /// then.
+    Buffered,
 }
 
 impl RunRecord {
@@ -128,6 +222,8 @@ impl RunRecord {
             RunRecord::Blocked => "blocked",
             RunRecord::Missed => "missed",
             RunRecord::Failed => "failed",
+            RunRecord::Skipped => "skipped",
+            RunRecord::Buffered => "buffered",
         }
     }
 
@@ -139,6 +235,8 @@ impl RunRecord {
             "blocked" => Some(RunRecord::Blocked),
             "missed" => Some(RunRecord::Missed),
             "failed" => Some(RunRecord::Failed),
+            "skipped" => Some(RunRecord::Skipped),
+            "buffered" => Some(RunRecord::Buffered),
             _ => None,
         }
     }
@@ -154,7 +252,13 @@ mod tests {
             assert_eq!(MissedRunPolicy::parse(p.as_str()), Some(p));
             assert_eq!(serde_json::to_value(p).unwrap(), p.as_str());
         }
-        for t in [RunTrigger::Cron, RunTrigger::Manual, RunTrigger::Replay] {
+        for t in [
+            RunTrigger::Cron,
+            RunTrigger::Catchup,
+            RunTrigger::Backfill,
+            RunTrigger::Manual,
+            RunTrigger::Replay,
+        ] {
             assert_eq!(RunTrigger::parse(t.as_str()), Some(t));
         }
         for s in [
@@ -170,8 +274,21 @@ mod tests {
             RunRecord::Blocked,
             RunRecord::Missed,
             RunRecord::Failed,
+            RunRecord::Skipped,
+            RunRecord::Buffered,
         ] {
             assert_eq!(RunRecord::parse(r.as_str()), Some(r));
+        }
+        for p in OverlapPolicy::ALL {
+            assert_eq!(OverlapPolicy::parse(p.as_str()), Some(p));
+            assert_eq!(serde_json::to_value(p).unwrap(), p.as_str());
+        }
+        for o in [
+            RunOutcome::Succeeded,
+            RunOutcome::Failed,
+            RunOutcome::Canceled,
+        ] {
+            assert_eq!(RunOutcome::parse(o.as_str()), Some(o));
         }
         assert_eq!(MissedRunPolicy::parse("later"), None);
     }

@@ -54,6 +54,14 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "20261202001000_turn_processes",
         include_str!("../migrations/20261202001000_turn_processes.sql"),
     ),
+    (
+        "20261202090000_schedule_policies",
+        include_str!("../migrations/20261202090000_schedule_policies.sql"),
+    ),
+    (
+        "20261202120000_assistant_peers",
+        include_str!("../migrations/20261202120000_assistant_peers.sql"),
+    ),
 ];
 
 /// Applies the pending migrations; returns how many ran.

@@ -2,15 +2,18 @@
 //! writer thread (so a claim and the cursor move commit together, serialised with every other
 //! write of this process); reads run on the read pool.
 
+use std::collections::HashMap;
+
 use rusqlite::Connection;
 
 use crate::error::{Error, Result};
 use crate::queries::{runs, schedules};
 use crate::writer::Job;
-use crate::{Journal, RunRow, ScheduleRow};
+use crate::{History, Journal, RunRow, ScheduleRow, Settled};
 
 /// One cron slot to claim: move the schedule's cursor from `expected` to `next` and, if that
-/// worked, record `run` for the slot.
+/// worked, record `runs` (the slot's Run, and any Run recorded beside it, such as the trace of
+/// a missed slot before it).
 #[derive(Debug, Clone)]
 pub struct Claim {
     pub schedule_id: String,
@@ -18,8 +21,11 @@ pub struct Claim {
     pub expected: String,
     /// The cursor after this claim: the first slot after "now".
     pub next: Option<String>,
-    /// The Run to record (a cron Run, `pending` or `missed`); `None` only moves the cursor.
-    pub run: Option<RunRow>,
+    /// When the loop handles `next`: the slot plus its jitter.
+    pub next_due: Option<String>,
+    /// The Runs to record (cron Runs: `pending`, `missed`, ...), the slot's own first; empty
+    /// only moves the cursor.
+    pub runs: Vec<RunRow>,
 }
 
 impl Journal {
@@ -47,8 +53,10 @@ impl Journal {
     }
 
     /// Replaces a schedule's editable fields (only if `row.creator` owns it); whether it did.
-    pub async fn update_schedule(&self, row: ScheduleRow) -> Result<bool> {
-        self.call(move |c| schedules::update(c, &row)).await
+    /// `reset_failures` (the plan was enabled again) sets its failure count back to 0.
+    pub async fn update_schedule(&self, row: ScheduleRow, reset_failures: bool) -> Result<bool> {
+        self.call(move |c| schedules::update(c, &row, reset_failures))
+            .await
     }
 
     /// Deletes a schedule owned by `creator`, with its Runs; whether it existed.
@@ -93,7 +101,7 @@ impl Journal {
     }
 
     /// Claims cron slots, all in one transaction. For each claim, `true` means this caller
-    /// owns the slot (the cursor moved and the Run was recorded); `false` means another
+    /// owns the slot (the cursor moved and its Runs were recorded); `false` means another
     /// scheduler got there first or the schedule changed meanwhile, and nothing was written
     /// for it.
     pub async fn claim_slots(&self, claims: Vec<Claim>) -> Result<Vec<bool>> {
@@ -106,12 +114,23 @@ impl Journal {
                         &claim.schedule_id,
                         &claim.expected,
                         claim.next.as_deref(),
+                        claim.next_due.as_deref(),
                     )?;
-                    match (&claim.run, moved) {
-                        (Some(run), true) => runs::insert(c, run),
-                        (None, moved) => Ok(moved),
-                        (_, false) => Ok(false),
+                    if !moved {
+                        return Ok(false);
                     }
+                    // The slot's own Run decides (the unique slot index has the last word);
+                    // one beside it for a slot that already has a Run is not recorded twice.
+                    let mut rows = claim.runs.iter();
+                    if let Some(first) = rows.next()
+                        && !runs::insert(c, first)?
+                    {
+                        return Ok(false);
+                    }
+                    for run in rows {
+                        runs::insert(c, run)?;
+                    }
+                    Ok(true)
                 })
                 .collect()
         })
@@ -126,6 +145,93 @@ impl Journal {
         } else {
             Err(Error::Conflict("that Run already exists".into()))
         }
+    }
+
+    /// Records Runs (a backfill's), in one transaction; for each, whether it was recorded
+    /// (`false`: its slot already has a Run of that trigger).
+    pub async fn insert_runs(&self, runs: Vec<RunRow>) -> Result<Vec<bool>> {
+        self.call(move |c| runs.iter().map(|r| runs::insert(c, r)).collect())
+            .await
+    }
+
+    /// A schedule's Runs that are still running (pending, or a task that has not ended).
+    pub async fn active_runs(&self, schedule_id: &str) -> Result<Vec<RunRow>> {
+        let id = schedule_id.to_string();
+        self.read(move |c| runs::active(c, &id)).await
+    }
+
+    /// For the schedules due at `now` (stored time format): their running Runs, and how many
+    /// buffered Runs each has.
+    pub async fn overlap_of_due(&self, now: &str) -> Result<(Vec<RunRow>, HashMap<String, u64>)> {
+        let now = now.to_string();
+        self.read(move |c| {
+            Ok((
+                runs::active_of_due(c, &now)?,
+                runs::buffered_of_due(c, &now)?,
+            ))
+        })
+        .await
+    }
+
+    /// How many of a schedule's Runs are buffered.
+    pub async fn buffered_runs(&self, schedule_id: &str) -> Result<u64> {
+        let id = schedule_id.to_string();
+        self.read(move |c| runs::buffered_count(c, &id)).await
+    }
+
+    /// The first buffered Run of each schedule that has none running.
+    pub async fn startable_buffered(&self, limit: u32) -> Result<Vec<RunRow>> {
+        self.read(move |c| runs::startable_buffered(c, limit)).await
+    }
+
+    /// Takes a buffered Run to start it (it becomes `pending`); whether this caller did.
+    pub async fn take_buffered(&self, run_id: &str) -> Result<bool> {
+        let id = run_id.to_string();
+        self.call(move |c| runs::take_buffered(c, &id)).await
+    }
+
+    /// Adds a line to a Run's reason.
+    pub async fn add_run_note(&self, run_id: &str, note: &str) -> Result<()> {
+        let (id, note) = (run_id.to_string(), note.to_string());
+        self.call(move |c| runs::add_note(c, &id, &note)).await
+    }
+
+    /// The Run whose task is `task_id`.
+    pub async fn run_by_task(&self, task_id: &str) -> Result<Option<RunRow>> {
+        let id = task_id.to_string();
+        self.read(move |c| runs::by_task(c, &id)).await
+    }
+
+    /// Runs that ended without their outcome recorded.
+    pub async fn unsettled_runs(&self, limit: u32) -> Result<Vec<RunRow>> {
+        self.read(move |c| runs::unsettled_ended(c, limit)).await
+    }
+
+    /// Records how a Run ended, once, and moves its schedule's failure count (pausing the plan
+    /// at its limit, with `pause_reason(failures)`); `None` when it was recorded before.
+    pub async fn settle_run(
+        &self,
+        run_id: &str,
+        outcome: &str,
+        result: Option<String>,
+        at: &str,
+        pause_reason: impl FnOnce(i64) -> String + Send + 'static,
+    ) -> Result<Option<Settled>> {
+        let (id, outcome, at) = (run_id.to_string(), outcome.to_string(), at.to_string());
+        self.call(move |c| runs::settle(c, &id, &outcome, result.as_deref(), &at, pause_reason))
+            .await
+    }
+
+    /// The recent record of `creator`'s schedules (or of one), `recent` outcomes each.
+    pub async fn run_histories(
+        &self,
+        creator: &str,
+        schedule_id: Option<&str>,
+        recent: u32,
+    ) -> Result<HashMap<String, History>> {
+        let (creator, id) = (creator.to_string(), schedule_id.map(String::from));
+        self.read(move |c| runs::histories(c, &creator, id.as_deref(), recent))
+            .await
     }
 
     /// One Run.

@@ -7,7 +7,7 @@ use sextant_core::ids::format_time;
 
 use crate::error::Result;
 use crate::queries::security;
-use crate::{CredentialRow, Journal};
+use crate::{CredentialRow, Journal, PeerCredentialRow};
 
 impl Journal {
     /// Records a new credential; an active one of the same kind and name is a conflict.
@@ -19,6 +19,13 @@ impl Journal {
     pub async fn credential_by_hash(&self, token_hash: &str) -> Result<Option<CredentialRow>> {
         let hash = token_hash.to_string();
         self.read(move |c| security::by_hash(c, &hash)).await
+    }
+
+    /// The active credential of `kind` named `name` (a revoked name has none).
+    pub async fn active_credential(&self, kind: &str, name: &str) -> Result<Option<CredentialRow>> {
+        let (kind, name) = (kind.to_string(), name.to_string());
+        self.read(move |c| security::active_by_name(c, &kind, &name))
+            .await
     }
 
     /// Credentials of one kind (`peer`, `assistant`) or all, newest first, revoked ones too.
@@ -37,6 +44,31 @@ impl Journal {
     ) -> Result<bool> {
         let (kind, name) = (kind.to_string(), name_or_id.to_string());
         self.call(move |c| security::revoke(c, &kind, &name, &format_time(at)))
+            .await
+    }
+
+    /// Issues a per-Agent credential under an assistant's workspace token (rotating the one
+    /// active for that Agent).
+    pub async fn issue_peer_credential(&self, row: PeerCredentialRow) -> Result<()> {
+        self.call(move |c| security::issue_peer(c, &row)).await
+    }
+
+    /// The per-Agent credentials issued under the assistant token `parent_id`.
+    pub async fn peer_credentials(&self, parent_id: &str) -> Result<Vec<PeerCredentialRow>> {
+        let id = parent_id.to_string();
+        self.read(move |c| security::peers_of(c, &id)).await
+    }
+
+    /// Revokes the active per-Agent credential of `parent_id` for `agent_id`; whether there
+    /// was one.
+    pub async fn revoke_peer_credential(
+        &self,
+        parent_id: &str,
+        agent_id: &str,
+        at: DateTime<Utc>,
+    ) -> Result<bool> {
+        let (p, a) = (parent_id.to_string(), agent_id.to_string());
+        self.call(move |c| security::revoke_peer(c, &p, &a, &format_time(at)))
             .await
     }
 
@@ -85,7 +117,76 @@ mod tests {
             owner: "person:sextant:owner".into(),
             created_at: "2026-12-01T10:00:00.000Z".into(),
             revoked_at: None,
+            parent_id: None,
         }
+    }
+
+    #[tokio::test]
+    async fn per_agent_credentials_read_as_their_assistant_and_die_with_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let j = Journal::open(dir.path().join("j.db")).unwrap();
+        let mut a = cred("a1", "hermes", "ha");
+        a.kind = "assistant".into();
+        a.workspace = Some("ws".into());
+        j.insert_credential(a).await.unwrap();
+        let peer = |id: &str, hash: &str| PeerCredentialRow {
+            credential_id: id.into(),
+            parent_id: "a1".into(),
+            agent_id: "shell".into(),
+            token_hash: hash.into(),
+            created_at: "2026-12-01T11:00:00.000Z".into(),
+            revoked_at: None,
+        };
+        j.issue_peer_credential(peer("p1", "hp1")).await.unwrap();
+        let got = j.credential_by_hash("hp1").await.unwrap().unwrap();
+        assert_eq!(
+            (
+                got.kind.as_str(),
+                got.name.as_str(),
+                got.workspace.as_deref()
+            ),
+            ("assistant", "hermes", Some("ws"))
+        );
+        assert_eq!(got.agent_id.as_deref(), Some("shell"));
+        assert_eq!(got.parent_id.as_deref(), Some("a1"));
+        assert_eq!(got.revoked_at, None);
+        // Issuing again for the same Agent rotates it.
+        j.issue_peer_credential(peer("p2", "hp2")).await.unwrap();
+        assert!(
+            j.credential_by_hash("hp1")
+                .await
+                .unwrap()
+                .unwrap()
+                .revoked_at
+                .is_some()
+        );
+        assert!(
+            j.credential_by_hash("hp2")
+                .await
+                .unwrap()
+                .unwrap()
+                .revoked_at
+                .is_none()
+        );
+        assert_eq!(j.peer_credentials("a1").await.unwrap().len(), 2);
+        // Revoking the assistant revokes its per-Agent credential at once.
+        let now = Utc::now();
+        assert!(
+            j.revoke_credential("assistant", "hermes", now)
+                .await
+                .unwrap()
+        );
+        assert!(
+            j.credential_by_hash("hp2")
+                .await
+                .unwrap()
+                .unwrap()
+                .revoked_at
+                .is_some()
+        );
+        // And one can be revoked on its own.
+        assert!(j.revoke_peer_credential("a1", "shell", now).await.unwrap());
+        assert!(!j.revoke_peer_credential("a1", "shell", now).await.unwrap());
     }
 
     #[tokio::test]

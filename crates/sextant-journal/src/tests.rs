@@ -330,6 +330,15 @@ fn schedule_row(id: &str, next: &str) -> ScheduleRow {
         created_at: "2026-11-29T10:00:00.000Z".into(),
         updated_at: "2026-11-29T10:00:00.000Z".into(),
         next_fire_at: Some(next.into()),
+        overlap_policy: "skip".into(),
+        jitter_secs: 0,
+        pause_after_failures: None,
+        consecutive_failures: 0,
+        paused_reason: None,
+        paused_at: None,
+        once_at: None,
+        source_principal: None,
+        due_at: Some(next.into()),
     }
 }
 
@@ -352,6 +361,11 @@ fn cron_run(schedule_id: &str, slot: &str) -> RunRow {
         finished_at: None,
         task_state: None,
         task_state_at: None,
+        overlap_policy: None,
+        jitter_secs: None,
+        outcome: None,
+        result: None,
+        settled_at: None,
     }
 }
 
@@ -368,7 +382,8 @@ async fn a_slot_is_claimed_once_across_two_journals_on_one_file() {
             schedule_id: "s1".into(),
             expected: slot.into(),
             next: Some(next.into()),
-            run: Some(cron_run("s1", slot)),
+            next_due: Some(next.into()),
+            runs: vec![cron_run("s1", slot)],
         }]
     };
     let (ra, rb) = tokio::join!(a.claim_slots(claim()), b.claim_slots(claim()));
@@ -390,13 +405,14 @@ async fn a_slot_is_claimed_once_across_two_journals_on_one_file() {
     // Even with a stale cursor the unique slot index refuses a second cron Run.
     let mut again = schedule_row("s1", slot);
     again.next_fire_at = Some(slot.into());
-    assert!(a.update_schedule(again).await.unwrap());
+    assert!(a.update_schedule(again, false).await.unwrap());
     let won = b
         .claim_slots(vec![Claim {
             schedule_id: "s1".into(),
             expected: slot.into(),
             next: Some(next.into()),
-            run: Some(cron_run("s1", slot)),
+            next_due: Some(next.into()),
+            runs: vec![cron_run("s1", slot)],
         }])
         .await
         .unwrap();
@@ -845,4 +861,78 @@ fn existing_tasks_get_their_first_seq() {
         )
         .unwrap();
     assert_eq!(index, 0);
+}
+
+#[tokio::test]
+async fn settling_runs_counts_failures_once_and_pauses_at_the_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = journal(&dir).await;
+    let mut s = schedule_row("s1", "2026-11-29T10:01:00.000Z");
+    s.pause_after_failures = Some(2);
+    j.create_schedule(s).await.unwrap();
+    let runs: Vec<RunRow> = (0..4)
+        .map(|i| {
+            let mut r = cron_run("s1", &format!("2026-11-29T10:0{i}:00.000Z"));
+            r.record = "failed".into();
+            r
+        })
+        .collect();
+    j.insert_runs(runs.clone()).await.unwrap();
+    let at = "2026-11-29T11:00:00.000Z";
+    let why = |n: i64| format!("paused after {n}");
+    let first = j
+        .settle_run(&runs[0].run_id, "failed", Some("boom".into()), at, why)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!((first.failures_before, first.failures_after), (0, 1));
+    assert_eq!(first.paused, None);
+    // Recording the same Run again changes nothing.
+    assert!(
+        j.settle_run(&runs[0].run_id, "failed", None, at, why)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    // A cancellation leaves the count; a second failure reaches the limit and pauses.
+    let c = j
+        .settle_run(&runs[1].run_id, "canceled", None, at, why)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(c.failures_after, 1);
+    let second = j
+        .settle_run(&runs[2].run_id, "failed", None, at, why)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(second.paused.as_deref(), Some("paused after 2"));
+    let row = j.schedule("s1").await.unwrap().unwrap();
+    assert!(!row.enabled);
+    assert_eq!(row.next_fire_at, None);
+    assert_eq!(row.due_at, None);
+    assert_eq!(row.paused_reason.as_deref(), Some("paused after 2"));
+    // Already paused: a later failure counts but pauses nothing more.
+    let third = j
+        .settle_run(&runs[3].run_id, "failed", None, at, why)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!((third.failures_after, third.paused), (3, None));
+    let h = j.run_histories("alice", None, 2).await.unwrap();
+    let h = &h["s1"];
+    assert_eq!((h.succeeded, h.failed, h.canceled), (0, 3, 1));
+    assert_eq!(h.recent.len(), 2);
+    // Enabling again resets the count.
+    let mut row = j.schedule("s1").await.unwrap().unwrap();
+    row.enabled = true;
+    assert!(j.update_schedule(row, true).await.unwrap());
+    assert_eq!(
+        j.schedule("s1")
+            .await
+            .unwrap()
+            .unwrap()
+            .consecutive_failures,
+        0
+    );
 }

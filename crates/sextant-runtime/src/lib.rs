@@ -44,6 +44,18 @@ pub use access::AccessError;
 pub use engine::{AskError, Engine, EngineEnv, Outcome, Turn, TurnSink};
 pub use interactions::{AnswerError, AnswerRequest};
 
+/// What [`Runtime::request_cancel`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CancelOutcome {
+    /// There is no such task.
+    NotFound,
+    /// The task had already ended, in this state; nothing to cancel.
+    AlreadyEnded(sextant_core::a2a::TaskState),
+    /// The task goes on, in this state: Sextant cannot interrupt a running turn (or withdraw
+    /// a queued input) yet.
+    NotPossibleYet(sextant_core::a2a::TaskState),
+}
+
 /// Why an input was not admitted.
 #[derive(Debug, thiserror::Error)]
 pub enum AdmitError {
@@ -540,6 +552,28 @@ impl Runtime {
         self.inner
             .tracker
             .spawn(worker::run(inner, session_id, agent, rx));
+    }
+
+    /// Asks for a task to be canceled, and says what came of it. Sextant cannot interrupt a
+    /// turn yet (A2A CancelTask answers TaskNotCancelable for the same reason: a turn may
+    /// carry several inputs, and the engines cannot be stopped mid-turn), so a task that has
+    /// not ended goes on and the answer says so; the caller records that. The one caller for
+    /// now is the scheduler's `cancel_previous` overlap policy; stop-and-steer will make this
+    /// call cancel for real, and its callers need not change.
+    pub async fn request_cancel(
+        &self,
+        task_id: &str,
+    ) -> Result<CancelOutcome, sextant_journal::Error> {
+        let Some(task) = self.inner.journal.task(task_id).await? else {
+            return Ok(CancelOutcome::NotFound);
+        };
+        let state = task.state;
+        if state.is_terminal() {
+            return Ok(CancelOutcome::AlreadyEnded(state));
+        }
+        tracing::info!(task_id, state = %sextant_core::event::state_wire(&state),
+            "cancellation asked for; not possible yet");
+        Ok(CancelOutcome::NotPossibleYet(state))
     }
 
     /// Folds a task's journal into its current view.

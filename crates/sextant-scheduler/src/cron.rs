@@ -6,14 +6,26 @@
 //! (`MON`, `JAN`); `L`, `W`, `#`. Day-of-week 0 and 7 are Sunday. When both day-of-month and
 //! day-of-week are restricted, either may match (Vixie cron's OR).
 //!
-//! Daylight saving, as croner walks real time in the schedule's zone:
-//! - A local time that does not exist (spring forward: 02:30 in a 02:00→03:00 gap) fires once,
-//!   at the first valid instant after the gap (03:00 local).
-//! - A local time that happens twice (fall back: 02:30 in a 03:00→02:00 overlap) fires once, at
-//!   its first occurrence. Expressions that fire every hour or more often (`0 * * * *`,
-//!   `*/15 * * * *`) fire in both passes of the repeated hour: those are real, distinct hours.
+//! **Daylight saving.** croner finds the wall-clock times an expression matches (it searches
+//! naive local time, where every day has 24 hours); this module decides which real instants
+//! those wall-clock times fire at. The rule depends on the **hour field** only:
+//!
+//! - **Fixed hours** (`9`, `1,13`, `0-3`, and `@daily`, `@weekly`, `@monthly`, `@yearly`):
+//!   each wall-clock time fires once. A time that happens twice (fall back) fires at its
+//!   first occurrence only, whatever the minute field: `0,30 1 * * *` in `America/New_York`
+//!   on a fall-back night fires at 01:00 and 01:30 EDT, not again at 01:00 and 01:30 EST. A
+//!   time that does not exist (spring forward) fires once, at the first instant after the gap;
+//!   several matching times in one gap (`15,45 2 * * *` in Berlin) are that one fire, and a
+//!   slot at that very instant (03:00) merges with it.
+//! - **Wildcard or stepped hours** (`*`, `*/2`, `1-23/2`, `3/4`, and `@hourly`): the
+//!   expression is an interval and keeps it through the transition, as Vixie cron runs its
+//!   wildcard jobs. A repeated hour is two real hours, and matching times fire in both
+//!   passes; matching times inside a gap do not exist and are skipped.
+//!
+//! The walk handles shifts of up to [`MAX_SHIFT_HOURS`] hours (every zone's daylight-saving
+//! shift is one hour or less, except Antarctica/Troll's two).
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, Duration, LocalResult, NaiveDateTime, Offset, TimeZone, Utc};
 use chrono_tz::Tz;
 use croner::Cron;
 use croner::parser::{CronParser, Seconds, Year};
@@ -21,6 +33,14 @@ use croner::parser::{CronParser, Seconds, Year};
 /// The smallest gap allowed between two Runs of one schedule. Every Run is a Session, so a
 /// schedule firing every second would flood the console.
 pub const MIN_INTERVAL_SECS: i64 = 60;
+
+/// The largest offset change the next-fire walk looks around (see the module docs).
+pub const MAX_SHIFT_HOURS: i64 = 3;
+
+/// Wall-clock matches one next-fire search visits at most (a bound, never reached by a valid
+/// expression: the longest walk, an every-minute expression three hours before a fall-back,
+/// visits a few hundred).
+const MAX_WALK: usize = 20_000;
 
 /// A problem with user input, naming the field it is about.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -42,11 +62,81 @@ impl FieldError {
     }
 }
 
+/// How an expression's hour field meets a daylight-saving transition (see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HourRule {
+    /// Fixed hours: each wall-clock time fires once, at its first occurrence; a gap fires
+    /// once, at its end.
+    Fixed,
+    /// A wildcard or stepped hour field: both passes of a repeated hour fire; gaps are skipped.
+    Interval,
+}
+
+impl HourRule {
+    /// The rule of a (trimmed) expression, read from its hour field.
+    pub fn of(expr: &str) -> Self {
+        let expr = expr.trim();
+        if let Some(nick) = expr.strip_prefix('@') {
+            return if nick.eq_ignore_ascii_case("hourly") {
+                HourRule::Interval
+            } else {
+                HourRule::Fixed
+            };
+        }
+        let fields: Vec<&str> = expr.split_whitespace().collect();
+        let hour = match fields.len() {
+            6 => fields[2],
+            _ => fields.get(1).copied().unwrap_or("*"),
+        };
+        if hour.contains(['*', '/', '?']) {
+            HourRule::Interval
+        } else {
+            HourRule::Fixed
+        }
+    }
+}
+
+/// The instant a local wall-clock time stands for in `tz`: the time itself, its first
+/// occurrence when it happens twice (fall back), or the first instant after the gap it falls
+/// in (spring forward). The fixed-hours rule, for one time (a one-shot plan's).
+pub fn resolve_local(tz: Tz, wall: NaiveDateTime) -> Option<DateTime<Utc>> {
+    match tz.from_local_datetime(&wall) {
+        LocalResult::Single(t) | LocalResult::Ambiguous(t, _) => Some(t.to_utc()),
+        LocalResult::None => gap_end(tz, wall),
+    }
+}
+
+/// The first instant after the gap `wall` falls in (its local time is the gap's end): the
+/// first valid minute after `wall`, then back second by second to where the gap ends.
+fn gap_end(tz: Tz, wall: NaiveDateTime) -> Option<DateTime<Utc>> {
+    let valid = |w: NaiveDateTime| match tz.from_local_datetime(&w) {
+        LocalResult::Single(t) | LocalResult::Ambiguous(t, _) => Some(t.to_utc()),
+        LocalResult::None => None,
+    };
+    let mut probe = wall;
+    for _ in 0..=(MAX_SHIFT_HOURS * 60) {
+        probe += Duration::minutes(1);
+        if valid(probe).is_some() {
+            let mut end = probe;
+            while end - Duration::seconds(1) > wall && valid(end - Duration::seconds(1)).is_some() {
+                end -= Duration::seconds(1);
+            }
+            return valid(end);
+        }
+    }
+    None
+}
+
+/// What one matching wall-clock time stands for: the earliest instant it orders the walk by,
+/// and the (at most two) instants it fires at.
+type Fires = (DateTime<Utc>, [Option<DateTime<Utc>>; 2]);
+
 /// A parsed cron expression bound to its time zone.
 #[derive(Debug, Clone)]
 pub struct CronSpec {
     cron: Cron,
     tz: Tz,
+    rule: HourRule,
 }
 
 /// Parses a cron expression: 5 fields, or 6 with seconds first, or an `@` nickname.
@@ -99,7 +189,11 @@ impl CronSpec {
     pub fn parse(expr: &str, timezone: &str) -> Result<Self, FieldError> {
         let tz = parse_timezone(timezone)?;
         let cron = parse_cron(expr)?;
-        Ok(Self { cron, tz })
+        Ok(Self {
+            cron,
+            tz,
+            rule: HourRule::of(expr),
+        })
     }
 
     /// Parses and checks that the expression fires after `now` and never more often than
@@ -135,13 +229,78 @@ impl CronSpec {
         self.tz
     }
 
+    /// How the expression meets daylight-saving transitions.
+    pub fn hour_rule(&self) -> HourRule {
+        self.rule
+    }
+
     /// The first slot strictly after `t`, or `None` when there is none (croner searches a
     /// bounded range).
+    ///
+    /// Walks the wall-clock times the expression matches, in order, and maps each to the
+    /// instants it fires at ([`CronSpec::instants`]). The earliest instant of a wall-clock
+    /// time never decreases along the walk, so the first one after `t` is the answer, except
+    /// that a repeated hour's second pass (interval expressions only) comes after wall-clock
+    /// times later than its own: when a fall-back lies ahead the walk starts
+    /// [`MAX_SHIFT_HOURS`] earlier and keeps the smallest instant after `t`.
     pub fn next_after(&self, t: DateTime<Utc>) -> Option<DateTime<Utc>> {
-        self.cron
-            .find_next_occurrence(&t.with_timezone(&self.tz), false)
-            .ok()
-            .map(|d| d.with_timezone(&Utc))
+        let local = t.with_timezone(&self.tz).naive_local();
+        let shift = Duration::hours(MAX_SHIFT_HOURS);
+        let look_back = self.rule == HourRule::Interval && self.offset(t) > self.offset(t + shift);
+        let mut wall = if look_back { local - shift } else { local };
+        let mut best: Option<DateTime<Utc>> = None;
+        for _ in 0..MAX_WALK {
+            wall = self.cron.find_next_occurrence(&wall, false).ok()?;
+            let (order, fires) = self.instants(wall)?;
+            if best.is_some_and(|b| order >= b) {
+                break;
+            }
+            for i in fires.into_iter().flatten() {
+                if i > t && best.is_none_or(|b| i < b) {
+                    best = Some(i);
+                }
+            }
+            // Nothing later in the walk can come before this wall-clock time's own first
+            // instant.
+            if best == Some(order) {
+                break;
+            }
+        }
+        best
+    }
+
+    /// The instants one matching wall-clock time fires at, per the hour rule, after the
+    /// earliest instant it stands for (its first occurrence, or the end of the gap it falls
+    /// in), which orders the walk.
+    fn instants(&self, wall: NaiveDateTime) -> Option<Fires> {
+        Some(match self.tz.from_local_datetime(&wall) {
+            LocalResult::Single(t) => {
+                let t = t.to_utc();
+                (t, [Some(t), None])
+            }
+            LocalResult::Ambiguous(first, second) => {
+                let (first, second) = (first.to_utc(), second.to_utc());
+                match self.rule {
+                    HourRule::Fixed => (first, [Some(first), None]),
+                    HourRule::Interval => (first, [Some(first), Some(second)]),
+                }
+            }
+            LocalResult::None => {
+                let end = gap_end(self.tz, wall)?;
+                match self.rule {
+                    HourRule::Fixed => (end, [Some(end), None]),
+                    HourRule::Interval => (end, [None, None]),
+                }
+            }
+        })
+    }
+
+    /// The zone's UTC offset at `t`, in seconds.
+    fn offset(&self, t: DateTime<Utc>) -> i32 {
+        self.tz
+            .offset_from_utc_datetime(&t.naive_utc())
+            .fix()
+            .local_minus_utc()
     }
 
     /// The next `n` slots strictly after `t`, in the schedule's zone.
@@ -327,3 +486,7 @@ mod tests {
         assert!(d.contains("09:00"), "{d}");
     }
 }
+
+#[cfg(test)]
+#[path = "dst_tests.rs"]
+mod dst_tests;

@@ -1,41 +1,103 @@
 //! The schedule operations the API offers, scoped to the calling principal.
 //!
 //! Scope: a schedule is stored with its creator's principal key and every lookup includes it,
-//! so another principal's schedule is indistinguishable from one that does not exist.
+//! so another principal's schedule is indistinguishable from one that does not exist. An
+//! assistant acts for its owner ([`Actor`]): the plans it makes are the owner's, run as the
+//! owner, and record the assistant as their source.
 //!
 //! Access: creating a schedule, enabling it (or pointing it at another Agent while enabled),
-//! running it now and replaying a Run all check the creator's current access to the Agent. A
-//! refused create or enable is an error; a refused run-now or replay is recorded as a
-//! `blocked` Run. Listing, reading, disabling, editing and deleting need no access to the
-//! Agent: a person whose access was revoked can still clean up.
+//! running it now, replaying a Run and backfilling all check the creator's current access to
+//! the Agent, and, for a plan an assistant made or for an assistant asking, the assistant's
+//! current access too ([`Scheduler::may_run`]); an assistant edits only plans whose Agent it
+//! may call itself (it may always disable one). A refused create or enable is an error; a
+//! refused run-now or replay is recorded as a `blocked` Run. Listing, reading, disabling,
+//! editing and deleting need no access to the Agent: a person whose access was revoked can
+//! still clean up.
 
-use chrono::Duration;
+use chrono::{DateTime, Duration, Utc};
 use sextant_core::ids::{format_time, new_id};
-use sextant_core::{MissedRunPolicy, Principal, RunRecord, RunTrigger, ScheduleSource};
+use sextant_core::{
+    MissedRunPolicy, OverlapPolicy, Principal, PrincipalKind, RunRecord, RunTrigger, ScheduleSource,
+};
 use sextant_journal::{RunRow, ScheduleRow};
 
-use crate::cron::{CronSpec, FieldError};
+use crate::cron::FieldError;
 use crate::plan::{DEFAULT_GRACE_SECS, GRACE_RANGE_SECS};
+use crate::timing::{ONCE_FORMAT, Timing, jitter};
 use crate::view::{RunView, ScheduleView};
+use crate::words::{Understood, understand};
 use crate::{Error, Result, Scheduler};
 
 /// Longest schedule name, in characters.
 pub const MAX_NAME: usize = 200;
 /// Longest prompt, in characters.
 pub const MAX_PROMPT: usize = 32 * 1024;
+/// The largest `pause_after_failures`.
+pub const MAX_PAUSE_AFTER: i64 = 100;
 
-/// The fields of a create or update request. On create, `name`, `prompt`, `cron`, `timezone`
-/// and `agent_id` are required; on update, absent fields keep their value.
+/// Who asks for a schedule operation: a principal for itself, or an assistant for its owner.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Actor {
+    /// Whose plans these are (and whom Runs execute as).
+    pub owner: Principal,
+    /// The assistant acting for the owner, if any.
+    pub assistant: Option<Principal>,
+}
+
+impl Actor {
+    /// `p` acting for itself.
+    pub fn itself(p: &Principal) -> Self {
+        Self {
+            owner: p.clone(),
+            assistant: None,
+        }
+    }
+
+    /// `assistant` acting for `owner`.
+    pub fn assistant(owner: Principal, assistant: Principal) -> Self {
+        Self {
+            owner,
+            assistant: Some(assistant),
+        }
+    }
+}
+
+impl From<&Principal> for Actor {
+    fn from(p: &Principal) -> Self {
+        Self::itself(p)
+    }
+}
+
+impl From<&Actor> for Actor {
+    fn from(a: &Actor) -> Self {
+        a.clone()
+    }
+}
+
+/// The fields of a create or update request. On create, `name`, `prompt`, `timezone`,
+/// `agent_id` and one of `cron` or `once_at` are required; on update, absent fields keep
+/// their value (sending `cron` makes a one-shot plan a cron plan, and `once_at` the other
+/// way round).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ScheduleFields {
     pub name: Option<String>,
     pub prompt: Option<String>,
     pub cron: Option<String>,
+    /// A one-shot plan's local time, `YYYY-MM-DDTHH:MM[:SS]` in the plan's zone.
+    pub once_at: Option<String>,
+    /// Plain words read into `cron` or `once_at` ([`crate::words`]), instead of either; the
+    /// view echoes what they were read as.
+    pub when: Option<String>,
     pub timezone: Option<String>,
     pub agent_id: Option<String>,
     pub enabled: Option<bool>,
     pub missed_run_policy: Option<MissedRunPolicy>,
+    /// The catch-up window of `run_once`, in seconds.
     pub missed_run_grace_secs: Option<i64>,
+    pub overlap_policy: Option<OverlapPolicy>,
+    pub jitter_secs: Option<i64>,
+    /// `Some(None)` turns pausing off.
+    pub pause_after_failures: Option<Option<i64>>,
 }
 
 /// A page of Runs, newest first.
@@ -93,6 +155,16 @@ fn check_grace(secs: i64) -> Result<i64, FieldError> {
     }
 }
 
+fn check_pause_after(n: Option<i64>) -> Result<Option<i64>, FieldError> {
+    match n {
+        Some(n) if !(1..=MAX_PAUSE_AFTER).contains(&n) => Err(FieldError::new(
+            "pause_after_failures",
+            format!("must be between 1 and {MAX_PAUSE_AFTER}, or null (never pause)"),
+        )),
+        n => Ok(n),
+    }
+}
+
 /// The principal's kind as stored (`person`, `anonymous_local`).
 fn kind_name(p: &Principal) -> String {
     serde_json::to_value(p.kind)
@@ -101,14 +173,66 @@ fn kind_name(p: &Principal) -> String {
         .unwrap_or_default()
 }
 
+fn corrupt(row: &ScheduleRow, what: &str, e: impl std::fmt::Display) -> Error {
+    Error::Journal(sextant_journal::Error::Corrupt(format!(
+        "schedule {}: {what}: {e}",
+        row.schedule_id
+    )))
+}
+
 /// The creator stored with a schedule.
 pub(crate) fn creator_of(row: &ScheduleRow) -> Result<Principal> {
-    serde_json::from_str(&row.creator_principal).map_err(|e| {
-        Error::Journal(sextant_journal::Error::Corrupt(format!(
-            "schedule {}: creator: {e}",
-            row.schedule_id
-        )))
-    })
+    serde_json::from_str(&row.creator_principal).map_err(|e| corrupt(row, "creator", e))
+}
+
+/// The assistant that made a schedule for its owner, if one did.
+pub(crate) fn assistant_of(row: &ScheduleRow) -> Result<Option<Principal>> {
+    row.source_principal
+        .as_deref()
+        .map(|j| serde_json::from_str(j).map_err(|e| corrupt(row, "source", e)))
+        .transpose()
+}
+
+/// The timing of a stored schedule.
+pub(crate) fn timing_of(row: &ScheduleRow) -> Result<Timing, FieldError> {
+    Timing::of(&row.cron, row.once_at.as_deref(), &row.timezone)
+}
+
+/// The cursor and when it is due, for a schedule enabled at `now` (or re-timed then).
+pub(crate) fn cursor_from(
+    timing: &Timing,
+    schedule_id: &str,
+    jitter_secs: i64,
+    now: DateTime<Utc>,
+) -> (Option<String>, Option<String>) {
+    let next = timing.next_after(now);
+    (
+        next.map(format_time),
+        next.map(|t| format_time(t + jitter(schedule_id, t, jitter_secs))),
+    )
+}
+
+/// Reads `fields.when` (in the zone the plan will have) into `cron` or `once_at`; what it was
+/// read as.
+fn read_when(
+    fields: &mut ScheduleFields,
+    timezone: &str,
+    now: DateTime<Utc>,
+) -> Result<Option<Understood>, FieldError> {
+    let Some(when) = fields.when.take() else {
+        return Ok(None);
+    };
+    if fields.cron.is_some() || fields.once_at.is_some() {
+        return Err(FieldError::new(
+            "when",
+            "send when (plain words), cron or once_at, one of them",
+        ));
+    }
+    let tz = crate::cron::parse_timezone(timezone)?;
+    let understood = understand(&when, tz, now)?;
+    fields.cron = understood.cron.clone();
+    fields.once_at = understood.once_at.clone();
+    Ok(Some(understood))
 }
 
 impl Scheduler {
@@ -123,75 +247,189 @@ impl Scheduler {
         }
     }
 
-    fn check_access(&self, principal: &Principal, agent_id: &str) -> Result<()> {
+    /// Whether `assistant` may still act: its token (by name, in its workspace) is active,
+    /// and it may call `agent_id` itself.
+    pub(crate) async fn assistant_may_call(
+        &self,
+        assistant: &Principal,
+        agent_id: &str,
+    ) -> Result<(), String> {
+        if assistant.kind != PrincipalKind::Assistant {
+            return Err(format!("{} is not an assistant", assistant.display()));
+        }
+        let active = self
+            .journal()
+            .active_credential("assistant", &assistant.subject)
+            .await
+            .map_err(|e| format!("the assistant's token cannot be checked: {e}"))?;
+        match active {
+            Some(c) if c.workspace.as_deref() == Some(assistant.issuer.as_str()) => {}
+            _ => {
+                return Err(format!(
+                    "{} was revoked; the plan it made runs again once an assistant token \
+                     with that name is issued, or make the plan again yourself",
+                    assistant.display()
+                ));
+            }
+        }
         self.runtime()
-            .check_access(principal, agent_id)
+            .check_access(assistant, agent_id)
+            .map_err(|why| format!("{}: {why}", assistant.display()))
+    }
+
+    /// Whether a Run of `row` may call `agent_id` now: its creator's current access, and, for
+    /// a plan an assistant made, that assistant's (active token, access to the Agent). The
+    /// error is the reason, fit to show. Never cached.
+    pub(crate) async fn may_run(&self, row: &ScheduleRow, agent_id: &str) -> Result<(), String> {
+        let creator = creator_of(row).map_err(|e| e.to_string())?;
+        self.runtime().check_access(&creator, agent_id)?;
+        match assistant_of(row).map_err(|e| e.to_string())? {
+            Some(a) => self.assistant_may_call(&a, agent_id).await,
+            None => Ok(()),
+        }
+    }
+
+    /// The access check of a create or an enable by `actor`: the owner's, the acting
+    /// assistant's, and the plan's own (an assistant-made plan's assistant).
+    async fn check_enable(&self, actor: &Actor, row: &ScheduleRow) -> Result<()> {
+        self.runtime()
+            .check_access(&actor.owner, &row.agent_id)
+            .map_err(Error::Forbidden)?;
+        if let Some(a) = &actor.assistant {
+            self.assistant_may_call(a, &row.agent_id)
+                .await
+                .map_err(Error::Forbidden)?;
+        }
+        self.may_run(row, &row.agent_id)
+            .await
             .map_err(Error::Forbidden)
     }
 
-    fn view(&self, row: &ScheduleRow) -> ScheduleView {
-        let access = match creator_of(row) {
-            Ok(p) => self.runtime().check_access(&p, &row.agent_id),
-            Err(e) => Err(e.to_string()),
-        };
-        ScheduleView::new(row, self.clock().now(), access)
+    pub(crate) async fn view(&self, row: &ScheduleRow) -> ScheduleView {
+        let access = self.may_run(row, &row.agent_id).await;
+        let history = self
+            .journal()
+            .run_histories(&row.creator, Some(&row.schedule_id), crate::view::HISTORY)
+            .await
+            .ok()
+            .and_then(|mut h| h.remove(&row.schedule_id))
+            .unwrap_or_default();
+        ScheduleView::new(row, self.clock().now(), access, &history)
     }
 
-    async fn owned(&self, principal: &Principal, schedule_id: &str) -> Result<ScheduleRow> {
+    async fn owned(&self, owner: &Principal, schedule_id: &str) -> Result<ScheduleRow> {
         self.journal()
-            .schedule_owned(&principal.key(), schedule_id)
+            .schedule_owned(&owner.key(), schedule_id)
             .await?
             .ok_or(Error::NotFound)
     }
 
-    /// The principal's schedules, newest first.
-    pub async fn list(&self, principal: &Principal) -> Result<Vec<ScheduleView>> {
-        let rows = self.journal().schedules_owned(&principal.key()).await?;
-        Ok(rows.iter().map(|r| self.view(r)).collect())
+    /// The owner's schedules, newest first.
+    pub async fn list(&self, owner: &Principal) -> Result<Vec<ScheduleView>> {
+        let key = owner.key();
+        let rows = self.journal().schedules_owned(&key).await?;
+        let mut histories = self
+            .journal()
+            .run_histories(&key, None, crate::view::HISTORY)
+            .await?;
+        let now = self.clock().now();
+        let mut out = Vec::with_capacity(rows.len());
+        for row in &rows {
+            let access = self.may_run(row, &row.agent_id).await;
+            let history = histories.remove(&row.schedule_id).unwrap_or_default();
+            out.push(ScheduleView::new(row, now, access, &history));
+        }
+        Ok(out)
     }
 
-    /// One of the principal's schedules.
-    pub async fn get(&self, principal: &Principal, schedule_id: &str) -> Result<ScheduleView> {
-        Ok(self.view(&self.owned(principal, schedule_id).await?))
+    /// One of the owner's schedules.
+    pub async fn get(&self, owner: &Principal, schedule_id: &str) -> Result<ScheduleView> {
+        Ok(self.view(&self.owned(owner, schedule_id).await?).await)
     }
 
-    /// Creates a schedule owned by (and always executing as) `principal`.
+    /// Creates a schedule owned by (and always executing as) `actor.owner`; an assistant's is
+    /// recorded with the assistant as its source.
     pub async fn create(
         &self,
-        principal: &Principal,
-        fields: ScheduleFields,
+        actor: impl Into<Actor>,
+        mut fields: ScheduleFields,
         source: ScheduleSource,
     ) -> Result<ScheduleView> {
+        let actor = &actor.into();
         let now = self.clock().now();
+        let zone = fields.timezone.clone().unwrap_or_else(|| "UTC".into());
+        let understood = read_when(&mut fields, &zone, now)?;
         let name = check_name(&required(fields.name, "name", "a short label")?)?;
         let prompt = check_prompt(&required(
             fields.prompt,
             "prompt",
             "the message sent to the agent at every Run",
         )?)?;
-        let cron = required(fields.cron, "cron", "e.g. \"0 9 * * 1-5\"")?;
         let timezone = required(
             fields.timezone,
             "timezone",
             "an IANA zone such as \"Europe/Berlin\" or \"UTC\"",
         )?;
+        let (cron, once_at, timing) = match (fields.cron, fields.once_at) {
+            (Some(_), Some(_)) => {
+                return Err(FieldError::new(
+                    "once_at",
+                    "send either cron (a recurring plan) or once_at (a one-shot plan), not both",
+                )
+                .into());
+            }
+            (Some(cron), None) => {
+                let t = Timing::validate_cron(&cron, &timezone, now)?;
+                (cron.trim().to_string(), None, t)
+            }
+            (None, Some(at)) => {
+                let t = Timing::validate_once(&at, &timezone, now)?;
+                let local = match &t {
+                    Timing::Once { local, .. } => local.format(ONCE_FORMAT).to_string(),
+                    Timing::Cron(_) => at,
+                };
+                (String::new(), Some(local), t)
+            }
+            (None, None) => {
+                return Err(FieldError::new(
+                    "cron",
+                    "is required (or once_at for a one-shot plan); e.g. \"0 9 * * 1-5\"",
+                )
+                .into());
+            }
+        };
         let agent_id = required(fields.agent_id, "agent_id", "the agent each Run calls")?;
-        let spec = CronSpec::validate(&cron, &timezone, now)?;
         self.check_agent(&agent_id)?;
-        self.check_access(principal, &agent_id)?;
         let enabled = fields.enabled.unwrap_or(true);
         let policy = fields.missed_run_policy.unwrap_or(MissedRunPolicy::Skip);
         let grace = check_grace(fields.missed_run_grace_secs.unwrap_or(DEFAULT_GRACE_SECS))?;
+        let jitter_secs = timing.check_jitter(fields.jitter_secs.unwrap_or(0), now)?;
+        let pause_after = check_pause_after(fields.pause_after_failures.flatten())?;
+        let (source, source_principal) = match &actor.assistant {
+            Some(a) => (
+                ScheduleSource::Assistant,
+                Some(serde_json::to_string(a).map_err(|e| {
+                    sextant_journal::Error::Corrupt(format!("assistant principal: {e}"))
+                })?),
+            ),
+            None => (source, None),
+        };
+        let schedule_id = new_id();
+        let (next, due) = if enabled {
+            cursor_from(&timing, &schedule_id, jitter_secs, now)
+        } else {
+            (None, None)
+        };
         let now_s = format_time(now);
         let row = ScheduleRow {
-            schedule_id: new_id(),
-            creator: principal.key(),
-            creator_kind: kind_name(principal),
-            creator_principal: serde_json::to_string(principal)
+            schedule_id,
+            creator: actor.owner.key(),
+            creator_kind: kind_name(&actor.owner),
+            creator_principal: serde_json::to_string(&actor.owner)
                 .map_err(|e| sextant_journal::Error::Corrupt(e.to_string()))?,
             name,
             prompt,
-            cron: cron.trim().to_string(),
+            cron,
             timezone: timezone.trim().to_string(),
             agent_id,
             enabled,
@@ -200,27 +438,63 @@ impl Scheduler {
             source: source.as_str().to_string(),
             created_at: now_s.clone(),
             updated_at: now_s,
-            next_fire_at: if enabled {
-                spec.next_after(now).map(format_time)
-            } else {
-                None
-            },
+            next_fire_at: next,
+            overlap_policy: fields
+                .overlap_policy
+                .unwrap_or(OverlapPolicy::Skip)
+                .as_str()
+                .to_string(),
+            jitter_secs,
+            pause_after_failures: pause_after,
+            consecutive_failures: 0,
+            paused_reason: None,
+            paused_at: None,
+            once_at,
+            source_principal,
+            due_at: due,
         };
+        self.check_enable(actor, &row).await?;
         self.journal().create_schedule(row.clone()).await?;
         self.changed();
-        tracing::info!(schedule_id = %row.schedule_id, creator = %row.creator, "schedule created");
-        Ok(self.view(&row))
+        tracing::info!(schedule_id = %row.schedule_id, creator = %row.creator,
+            source = %row.source, "schedule created");
+        let mut view = self.view(&row).await;
+        view.understood = understood;
+        Ok(view)
     }
 
-    /// Changes some fields of one of the principal's schedules.
+    /// Changes some fields of one of the owner's schedules.
     pub async fn update(
         &self,
-        principal: &Principal,
+        actor: impl Into<Actor>,
         schedule_id: &str,
-        fields: ScheduleFields,
+        mut fields: ScheduleFields,
     ) -> Result<ScheduleView> {
+        let actor = &actor.into();
         let now = self.clock().now();
-        let current = self.owned(principal, schedule_id).await?;
+        let current = self.owned(&actor.owner, schedule_id).await?;
+        // An assistant changes only the plans of Agents it may call itself (it could otherwise
+        // put its own prompt in the owner's plan for an Agent it cannot reach); it may always
+        // disable one.
+        let only_disabling = fields
+            == ScheduleFields {
+                enabled: Some(false),
+                ..Default::default()
+            };
+        if let (Some(a), false) = (&actor.assistant, only_disabling) {
+            let mut agents = vec![current.agent_id.clone()];
+            agents.extend(fields.agent_id.clone());
+            for agent in agents {
+                self.assistant_may_call(a, &agent)
+                    .await
+                    .map_err(Error::Forbidden)?;
+            }
+        }
+        let zone = fields
+            .timezone
+            .clone()
+            .unwrap_or_else(|| current.timezone.clone());
+        let understood = read_when(&mut fields, &zone, now)?;
         let mut row = current.clone();
         if let Some(name) = fields.name {
             row.name = check_name(&name)?;
@@ -228,8 +502,23 @@ impl Scheduler {
         if let Some(prompt) = fields.prompt {
             row.prompt = check_prompt(&prompt)?;
         }
-        if let Some(cron) = fields.cron {
-            row.cron = cron.trim().to_string();
+        match (fields.cron, fields.once_at) {
+            (Some(_), Some(_)) => {
+                return Err(FieldError::new(
+                    "once_at",
+                    "send either cron (a recurring plan) or once_at (a one-shot plan), not both",
+                )
+                .into());
+            }
+            (Some(cron), None) => {
+                row.cron = cron.trim().to_string();
+                row.once_at = None;
+            }
+            (None, Some(at)) => {
+                row.cron = String::new();
+                row.once_at = Some(at.trim().to_string());
+            }
+            (None, None) => {}
         }
         if let Some(tz) = fields.timezone {
             row.timezone = tz.trim().to_string();
@@ -247,33 +536,75 @@ impl Scheduler {
         if let Some(grace) = fields.missed_run_grace_secs {
             row.missed_run_grace_secs = check_grace(grace)?;
         }
-        let spec = CronSpec::validate(&row.cron, &row.timezone, now)?;
-        let enabling = row.enabled && (!current.enabled || row.agent_id != current.agent_id);
-        if enabling {
-            self.check_access(principal, &row.agent_id)?;
+        if let Some(policy) = fields.overlap_policy {
+            row.overlap_policy = policy.as_str().to_string();
         }
-        let timing_changed = row.cron != current.cron || row.timezone != current.timezone;
-        row.next_fire_at = if !row.enabled {
-            None
-        } else if !current.enabled || timing_changed || current.next_fire_at.is_none() {
+        if let Some(n) = fields.pause_after_failures {
+            row.pause_after_failures = check_pause_after(n)?;
+        }
+        let timing_changed = row.cron != current.cron
+            || row.timezone != current.timezone
+            || row.once_at != current.once_at;
+        let enabling = row.enabled && !current.enabled;
+        // A one-shot plan that already fired (or whose time passed) only needs its time
+        // checked again when the time changes or it is enabled again.
+        let timing = match &row.once_at {
+            Some(at) if timing_changed || enabling => {
+                let t = Timing::validate_once(at, &row.timezone, now)?;
+                if let Timing::Once { local, .. } = &t {
+                    row.once_at = Some(local.format(ONCE_FORMAT).to_string());
+                }
+                t
+            }
+            Some(at) => Timing::once(at, &row.timezone)?,
+            None => Timing::validate_cron(&row.cron, &row.timezone, now)?,
+        };
+        if let Some(j) = fields.jitter_secs {
+            row.jitter_secs = timing.check_jitter(j, now)?;
+        } else if timing_changed {
+            row.jitter_secs = timing.check_jitter(row.jitter_secs, now)?;
+        }
+        if row.enabled && (enabling || row.agent_id != current.agent_id) {
+            self.check_enable(actor, &row).await?;
+        }
+        if enabling {
+            // Enabled again (by hand, or after the scheduler paused it): its failures and the
+            // pause are forgotten.
+            row.paused_reason = None;
+            row.paused_at = None;
+            row.consecutive_failures = 0;
+        }
+        (row.next_fire_at, row.due_at) = if !row.enabled {
+            (None, None)
+        } else if enabling
+            || timing_changed
+            || row.jitter_secs != current.jitter_secs
+            || current.next_fire_at.is_none()
+        {
             // Slots that passed while it was disabled are not "missed": start from now.
-            spec.next_after(now).map(format_time)
+            cursor_from(&timing, &row.schedule_id, row.jitter_secs, now)
         } else {
-            current.next_fire_at.clone()
+            (current.next_fire_at.clone(), current.due_at.clone())
         };
         row.updated_at = format_time(now);
-        if !self.journal().update_schedule(row.clone()).await? {
+        if !self
+            .journal()
+            .update_schedule(row.clone(), enabling)
+            .await?
+        {
             return Err(Error::NotFound);
         }
         self.changed();
-        Ok(self.view(&row))
+        let mut view = self.view(&row).await;
+        view.understood = understood;
+        Ok(view)
     }
 
-    /// Deletes one of the principal's schedules and its Run history (the Runs' Sessions stay).
-    pub async fn delete(&self, principal: &Principal, schedule_id: &str) -> Result<()> {
+    /// Deletes one of the owner's schedules and its Run history (the Runs' Sessions stay).
+    pub async fn delete(&self, owner: &Principal, schedule_id: &str) -> Result<()> {
         if !self
             .journal()
-            .delete_schedule(&principal.key(), schedule_id)
+            .delete_schedule(&owner.key(), schedule_id)
             .await?
         {
             return Err(Error::NotFound);
@@ -282,13 +613,15 @@ impl Scheduler {
         Ok(())
     }
 
-    /// Runs one of the principal's schedules now (enabled or not), as its creator. A Run is
-    /// recorded either way; if the creator may not call the Agent, it is `blocked`.
-    pub async fn run_now(&self, principal: &Principal, schedule_id: &str) -> Result<RunView> {
-        let schedule = self.owned(principal, schedule_id).await?;
+    /// Runs one of the owner's schedules now (enabled or not), as its creator, whatever its
+    /// overlap policy (the person asked). A Run is recorded either way; if the creator (or
+    /// the acting assistant) may not call the Agent, it is `blocked`.
+    pub async fn run_now(&self, actor: impl Into<Actor>, schedule_id: &str) -> Result<RunView> {
+        let actor = &actor.into();
+        let schedule = self.owned(&actor.owner, schedule_id).await?;
         let prompt = schedule.prompt.clone();
         let agent_id = schedule.agent_id.clone();
-        self.start_extra_run(&schedule, RunTrigger::Manual, prompt, agent_id, None)
+        self.start_extra_run(actor, &schedule, RunTrigger::Manual, prompt, agent_id, None)
             .await
     }
 
@@ -296,17 +629,19 @@ impl Scheduler {
     /// schedule's current ones).
     pub async fn replay(
         &self,
-        principal: &Principal,
+        actor: impl Into<Actor>,
         schedule_id: &str,
         run_id: &str,
     ) -> Result<RunView> {
-        let schedule = self.owned(principal, schedule_id).await?;
+        let actor = &actor.into();
+        let schedule = self.owned(&actor.owner, schedule_id).await?;
         let earlier = self
             .journal()
             .run_in(schedule_id, run_id)
             .await?
             .ok_or(Error::NotFound)?;
         self.start_extra_run(
+            actor,
             &schedule,
             RunTrigger::Replay,
             earlier.prompt,
@@ -318,6 +653,7 @@ impl Scheduler {
 
     async fn start_extra_run(
         &self,
+        actor: &Actor,
         schedule: &ScheduleRow,
         trigger: RunTrigger,
         prompt: String,
@@ -343,21 +679,28 @@ impl Scheduler {
             finished_at: None,
             task_state: None,
             task_state_at: None,
+            overlap_policy: None,
+            jitter_secs: None,
+            outcome: None,
+            result: None,
+            settled_at: None,
         };
         self.journal().insert_run(run.clone()).await?;
-        let run = self.execute(schedule, run).await?;
+        // An assistant asking may itself no longer reach the Agent: the Run is blocked then.
+        let asked_by = actor.assistant.clone();
+        let run = self.execute_as(schedule, run, asked_by.as_ref()).await?;
         Ok(RunView::from(&run))
     }
 
-    /// A page of one of the principal's schedules' Runs, newest first.
+    /// A page of one of the owner's schedules' Runs, newest first.
     pub async fn runs(
         &self,
-        principal: &Principal,
+        owner: &Principal,
         schedule_id: &str,
         cursor: Option<(String, String)>,
         limit: u32,
     ) -> Result<RunsPage> {
-        self.owned(principal, schedule_id).await?;
+        self.owned(owner, schedule_id).await?;
         let (mut rows, total) = self
             .journal()
             .runs(schedule_id, cursor, limit.saturating_add(1))
@@ -377,14 +720,9 @@ impl Scheduler {
         })
     }
 
-    /// One Run of one of the principal's schedules.
-    pub async fn run(
-        &self,
-        principal: &Principal,
-        schedule_id: &str,
-        run_id: &str,
-    ) -> Result<RunView> {
-        self.owned(principal, schedule_id).await?;
+    /// One Run of one of the owner's schedules.
+    pub async fn run(&self, owner: &Principal, schedule_id: &str, run_id: &str) -> Result<RunView> {
+        self.owned(owner, schedule_id).await?;
         let run = self
             .journal()
             .run_in(schedule_id, run_id)
@@ -393,7 +731,7 @@ impl Scheduler {
         Ok(RunView::from(&run))
     }
 
-    /// The grace window of a schedule row.
+    /// The catch-up window of a schedule row.
     pub(crate) fn grace(row: &ScheduleRow) -> Duration {
         Duration::seconds(row.missed_run_grace_secs)
     }

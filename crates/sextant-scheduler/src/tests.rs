@@ -13,6 +13,7 @@ use sextant_runtime::{Runtime, RuntimeConfig};
 use tokio_util::sync::CancellationToken;
 
 use super::*;
+use crate::view::short_id;
 
 fn utc(s: &str) -> DateTime<Utc> {
     DateTime::parse_from_rfc3339(s).unwrap().to_utc()
@@ -31,7 +32,7 @@ struct Rig {
 
 async fn rig_on(path: &std::path::Path, clock: &ManualClock) -> Rig {
     let journal = Journal::open(path).unwrap();
-    let agents = vec![AgentSpec::echo()];
+    let agents = vec![AgentSpec::echo(), AgentSpec::shell(), flaky()];
     journal
         .upsert_agents(agents.clone(), clock.now())
         .await
@@ -49,6 +50,31 @@ async fn rig_on(path: &std::path::Path, clock: &ManualClock) -> Rig {
         scheduler: Scheduler::new(runtime.clone()),
         runtime,
         clock: clock.clone(),
+    }
+}
+
+/// An exec Agent that fails (exit 3, "disk full") when the prompt says "fail", and echoes
+/// "ok" otherwise.
+fn flaky() -> AgentSpec {
+    AgentSpec {
+        id: "flaky".into(),
+        name: "Flaky".into(),
+        description: "fails on request".into(),
+        skills: Vec::new(),
+        engine: sextant_core::EngineSpec::Exec {
+            command: vec![
+                "sh".into(),
+                "-c".into(),
+                "read -r line; case \"$line\" in *fail*) echo 'disk full' >&2; exit 3;; \
+                 *) echo ok;; esac"
+                    .into(),
+            ],
+            working_dir: None,
+            env: Default::default(),
+            timeout_secs: 30,
+            input: Default::default(),
+        },
+        ..AgentSpec::echo()
     }
 }
 
@@ -449,7 +475,7 @@ async fn missed_slots_follow_the_policy() {
         o.reason
             .as_deref()
             .unwrap()
-            .contains("beyond the 10m grace window"),
+            .contains("beyond the 10m catch-up window"),
         "{o:?}"
     );
 }
@@ -545,8 +571,14 @@ async fn pending_runs_are_started_at_the_next_start() {
     r.clock.set(now);
     let claim = r
         .scheduler
-        .claim_for(&row, now, &sextant_core::ids::format_time(now));
-    let run_id = claim.run.as_ref().unwrap().run_id.clone();
+        .claim_for(
+            &row,
+            now,
+            &sextant_core::ids::format_time(now),
+            &runner::Overlap::default(),
+        )
+        .claim;
+    let run_id = claim.runs[0].run_id.clone();
     assert_eq!(
         r.runtime.journal().claim_slots(vec![claim]).await.unwrap(),
         [true]
@@ -593,4 +625,867 @@ async fn a_paused_loop_claims_nothing_until_resumed() {
         .unwrap();
     assert_eq!(session.origin, "schedule");
     handle.shutdown().await;
+}
+
+/// Steps a manual clock across a daylight-saving transition, ticking every `step`, and
+/// returns the slots (in the plan's zone) of the cron Runs that came out.
+async fn slots_across(expr: &str, zone: &str, from: &str, to: &str, step: Duration) -> Vec<String> {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = ManualClock::new(utc(from));
+    let r = rig_on(&dir.path().join("journal.db"), &clock).await;
+    let mut fields = every_minute("dst");
+    fields.cron = Some(expr.into());
+    fields.timezone = Some(zone.into());
+    let s = r
+        .scheduler
+        .create(&owner(), fields, ScheduleSource::Api)
+        .await
+        .unwrap();
+    let end = utc(to);
+    while clock.now() < end {
+        clock.advance(step);
+        for run in r.scheduler.run_due_now().await.unwrap() {
+            assert_eq!(run.record, "started", "{run:?}");
+        }
+    }
+    let tz: chrono_tz::Tz = zone.parse().unwrap();
+    let page = r.scheduler.runs(&owner(), &s.id, None, 200).await.unwrap();
+    let mut slots: Vec<String> = page
+        .runs
+        .iter()
+        .map(|run| {
+            sextant_core::ids::parse_time(&run.scheduled_for)
+                .unwrap()
+                .with_timezone(&tz)
+                .to_rfc3339()
+        })
+        .collect();
+    slots.sort();
+    slots
+}
+
+#[tokio::test]
+async fn the_loop_fires_fixed_hours_once_and_intervals_in_both_passes_at_fall_back() {
+    // New York, 2027-11-07 (the issue's case): two Runs, not four.
+    assert_eq!(
+        slots_across(
+            "0,30 1 7 11 *",
+            "America/New_York",
+            "2027-11-07T03:00:00Z",
+            "2027-11-07T08:00:00Z",
+            Duration::minutes(5)
+        )
+        .await,
+        ["2027-11-07T01:00:00-04:00", "2027-11-07T01:30:00-04:00"]
+    );
+    // Berlin, 2027-10-31.
+    assert_eq!(
+        slots_across(
+            "15,45 2 31 10 *",
+            "Europe/Berlin",
+            "2027-10-30T23:00:00Z",
+            "2027-10-31T03:00:00Z",
+            Duration::minutes(5)
+        )
+        .await,
+        ["2027-10-31T02:15:00+02:00", "2027-10-31T02:45:00+02:00"]
+    );
+    // An interval keeps firing through the repeated hour.
+    assert_eq!(
+        slots_across(
+            "*/30 * * * *",
+            "America/New_York",
+            "2027-11-07T04:50:00Z",
+            "2027-11-07T07:10:00Z",
+            Duration::minutes(5)
+        )
+        .await,
+        [
+            "2027-11-07T01:00:00-04:00",
+            "2027-11-07T01:00:00-05:00",
+            "2027-11-07T01:30:00-04:00",
+            "2027-11-07T01:30:00-05:00",
+            "2027-11-07T02:00:00-05:00"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn the_loop_fires_a_gap_once_at_its_end_at_spring_forward() {
+    // Berlin, 2027-03-28: 02:15 and 02:45 do not exist; one Run at 03:00 CEST.
+    assert_eq!(
+        slots_across(
+            "15,45 2 * * *",
+            "Europe/Berlin",
+            "2027-03-28T00:00:00Z",
+            "2027-03-28T02:00:00Z",
+            Duration::minutes(5)
+        )
+        .await,
+        ["2027-03-28T03:00:00+02:00"]
+    );
+}
+
+#[tokio::test]
+async fn a_missed_slot_before_an_on_time_one_leaves_a_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = rig(&dir).await;
+    let mut hourly = every_minute("hourly");
+    hourly.cron = Some("0 * * * *".into());
+    let s = r
+        .scheduler
+        .create(&owner(), hourly, ScheduleSource::Api)
+        .await
+        .unwrap();
+    // Asleep from 10:00:30 to 12:00:10: 11:00 was missed, 12:00 is on time.
+    r.clock.set(utc("2026-12-01T12:00:10Z"));
+    let runs = r.scheduler.run_due_now().await.unwrap();
+    let views: Vec<RunView> = runs.iter().map(RunView::from).collect();
+    assert_eq!(views.len(), 2, "{views:?}");
+    let on_time = views.iter().find(|v| v.status != "missed").unwrap();
+    assert_eq!(on_time.scheduled_for, "2026-12-01T12:00:00.000Z");
+    assert!(on_time.session_id.is_some());
+    let missed = views.iter().find(|v| v.status == "missed").unwrap();
+    assert_eq!(missed.scheduled_for, "2026-12-01T11:00:00.000Z");
+    assert!(
+        missed.reason.as_deref().unwrap().contains("ran on time"),
+        "{missed:?}"
+    );
+    // Both are in the history.
+    let page = r.scheduler.runs(&owner(), &s.id, None, 10).await.unwrap();
+    assert_eq!(page.total, 2);
+}
+
+fn plan_for(agent: &str, cron: &str, prompt: &str) -> ScheduleFields {
+    ScheduleFields {
+        name: Some(format!("{agent} plan")),
+        prompt: Some(prompt.into()),
+        cron: Some(cron.into()),
+        timezone: Some("UTC".into()),
+        agent_id: Some(agent.into()),
+        ..Default::default()
+    }
+}
+
+/// The schedule's Runs, oldest first, as views.
+async fn history(r: &Rig, schedule_id: &str) -> Vec<RunView> {
+    let mut runs = r
+        .scheduler
+        .runs(&owner(), schedule_id, None, 200)
+        .await
+        .unwrap()
+        .runs;
+    runs.reverse();
+    runs
+}
+
+/// Declines the approval a shell Run waits for, waits for its task to end, and records it.
+async fn end_shell_run(r: &Rig, run: &RunView) {
+    let task_id = run.task_id.as_deref().expect("a started run");
+    let task = r.runtime.journal().task(task_id).await.unwrap().unwrap();
+    let fold = r.runtime.project(&task).await.unwrap();
+    let i = fold
+        .pending_interaction()
+        .expect("waits for approval")
+        .clone();
+    let answered = r
+        .runtime
+        .answer(sextant_runtime::AnswerRequest {
+            principal: owner(),
+            task_id: task_id.into(),
+            interaction_id: i.interaction_id.clone(),
+            option: "decline".into(),
+            reason: None,
+            values: Default::default(),
+            message_id: format!("decline-{}", run.id),
+            digest: Some(i.action.as_ref().expect("a shell action").digest.clone()),
+        })
+        .await
+        .unwrap();
+    let fold = tokio::time::timeout(
+        StdDuration::from_secs(10),
+        r.runtime.wait_settled(&task, answered.last_seq),
+    )
+    .await
+    .expect("ended in time")
+    .unwrap();
+    assert_eq!(fold.state, TaskState::Completed);
+    r.scheduler.settle_ended().await.unwrap();
+}
+
+/// A shell schedule every minute under `policy`; its first Run (10:01) waits for approval.
+async fn overlapping(r: &Rig, policy: sextant_core::OverlapPolicy) -> (String, RunView) {
+    let mut f = plan_for("shell", "* * * * *", "uname -s");
+    f.overlap_policy = Some(policy);
+    let s = r
+        .scheduler
+        .create(&owner(), f, ScheduleSource::Api)
+        .await
+        .unwrap();
+    assert_eq!(s.overlap_policy, policy.as_str());
+    r.clock.set(utc("2026-12-01T10:01:00Z"));
+    r.scheduler.run_due_now().await.unwrap();
+    let runs = history(r, &s.id).await;
+    assert_eq!(runs.len(), 1);
+    let first = runs[0].clone();
+    settle_waiting(r, &first).await;
+    (s.id, first)
+}
+
+/// Waits until a shell Run's task waits for approval.
+async fn settle_waiting(r: &Rig, run: &RunView) {
+    let fold = settle(&r.runtime, run.task_id.as_deref().unwrap()).await;
+    assert_eq!(fold.state, TaskState::AuthRequired);
+}
+
+async fn tick_at(r: &Rig, at: &str) {
+    r.clock.set(utc(at));
+    r.scheduler.run_due_now().await.unwrap();
+}
+
+#[tokio::test]
+async fn overlap_skip_records_a_skipped_run_while_one_is_still_running() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = rig(&dir).await;
+    let (id, first) = overlapping(&r, sextant_core::OverlapPolicy::Skip).await;
+    tick_at(&r, "2026-12-01T10:02:00Z").await;
+    let runs = history(&r, &id).await;
+    assert_eq!(runs.len(), 2);
+    let skipped = &runs[1];
+    assert_eq!(skipped.status, "skipped");
+    assert_eq!(skipped.scheduled_for, "2026-12-01T10:02:00.000Z");
+    assert_eq!(skipped.overlap_policy.as_deref(), Some("skip"));
+    assert_eq!(skipped.session_id, None);
+    let why = skipped.reason.as_deref().unwrap();
+    assert!(why.contains("overlap policy skip"), "{why}");
+    assert!(why.contains("waiting for your answer"), "{why}");
+    assert!(why.contains(short_id(&first.id)), "{why}");
+    // Once the first Run has ended, the next slot runs.
+    end_shell_run(&r, &first).await;
+    tick_at(&r, "2026-12-01T10:03:00Z").await;
+    let runs = history(&r, &id).await;
+    settle_waiting(&r, &runs[2]).await;
+}
+
+#[tokio::test]
+async fn overlap_buffer_one_keeps_one_run_waiting_and_starts_it_after() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = rig(&dir).await;
+    let (id, first) = overlapping(&r, sextant_core::OverlapPolicy::BufferOne).await;
+    tick_at(&r, "2026-12-01T10:02:00Z").await;
+    tick_at(&r, "2026-12-01T10:03:00Z").await;
+    let runs = history(&r, &id).await;
+    let status: Vec<&str> = runs.iter().map(|v| v.status.as_str()).collect();
+    assert_eq!(status, ["auth_required", "buffered", "skipped"]);
+    assert!(
+        runs[2]
+            .reason
+            .as_deref()
+            .unwrap()
+            .contains("already buffered")
+    );
+    // The first ends: the buffered one starts (a wake of the loop, no new slot needed).
+    end_shell_run(&r, &first).await;
+    tick_at(&r, "2026-12-01T10:03:10Z").await;
+    let runs = history(&r, &id).await;
+    settle_waiting(&r, &runs[1]).await;
+    let runs = history(&r, &id).await;
+    assert_eq!(runs[1].status, "auth_required", "{:?}", runs[1]);
+    assert_eq!(runs[1].scheduled_for, "2026-12-01T10:02:00.000Z");
+    assert!(runs[1].session_id.is_some());
+}
+
+#[tokio::test]
+async fn overlap_buffer_all_runs_every_slot_one_at_a_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = rig(&dir).await;
+    let (id, first) = overlapping(&r, sextant_core::OverlapPolicy::BufferAll).await;
+    tick_at(&r, "2026-12-01T10:02:00Z").await;
+    tick_at(&r, "2026-12-01T10:03:00Z").await;
+    let status = |runs: &[RunView]| runs.iter().map(|v| v.status.clone()).collect::<Vec<_>>();
+    assert_eq!(
+        status(&history(&r, &id).await),
+        ["auth_required", "buffered", "buffered"]
+    );
+    end_shell_run(&r, &first).await;
+    tick_at(&r, "2026-12-01T10:03:10Z").await;
+    let runs = history(&r, &id).await;
+    settle_waiting(&r, &runs[1]).await;
+    let runs = history(&r, &id).await;
+    assert_eq!(status(&runs), ["completed", "auth_required", "buffered"]);
+    end_shell_run(&r, &runs[1]).await;
+    tick_at(&r, "2026-12-01T10:03:20Z").await;
+    let runs = history(&r, &id).await;
+    settle_waiting(&r, &runs[2]).await;
+    let runs = history(&r, &id).await;
+    assert_eq!(status(&runs), ["completed", "completed", "auth_required"]);
+    assert_eq!(runs[2].scheduled_for, "2026-12-01T10:03:00.000Z");
+}
+
+#[tokio::test]
+async fn overlap_allow_all_starts_beside_the_running_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = rig(&dir).await;
+    let (id, _first) = overlapping(&r, sextant_core::OverlapPolicy::AllowAll).await;
+    tick_at(&r, "2026-12-01T10:02:00Z").await;
+    let runs = history(&r, &id).await;
+    assert!(runs[1].session_id.is_some(), "{:?}", runs[1]);
+    assert_ne!(runs[1].session_id, runs[0].session_id);
+    assert!(runs[1].reason.as_deref().unwrap().contains("allow_all"));
+}
+
+#[tokio::test]
+async fn overlap_cancel_previous_asks_the_runtime_and_records_what_happened() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = rig(&dir).await;
+    let (id, first) = overlapping(&r, sextant_core::OverlapPolicy::CancelPrevious).await;
+    tick_at(&r, "2026-12-01T10:02:00Z").await;
+    let runs = history(&r, &id).await;
+    let new = &runs[1];
+    assert!(new.session_id.is_some(), "{new:?}");
+    let why = new.reason.as_deref().unwrap();
+    assert!(why.contains("overlap policy cancel_previous"), "{why}");
+    // Sextant cannot interrupt a turn yet: the Run says so, and the first one goes on.
+    assert!(
+        why.contains("cannot interrupt a running turn yet, so it goes on"),
+        "{why}"
+    );
+    assert!(why.contains(first.task_id.as_deref().unwrap()), "{why}");
+    assert_eq!(runs[0].status, "auth_required");
+    // A previous Run that has ended by then is not asked about.
+    end_shell_run(&r, &first).await;
+    settle_waiting(&r, new).await;
+    end_shell_run(&r, new).await;
+    tick_at(&r, "2026-12-01T10:03:00Z").await;
+    let runs = history(&r, &id).await;
+    assert_eq!(runs[2].reason, None, "{:?}", runs[2]);
+}
+
+#[tokio::test]
+async fn a_late_run_within_the_window_is_a_catchup_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = rig(&dir).await;
+    let mut f = plan_for("echo", "0 * * * *", "catch up");
+    f.missed_run_policy = Some(MissedRunPolicy::RunOnce);
+    f.missed_run_grace_secs = Some(1800);
+    let s = r
+        .scheduler
+        .create(&owner(), f, ScheduleSource::Api)
+        .await
+        .unwrap();
+    tick_at(&r, "2026-12-01T11:10:00Z").await;
+    let runs = history(&r, &s.id).await;
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0].trigger, "catchup");
+    assert!(
+        runs[0]
+            .reason
+            .as_deref()
+            .unwrap()
+            .contains("catch-up window")
+    );
+    assert!(runs[0].session_id.is_some());
+    // On time again: a cron Run.
+    tick_at(&r, "2026-12-01T12:00:00Z").await;
+    assert_eq!(history(&r, &s.id).await[1].trigger, "cron");
+}
+
+#[tokio::test]
+async fn backfill_runs_each_past_slot_under_its_own_policy() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = rig(&dir).await;
+    let s = r
+        .scheduler
+        .create(
+            &owner(),
+            plan_for("echo", "0 * * * *", "hourly"),
+            ScheduleSource::Api,
+        )
+        .await
+        .unwrap();
+    let range = |from: &str, to: &str, p| Backfill {
+        from: utc(from),
+        to: utc(to),
+        overlap_policy: p,
+    };
+    let done = r
+        .scheduler
+        .backfill(
+            &owner(),
+            &s.id,
+            range("2026-12-01T07:00:00Z", "2026-12-01T10:00:00Z", None),
+        )
+        .await
+        .unwrap();
+    assert_eq!(done.overlap_policy, sextant_core::OverlapPolicy::BufferAll);
+    let slots: Vec<&str> = done.runs.iter().map(|v| v.scheduled_for.as_str()).collect();
+    assert_eq!(
+        slots,
+        [
+            "2026-12-01T07:00:00.000Z",
+            "2026-12-01T08:00:00.000Z",
+            "2026-12-01T09:00:00.000Z"
+        ]
+    );
+    assert!(done.runs.iter().all(|v| v.trigger == "backfill"));
+    assert!(
+        done.runs
+            .iter()
+            .all(|v| v.overlap_policy.as_deref() == Some("buffer_all"))
+    );
+    assert_eq!(done.runs[1].status, "buffered");
+    assert!(done.runs[0].session_id.is_some());
+    // One at a time, in slot order, as each ends.
+    for n in 1..=3 {
+        let runs = history(&r, &s.id).await;
+        let started: Vec<&RunView> = runs.iter().filter(|v| v.session_id.is_some()).collect();
+        assert_eq!(started.len(), n, "{runs:?}");
+        settle(&r.runtime, started[n - 1].task_id.as_deref().unwrap()).await;
+        r.scheduler.run_due_now().await.unwrap();
+    }
+    let runs = history(&r, &s.id).await;
+    assert!(runs.iter().all(|v| v.status == "completed"), "{runs:?}");
+    // The same range again: nothing new.
+    let again = r
+        .scheduler
+        .backfill(
+            &owner(),
+            &s.id,
+            range("2026-12-01T07:00:00Z", "2026-12-01T10:00:00Z", None),
+        )
+        .await
+        .unwrap();
+    assert_eq!((again.runs.len(), again.already_backfilled), (0, 3));
+    // skip: the first slot runs, the others are recorded as skipped.
+    let skip = r
+        .scheduler
+        .backfill(
+            &owner(),
+            &s.id,
+            range(
+                "2026-12-01T04:00:00Z",
+                "2026-12-01T06:00:00Z",
+                Some(sextant_core::OverlapPolicy::Skip),
+            ),
+        )
+        .await
+        .unwrap();
+    let status: Vec<&str> = skip.runs.iter().map(|v| v.status.as_str()).collect();
+    assert_ne!(status[0], "skipped");
+    assert_eq!(status[1], "skipped");
+    // Refusals name the field.
+    let field = |e: Error| match e {
+        Error::Invalid(f) => f.field,
+        other => panic!("{other:?}"),
+    };
+    let e = r
+        .scheduler
+        .backfill(
+            &owner(),
+            &s.id,
+            range("2026-12-01T09:00:00Z", "2026-12-01T12:00:00Z", None),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(field(e), "to");
+    let e = r
+        .scheduler
+        .backfill(
+            &owner(),
+            &s.id,
+            range("2026-11-01T00:00:00Z", "2026-12-01T00:00:00Z", None),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(field(e), "to");
+    let e = r
+        .scheduler
+        .backfill(
+            &owner(),
+            &s.id,
+            range(
+                "2026-12-01T01:00:00Z",
+                "2026-12-01T03:00:00Z",
+                Some(sextant_core::OverlapPolicy::CancelPrevious),
+            ),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(field(e), "overlap_policy");
+    // Nobody else backfills it.
+    assert!(matches!(
+        r.scheduler
+            .backfill(
+                &Principal::anonymous_local(),
+                &s.id,
+                range("2026-12-01T01:00:00Z", "2026-12-01T03:00:00Z", None)
+            )
+            .await,
+        Err(Error::NotFound)
+    ));
+}
+
+#[tokio::test]
+async fn a_jittered_slot_fires_at_its_fixed_delay() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = rig(&dir).await;
+    let mut f = plan_for("echo", "0 * * * *", "jitter");
+    f.jitter_secs = Some(1800);
+    let s = r
+        .scheduler
+        .create(&owner(), f, ScheduleSource::Api)
+        .await
+        .unwrap();
+    assert_eq!(s.jitter_secs, 1800);
+    let slot = utc("2026-12-01T11:00:00Z");
+    assert_eq!(s.next_fire_at.as_deref(), Some("2026-12-01T11:00:00.000Z"));
+    let delay = crate::timing::jitter(&s.id, slot, 1800);
+    assert!(delay <= Duration::seconds(1800));
+    if delay > Duration::zero() {
+        tick_at(&r, &(slot + delay - Duration::seconds(1)).to_rfc3339()).await;
+        assert!(history(&r, &s.id).await.is_empty());
+    }
+    tick_at(&r, &(slot + delay).to_rfc3339()).await;
+    let runs = history(&r, &s.id).await;
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0].scheduled_for, "2026-12-01T11:00:00.000Z");
+    assert_eq!(runs[0].jitter_secs, Some(delay.num_seconds()));
+    assert!(runs[0].session_id.is_some());
+    // A jitter as long as the interval is refused.
+    let mut f = plan_for("echo", "*/5 * * * *", "too much");
+    f.jitter_secs = Some(300);
+    let e = r.scheduler.create(&owner(), f, ScheduleSource::Api).await;
+    assert!(matches!(e, Err(Error::Invalid(f)) if f.field == "jitter_secs"));
+}
+
+#[tokio::test]
+async fn consecutive_failures_notify_pause_the_plan_and_recover() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = rig(&dir).await;
+    let mut notices = r.scheduler.notices();
+    let mut f = plan_for("flaky", "0 * * * *", "please fail");
+    f.pause_after_failures = Some(Some(2));
+    let s = r
+        .scheduler
+        .create(&owner(), f, ScheduleSource::Api)
+        .await
+        .unwrap();
+    assert_eq!(s.pause_after_failures, Some(2));
+    // First failure: a notice.
+    let one = r.scheduler.run_now(&owner(), &s.id).await.unwrap();
+    settle(&r.runtime, one.task_id.as_deref().unwrap()).await;
+    r.scheduler.settle_ended().await.unwrap();
+    let n = notices.try_recv().expect("a failure notice");
+    assert_eq!(n.kind, NoticeKind::Failed);
+    assert_eq!(n.consecutive_failures, 1);
+    assert!(n.message.contains("failed"), "{n:?}");
+    let v = r.scheduler.get(&owner(), &s.id).await.unwrap();
+    assert_eq!(v.consecutive_failures, 1);
+    assert!(v.enabled);
+    let one = r.scheduler.run(&owner(), &s.id, &one.id).await.unwrap();
+    assert_eq!(one.outcome.as_deref(), Some("failed"));
+    assert!(one.duration_ms.is_some());
+    // Second: still failing (no new failure notice), and paused, with why.
+    let two = r.scheduler.run_now(&owner(), &s.id).await.unwrap();
+    settle(&r.runtime, two.task_id.as_deref().unwrap()).await;
+    r.scheduler.settle_ended().await.unwrap();
+    let n = notices.try_recv().expect("a pause notice");
+    assert_eq!(n.kind, NoticeKind::Paused);
+    assert!(notices.try_recv().is_err());
+    let v = r.scheduler.get(&owner(), &s.id).await.unwrap();
+    assert!(!v.enabled);
+    assert_eq!(v.next_fire_at, None);
+    let paused = v.paused.expect("paused, with why");
+    assert!(
+        paused
+            .reason
+            .contains("paused after 2 failed Runs in a row"),
+        "{paused:?}"
+    );
+    assert!(paused.reason.contains(short_id(&two.id)), "{paused:?}");
+    assert_eq!((v.history.failed, v.history.succeeded), (2, 0));
+    // No slot fires while paused.
+    tick_at(&r, "2026-12-01T11:00:00Z").await;
+    assert_eq!(history(&r, &s.id).await.len(), 2);
+    // Enabled again: the pause and the count are gone; a failure, then a success: recovery.
+    let on = r
+        .scheduler
+        .update(
+            &owner(),
+            &s.id,
+            ScheduleFields {
+                enabled: Some(true),
+                pause_after_failures: Some(None),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!((on.paused.clone(), on.consecutive_failures), (None, 0));
+    let three = r.scheduler.run_now(&owner(), &s.id).await.unwrap();
+    settle(&r.runtime, three.task_id.as_deref().unwrap()).await;
+    r.scheduler.settle_ended().await.unwrap();
+    assert_eq!(notices.try_recv().unwrap().kind, NoticeKind::Failed);
+    r.scheduler
+        .update(
+            &owner(),
+            &s.id,
+            ScheduleFields {
+                prompt: Some("all good".into()),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    let four = r.scheduler.run_now(&owner(), &s.id).await.unwrap();
+    settle(&r.runtime, four.task_id.as_deref().unwrap()).await;
+    r.scheduler.settle_ended().await.unwrap();
+    let n = notices.try_recv().expect("a recovery notice");
+    assert_eq!(n.kind, NoticeKind::Recovered);
+    assert!(n.message.contains("recovered"), "{n:?}");
+    let four = r.scheduler.run(&owner(), &s.id, &four.id).await.unwrap();
+    assert_eq!(four.outcome.as_deref(), Some("succeeded"));
+    assert_eq!(four.result.as_deref(), Some("ok"));
+    let v = r.scheduler.get(&owner(), &s.id).await.unwrap();
+    assert_eq!(v.consecutive_failures, 0);
+    assert_eq!(v.history.recent[0].outcome, "succeeded");
+}
+
+#[tokio::test]
+async fn runs_show_their_result_and_duration() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = rig(&dir).await;
+    let s = r
+        .scheduler
+        .create(
+            &owner(),
+            every_minute("the result text"),
+            ScheduleSource::Api,
+        )
+        .await
+        .unwrap();
+    let run = r.scheduler.run_now(&owner(), &s.id).await.unwrap();
+    settle(&r.runtime, run.task_id.as_deref().unwrap()).await;
+    // The next tick records it (the loop's watcher would, at once).
+    r.scheduler.run_due_now().await.unwrap();
+    let run = r.scheduler.run(&owner(), &s.id, &run.id).await.unwrap();
+    assert_eq!(run.outcome.as_deref(), Some("succeeded"));
+    assert!(
+        run.result.as_deref().unwrap().contains("the result text"),
+        "{run:?}"
+    );
+    assert!(run.duration_ms.unwrap() >= 0);
+    let v = r.scheduler.get(&owner(), &s.id).await.unwrap();
+    assert_eq!(v.history.succeeded, 1);
+    assert_eq!(v.history.recent[0].run_id, run.id);
+    // The list carries the same record.
+    let list = r.scheduler.list(&owner()).await.unwrap();
+    assert_eq!(list[0].history, v.history);
+}
+
+#[tokio::test]
+async fn the_watcher_records_a_run_as_soon_as_it_ends() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = rig(&dir).await;
+    let cancel = CancellationToken::new();
+    let handle = r.scheduler.start(cancel.clone());
+    let mut notices = r.scheduler.notices();
+    let s = r
+        .scheduler
+        .create(
+            &owner(),
+            plan_for("flaky", "0 0 1 1 *", "fail now"),
+            ScheduleSource::Api,
+        )
+        .await
+        .unwrap();
+    r.scheduler.run_now(&owner(), &s.id).await.unwrap();
+    // No tick: the watcher sees the task end and sends the notice.
+    let n = tokio::time::timeout(StdDuration::from_secs(10), notices.recv())
+        .await
+        .expect("a notice in time")
+        .unwrap();
+    assert_eq!(n.kind, NoticeKind::Failed);
+    handle.shutdown().await;
+}
+
+#[tokio::test]
+async fn one_shot_plans_fire_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = rig(&dir).await;
+    let f = ScheduleFields {
+        name: Some("once".into()),
+        prompt: Some("only once".into()),
+        once_at: Some("2026-12-01 12:00".into()),
+        timezone: Some("Europe/Berlin".into()),
+        agent_id: Some("echo".into()),
+        ..Default::default()
+    };
+    let s = r
+        .scheduler
+        .create(&owner(), f.clone(), ScheduleSource::Api)
+        .await
+        .unwrap();
+    assert_eq!(s.cron, None);
+    assert_eq!(s.once_at.as_deref(), Some("2026-12-01T12:00:00"));
+    assert_eq!(s.next_runs.len(), 1);
+    assert_eq!(s.next_runs[0].utc, "2026-12-01T11:00:00.000Z");
+    assert_eq!(s.next_runs[0].words, "Tuesday 1 December 2026 at 12:00 CET");
+    assert!(
+        s.description
+            .starts_with("Once, on Tuesday 1 December 2026"),
+        "{}",
+        s.description
+    );
+    assert!(!s.finished);
+    tick_at(&r, "2026-12-01T11:00:00Z").await;
+    tick_at(&r, "2026-12-02T11:00:00Z").await;
+    let runs = history(&r, &s.id).await;
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0].scheduled_for, "2026-12-01T11:00:00.000Z");
+    let v = r.scheduler.get(&owner(), &s.id).await.unwrap();
+    assert!(v.finished);
+    assert_eq!(v.next_fire_at, None);
+    assert!(v.next_runs.is_empty());
+    // A time in the past is refused.
+    let e = r.scheduler.create(&owner(), f, ScheduleSource::Api).await;
+    assert!(
+        matches!(&e, Err(Error::Invalid(f)) if f.field == "once_at"),
+        "{e:?}"
+    );
+}
+
+#[tokio::test]
+async fn an_assistant_made_plan_is_the_owners_and_stops_when_the_assistant_is_revoked() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = rig(&dir).await;
+    let ws = "ws-test";
+    let issue = |name: &str| sextant_journal::CredentialRow {
+        credential_id: sextant_core::ids::new_id(),
+        kind: "assistant".into(),
+        name: name.into(),
+        token_hash: sextant_core::ids::new_id(),
+        workspace: Some(ws.into()),
+        agent_id: None,
+        owner: owner().key(),
+        created_at: "2026-12-01T10:00:00.000Z".into(),
+        revoked_at: None,
+        parent_id: None,
+    };
+    r.runtime
+        .journal()
+        .insert_credential(issue("hermes"))
+        .await
+        .unwrap();
+    let actor = Actor::assistant(owner(), Principal::assistant(ws, "hermes"));
+    let s = r
+        .scheduler
+        .create(
+            &actor,
+            every_minute("from the assistant"),
+            ScheduleSource::Api,
+        )
+        .await
+        .unwrap();
+    assert_eq!(s.source, "assistant");
+    assert_eq!(s.source_assistant.as_deref(), Some("hermes"));
+    // The owner's plan: in the owner's list, running as the owner.
+    assert_eq!(r.scheduler.list(&owner()).await.unwrap().len(), 1);
+    tick_at(&r, "2026-12-01T10:01:00Z").await;
+    let runs = history(&r, &s.id).await;
+    assert_eq!(runs[0].executed_as, owner().key());
+    assert!(runs[0].session_id.is_some());
+    // The assistant is revoked: the next firing is blocked, and the plan says why.
+    r.runtime
+        .journal()
+        .revoke_credential("assistant", "hermes", r.clock.now())
+        .await
+        .unwrap();
+    settle(&r.runtime, runs[0].task_id.as_deref().unwrap()).await;
+    tick_at(&r, "2026-12-01T10:02:00Z").await;
+    let runs = history(&r, &s.id).await;
+    assert_eq!(runs[1].status, "blocked", "{:?}", runs[1]);
+    assert!(runs[1].reason.as_deref().unwrap().contains("was revoked"));
+    let v = r.scheduler.get(&owner(), &s.id).await.unwrap();
+    assert!(!v.access.allowed);
+    // A revoked assistant cannot make plans either.
+    let e = r
+        .scheduler
+        .create(&actor, every_minute("again"), ScheduleSource::Api)
+        .await;
+    assert!(matches!(e, Err(Error::Forbidden(_))), "{e:?}");
+    // Issued again under its name: it may act again.
+    r.runtime
+        .journal()
+        .insert_credential(issue("hermes"))
+        .await
+        .unwrap();
+    tick_at(&r, "2026-12-01T10:03:00Z").await;
+    assert!(history(&r, &s.id).await[2].session_id.is_some());
+}
+
+#[tokio::test]
+async fn plain_words_are_read_and_echoed_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = rig(&dir).await;
+    let words = |w: &str| ScheduleFields {
+        name: Some("words".into()),
+        prompt: Some("p".into()),
+        when: Some(w.into()),
+        timezone: Some("Europe/Berlin".into()),
+        agent_id: Some("echo".into()),
+        ..Default::default()
+    };
+    let every = r
+        .scheduler
+        .create(&owner(), words("every weekday at 9"), ScheduleSource::Api)
+        .await
+        .unwrap();
+    assert_eq!(every.cron.as_deref(), Some("0 9 * * 1-5"));
+    let u = every.understood.clone().expect("the echo");
+    assert_eq!(
+        (u.input.as_str(), u.cron.as_deref()),
+        ("every weekday at 9", Some("0 9 * * 1-5"))
+    );
+    // Read back later, the plan has no echo: it is only in the answer.
+    assert_eq!(
+        r.scheduler
+            .get(&owner(), &every.id)
+            .await
+            .unwrap()
+            .understood,
+        None
+    );
+    let once = r
+        .scheduler
+        .create(&owner(), words("in 30 minutes"), ScheduleSource::Api)
+        .await
+        .unwrap();
+    assert_eq!(once.cron, None);
+    assert_eq!(once.once_at.as_deref(), Some("2026-12-01T11:30:30"));
+    assert_eq!(once.next_runs[0].utc, "2026-12-01T10:30:30.000Z");
+    // An update reads words in the plan's zone.
+    let moved = r
+        .scheduler
+        .update(
+            &owner(),
+            &every.id,
+            ScheduleFields {
+                when: Some("every 30 minutes".into()),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(moved.cron.as_deref(), Some("*/30 * * * *"));
+    // Words and cron together, or words it cannot read, name the when field.
+    let mut both = words("every day at 9");
+    both.cron = Some("0 9 * * *".into());
+    for f in [both, words("now and then")] {
+        let e = r.scheduler.create(&owner(), f, ScheduleSource::Api).await;
+        assert!(
+            matches!(&e, Err(Error::Invalid(f)) if f.field == "when"),
+            "{e:?}"
+        );
+    }
 }

@@ -1,19 +1,43 @@
 //! What callers see of a schedule and a Run: the stored row plus what is computed from it
-//! (next fire times, a plain-words description, current access, a Run's status from its
-//! task). Field names are the API's (snake_case).
+//! (next fire times, a plain-words description, current access, its recent record, a Run's
+//! status from its task and how long it took), and the notices the scheduler sends. Field
+//! names are the API's (snake_case; the notices, which travel on the task-events stream,
+//! camelCase as that stream's other events).
 
 use chrono::{DateTime, Utc};
+use chrono_tz::Tz;
 use serde::Serialize;
 use sextant_core::RunRecord;
 use sextant_core::a2a::TaskState;
 use sextant_core::event::parse_state;
-use sextant_core::ids::format_time;
-use sextant_journal::{RunRow, ScheduleRow};
+use sextant_core::ids::{format_time, parse_time};
+use sextant_journal::{History, RunRow, ScheduleRow};
 
-use crate::cron::CronSpec;
+use crate::service::{assistant_of, timing_of};
+use crate::timing::Timing;
+use crate::words::Understood;
 
 /// How many next fire times a schedule view lists.
 pub const NEXT_RUNS: usize = 5;
+/// How many recent outcomes a schedule view lists.
+pub const HISTORY: u32 = 20;
+
+/// The first 8 characters of an id, as the console shows it.
+pub fn short_id(id: &str) -> &str {
+    id.get(..8).unwrap_or(id)
+}
+
+/// A time in words, in `tz`: `Monday 7 December 2026 at 09:00 CET` (seconds only when not
+/// zero).
+pub fn in_words(t: DateTime<Utc>, tz: Tz) -> String {
+    let local = t.with_timezone(&tz);
+    let clock = if chrono::Timelike::second(&local) == 0 {
+        local.format("%H:%M %Z")
+    } else {
+        local.format("%H:%M:%S %Z")
+    };
+    format!("{} at {clock}", local.format("%A %-d %B %Y"))
+}
 
 /// One upcoming fire time, in the schedule's zone and in UTC.
 #[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
@@ -23,6 +47,72 @@ pub struct NextRun {
     pub local: String,
     /// RFC 3339 UTC, e.g. `2026-12-07T08:00:00.000Z`.
     pub utc: String,
+    /// In words, in the schedule's zone: `Monday 7 December 2026 at 09:00 CET`.
+    pub words: String,
+}
+
+impl NextRun {
+    /// The fire time `t` in `tz`.
+    pub fn at(t: DateTime<Utc>, tz: Tz) -> Self {
+        Self {
+            local: t.with_timezone(&tz).to_rfc3339(),
+            utc: format_time(t),
+            words: in_words(t, tz),
+        }
+    }
+}
+
+/// Why the scheduler disabled a plan.
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
+#[ts(export)]
+pub struct Paused {
+    /// E.g. "paused after 3 failed Runs in a row; the last one, Run 01a2…, said: …".
+    pub reason: String,
+    pub at: String,
+}
+
+/// One ended Run in a schedule's recent record.
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
+#[ts(export)]
+pub struct RecentRun {
+    /// `succeeded`, `failed` or `canceled`.
+    pub outcome: String,
+    pub run_id: String,
+    pub scheduled_for: String,
+}
+
+/// A schedule's success and failure record.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, ts_rs::TS)]
+#[ts(export)]
+pub struct RunHistory {
+    /// The latest ended Runs, newest first (at most [`HISTORY`]).
+    pub recent: Vec<RecentRun>,
+    /// Counts over the whole history.
+    #[ts(type = "number")]
+    pub succeeded: u64,
+    #[ts(type = "number")]
+    pub failed: u64,
+    #[ts(type = "number")]
+    pub canceled: u64,
+}
+
+impl From<&History> for RunHistory {
+    fn from(h: &History) -> Self {
+        Self {
+            recent: h
+                .recent
+                .iter()
+                .map(|(outcome, run_id, slot)| RecentRun {
+                    outcome: outcome.clone(),
+                    run_id: run_id.clone(),
+                    scheduled_for: slot.clone(),
+                })
+                .collect(),
+            succeeded: h.succeeded,
+            failed: h.failed,
+            canceled: h.canceled,
+        }
+    }
 }
 
 /// Whether the creator may currently call the target Agent.
@@ -41,58 +131,96 @@ pub struct ScheduleView {
     pub id: String,
     pub name: String,
     pub prompt: String,
-    pub cron: String,
+    /// The cron expression; `null` for a one-shot plan.
+    pub cron: Option<String>,
+    /// A one-shot plan's local time (`YYYY-MM-DDTHH:MM:SS` in `timezone`); `null` for a cron
+    /// plan.
+    pub once_at: Option<String>,
     pub timezone: String,
     pub agent_id: String,
     pub enabled: bool,
     pub missed_run_policy: String,
+    /// The catch-up window of `run_once`, in seconds.
     pub missed_run_grace_secs: i64,
+    /// `skip`, `buffer_one`, `buffer_all`, `allow_all` or `cancel_previous`.
+    pub overlap_policy: String,
+    /// Each slot fires up to this many seconds late (fixed per slot).
+    pub jitter_secs: i64,
+    /// The plan is disabled after this many consecutive failed Runs; `null`: never.
+    pub pause_after_failures: Option<i64>,
+    /// Failed Runs since the last successful one (or since it was enabled).
+    pub consecutive_failures: i64,
+    /// Set when the scheduler disabled the plan, with why.
+    pub paused: Option<Paused>,
     /// Where it was created: `console`, `api` or `assistant`.
     pub source: String,
-    /// The expression in plain words.
+    /// The assistant that made it for its owner, when `source` is `assistant`.
+    pub source_assistant: Option<String>,
+    /// When the plan runs, in plain words.
     pub description: String,
     /// The next slots after now (computed even while disabled, so the expression can be
     /// checked; a disabled schedule does not fire).
     pub next_runs: Vec<NextRun>,
     /// The scheduler's cursor: the next slot it will handle, `None` while disabled.
     pub next_fire_at: Option<String>,
-    /// The creator's current access to the Agent; when not allowed, cron Runs are recorded
-    /// as `blocked`.
+    /// A one-shot plan whose time has passed (it has fired, or was missed).
+    pub finished: bool,
+    /// Whether Runs may currently call the Agent (the creator's access, and the assistant's
+    /// for a plan an assistant made); when not allowed, Runs are recorded as `blocked`.
     pub access: Access,
+    /// Recent outcomes and counts.
+    pub history: RunHistory,
+    /// Only in the answer to a create or update that gave `when` (plain words): what they were
+    /// read as.
+    pub understood: Option<Understood>,
     pub created_at: String,
     pub updated_at: String,
 }
 
 impl ScheduleView {
-    /// The view of `row` at `now`; `access` is the creator's current access to the Agent.
-    pub fn new(row: &ScheduleRow, now: DateTime<Utc>, access: Result<(), String>) -> Self {
-        let spec = CronSpec::parse(&row.cron, &row.timezone).ok();
-        let next_runs = spec
+    /// The view of `row` at `now`; `access` is whether Runs may call the Agent now.
+    pub fn new(
+        row: &ScheduleRow,
+        now: DateTime<Utc>,
+        access: Result<(), String>,
+        history: &History,
+    ) -> Self {
+        let timing = timing_of(row).ok();
+        let next_runs = timing
             .as_ref()
-            .map(|s| {
-                s.upcoming(now, NEXT_RUNS)
+            .map(|t| {
+                t.upcoming(now, NEXT_RUNS)
                     .into_iter()
-                    .map(|t| NextRun {
-                        local: t.to_rfc3339(),
-                        utc: format_time(t.with_timezone(&Utc)),
-                    })
+                    .map(|l| NextRun::at(l.with_timezone(&Utc), t.timezone()))
                     .collect()
             })
             .unwrap_or_default();
+        let finished = matches!(&timing, Some(Timing::Once { at, .. }) if *at <= now);
         Self {
             id: row.schedule_id.clone(),
             name: row.name.clone(),
             prompt: row.prompt.clone(),
-            cron: row.cron.clone(),
+            cron: row.once_at.is_none().then(|| row.cron.clone()),
+            once_at: row.once_at.clone(),
             timezone: row.timezone.clone(),
             agent_id: row.agent_id.clone(),
             enabled: row.enabled,
             missed_run_policy: row.missed_run_policy.clone(),
             missed_run_grace_secs: row.missed_run_grace_secs,
+            overlap_policy: row.overlap_policy.clone(),
+            jitter_secs: row.jitter_secs,
+            pause_after_failures: row.pause_after_failures,
+            consecutive_failures: row.consecutive_failures,
+            paused: row.paused_reason.as_ref().map(|reason| Paused {
+                reason: reason.clone(),
+                at: row.paused_at.clone().unwrap_or_default(),
+            }),
             source: row.source.clone(),
-            description: spec.map(|s| s.describe()).unwrap_or_default(),
+            source_assistant: assistant_of(row).ok().flatten().map(|a| a.subject),
+            description: timing.as_ref().map(|t| t.describe()).unwrap_or_default(),
             next_runs,
             next_fire_at: row.next_fire_at.clone(),
+            finished,
             access: match access {
                 Ok(()) => Access {
                     allowed: true,
@@ -103,6 +231,8 @@ impl ScheduleView {
                     reason: Some(why),
                 },
             },
+            history: RunHistory::from(history),
+            understood: None,
             created_at: row.created_at.clone(),
             updated_at: row.updated_at.clone(),
         }
@@ -115,13 +245,15 @@ impl ScheduleView {
 pub struct RunView {
     pub id: String,
     pub schedule_id: String,
-    /// `cron`, `manual` or `replay`.
+    /// `cron`, `catchup` (a missed slot run late, within the catch-up window), `backfill`,
+    /// `manual` or `replay`.
     pub trigger: String,
-    /// `pending`, `blocked`, `missed`, `failed` before or instead of a task; once started,
-    /// the task's state: `submitted`, `running`, `input_required`, `auth_required`,
-    /// `completed`, `failed`, `canceled`, `rejected`.
+    /// `pending`, `blocked`, `missed`, `skipped`, `buffered`, `failed` before or instead of a
+    /// task; once started, the task's state: `submitted`, `running`, `input_required`,
+    /// `auth_required`, `completed`, `failed`, `canceled`, `rejected`.
     pub status: String,
-    /// Why it is blocked, missed or failed to start; or a note (ran late).
+    /// Why it is blocked, missed, skipped, buffered or failed to start; or a note (ran late,
+    /// what the overlap policy did).
     pub reason: Option<String>,
     /// The prompt it sent (a snapshot: editing the schedule later does not change it).
     pub prompt: String,
@@ -129,11 +261,22 @@ pub struct RunView {
     pub agent_id: String,
     /// The principal it ran as (the schedule's creator).
     pub executed_as: String,
-    /// The cron slot, or when run-now / replay was asked.
+    /// The slot, or when run-now / replay was asked.
     pub scheduled_for: String,
     pub created_at: String,
     pub started_at: Option<String>,
     pub finished_at: Option<String>,
+    /// From start to end, once it has ended.
+    #[ts(type = "number | null")]
+    pub duration_ms: Option<i64>,
+    /// `succeeded`, `failed` or `canceled`, once it has ended.
+    pub outcome: Option<String>,
+    /// The start of its result (the task's output, else its last status message).
+    pub result: Option<String>,
+    /// The overlap policy that decided it (a backfill's own).
+    pub overlap_policy: Option<String>,
+    /// How many seconds after its slot it fired.
+    pub jitter_secs: Option<i64>,
     /// The Session it created (each Run has its own).
     pub session_id: Option<String>,
     pub task_id: Option<String>,
@@ -170,6 +313,12 @@ impl From<&RunRow> for RunView {
             (Some(rec), _) => (rec.as_str().to_string(), r.finished_at.clone()),
             (None, _) => (r.record.clone(), r.finished_at.clone()),
         };
+        let duration_ms = match (r.started_at.as_deref(), finished_at.as_deref()) {
+            (Some(a), Some(b)) => parse_time(a)
+                .zip(parse_time(b))
+                .map(|(a, b)| (b - a).num_milliseconds().max(0)),
+            _ => None,
+        };
         Self {
             id: r.run_id.clone(),
             schedule_id: r.schedule_id.clone(),
@@ -183,9 +332,45 @@ impl From<&RunRow> for RunView {
             created_at: r.created_at.clone(),
             started_at: r.started_at.clone(),
             finished_at,
+            duration_ms,
+            outcome: r.outcome.clone(),
+            result: r.result.clone(),
+            overlap_policy: r.overlap_policy.clone(),
+            jitter_secs: r.jitter_secs,
             session_id: r.session_id.clone(),
             task_id: r.task_id.clone(),
             replay_of: r.replay_of.clone(),
         }
     }
+}
+
+/// What a [`ScheduleNotice`] is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[serde(rename_all = "snake_case")]
+#[ts(export)]
+pub enum NoticeKind {
+    /// A Run failed after a success (or as the plan's first): the plan started failing.
+    Failed,
+    /// A Run succeeded after failed ones.
+    Recovered,
+    /// The scheduler disabled the plan after consecutive failures.
+    Paused,
+}
+
+/// A schedule event worth telling the person about (`event: schedule` on
+/// `GET /api/v1/tasks/events`; the desktop shows it as a notification).
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export)]
+pub struct ScheduleNotice {
+    pub kind: NoticeKind,
+    pub schedule_id: String,
+    pub schedule_name: String,
+    /// The Run that caused it.
+    pub run_id: String,
+    /// Failed Runs in a row, after this one.
+    pub consecutive_failures: i64,
+    /// One sentence to show, e.g. "A Run of “Backup” failed: disk full".
+    pub message: String,
+    pub at: String,
 }

@@ -297,19 +297,34 @@ pub async fn task(
     Ok(Json(task_json(&row)))
 }
 
-/// `GET /api/v1/tasks/events`: SSE of every task's state changes (`event: task`) and of
-/// interactions raised and answered (`event: interaction`), for the live views.
-/// A consumer that falls behind gets a `resync` event and should re-read `GET /api/v1/tasks`.
+/// `GET /api/v1/tasks/events`: SSE of every task's state changes (`event: task`), of
+/// interactions raised and answered (`event: interaction`), and of schedule notices (`event:
+/// schedule`: a plan started failing, recovered, or was paused after failures), for the live
+/// views and the desktop's notifications. A consumer that falls behind gets a `resync` event
+/// and should re-read `GET /api/v1/tasks`.
 pub async fn task_events(
     State(app): State<AppState>,
     Extension(p): Extension<Principal>,
 ) -> ApiResult<Response> {
     owner_only(&p)?;
     let mut rx = app.runtime.journal().hub().subscribe_all();
+    let mut notices = app.scheduler.notices();
     let journal = app.runtime.journal().clone();
     let stream = async_stream::stream! {
         loop {
-            match rx.recv().await {
+            let ev = tokio::select! {
+                ev = rx.recv() => ev,
+                notice = notices.recv() => {
+                    match notice {
+                        Ok(n) => yield Ok(Event::default().event("schedule").data(json!(n).to_string())),
+                        // A missed notice is also on the plan and its Runs; nothing to resync.
+                        Err(RecvError::Lagged(_)) => {}
+                        Err(RecvError::Closed) => return,
+                    }
+                    continue;
+                }
+            };
+            match ev {
                 Ok(ev) => {
                     if let Some(data) = interaction_change(&ev) {
                         yield Ok(Event::default().event("interaction").data(data.to_string()));

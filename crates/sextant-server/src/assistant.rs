@@ -6,8 +6,9 @@
 //! - `POST …/a2a`: A2A 1.0 JSON-RPC (+ SSE), exactly as `a2a` serves it.
 //!
 //! The bearer authorizes one workspace and one target Agent, nothing else: `auth` accepts only
-//! assistant tokens here (and refuses them everywhere but here and the MCP bridge), and this
-//! module answers any other `agent_id` as "no such agent". The token's record is read on every
+//! an assistant's per-Agent credentials here (a token issued for one Agent: by `sextant
+//! assistant-token create NAME --agent ID`, or on demand under the assistant's workspace token;
+//! see `assistant_peers`), and this module answers any other `agent_id` as "no such agent". The token's record is read on every
 //! request (the owner it acts for, its workspace, its Agent, whether it is revoked), so nothing
 //! in a request can select another identity or target. The assistant is its own caller: its
 //! tasks and contexts are scoped to `assistant:WORKSPACE:NAME`.
@@ -33,7 +34,7 @@ pub const PREFIX: &str = "/api/v1/assistant-a2a/agents";
 
 /// Whether the grant reaches `agent_id` and the Agent's access still lets the assistant in.
 fn reaches(app: &AppState, p: &Principal, grant: &AssistantGrant, agent_id: &str) -> bool {
-    grant.agent_id == agent_id
+    grant.agent_id.as_deref() == Some(agent_id)
         && grant.workspace == app.security.workspace
         && app.runtime.authorize(p, agent_id, Rights::Read).is_ok()
 }
@@ -77,7 +78,9 @@ pub async fn rpc(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    if grant.agent_id != agent_id || grant.workspace != app.security.workspace {
+    if grant.agent_id.as_deref() != Some(agent_id.as_str())
+        || grant.workspace != app.security.workspace
+    {
         app.security.audit.record(
             Record::new(Some(&p), Outcome::Refused)
                 .agent(agent_id.clone())

@@ -16,8 +16,11 @@
 //! so a revocation takes effect on the next one.
 //!
 //! Surfaces: the general routes refuse assistant tokens (a capability token is not a general
-//! API credential); the assistant A2A routes take only assistant tokens; the agents MCP bridge
-//! takes the console owner, the anonymous loopback caller and assistant tokens.
+//! API credential); the assistant A2A routes take only an assistant's per-Agent credentials
+//! (a token issued for that one Agent); the agents MCP bridge takes the console owner, the
+//! anonymous loopback caller and assistant tokens of both kinds; the personal schedules API
+//! takes what the general routes take plus an assistant's workspace token (it manages the
+//! owner's plans for them).
 //!
 //! After authentication, the per-identity rate limit (`ratelimit`) is applied: 429 with
 //! `Retry-After`. Every refusal here comes before the body is read, and is sent through
@@ -52,6 +55,8 @@ pub enum Surface {
     AssistantA2a,
     /// `/api/v1/assistant-mcp`: the owner, the anonymous loopback caller, assistant tokens.
     Mcp,
+    /// `/api/v1/me/schedules…`: the general credentials, plus an assistant's workspace token.
+    Schedules,
 }
 
 /// How the principal of a request was authenticated.
@@ -76,18 +81,39 @@ pub struct AssistantGrant {
     pub name: String,
     /// The workspace it is scoped to (always this Sextant's, or it was refused).
     pub workspace: String,
-    /// The one Agent it may reach.
-    pub agent_id: String,
+    /// The one Agent it may reach; `None` for the assistant's workspace token, which reaches
+    /// the MCP bridge and the schedules API for every Agent the assistant may call.
+    pub agent_id: Option<String>,
     /// The principal key of the owner it acts for.
     pub owner: String,
+    /// The id of the assistant's workspace token (its own, or the one a per-Agent credential
+    /// was issued under).
+    pub assistant_credential: String,
 }
 
 impl AssistantGrant {
     /// The owner this assistant acts for, acting through it (for answering interactions on
     /// their behalf), if that owner is the console's person.
     pub fn acting_owner(&self) -> Option<Principal> {
-        (self.owner == Principal::person().key())
-            .then(|| Principal::person_via(format!("assistant {}", self.name)))
+        self.owner_principal()
+            .map(|_| Principal::person_via(format!("assistant {}", self.name)))
+    }
+
+    /// The owner this assistant acts for (whose plans it manages), if that owner is the
+    /// console's person.
+    pub fn owner_principal(&self) -> Option<Principal> {
+        (self.owner == Principal::person().key()).then(Principal::person)
+    }
+
+    /// Whether this is the assistant's workspace token (not a per-Agent credential).
+    pub fn is_workspace_token(&self) -> bool {
+        self.agent_id.is_none()
+    }
+
+    /// Whether it reaches `agent_id` (a workspace token reaches any; the Agent's access list
+    /// still decides).
+    pub fn reaches(&self, agent_id: &str) -> bool {
+        self.agent_id.as_deref().is_none_or(|a| a == agent_id)
     }
 }
 
@@ -200,15 +226,17 @@ async fn authenticate(
             ));
         }
         let credential = Credential::Issued { hash };
+        let general = matches!(surface, Surface::General | Surface::Schedules);
         return match (cred.kind.as_str(), surface) {
-            ("peer", Surface::General) => Ok((Principal::peer(&cred.name), credential, None)),
+            ("peer", _) if general => Ok((Principal::peer(&cred.name), credential, None)),
             ("peer", _) => Err(unauthorized(
                 "a peer token is not valid on the assistant routes",
                 "peer_token_on_assistant_route",
             )),
             ("assistant", Surface::General) => Err(unauthorized(
                 "an assistant capability token is valid only on \
-                 /api/v1/assistant-a2a/agents/{agent_id}/ and /api/v1/assistant-mcp",
+                 /api/v1/assistant-a2a/agents/{agent_id}/, /api/v1/assistant-mcp and \
+                 /api/v1/me/schedules",
                 format!("assistant token {:?} used on a general route", cred.name),
             )),
             ("assistant", _) => {
@@ -222,14 +250,34 @@ async fn authenticate(
                 let grant = AssistantGrant {
                     name: cred.name.clone(),
                     workspace: workspace.clone(),
-                    agent_id: cred.agent_id.unwrap_or_default(),
+                    agent_id: cred.agent_id,
                     owner: cred.owner,
+                    assistant_credential: cred.parent_id.unwrap_or(cred.credential_id),
                 };
-                Ok((
-                    Principal::assistant(workspace, cred.name),
-                    credential,
-                    Some(grant),
-                ))
+                match (surface, grant.is_workspace_token()) {
+                    (Surface::AssistantA2a, true) => Err(unauthorized(
+                        "an assistant's workspace token does not call an Agent directly; ask \
+                         for that Agent's peer credential (the MCP tool issue_agent_peers, or \
+                         `sextant assistant-token peers NAME`)",
+                        format!(
+                            "workspace token of assistant {:?} on an A2A route",
+                            cred.name
+                        ),
+                    )),
+                    (Surface::Schedules, false) => Err(unauthorized(
+                        "this credential reaches one Agent's A2A surface; the schedules API \
+                         takes the assistant's workspace token",
+                        format!(
+                            "per-Agent token of assistant {:?} on the schedules API",
+                            cred.name
+                        ),
+                    )),
+                    _ => Ok((
+                        Principal::assistant(workspace, cred.name),
+                        credential,
+                        Some(grant),
+                    )),
+                }
             }
             _ => Err(unauthorized(
                 "the bearer token is not valid here",
@@ -239,7 +287,9 @@ async fn authenticate(
     }
     if let Some(jwt) = &app.security.jwt {
         return match jwt.verify(&token) {
-            Ok(p) if surface == Surface::General => Ok((p, Credential::Jwt, None)),
+            Ok(p) if matches!(surface, Surface::General | Surface::Schedules) => {
+                Ok((p, Credential::Jwt, None))
+            }
             Ok(p) => Err(unauthorized(
                 "a JWT is not valid on the assistant routes",
                 format!("JWT of {} on an assistant route", p.key()),
@@ -340,6 +390,12 @@ pub async fn resolve_assistant(State(app): State<AppState>, req: Request, next: 
 /// Resolves the principal on the agents MCP bridge.
 pub async fn resolve_mcp(State(app): State<AppState>, req: Request, next: Next) -> Response {
     run(app, req, next, Surface::Mcp).await
+}
+
+/// Resolves the principal on the personal schedules API (an assistant's workspace token is
+/// welcome there: it manages its owner's plans).
+pub async fn resolve_schedules(State(app): State<AppState>, req: Request, next: Next) -> Response {
+    run(app, req, next, Surface::Schedules).await
 }
 
 /// Whether what authorised a long-lived response (a stream) still holds: the issued token is

@@ -1,8 +1,11 @@
 //! Tokens Sextant issues: **per-peer tokens** (`sxp_…`, one named remote agent each) and
-//! **assistant capability tokens** (`sxa_…`, one assistant runtime, scoped to this workspace and
-//! one target Agent). Issued, listed and revoked by the owner from the API
-//! (`/api/v1/peer-tokens`, `/api/v1/assistant-tokens`) or the CLI (`sextant peer-token …`,
-//! `sextant assistant-token …`); a token is shown once, when it is created.
+//! **assistant capability tokens** (`sxa_…`, one assistant runtime, scoped to this workspace:
+//! either its workspace token, which reaches the MCP bridge and the schedules API, or a token
+//! for one target Agent). Under a workspace token the assistant gets the owner's Agents as
+//! peers, a credential per Agent issued on demand (`assistant_peers`). Issued, listed and
+//! revoked by the owner from the API (`/api/v1/peer-tokens`, `/api/v1/assistant-tokens`, and
+//! `/api/v1/assistant-tokens/{name}/peers`) or the CLI (`sextant peer-token …`, `sextant
+//! assistant-token …`); a token is shown once, when it is created.
 //!
 //! A token is `prefix` + 64 hex digits (256 bits from the OS's random source). Only its SHA-256
 //! is stored: with that much entropy a fast hash cannot be inverted or brute-forced, so a salt
@@ -17,10 +20,13 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 use sextant_core::Principal;
-use sextant_journal::{CredentialRow, Journal};
+use sextant_journal::{CredentialRow, Journal, PeerCredentialRow};
 use sha2::{Digest, Sha256};
 
+use sextant_core::AgentSpec;
+
 use crate::AppState;
+use crate::assistant_peers;
 use crate::audit::{Outcome, Record};
 use crate::error::{ApiError, ApiResult};
 
@@ -124,8 +130,9 @@ impl From<IssueError> for ApiError {
     }
 }
 
-/// Issues a token. `agent` and `workspace` are required for assistant tokens (the caller
-/// checks the Agent exists).
+/// Issues a token. `workspace` is required for assistant tokens; `agent` makes one a token for
+/// that one Agent, else it is the assistant's workspace token (the caller checks the Agent
+/// exists).
 pub async fn issue(
     journal: &Journal,
     kind: Kind,
@@ -135,9 +142,9 @@ pub async fn issue(
     owner: &Principal,
 ) -> Result<Issued, IssueError> {
     validate_name(name).map_err(IssueError::Invalid)?;
-    if kind == Kind::Assistant && (agent.is_none() || workspace.is_none()) {
+    if kind == Kind::Assistant && workspace.is_none() {
         return Err(IssueError::Invalid(
-            "an assistant token names its workspace and its one target Agent".into(),
+            "an assistant token names its workspace".into(),
         ));
     }
     let token = new_token(kind).map_err(IssueError::Invalid)?;
@@ -151,6 +158,7 @@ pub async fn issue(
         owner: owner.key(),
         created_at: sextant_core::ids::format_time(chrono::Utc::now()),
         revoked_at: None,
+        parent_id: None,
     };
     match journal.insert_credential(credential.clone()).await {
         Ok(()) => Ok(Issued { token, credential }),
@@ -173,6 +181,11 @@ pub fn credential_json(c: &CredentialRow) -> Value {
         "peer" => v["principal"] = json!(Principal::peer(&c.name).key()),
         _ => {
             v["agentId"] = json!(c.agent_id);
+            v["scope"] = json!(if c.agent_id.is_some() {
+                "agent"
+            } else {
+                "workspace"
+            });
             v["workspace"] = json!(c.workspace);
             if let Some(ws) = &c.workspace {
                 v["principal"] = json!(Principal::assistant(ws, &c.name).key());
@@ -212,19 +225,34 @@ fn field<'a>(obj: &'a serde_json::Map<String, Value>, name: &str) -> ApiResult<&
         })
 }
 
+/// The JSON of a per-Agent credential (never its hash).
+pub fn peer_credential_json(c: &PeerCredentialRow) -> Value {
+    json!({
+        "id": c.credential_id,
+        "agentId": c.agent_id,
+        "createdAt": c.created_at,
+        "revokedAt": c.revoked_at,
+        "active": c.revoked_at.is_none(),
+    })
+}
+
 async fn list(app: &AppState, kind: Kind) -> ApiResult<Json<Value>> {
-    let rows = app
-        .runtime
-        .journal()
-        .credentials(Some(kind.as_str()))
-        .await?;
+    let journal = app.runtime.journal();
+    let rows = journal.credentials(Some(kind.as_str())).await?;
     let key = match kind {
         Kind::Peer => "peerTokens",
         Kind::Assistant => "assistantTokens",
     };
-    Ok(Json(
-        json!({ key: rows.iter().map(credential_json).collect::<Vec<_>>() }),
-    ))
+    let mut out = Vec::with_capacity(rows.len());
+    for row in &rows {
+        let mut v = credential_json(row);
+        if kind == Kind::Assistant && row.agent_id.is_none() {
+            let peers = journal.peer_credentials(&row.credential_id).await?;
+            v["peers"] = json!(peers.iter().map(peer_credential_json).collect::<Vec<_>>());
+        }
+        out.push(v);
+    }
+    Ok(Json(json!({ key: out })))
 }
 
 fn created(app: &AppState, p: &Principal, issued: Issued) -> Response {
@@ -303,8 +331,9 @@ pub async fn list_assistants(
     list(&app, Kind::Assistant).await
 }
 
-/// `POST /api/v1/assistant-tokens` (owner), body `{"name", "agent_id"}`: a capability token
-/// for this workspace and that one Agent, shown once (201).
+/// `POST /api/v1/assistant-tokens` (owner), body `{"name"[, "agent_id"]}`: the assistant's
+/// workspace token (without `agent_id`: the MCP bridge, the schedules API, and the owner's
+/// Agents as peers on demand), or a token for that one Agent; shown once (201).
 pub async fn create_assistant(
     State(app): State<AppState>,
     Extension(p): Extension<Principal>,
@@ -313,8 +342,13 @@ pub async fn create_assistant(
     owner(&p)?;
     let obj = parse_body(&body, &["name", "agent_id"])?;
     let name = field(&obj, "name")?;
-    let agent = field(&obj, "agent_id")?;
-    if app.runtime.agent(agent).is_none() {
+    let agent = match obj.get("agent_id") {
+        None | Some(Value::Null) => None,
+        Some(_) => Some(field(&obj, "agent_id")?),
+    };
+    if let Some(agent) = agent
+        && app.runtime.agent(agent).is_none()
+    {
         return Err(ApiError::Invalid {
             field: "agent_id".into(),
             message: format!("agent_id: no agent {agent:?}"),
@@ -324,12 +358,218 @@ pub async fn create_assistant(
         app.runtime.journal(),
         Kind::Assistant,
         name,
-        Some(agent),
+        agent,
         Some(&app.security.workspace),
         &p,
     )
     .await?;
     Ok(created(&app, &p, issued))
+}
+
+/// The active workspace token of the assistant `name`, for the owner's peer routes.
+async fn workspace_token(app: &AppState, name: &str) -> ApiResult<CredentialRow> {
+    match app
+        .runtime
+        .journal()
+        .active_credential(Kind::Assistant.as_str(), name)
+        .await?
+    {
+        Some(c) if c.agent_id.is_none() => Ok(c),
+        Some(_) => Err(ApiError::Invalid {
+            field: "name".into(),
+            message: format!(
+                "assistant token {name:?} reaches one Agent; peers are issued under an \
+                 assistant's workspace token (create one without agent_id)"
+            ),
+        }),
+        None => Err(ApiError::NotFound(format!(
+            "no active assistant token {name:?}"
+        ))),
+    }
+}
+
+/// `GET /api/v1/assistant-tokens/{name}/peers` (owner): the Agents the assistant may call as
+/// peers, with their URLs and the per-Agent credential that is active (never a token).
+pub async fn list_assistant_peers(
+    State(app): State<AppState>,
+    Extension(p): Extension<Principal>,
+    Path(name): Path<String>,
+    headers: axum::http::HeaderMap,
+) -> ApiResult<Json<Value>> {
+    owner(&p)?;
+    let parent = workspace_token(&app, &name).await?;
+    let base = crate::urls::base_url(&app, &headers);
+    Ok(Json(peers_json(&app, &parent, &base).await?))
+}
+
+/// The peers of `parent` as JSON: reachable Agents and every credential issued under it.
+pub async fn peers_json(app: &AppState, parent: &CredentialRow, base: &str) -> ApiResult<Value> {
+    let assistant = assistant_peers::principal_of(parent)
+        .ok_or_else(|| ApiError::Internal("assistant token without a workspace".into()))?;
+    let active = assistant_peers::active_credentials(app.runtime.journal(), parent).await?;
+    let agents = assistant_peers::reachable(app, &assistant, &Principal::person());
+    let peers: Vec<assistant_peers::Peer> = agents
+        .iter()
+        .map(|a| {
+            let cred = active.iter().find(|c| c.agent_id == a.id);
+            assistant_peers::Peer::of(a, base, cred)
+        })
+        .collect();
+    let all = app
+        .runtime
+        .journal()
+        .peer_credentials(&parent.credential_id)
+        .await?;
+    Ok(json!({
+        "assistant": parent.name,
+        "workspace": parent.workspace,
+        "peers": peers,
+        "credentials": all.iter().map(peer_credential_json).collect::<Vec<_>>(),
+    }))
+}
+
+/// Issues per-Agent credentials under `parent` for `agent_ids` (default: every Agent it may
+/// call); the peers with their tokens and the Hermes block.
+pub async fn issue_peers(
+    app: &AppState,
+    parent: &CredentialRow,
+    agent_ids: Option<Vec<String>>,
+    base: &str,
+) -> ApiResult<(Vec<assistant_peers::Peer>, String)> {
+    let assistant = assistant_peers::principal_of(parent)
+        .ok_or_else(|| ApiError::Internal("assistant token without a workspace".into()))?;
+    let reachable = assistant_peers::reachable(app, &assistant, &Principal::person());
+    let chosen: Vec<&AgentSpec> = match &agent_ids {
+        None => reachable.iter().collect(),
+        Some(ids) => {
+            let mut out = Vec::new();
+            for id in ids {
+                match reachable.iter().find(|a| &a.id == id) {
+                    Some(a) => out.push(a),
+                    None => {
+                        return Err(ApiError::Invalid {
+                            field: "agent_ids".into(),
+                            message: format!(
+                                "agent_ids: assistant {} may not call an Agent {id:?} here",
+                                parent.name
+                            ),
+                        });
+                    }
+                }
+            }
+            out
+        }
+    };
+    if chosen.is_empty() {
+        return Err(ApiError::Invalid {
+            field: "agent_ids".into(),
+            message: format!(
+                "agent_ids: assistant {} may call no Agent here",
+                parent.name
+            ),
+        });
+    }
+    let peers = assistant_peers::issue(
+        app.runtime.journal(),
+        parent,
+        &chosen,
+        base,
+        app.runtime.clock().now(),
+    )
+    .await
+    .map_err(ApiError::Internal)?;
+    let yaml = assistant_peers::hermes_block(&parent.name, &peers);
+    Ok((peers, yaml))
+}
+
+/// `POST /api/v1/assistant-tokens/{name}/peers` (owner), body `{"agent_ids"?: [...]}`: a
+/// fresh per-Agent credential for each listed Agent (default: every Agent the assistant may
+/// call), shown once, with the ready-to-paste Hermes `a2a_agents:` block (201).
+pub async fn issue_assistant_peers(
+    State(app): State<AppState>,
+    Extension(p): Extension<Principal>,
+    Path(name): Path<String>,
+    headers: axum::http::HeaderMap,
+    body: Bytes,
+) -> ApiResult<Response> {
+    owner(&p)?;
+    let obj = if body.iter().all(u8::is_ascii_whitespace) {
+        serde_json::Map::new()
+    } else {
+        parse_body(&body, &["agent_ids"])?
+    };
+    let agent_ids = match obj.get("agent_ids") {
+        None | Some(Value::Null) => None,
+        Some(Value::Array(a)) => Some(
+            a.iter()
+                .map(|v| v.as_str().map(String::from))
+                .collect::<Option<Vec<_>>>()
+                .ok_or_else(|| ApiError::Invalid {
+                    field: "agent_ids".into(),
+                    message: "agent_ids: a list of Agent ids".into(),
+                })?,
+        ),
+        Some(_) => {
+            return Err(ApiError::Invalid {
+                field: "agent_ids".into(),
+                message: "agent_ids: a list of Agent ids".into(),
+            });
+        }
+    };
+    let parent = workspace_token(&app, &name).await?;
+    let base = crate::urls::base_url(&app, &headers);
+    let (peers, yaml) = issue_peers(&app, &parent, agent_ids, &base).await?;
+    app.security.audit.record(
+        Record::new(Some(&p), Outcome::Ok)
+            .method("issue assistant peer credentials")
+            .reason(format!(
+                "assistant {name}: {}",
+                peers
+                    .iter()
+                    .map(|p| p.agent_id.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+    );
+    Ok((
+        StatusCode::CREATED,
+        Json(json!({
+            "assistant": name,
+            "peers": peers,
+            "hermesConfig": yaml,
+            "note": "Shown once: store the tokens now. Sextant keeps only their SHA-256.",
+        })),
+    )
+        .into_response())
+}
+
+/// `DELETE /api/v1/assistant-tokens/{name}/peers/{agent_id}` (owner): revokes the assistant's
+/// credential for that Agent; its next request is refused.
+pub async fn revoke_assistant_peer(
+    State(app): State<AppState>,
+    Extension(p): Extension<Principal>,
+    Path((name, agent_id)): Path<(String, String)>,
+) -> ApiResult<Response> {
+    owner(&p)?;
+    let parent = workspace_token(&app, &name).await?;
+    let now = app.runtime.clock().now();
+    if !app
+        .runtime
+        .journal()
+        .revoke_peer_credential(&parent.credential_id, &agent_id, now)
+        .await?
+    {
+        return Err(ApiError::NotFound(format!(
+            "assistant {name:?} has no active credential for {agent_id:?}"
+        )));
+    }
+    app.security.audit.record(
+        Record::new(Some(&p), Outcome::Ok)
+            .agent(agent_id.clone())
+            .method("revoke assistant peer credential")
+            .reason(format!("assistant {name}")),
+    );
+    Ok(StatusCode::NO_CONTENT.into_response())
 }
 
 /// `DELETE /api/v1/assistant-tokens/{name}` (owner).

@@ -31,6 +31,7 @@
 pub mod a2a;
 pub mod api;
 pub mod assistant;
+pub mod assistant_peers;
 pub mod audit;
 pub mod auth;
 pub mod cards;
@@ -163,6 +164,39 @@ pub fn router(state: AppState) -> Router {
         )
         .route("/api/v1/peers/{name}/pin", post(peers::pin))
         .route(
+            "/api/v1/agents/{agent_id}/access",
+            get(schedules::get_access).put(schedules::put_access),
+        )
+        .route(
+            "/api/v1/peer-tokens",
+            get(credentials::list_peers).post(credentials::create_peer),
+        )
+        .route(
+            "/api/v1/peer-tokens/{name}",
+            delete(credentials::revoke_peer),
+        )
+        .route(
+            "/api/v1/assistant-tokens",
+            get(credentials::list_assistants).post(credentials::create_assistant),
+        )
+        .route(
+            "/api/v1/assistant-tokens/{name}",
+            delete(credentials::revoke_assistant),
+        )
+        .route(
+            "/api/v1/assistant-tokens/{name}/peers",
+            get(credentials::list_assistant_peers).post(credentials::issue_assistant_peers),
+        )
+        .route(
+            "/api/v1/assistant-tokens/{name}/peers/{agent_id}",
+            delete(credentials::revoke_assistant_peer),
+        )
+        .route("/api/v1/audit", get(audit::list))
+        .route_layer(middleware::from_fn_with_state(state.clone(), auth::resolve));
+    // Personal schedules: whoever the general routes take, plus an assistant's workspace
+    // token (it manages its owner's plans).
+    let schedules = Router::new()
+        .route(
             "/api/v1/me/schedules",
             get(schedules::list).post(schedules::create),
         )
@@ -184,27 +218,13 @@ pub fn router(state: AppState) -> Router {
             post(schedules::replay),
         )
         .route(
-            "/api/v1/agents/{agent_id}/access",
-            get(schedules::get_access).put(schedules::put_access),
+            "/api/v1/me/schedules/{id}/backfill",
+            post(schedules::backfill),
         )
-        .route(
-            "/api/v1/peer-tokens",
-            get(credentials::list_peers).post(credentials::create_peer),
-        )
-        .route(
-            "/api/v1/peer-tokens/{name}",
-            delete(credentials::revoke_peer),
-        )
-        .route(
-            "/api/v1/assistant-tokens",
-            get(credentials::list_assistants).post(credentials::create_assistant),
-        )
-        .route(
-            "/api/v1/assistant-tokens/{name}",
-            delete(credentials::revoke_assistant),
-        )
-        .route("/api/v1/audit", get(audit::list))
-        .route_layer(middleware::from_fn_with_state(state.clone(), auth::resolve));
+        .route_layer(middleware::from_fn_with_state(
+            state.clone(),
+            auth::resolve_schedules,
+        ));
     // The agents MCP bridge: the owner, the anonymous loopback caller, assistant tokens.
     let mcp = Router::new()
         .nest_service(mcp::PATH, mcp::service(&state))
@@ -238,6 +258,7 @@ pub fn router(state: AppState) -> Router {
     Router::new()
         .merge(cards)
         .merge(authed)
+        .merge(schedules)
         .merge(mcp)
         .merge(assistant)
         .fallback(ui::fallback)

@@ -62,6 +62,10 @@ use crate::urls::base_url;
 #[path = "mcp_peers.rs"]
 mod peer_tools;
 
+/// The schedule tools and the assistant's peer tools, in their own file.
+#[path = "mcp_schedules.rs"]
+pub mod schedule_tools;
+
 /// Where the service is mounted.
 pub const PATH: &str = "/api/v1/assistant-mcp";
 
@@ -144,7 +148,7 @@ fn scope(
     }
     match parts.extensions.get::<AssistantGrant>() {
         None => Ok(who),
-        Some(g) if g.agent_id == agent_id && g.workspace == app.security.workspace => {
+        Some(g) if g.reaches(agent_id) && g.workspace == app.security.workspace => {
             g.acting_owner().ok_or_else(not_found)
         }
         Some(_) => Err(not_found()),
@@ -294,7 +298,9 @@ impl AgentTools {
     pub fn new(app: AppState) -> Self {
         Self {
             app,
-            tool_router: Self::tool_router() + Self::peer_tool_router(),
+            tool_router: Self::tool_router()
+                + Self::peer_tool_router()
+                + Self::schedule_tool_router(),
         }
     }
 
@@ -475,7 +481,14 @@ impl ServerHandler for AgentTools {
                  interaction and its declared options. answer_agent_task answers it with \
                  exactly one declared option; a text message is never an approval. \
                  a2a_discover, a2a_call, a2a_list, a2a_history and a2a_orchestrate talk to \
-                 the person's registered remote A2A agents (peers).",
+                 the person's registered remote A2A agents (peers). list_schedules, \
+                 get_schedule, create_schedule, update_schedule, enable_schedule, \
+                 disable_schedule, run_schedule_now, list_schedule_runs, \
+                 replay_schedule_run, backfill_schedule and delete_schedule manage the \
+                 person's schedules (plans that send a prompt to one of their agents at set \
+                 times); results give the next fire times in words, in the plan's zone. With \
+                 an assistant's workspace token, list_agent_peers and issue_agent_peers give \
+                 the person's agents as A2A peers, a credential per agent.",
             )
     }
 }

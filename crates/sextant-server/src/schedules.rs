@@ -1,7 +1,9 @@
 //! Personal schedules, `/api/v1/me/schedules`: the calling principal's own plans and their
 //! Runs. "me" is whoever the credentials say: the console owner (token) or the anonymous
-//! loopback caller each have their own schedules, and neither sees the other's (404). Every
-//! operation is scoped in `sextant-scheduler`; these handlers parse, call and shape JSON.
+//! loopback caller each have their own schedules, and neither sees the other's (404). An
+//! assistant's workspace token acts for its owner ([`actor`]): it sees and manages the owner's
+//! plans, and the plans it creates record it as their source. Every operation is scoped in
+//! `sextant-scheduler`; these handlers parse, call and shape JSON.
 //!
 //! Also here: the owner-only access endpoint, `/api/v1/agents/{agent_id}/access`, that revokes
 //! and restores a principal's access to an Agent.
@@ -17,11 +19,12 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
-use sextant_core::{MissedRunPolicy, Principal, ScheduleSource};
-use sextant_scheduler::{Error as SchedError, RunView, ScheduleFields, ScheduleView};
+use sextant_core::{MissedRunPolicy, OverlapPolicy, Principal, ScheduleSource};
+use sextant_scheduler::{Actor, Error as SchedError, RunView, ScheduleFields, ScheduleView};
 
 use crate::AppState;
 use crate::api::{decode_cursor, encode_cursor, owner_only};
+use crate::auth::AssistantGrant;
 use crate::error::{ApiError, ApiResult};
 use crate::urls::base_url;
 
@@ -36,6 +39,23 @@ impl From<SchedError> for ApiError {
             SchedError::Forbidden(why) => ApiError::Forbidden(why),
             SchedError::Journal(e) => ApiError::Internal(e.to_string()),
         }
+    }
+}
+
+/// Whom a schedules request acts for: the caller itself, or, for an assistant's workspace
+/// token, the assistant acting for its owner.
+pub fn actor(p: &Principal, grant: Option<&AssistantGrant>) -> ApiResult<Actor> {
+    match grant {
+        None => Ok(Actor::itself(p)),
+        Some(g) if g.is_workspace_token() => g
+            .owner_principal()
+            .map(|owner| Actor::assistant(owner, p.clone()))
+            .ok_or_else(|| ApiError::Unauthorized("this assistant acts for nobody here".into())),
+        Some(_) => Err(ApiError::Unauthorized(
+            "this credential reaches one Agent's A2A surface; schedules take the assistant's \
+             workspace token"
+                .into(),
+        )),
     }
 }
 
@@ -67,11 +87,16 @@ const WRITABLE: &[&str] = &[
     "name",
     "prompt",
     "cron",
+    "once_at",
+    "when",
     "timezone",
     "agent_id",
     "enabled",
     "missed_run_policy",
     "missed_run_grace_secs",
+    "overlap_policy",
+    "jitter_secs",
+    "pause_after_failures",
 ];
 /// Fields of a schedule as shown, ignored on input so a client can send back what it read.
 const READ_ONLY: &[&str] = &[
@@ -79,12 +104,28 @@ const READ_ONLY: &[&str] = &[
     "description",
     "next_runs",
     "next_fire_at",
+    "finished",
     "access",
+    "history",
+    "consecutive_failures",
+    "paused",
+    "source_assistant",
+    "understood",
     "created_at",
     "updated_at",
     "url",
     "runs_url",
 ];
+
+fn overlap_policy(k: &str, v: &Value) -> ApiResult<OverlapPolicy> {
+    v.as_str().and_then(OverlapPolicy::parse).ok_or_else(|| {
+        invalid(
+            k,
+            "must be \"skip\", \"buffer_one\", \"buffer_all\", \"allow_all\" or \
+             \"cancel_previous\"",
+        )
+    })
+}
 
 fn parse_object(body: &Bytes) -> ApiResult<Map<String, Value>> {
     if body.iter().all(u8::is_ascii_whitespace) {
@@ -116,7 +157,26 @@ fn parse_fields(
         match k.as_str() {
             "name" => f.name = Some(string(k, v)?),
             "prompt" => f.prompt = Some(string(k, v)?),
+            // A client sending back what it read sends `null` for the kind it is not.
+            "cron" | "once_at" if v.is_null() => {}
             "cron" => f.cron = Some(string(k, v)?),
+            "once_at" => f.once_at = Some(string(k, v)?),
+            "when" => f.when = Some(string(k, v)?),
+            "overlap_policy" => f.overlap_policy = Some(overlap_policy(k, v)?),
+            "jitter_secs" => {
+                f.jitter_secs = Some(
+                    v.as_i64()
+                        .ok_or_else(|| invalid(k, "must be a whole number of seconds"))?,
+                )
+            }
+            "pause_after_failures" => {
+                f.pause_after_failures = Some(match v {
+                    Value::Null => None,
+                    v => Some(v.as_i64().ok_or_else(|| {
+                        invalid(k, "must be a whole number of failed Runs, or null (never)")
+                    })?),
+                })
+            }
             "timezone" => f.timezone = Some(string(k, v)?),
             "agent_id" => f.agent_id = Some(string(k, v)?),
             "enabled" => {
@@ -193,10 +253,12 @@ fn run_json(r: &RunView, base: &str) -> Value {
 pub async fn list(
     State(app): State<AppState>,
     Extension(p): Extension<Principal>,
+    grant: Option<Extension<AssistantGrant>>,
     headers: HeaderMap,
 ) -> ApiResult<Json<Value>> {
     let base = base_url(&app, &headers);
-    let list = app.scheduler.list(&p).await?;
+    let me = actor(&p, grant.as_deref())?;
+    let list = app.scheduler.list(&me.owner).await?;
     Ok(Json(json!({
         "schedules": list.iter().map(|s| schedule_json(s, &base)).collect::<Vec<_>>(),
     })))
@@ -206,14 +268,16 @@ pub async fn list(
 pub async fn create(
     State(app): State<AppState>,
     Extension(p): Extension<Principal>,
+    grant: Option<Extension<AssistantGrant>>,
     headers: HeaderMap,
     body: Bytes,
 ) -> ApiResult<Response> {
     require_json(&headers)?;
+    let me = actor(&p, grant.as_deref())?;
     let (fields, source) = parse_fields(&body, true)?;
     let v = app
         .scheduler
-        .create(&p, fields, source.unwrap_or(ScheduleSource::Api))
+        .create(&me, fields, source.unwrap_or(ScheduleSource::Api))
         .await?;
     let base = base_url(&app, &headers);
     let location = format!("/api/v1/me/schedules/{}", v.id);
@@ -229,10 +293,12 @@ pub async fn create(
 pub async fn get(
     State(app): State<AppState>,
     Extension(p): Extension<Principal>,
+    grant: Option<Extension<AssistantGrant>>,
     Path(id): Path<String>,
     headers: HeaderMap,
 ) -> ApiResult<Json<Value>> {
-    let v = app.scheduler.get(&p, &id).await?;
+    let me = actor(&p, grant.as_deref())?;
+    let v = app.scheduler.get(&me.owner, &id).await?;
     Ok(Json(schedule_json(&v, &base_url(&app, &headers))))
 }
 
@@ -240,13 +306,15 @@ pub async fn get(
 pub async fn update(
     State(app): State<AppState>,
     Extension(p): Extension<Principal>,
+    grant: Option<Extension<AssistantGrant>>,
     Path(id): Path<String>,
     headers: HeaderMap,
     body: Bytes,
 ) -> ApiResult<Json<Value>> {
     require_json(&headers)?;
+    let me = actor(&p, grant.as_deref())?;
     let (fields, _) = parse_fields(&body, false)?;
-    let v = app.scheduler.update(&p, &id, fields).await?;
+    let v = app.scheduler.update(&me, &id, fields).await?;
     Ok(Json(schedule_json(&v, &base_url(&app, &headers))))
 }
 
@@ -254,9 +322,11 @@ pub async fn update(
 pub async fn delete(
     State(app): State<AppState>,
     Extension(p): Extension<Principal>,
+    grant: Option<Extension<AssistantGrant>>,
     Path(id): Path<String>,
 ) -> ApiResult<StatusCode> {
-    app.scheduler.delete(&p, &id).await?;
+    let me = actor(&p, grant.as_deref())?;
+    app.scheduler.delete(&me.owner, &id).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -265,11 +335,13 @@ pub async fn delete(
 pub async fn run_now(
     State(app): State<AppState>,
     Extension(p): Extension<Principal>,
+    grant: Option<Extension<AssistantGrant>>,
     Path(id): Path<String>,
     headers: HeaderMap,
 ) -> ApiResult<Response> {
     require_json(&headers)?;
-    let run = app.scheduler.run_now(&p, &id).await?;
+    let me = actor(&p, grant.as_deref())?;
+    let run = app.scheduler.run_now(&me, &id).await?;
     Ok(created_run(&app, &headers, &run))
 }
 
@@ -278,11 +350,13 @@ pub async fn run_now(
 pub async fn replay(
     State(app): State<AppState>,
     Extension(p): Extension<Principal>,
+    grant: Option<Extension<AssistantGrant>>,
     Path((id, run_id)): Path<(String, String)>,
     headers: HeaderMap,
 ) -> ApiResult<Response> {
     require_json(&headers)?;
-    let run = app.scheduler.replay(&p, &id, &run_id).await?;
+    let me = actor(&p, grant.as_deref())?;
+    let run = app.scheduler.replay(&me, &id, &run_id).await?;
     Ok(created_run(&app, &headers, &run))
 }
 
@@ -308,6 +382,7 @@ pub struct RunsQuery {
 pub async fn runs(
     State(app): State<AppState>,
     Extension(p): Extension<Principal>,
+    grant: Option<Extension<AssistantGrant>>,
     Path(id): Path<String>,
     Query(q): Query<RunsQuery>,
     headers: HeaderMap,
@@ -318,7 +393,8 @@ pub async fn runs(
         Some(_) => return Err(invalid("limit", "must be between 1 and 200")),
     };
     let cursor = q.cursor.as_deref().map(decode_cursor).transpose()?;
-    let page = app.scheduler.runs(&p, &id, cursor, limit).await?;
+    let me = actor(&p, grant.as_deref())?;
+    let page = app.scheduler.runs(&me.owner, &id, cursor, limit).await?;
     let base = base_url(&app, &headers);
     Ok(Json(json!({
         "runs": page.runs.iter().map(|r| run_json(r, &base)).collect::<Vec<_>>(),
@@ -331,17 +407,19 @@ pub async fn runs(
 pub async fn run(
     State(app): State<AppState>,
     Extension(p): Extension<Principal>,
+    grant: Option<Extension<AssistantGrant>>,
     Path((id, run_id)): Path<(String, String)>,
     headers: HeaderMap,
 ) -> ApiResult<Json<Value>> {
-    let run = app.scheduler.run(&p, &id, &run_id).await?;
+    let me = actor(&p, grant.as_deref())?;
+    let run = app.scheduler.run(&me.owner, &id, &run_id).await?;
     Ok(Json(run_json(&run, &base_url(&app, &headers))))
 }
 
-/// `POST /api/v1/me/schedules/preview`, body `{"cron", "timezone"}`: what the expression
-/// means before it is saved (the console's schedule dialog calls it as the person types): its
-/// plain-words description and next fire times, or the same field error a save would get.
-/// Changes nothing.
+/// `POST /api/v1/me/schedules/preview`, body `{"cron" | "once_at" | "when", "timezone"}`: what the
+/// timing means before it is saved (the console's schedule dialog calls it as the person
+/// types): its plain-words description and next fire times, or the same field error a save
+/// would get. Changes nothing.
 pub async fn preview(
     State(app): State<AppState>,
     headers: HeaderMap,
@@ -349,31 +427,115 @@ pub async fn preview(
 ) -> ApiResult<Json<crate::wire::SchedulePreview>> {
     require_json(&headers)?;
     let obj = parse_object(&body)?;
-    let field = |k: &str| -> ApiResult<String> {
+    let field = |k: &str| -> ApiResult<Option<String>> {
         match obj.get(k) {
-            Some(Value::String(s)) => Ok(s.clone()),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            None | Some(Value::Null) => Ok(None),
             Some(_) => Err(invalid(k, "must be a string")),
-            None => Err(invalid(k, "is required")),
         }
     };
-    let (cron, timezone) = (field("cron")?, field("timezone")?);
+    let timezone = field("timezone")?.ok_or_else(|| invalid("timezone", "is required"))?;
     let now = app.runtime.clock().now();
-    let spec =
-        sextant_scheduler::CronSpec::validate(&cron, &timezone, now).map_err(SchedError::from)?;
-    let next_runs = spec
+    let mut cron = field("cron")?;
+    let mut once_at = field("once_at")?;
+    let mut understood = None;
+    if let Some(words) = field("when")? {
+        if cron.is_some() || once_at.is_some() {
+            return Err(invalid(
+                "when",
+                "send when (plain words), cron or once_at, one of them",
+            ));
+        }
+        let tz = sextant_scheduler::cron::parse_timezone(&timezone).map_err(SchedError::from)?;
+        let u = sextant_scheduler::words::understand(&words, tz, now).map_err(SchedError::from)?;
+        cron = u.cron.clone();
+        once_at = u.once_at.clone();
+        understood = Some(u);
+    }
+    let (cron, once_at, timing) = match (cron, once_at) {
+        (Some(cron), None) => {
+            let t = sextant_scheduler::Timing::validate_cron(&cron, &timezone, now)
+                .map_err(SchedError::from)?;
+            (Some(cron), None, t)
+        }
+        (None, Some(at)) => {
+            let t = sextant_scheduler::Timing::validate_once(&at, &timezone, now)
+                .map_err(SchedError::from)?;
+            (None, Some(at), t)
+        }
+        (Some(_), Some(_)) => return Err(invalid("once_at", "send cron or once_at, not both")),
+        (None, None) => return Err(invalid("cron", "is required (or once_at)")),
+    };
+    let next_runs = timing
         .upcoming(now, sextant_scheduler::view::NEXT_RUNS)
         .into_iter()
-        .map(|t| sextant_scheduler::view::NextRun {
-            local: t.to_rfc3339(),
-            utc: sextant_core::ids::format_time(t.with_timezone(&chrono::Utc)),
-        })
+        .map(|t| sextant_scheduler::view::NextRun::at(t.with_timezone(&chrono::Utc), t.timezone()))
         .collect();
     Ok(Json(crate::wire::SchedulePreview {
-        description: spec.describe(),
+        description: timing.describe(),
         cron,
+        once_at,
+        understood,
         timezone,
         next_runs,
     }))
+}
+
+/// `POST /api/v1/me/schedules/{id}/backfill`, body `{"from", "to"[, "overlap_policy"]}`
+/// (RFC 3339 times): one `backfill` Run for each slot in `[from, to)`, at most 100, under the
+/// backfill's own overlap policy (default `buffer_all`: one at a time, in slot order). 201
+/// with the Runs it recorded; slots backfilled before are counted, not run again.
+pub async fn backfill(
+    State(app): State<AppState>,
+    Extension(p): Extension<Principal>,
+    grant: Option<Extension<AssistantGrant>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> ApiResult<Response> {
+    require_json(&headers)?;
+    let obj = parse_object(&body)?;
+    if let Some(k) = obj
+        .keys()
+        .find(|k| !["from", "to", "overlap_policy"].contains(&k.as_str()))
+    {
+        return Err(invalid(
+            k,
+            "is not a backfill field; send from, to, overlap_policy",
+        ));
+    }
+    let time = |k: &str| -> ApiResult<chrono::DateTime<chrono::Utc>> {
+        obj.get(k)
+            .and_then(Value::as_str)
+            .and_then(|s| chrono::DateTime::parse_from_rfc3339(s).ok())
+            .map(|t| t.to_utc())
+            .ok_or_else(|| {
+                invalid(
+                    k,
+                    "is required: an RFC 3339 time, e.g. \"2026-12-01T00:00:00Z\"",
+                )
+            })
+    };
+    let request = sextant_scheduler::Backfill {
+        from: time("from")?,
+        to: time("to")?,
+        overlap_policy: obj
+            .get("overlap_policy")
+            .map(|v| overlap_policy("overlap_policy", v))
+            .transpose()?,
+    };
+    let me = actor(&p, grant.as_deref())?;
+    let done = app.scheduler.backfill(&me, &id, request).await?;
+    let base = base_url(&app, &headers);
+    Ok((
+        StatusCode::CREATED,
+        Json(json!({
+            "runs": done.runs.iter().map(|r| run_json(r, &base)).collect::<Vec<_>>(),
+            "already_backfilled": done.already_backfilled,
+            "overlap_policy": done.overlap_policy.as_str(),
+        })),
+    )
+        .into_response())
 }
 
 /// Most principals one deny list may name.

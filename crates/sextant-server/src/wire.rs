@@ -270,11 +270,16 @@ pub struct AnswerDetail {
     pub expired: bool,
 }
 
-/// `POST /api/v1/me/schedules/preview`: what a cron expression means in a zone, before saving.
+/// `POST /api/v1/me/schedules/preview`: what a timing means in a zone, before saving.
 #[derive(Debug, Clone, Serialize, TS)]
 #[ts(export)]
 pub struct SchedulePreview {
-    pub cron: String,
+    /// The cron expression previewed (`null` for a one-shot time).
+    pub cron: Option<String>,
+    /// The one-shot local time previewed.
+    pub once_at: Option<String>,
+    /// When plain words (`when`) were previewed: what they were read as.
+    pub understood: Option<sextant_scheduler::words::Understood>,
     pub timezone: String,
     /// The expression in plain words (the same words a saved schedule shows).
     pub description: String,

@@ -195,7 +195,7 @@ pub fn check_exposure(ip: IpAddr, host: &str, remote_credentials: bool) -> Resul
     bail!(
         "refusing to listen on {host}: no credential for remote callers is configured, so \
          anyone who can reach that address would be refused anyway, or worse. Create one first \
-         (`sextant peer-token create NAME`, `sextant assistant-token create NAME --agent ID`, \
+         (`sextant peer-token create NAME`, `sextant assistant-token create NAME`, \
          or [jwt] in security.toml), or listen on 127.0.0.1. See docs/security.md"
     )
 }

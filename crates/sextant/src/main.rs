@@ -1,6 +1,8 @@
 //! The `sextant` command: `sextant serve` runs the headless server; `sextant token` prints the
 //! console owner's token; `sextant peer-token …` and `sextant assistant-token …` issue, list and
-//! revoke the tokens of remote peers and of assistant runtimes (docs/security.md).
+//! revoke the tokens of remote peers and of assistant runtimes, and `sextant assistant-token
+//! peers NAME` an assistant's per-Agent credentials with a Hermes peers block
+//! (docs/security.md).
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -60,26 +62,58 @@ enum Command {
         #[command(subcommand)]
         action: TokenAction,
     },
-    /// Assistant capability tokens: one per assistant runtime, reaching one Agent of this
-    /// workspace only (its A2A routes and the MCP bridge).
+    /// Assistant capability tokens: an assistant's workspace token (the MCP bridge, the
+    /// schedules API, your Agents as peers on demand), or a token for one Agent.
     AssistantToken {
         #[arg(long, env = "SEXTANT_DATA_DIR", global = true)]
         data_dir: Option<PathBuf>,
         #[command(subcommand)]
-        action: TokenAction,
+        action: AssistantAction,
     },
+}
+
+#[derive(Subcommand)]
+enum AssistantAction {
+    /// Issue a token and print it once (Sextant keeps only its SHA-256). Without --agent it is
+    /// the assistant's workspace token.
+    Create {
+        /// Lowercase letters, digits, '.', '_' or '-': the assistant's name in access lists
+        /// (`assistant:NAME`).
+        name: String,
+        /// Make it a token for this one Agent (its A2A routes and its tasks on the MCP bridge).
+        #[arg(long)]
+        agent: Option<String>,
+    },
+    /// List tokens (never the tokens themselves), revoked ones too, with each assistant's
+    /// per-Agent credentials.
+    List,
+    /// Revoke the active token with this name (or id), and with it every per-Agent credential
+    /// issued under it; the next request with any of them is refused.
+    Revoke { name: String },
+    /// Issue the assistant's per-Agent credentials (fresh ones: each replaces the one before)
+    /// and print a ready-to-paste `a2a_agents:` block for Hermes' config.yaml.
+    Peers {
+        /// The assistant (its workspace token's name).
+        name: String,
+        /// Only these Agents (repeatable); default: every Agent the assistant may call.
+        #[arg(long = "agent")]
+        agents: Vec<String>,
+        /// The URL the assistant reaches Sextant at (default: the running Sextant's address
+        /// from the data dir, else http://127.0.0.1:9900).
+        #[arg(long, env = "SEXTANT_PUBLIC_URL")]
+        url: Option<String>,
+    },
+    /// Revoke the assistant's credential for one Agent.
+    RevokePeer { name: String, agent: String },
 }
 
 #[derive(Subcommand)]
 enum TokenAction {
     /// Issue a token and print it once (Sextant keeps only its SHA-256).
     Create {
-        /// Lowercase letters, digits, '.', '_' or '-': the peer's (or assistant's) name in
-        /// access lists (`peer:NAME`, `assistant:NAME`).
+        /// Lowercase letters, digits, '.', '_' or '-': the peer's name in access lists
+        /// (`peer:NAME`).
         name: String,
-        /// The one Agent an assistant token reaches (assistant tokens only).
-        #[arg(long)]
-        agent: Option<String>,
     },
     /// List tokens (never the tokens themselves), revoked ones too.
     List,
@@ -98,13 +132,8 @@ fn token_command(
         .build()?;
     rt.block_on(async {
         match action {
-            TokenAction::Create { name, agent } => {
-                if kind == sextant_server::credentials::Kind::Peer && agent.is_some() {
-                    anyhow::bail!(
-                        "--agent is for assistant tokens; a peer's reach is set by access lists"
-                    );
-                }
-                let issued = sextant::tokens::create(&dir, kind, &name, agent.as_deref()).await?;
+            TokenAction::Create { name } => {
+                let issued = sextant::tokens::create(&dir, kind, &name, None).await?;
                 eprintln!(
                     "sextant: {} token {:?} created (shown once; Sextant keeps only its SHA-256):",
                     kind.as_str(),
@@ -126,17 +155,64 @@ fn token_command(
     })
 }
 
+fn assistant_command(data_dir: Option<PathBuf>, action: AssistantAction) -> Result<()> {
+    use sextant_server::credentials::Kind;
+    let dir = data_dir.unwrap_or_else(sextant::default_data_dir);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    rt.block_on(async {
+        match action {
+            AssistantAction::Create { name, agent } => {
+                let issued =
+                    sextant::tokens::create(&dir, Kind::Assistant, &name, agent.as_deref()).await?;
+                let scope = match &agent {
+                    Some(a) => format!("for agent {a}"),
+                    None => "(workspace token)".into(),
+                };
+                eprintln!(
+                    "sextant: assistant token {name:?} {scope} created (shown once; Sextant \
+                     keeps only its SHA-256):"
+                );
+                println!("{}", issued.token);
+            }
+            AssistantAction::List => {
+                for c in sextant::tokens::list(&dir, Kind::Assistant).await? {
+                    println!("{}", sextant::tokens::describe(&c));
+                    for line in sextant::tokens::describe_peers(&dir, &c).await? {
+                        println!("{line}");
+                    }
+                }
+            }
+            AssistantAction::Revoke { name } => {
+                sextant::tokens::revoke(&dir, Kind::Assistant, &name).await?;
+                eprintln!("sextant: assistant token {name:?} revoked, with its peer credentials");
+            }
+            AssistantAction::Peers { name, agents, url } => {
+                let base = sextant::tokens::base_url(&dir, url.as_deref());
+                let yaml = sextant::tokens::peers(&dir, &name, &agents, &base).await?;
+                eprintln!(
+                    "sextant: per-Agent credentials issued for assistant {name:?} (shown once; \
+                     the ones before are revoked):"
+                );
+                print!("{yaml}");
+            }
+            AssistantAction::RevokePeer { name, agent } => {
+                sextant::tokens::revoke_peer(&dir, &name, &agent).await?;
+                eprintln!("sextant: assistant {name:?}'s credential for {agent:?} revoked");
+            }
+        }
+        Ok(())
+    })
+}
+
 fn main() -> Result<()> {
     let cli = Cli::parse();
     match cli.command {
         Command::PeerToken { data_dir, action } => {
             token_command(data_dir, sextant_server::credentials::Kind::Peer, action)
         }
-        Command::AssistantToken { data_dir, action } => token_command(
-            data_dir,
-            sextant_server::credentials::Kind::Assistant,
-            action,
-        ),
+        Command::AssistantToken { data_dir, action } => assistant_command(data_dir, action),
         Command::Token { data_dir } => {
             let dir = data_dir.unwrap_or_else(sextant::default_data_dir);
             println!("{}", sextant::ensure_token(&dir)?);

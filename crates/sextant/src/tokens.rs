@@ -1,13 +1,16 @@
 //! The token commands of the CLI (`sextant peer-token …`, `sextant assistant-token …`): they
 //! open the data dir's journal directly, so they work whether or not Sextant is running, and a
 //! revocation takes effect on the running server's next request (it looks tokens up on every
-//! request).
+//! request). `sextant assistant-token peers NAME` issues the assistant's per-Agent credentials
+//! and prints the Hermes `a2a_agents:` block (see `sextant_server::assistant_peers`).
 
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
-use sextant_core::{AgentSpec, Principal};
+use sextant_core::{AgentSpec, Principal, Rights};
 use sextant_journal::{CredentialRow, Journal};
+use sextant_runtime::access::AccessPolicy;
+use sextant_server::assistant_peers;
 use sextant_server::credentials::{self, Issued, Kind};
 
 use crate::agents_file;
@@ -46,33 +49,37 @@ pub fn workspace_candidate() -> String {
     format!("ws-{}", &id[..12])
 }
 
-/// Every Agent id this data dir serves (built-ins and `agents.toml`).
-fn agent_ids(data_dir: &Path) -> Result<Vec<String>> {
+/// Every Agent this data dir serves (built-ins and `agents.toml`; the conformance Agent too,
+/// which only `sextant serve --conformance` serves).
+fn agents(data_dir: &Path) -> Result<Vec<AgentSpec>> {
     let file = agents_file::load(&data_dir.join("agents.toml"))?;
-    let mut ids: Vec<String> = [
+    let mut all: Vec<AgentSpec> = [
         AgentSpec::shell(),
         AgentSpec::echo(),
         AgentSpec::conformance(),
     ]
     .into_iter()
     .chain(file.agents)
-    .map(|a| a.id)
     .collect();
-    ids.sort();
-    Ok(ids)
+    all.sort_by(|a, b| a.id.cmp(&b.id));
+    Ok(all)
 }
 
-/// Issues a token (`agent` is required for assistant tokens).
+/// Every Agent id this data dir serves.
+fn agent_ids(data_dir: &Path) -> Result<Vec<String>> {
+    Ok(agents(data_dir)?.into_iter().map(|a| a.id).collect())
+}
+
+/// Issues a token. An assistant token without `agent` is the assistant's workspace token (the
+/// MCP bridge, the schedules API, and the owner's Agents as peers on demand); with it, a token
+/// for that one Agent.
 pub async fn create(
     data_dir: &Path,
     kind: Kind,
     name: &str,
     agent: Option<&str>,
 ) -> Result<Issued> {
-    if kind == Kind::Assistant {
-        let Some(agent) = agent else {
-            bail!("an assistant token reaches one Agent: pass --agent AGENT_ID");
-        };
+    if let (Kind::Assistant, Some(agent)) = (kind, agent) {
         let ids = agent_ids(data_dir)?;
         if !ids.iter().any(|i| i == agent) {
             bail!("no agent {agent:?} here (agents: {})", ids.join(", "));
@@ -123,19 +130,124 @@ pub async fn revoke(data_dir: &Path, kind: Kind, name: &str) -> Result<()> {
     .await
 }
 
-/// One line per token, for `list`.
+/// One line per token, for `list` (and, for an assistant's workspace token, one line per
+/// per-Agent credential issued under it).
 pub fn describe(c: &CredentialRow) -> String {
     let status = match &c.revoked_at {
         Some(at) => format!("revoked {at}"),
         None => "active".into(),
     };
-    let target = c
-        .agent_id
-        .as_deref()
-        .map(|a| format!("  agent {a}"))
-        .unwrap_or_default();
+    let target = match (c.kind.as_str(), c.agent_id.as_deref()) {
+        (_, Some(a)) => format!("  agent {a}"),
+        ("assistant", None) => "  workspace".to_string(),
+        _ => String::new(),
+    };
     format!(
         "{}  {}  created {}  {status}{target}",
         c.name, c.credential_id, c.created_at
     )
+}
+
+/// The lines of an assistant's per-Agent credentials, for `list`.
+pub async fn describe_peers(data_dir: &Path, c: &CredentialRow) -> Result<Vec<String>> {
+    if c.kind != "assistant" || c.agent_id.is_some() {
+        return Ok(Vec::new());
+    }
+    Ok(open(data_dir)?
+        .peer_credentials(&c.credential_id)
+        .await?
+        .iter()
+        .map(|p| {
+            let status = match &p.revoked_at {
+                Some(at) => format!("revoked {at}"),
+                None => "active".into(),
+            };
+            format!(
+                "  peer {}  {}  created {}  {status}",
+                p.agent_id, p.credential_id, p.created_at
+            )
+        })
+        .collect())
+}
+
+/// Where the running Sextant listens: `url`, else the address its `sextant.lock` records,
+/// else the default `http://127.0.0.1:9900`.
+pub fn base_url(data_dir: &Path, url: Option<&str>) -> String {
+    if let Some(u) = url {
+        return u.trim_end_matches('/').to_string();
+    }
+    std::fs::read_to_string(data_dir.join(crate::data_dir_lock::LOCK_FILE))
+        .ok()
+        .and_then(|t| {
+            t.split("listening on ")
+                .nth(1)
+                .map(|u| u.trim().trim_end_matches('/').to_string())
+        })
+        .filter(|u| u.starts_with("http://") || u.starts_with("https://"))
+        .unwrap_or_else(|| "http://127.0.0.1:9900".into())
+}
+
+/// Issues per-Agent credentials for the assistant `name` (its workspace token) for `only` (or
+/// every Agent it may call, but the conformance test Agent) and returns the Hermes block.
+pub async fn peers(data_dir: &Path, name: &str, only: &[String], base: &str) -> Result<String> {
+    let journal = open(data_dir)?;
+    let Some(parent) = journal.active_credential("assistant", name).await? else {
+        bail!("no active assistant token {name:?} (sextant assistant-token create {name})");
+    };
+    if parent.agent_id.is_some() {
+        bail!(
+            "assistant token {name:?} reaches one Agent; peers are issued under an assistant's \
+             workspace token (sextant assistant-token create NAME, without --agent)"
+        );
+    }
+    let Some(assistant) = assistant_peers::principal_of(&parent) else {
+        bail!("assistant token {name:?} has no workspace");
+    };
+    let all = agents(data_dir)?;
+    let policy = AccessPolicy::default();
+    let mut denied: std::collections::HashMap<String, Vec<String>> = Default::default();
+    for (agent, who) in journal.denials().await? {
+        denied.entry(agent).or_default().push(who);
+    }
+    for (agent, list) in denied {
+        policy.set_denied(&agent, list);
+    }
+    let may_call = |a: &AgentSpec| policy.authorize(&assistant, a, Rights::Call).is_ok();
+    for id in only {
+        match all.iter().find(|a| &a.id == id) {
+            None => bail!("no agent {id:?} here"),
+            Some(a) if !may_call(a) => bail!("assistant {name} may not call agent {id:?}"),
+            Some(_) => {}
+        }
+    }
+    let chosen = assistant_peers::targets(&all, |a| {
+        may_call(a)
+            && if only.is_empty() {
+                a.id != "conformance"
+            } else {
+                only.contains(&a.id)
+            }
+    });
+    if chosen.is_empty() {
+        bail!("assistant {name} may call no Agent here");
+    }
+    let issued = assistant_peers::issue(&journal, &parent, &chosen, base, chrono::Utc::now())
+        .await
+        .map_err(anyhow::Error::msg)?;
+    Ok(assistant_peers::hermes_block(name, &issued))
+}
+
+/// Revokes the assistant `name`'s credential for `agent`.
+pub async fn revoke_peer(data_dir: &Path, name: &str, agent: &str) -> Result<()> {
+    let journal = open(data_dir)?;
+    let Some(parent) = journal.active_credential("assistant", name).await? else {
+        bail!("no active assistant token {name:?}");
+    };
+    if !journal
+        .revoke_peer_credential(&parent.credential_id, agent, chrono::Utc::now())
+        .await?
+    {
+        bail!("assistant {name:?} has no active credential for {agent:?}");
+    }
+    Ok(())
 }

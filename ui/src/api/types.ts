@@ -15,6 +15,7 @@ export type { InteractionOption } from '../bindings/InteractionOption';
 export type { NextRun } from '../bindings/NextRun';
 export type { PendingInteraction } from '../bindings/PendingInteraction';
 export type { RunLink } from '../bindings/RunLink';
+export type { ScheduleNotice } from '../bindings/ScheduleNotice';
 export type { SchedulePreview } from '../bindings/SchedulePreview';
 export type { SessionDetail } from '../bindings/SessionDetail';
 export type { SessionSummary } from '../bindings/SessionSummary';

@@ -11,4 +11,8 @@ local: string,
 /**
  * RFC 3339 UTC, e.g. `2026-12-07T08:00:00.000Z`.
  */
-utc: string, };
+utc: string, 
+/**
+ * In words, in the schedule's zone: `Monday 7 December 2026 at 09:00 CET`.
+ */
+words: string, };

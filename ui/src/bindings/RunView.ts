@@ -5,17 +5,19 @@
  */
 export type RunView = { id: string, schedule_id: string, 
 /**
- * `cron`, `manual` or `replay`.
+ * `cron`, `catchup` (a missed slot run late, within the catch-up window), `backfill`,
+ * `manual` or `replay`.
  */
 trigger: string, 
 /**
- * `pending`, `blocked`, `missed`, `failed` before or instead of a task; once started,
- * the task's state: `submitted`, `running`, `input_required`, `auth_required`,
- * `completed`, `failed`, `canceled`, `rejected`.
+ * `pending`, `blocked`, `missed`, `skipped`, `buffered`, `failed` before or instead of a
+ * task; once started, the task's state: `submitted`, `running`, `input_required`,
+ * `auth_required`, `completed`, `failed`, `canceled`, `rejected`.
  */
 status: string, 
 /**
- * Why it is blocked, missed or failed to start; or a note (ran late).
+ * Why it is blocked, missed, skipped, buffered or failed to start; or a note (ran late,
+ * what the overlap policy did).
  */
 reason: string | null, 
 /**
@@ -31,9 +33,29 @@ agent_id: string,
  */
 executed_as: string, 
 /**
- * The cron slot, or when run-now / replay was asked.
+ * The slot, or when run-now / replay was asked.
  */
 scheduled_for: string, created_at: string, started_at: string | null, finished_at: string | null, 
+/**
+ * From start to end, once it has ended.
+ */
+duration_ms: number | null, 
+/**
+ * `succeeded`, `failed` or `canceled`, once it has ended.
+ */
+outcome: string | null, 
+/**
+ * The start of its result (the task's output, else its last status message).
+ */
+result: string | null, 
+/**
+ * The overlap policy that decided it (a backfill's own).
+ */
+overlap_policy: string | null, 
+/**
+ * How many seconds after its slot it fired.
+ */
+jitter_secs: number | null, 
 /**
  * The Session it created (each Run has its own).
  */

@@ -47,6 +47,8 @@ const RUN_WORDS: Record<string, [string, Tone]> = {
   pending: ['Pending', 'neutral'],
   blocked: ['Blocked', 'bad'],
   missed: ['Missed', 'muted'],
+  skipped: ['Skipped', 'muted'],
+  buffered: ['Waiting', 'neutral'],
   submitted: ['Submitted', 'neutral'],
   running: ['Running', 'info'],
   input_required: ['Needs input', 'warn'],
@@ -59,7 +61,7 @@ const RUN_WORDS: Record<string, [string, Tone]> = {
 
 /** Whether a Run's status can still change (its task has not ended, or it has not started). */
 export function runIsOpen(status: string): boolean {
-  return ['pending', 'submitted', 'running', 'input_required', 'auth_required'].includes(status);
+  return ['pending', 'buffered', 'submitted', 'running', 'input_required', 'auth_required'].includes(status);
 }
 
 /** A schedule Run's status in words, with its tone. */
@@ -86,7 +88,8 @@ export function shortId(id: string): string {
 
 /** A trigger of a Run in words. */
 export function triggerLabel(t: string): string {
-  return t === 'cron' ? 'Scheduled' : t === 'manual' ? 'Run now' : t === 'replay' ? 'Replay' : t;
+  const words: Record<string, string> = { cron: 'Scheduled', catchup: 'Caught up', backfill: 'Backfill', manual: 'Run now', replay: 'Replay' };
+  return words[t] ?? t;
 }
 
 /** A field error's message without the `field: ` prefix its place on the field already says. */

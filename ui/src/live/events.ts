@@ -1,10 +1,10 @@
-// The console's one live connection: `GET /api/v1/tasks/events` (every task state change and
-// every interaction raised or answered, across Agents and Sessions). Views subscribe to it;
+// The console's one live connection: `GET /api/v1/tasks/events` (every task state change,
+// every interaction raised or answered, across Agents and Sessions, and schedule notices). Views subscribe to it;
 // after a reconnect or a `resync` event they re-read what they show, because this stream has
 // no resume point.
 
 import { signal } from '@preact/signals';
-import type { InteractionChange, TaskChange } from '../api/types';
+import type { InteractionChange, ScheduleNotice, TaskChange } from '../api/types';
 import { stream, type LinkState } from '../api/sse';
 
 /** The connection indicator's state. */
@@ -13,6 +13,8 @@ export const link = signal<LinkState>('connecting');
 export interface LiveListener {
   task?(c: TaskChange): void;
   interaction?(c: InteractionChange): void;
+  /** A plan started failing, recovered, or was paused after failures. */
+  schedule?(n: ScheduleNotice): void;
   /** Re-read everything: the stream reconnected (events may have been missed) or fell behind. */
   resync?(): void;
 }
@@ -58,6 +60,7 @@ export function startLive(): void {
       }
       if (ev.event === 'task') emit('task', data as TaskChange);
       else if (ev.event === 'interaction') emit('interaction', data as InteractionChange);
+      else if (ev.event === 'schedule') emit('schedule', data as ScheduleNotice);
       else if (ev.event === 'resync') emit('resync');
     },
   });

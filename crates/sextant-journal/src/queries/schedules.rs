@@ -1,5 +1,7 @@
 //! `schedules`: personal schedules, each owned by its creator, with the scheduler's cursor
-//! (`next_fire_at`: the next cron slot not handled yet).
+//! (`next_fire_at`: the next slot not handled yet; `due_at`: when the loop handles it, the
+//! slot plus its jitter) and the state the scheduler keeps about it (consecutive failures, why
+//! it paused the plan).
 
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde::Serialize;
@@ -17,6 +19,7 @@ pub struct ScheduleRow {
     pub creator_principal: String,
     pub name: String,
     pub prompt: String,
+    /// The cron expression; `''` for a one-shot plan (`once_at`).
     pub cron: String,
     /// IANA zone name.
     pub timezone: String,
@@ -31,11 +34,31 @@ pub struct ScheduleRow {
     pub updated_at: String,
     /// The next slot the scheduler has not handled (stored time format); `None` when disabled.
     pub next_fire_at: Option<String>,
+    /// `skip`, `buffer_one`, `buffer_all`, `allow_all` or `cancel_previous`.
+    pub overlap_policy: String,
+    /// Each slot fires up to this many seconds late (a fixed amount per slot).
+    pub jitter_secs: i64,
+    /// Disable the plan after this many consecutive failed Runs; `None`: never.
+    pub pause_after_failures: Option<i64>,
+    /// Failed Runs since the last successful one or since the plan was enabled. Written by
+    /// [`settle_run`](crate::queries::runs::settle) only.
+    pub consecutive_failures: i64,
+    /// Why the scheduler disabled the plan (after consecutive failures); cleared on enable.
+    pub paused_reason: Option<String>,
+    pub paused_at: Option<String>,
+    /// One-shot plans: the local wall-clock time of their one Run (`YYYY-MM-DDTHH:MM:SS`).
+    pub once_at: Option<String>,
+    /// The assistant principal (JSON) that made the plan for its owner.
+    pub source_principal: Option<String>,
+    /// When the loop handles the cursor: `next_fire_at` plus the slot's jitter.
+    pub due_at: Option<String>,
 }
 
 const COLUMNS: &str = "schedule_id, creator, creator_kind, creator_principal, name, prompt, cron, \
                        timezone, agent_id, enabled, missed_run_policy, missed_run_grace_secs, \
-                       source, created_at, updated_at, next_fire_at";
+                       source, created_at, updated_at, next_fire_at, overlap_policy, jitter_secs, \
+                       pause_after_failures, consecutive_failures, paused_reason, paused_at, \
+                       once_at, source_principal, due_at";
 
 fn row(r: &Row<'_>) -> rusqlite::Result<ScheduleRow> {
     Ok(ScheduleRow {
@@ -55,6 +78,15 @@ fn row(r: &Row<'_>) -> rusqlite::Result<ScheduleRow> {
         created_at: r.get(13)?,
         updated_at: r.get(14)?,
         next_fire_at: r.get(15)?,
+        overlap_policy: r.get(16)?,
+        jitter_secs: r.get(17)?,
+        pause_after_failures: r.get(18)?,
+        consecutive_failures: r.get(19)?,
+        paused_reason: r.get(20)?,
+        paused_at: r.get(21)?,
+        once_at: r.get(22)?,
+        source_principal: r.get(23)?,
+        due_at: r.get(24)?,
     })
 }
 
@@ -90,7 +122,8 @@ pub fn list_owned(c: &Connection, creator: &str) -> Result<Vec<ScheduleRow>> {
 pub fn insert(c: &Connection, s: &ScheduleRow) -> Result<()> {
     c.prepare_cached(&format!(
         "INSERT INTO schedules ({COLUMNS})
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)"
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
+                 ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25)"
     ))?
     .execute(params![
         s.schedule_id,
@@ -108,19 +141,33 @@ pub fn insert(c: &Connection, s: &ScheduleRow) -> Result<()> {
         s.source,
         s.created_at,
         s.updated_at,
-        s.next_fire_at
+        s.next_fire_at,
+        s.overlap_policy,
+        s.jitter_secs,
+        s.pause_after_failures,
+        s.consecutive_failures,
+        s.paused_reason,
+        s.paused_at,
+        s.once_at,
+        s.source_principal,
+        s.due_at,
     ])?;
     Ok(())
 }
 
 /// Replaces the editable fields of a schedule owned by `s.creator`; returns whether it existed.
-/// Identity, creator, source and creation time never change.
-pub fn update(c: &Connection, s: &ScheduleRow) -> Result<bool> {
+/// Identity, creator, source and creation time never change. The failure count is reset to 0
+/// when `reset_failures` (the plan was enabled again) and otherwise left as the scheduler
+/// wrote it.
+pub fn update(c: &Connection, s: &ScheduleRow, reset_failures: bool) -> Result<bool> {
     let n = c
         .prepare_cached(
             "UPDATE schedules SET name = ?3, prompt = ?4, cron = ?5, timezone = ?6,
                  agent_id = ?7, enabled = ?8, missed_run_policy = ?9,
-                 missed_run_grace_secs = ?10, updated_at = ?11, next_fire_at = ?12
+                 missed_run_grace_secs = ?10, updated_at = ?11, next_fire_at = ?12,
+                 overlap_policy = ?13, jitter_secs = ?14, pause_after_failures = ?15,
+                 paused_reason = ?16, paused_at = ?17, once_at = ?18, due_at = ?19,
+                 consecutive_failures = CASE WHEN ?20 THEN 0 ELSE consecutive_failures END
              WHERE schedule_id = ?1 AND creator = ?2",
         )?
         .execute(params![
@@ -135,7 +182,15 @@ pub fn update(c: &Connection, s: &ScheduleRow) -> Result<bool> {
             s.missed_run_policy,
             s.missed_run_grace_secs,
             s.updated_at,
-            s.next_fire_at
+            s.next_fire_at,
+            s.overlap_policy,
+            s.jitter_secs,
+            s.pause_after_failures,
+            s.paused_reason,
+            s.paused_at,
+            s.once_at,
+            s.due_at,
+            reset_failures,
         ])?;
     Ok(n == 1)
 }
@@ -149,39 +204,41 @@ pub fn delete_owned(c: &Connection, creator: &str, schedule_id: &str) -> Result<
     Ok(n == 1)
 }
 
-/// Enabled schedules whose next slot is at or before `now` (stored time format), oldest
-/// slot first.
+/// Enabled schedules whose cursor is due at or before `now` (stored time format), earliest
+/// first.
 pub fn due(c: &Connection, now: &str, limit: u32) -> Result<Vec<ScheduleRow>> {
     Ok(c.prepare_cached(&format!(
         "SELECT {COLUMNS} FROM schedules
-         WHERE enabled = 1 AND next_fire_at IS NOT NULL AND next_fire_at <= ?1
-         ORDER BY next_fire_at, schedule_id LIMIT ?2"
+         WHERE enabled = 1 AND due_at IS NOT NULL AND due_at <= ?1
+         ORDER BY due_at, schedule_id LIMIT ?2"
     ))?
     .query_map(params![now, limit], row)?
     .collect::<rusqlite::Result<Vec<_>>>()?)
 }
 
-/// The earliest next slot of any enabled schedule.
+/// When the earliest cursor of any enabled schedule is due.
 pub fn next_due(c: &Connection) -> Result<Option<String>> {
     Ok(c.prepare_cached(
-        "SELECT MIN(next_fire_at) FROM schedules WHERE enabled = 1 AND next_fire_at IS NOT NULL",
+        "SELECT MIN(due_at) FROM schedules WHERE enabled = 1 AND due_at IS NOT NULL",
     )?
     .query_row([], |r| r.get(0))?)
 }
 
-/// Moves the cursor from `expected` to `next` if it is still `expected` and the schedule is
-/// still enabled: the compare-and-set that makes a claim exclusive. Returns whether it moved.
+/// Moves the cursor from `expected` to `next` (handled at `due`) if it is still `expected`
+/// and the schedule is still enabled: the compare-and-set that makes a claim exclusive.
+/// Returns whether it moved.
 pub fn advance(
     c: &Connection,
     schedule_id: &str,
     expected: &str,
     next: Option<&str>,
+    due: Option<&str>,
 ) -> Result<bool> {
     let n = c
         .prepare_cached(
-            "UPDATE schedules SET next_fire_at = ?3
+            "UPDATE schedules SET next_fire_at = ?3, due_at = ?4
              WHERE schedule_id = ?1 AND enabled = 1 AND next_fire_at = ?2",
         )?
-        .execute(params![schedule_id, expected, next])?;
+        .execute(params![schedule_id, expected, next, due])?;
     Ok(n == 1)
 }

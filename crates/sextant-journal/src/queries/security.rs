@@ -17,10 +17,27 @@ pub struct CredentialRow {
     pub token_hash: String,
     /// Assistant tokens: the workspace they are scoped to.
     pub workspace: Option<String>,
-    /// Assistant tokens: the one Agent they may reach.
+    /// Assistant tokens: the one Agent they may reach (`None`: a workspace token, which
+    /// reaches the MCP bridge and the schedules API, and asks for per-Agent credentials).
     pub agent_id: Option<String>,
     /// Principal key of the owner who issued it (and, for assistants, acts through it).
     pub owner: String,
+    pub created_at: String,
+    /// For a per-Agent credential, whether it or its assistant's token was revoked.
+    pub revoked_at: Option<String>,
+    /// A per-Agent credential's assistant token (its `credential_id`); `None` otherwise.
+    pub parent_id: Option<String>,
+}
+
+/// A per-Agent credential issued under an assistant's workspace token.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PeerCredentialRow {
+    pub credential_id: String,
+    /// The assistant's workspace token.
+    pub parent_id: String,
+    pub agent_id: String,
+    #[serde(skip)]
+    pub token_hash: String,
     pub created_at: String,
     pub revoked_at: Option<String>,
 }
@@ -39,6 +56,18 @@ fn row(r: &Row<'_>) -> rusqlite::Result<CredentialRow> {
         owner: r.get(6)?,
         created_at: r.get(7)?,
         revoked_at: r.get(8)?,
+        parent_id: None,
+    })
+}
+
+fn peer_row(r: &Row<'_>) -> rusqlite::Result<PeerCredentialRow> {
+    Ok(PeerCredentialRow {
+        credential_id: r.get(0)?,
+        parent_id: r.get(1)?,
+        agent_id: r.get(2)?,
+        token_hash: r.get(3)?,
+        created_at: r.get(4)?,
+        revoked_at: r.get(5)?,
     })
 }
 
@@ -75,11 +104,93 @@ pub fn insert(c: &Connection, cred: &CredentialRow) -> Result<()> {
 }
 
 /// The credential whose token hashes to `hash` (revoked ones included: the caller decides).
+/// A per-Agent credential reads as its assistant's token narrowed to that Agent: the same
+/// name, workspace and owner, revoked if either it or the assistant's token is.
 pub fn by_hash(c: &Connection, hash: &str) -> Result<Option<CredentialRow>> {
+    let own = c
+        .prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM credentials WHERE token_hash = ?1"
+        ))?
+        .query_row([hash], row)
+        .optional()?;
+    if own.is_some() {
+        return Ok(own);
+    }
+    Ok(c.prepare_cached(
+        "SELECT a.credential_id, p.kind, p.name, a.token_hash, p.workspace, a.agent_id, p.owner,
+                a.created_at, COALESCE(a.revoked_at, p.revoked_at), p.credential_id
+         FROM assistant_peer_credentials a JOIN credentials p ON p.credential_id = a.parent_id
+         WHERE a.token_hash = ?1",
+    )?
+    .query_row([hash], |r| {
+        Ok(CredentialRow {
+            credential_id: r.get(0)?,
+            kind: r.get(1)?,
+            name: r.get(2)?,
+            token_hash: r.get(3)?,
+            workspace: r.get(4)?,
+            agent_id: r.get(5)?,
+            owner: r.get(6)?,
+            created_at: r.get(7)?,
+            revoked_at: r.get(8)?,
+            parent_id: r.get(9)?,
+        })
+    })
+    .optional()?)
+}
+
+/// Issues a per-Agent credential under `cred.parent_id`, revoking the one that was active for
+/// that Agent (rotation), in one transaction.
+pub fn issue_peer(c: &Connection, cred: &PeerCredentialRow) -> Result<()> {
+    c.prepare_cached(
+        "UPDATE assistant_peer_credentials SET revoked_at = ?3
+         WHERE parent_id = ?1 AND agent_id = ?2 AND revoked_at IS NULL",
+    )?
+    .execute(params![cred.parent_id, cred.agent_id, cred.created_at])?;
+    c.prepare_cached(
+        "INSERT INTO assistant_peer_credentials
+             (credential_id, parent_id, agent_id, token_hash, created_at, revoked_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, NULL)",
+    )?
+    .execute(params![
+        cred.credential_id,
+        cred.parent_id,
+        cred.agent_id,
+        cred.token_hash,
+        cred.created_at
+    ])?;
+    Ok(())
+}
+
+/// The per-Agent credentials issued under `parent_id`, newest first, revoked ones too.
+pub fn peers_of(c: &Connection, parent_id: &str) -> Result<Vec<PeerCredentialRow>> {
+    let mut stmt = c.prepare_cached(
+        "SELECT credential_id, parent_id, agent_id, token_hash, created_at, revoked_at
+         FROM assistant_peer_credentials WHERE parent_id = ?1
+         ORDER BY created_at DESC, credential_id DESC",
+    )?;
+    let rows = stmt.query_map([parent_id], peer_row)?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// Revokes the active per-Agent credential of `parent_id` for `agent_id`; whether there was
+/// one.
+pub fn revoke_peer(c: &Connection, parent_id: &str, agent_id: &str, at: &str) -> Result<bool> {
+    let n = c
+        .prepare_cached(
+            "UPDATE assistant_peer_credentials SET revoked_at = ?3
+             WHERE parent_id = ?1 AND agent_id = ?2 AND revoked_at IS NULL",
+        )?
+        .execute(params![parent_id, agent_id, at])?;
+    Ok(n > 0)
+}
+
+/// The active credential of `kind` named `name`, if there is one.
+pub fn active_by_name(c: &Connection, kind: &str, name: &str) -> Result<Option<CredentialRow>> {
     Ok(c.prepare_cached(&format!(
-        "SELECT {COLUMNS} FROM credentials WHERE token_hash = ?1"
+        "SELECT {COLUMNS} FROM credentials WHERE kind = ?1 AND name = ?2 AND revoked_at IS NULL"
     ))?
-    .query_row([hash], row)
+    .query_row([kind, name], row)
     .optional()?)
 }
 

@@ -15,6 +15,7 @@ import { subscribe } from '../../live/events';
 import { Link } from '../../router';
 import { discoverPeer, listPeers, pinPeer, removePeer, setPeerPaused, type CardSummary, type PeerListing, type PeerView } from './api';
 import { callsSummary, hashToPin, latency, peerStatus, plural, reviewDiffers, shortHash, sortPeers } from './format';
+import { Assistants } from './Assistants';
 import { PeerDialog } from './PeerDialog';
 
 /** A pin hash, short, with the full hash on hover and for copying. */
@@ -479,6 +480,7 @@ export function Peers() {
           </table>
         </section>
       )}
+      <Assistants />
       <PeerDialog
         open={dialog}
         onClose={() => setDialog(false)}

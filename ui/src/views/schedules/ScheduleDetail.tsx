@@ -13,6 +13,7 @@ import { replayRun } from '../sessions/RunPanel';
 import { loadAgents } from '../tasks/store';
 import { deleteSchedule, getSchedule, listRuns } from './api';
 import { ScheduleDialog } from './ScheduleDialog';
+import { HistoryStrip, PausedNotice, RunResult } from './ScheduleHealth';
 import { cronWords, useScheduleActions } from './Schedules';
 
 export function ScheduleDetail(props: { id: string }) {
@@ -34,6 +35,8 @@ export function ScheduleDetail(props: { id: string }) {
     try {
       const p = await listRuns(props.id, 50);
       setRuns({ list: p.runs, total: p.total, next: p.next_cursor, status: 'ready' });
+      // The plan's record (and a pause) follow its Runs.
+      getSchedule(props.id).then(setS, () => undefined);
     } catch (e) {
       setRuns((r) => ({ ...r, status: r.status === 'ready' ? 'ready' : 'error', error: (e as Error).message }));
     }
@@ -152,6 +155,7 @@ export function ScheduleDetail(props: { id: string }) {
           </>
         }
       />
+      <PausedNotice s={s} />
       {!s.access.allowed && (
         <div class="notice notice-bad" role="alert">
           You may not call {agent} right now{s.access.reason ? `: ${s.access.reason}` : ''}. Runs are recorded as blocked.
@@ -163,6 +167,7 @@ export function ScheduleDetail(props: { id: string }) {
             <h2 class="panel-title">
               Runs <span class="count">{runs.total}</span>
             </h2>
+            <HistoryStrip history={s.history} consecutiveFailures={s.consecutive_failures} />
             {runs.status === 'loading' && <Loading label="Loading Runs…" />}
             {runs.status === 'error' && <ErrorState error={runs.error ?? ''} retry={() => void loadRuns()} />}
             {runs.status === 'ready' && runs.list.length === 0 && (
@@ -172,52 +177,58 @@ export function ScheduleDetail(props: { id: string }) {
               </Empty>
             )}
             {runs.status === 'ready' && runs.list.length > 0 && (
-              <table class="table" aria-label="Runs of this schedule">
-                <thead>
-                  <tr>
-                    <th>Status</th>
-                    <th>Trigger</th>
-                    <th>Fired</th>
-                    <th>Finished</th>
-                    <th>Transcript</th>
-                    <th class="actions-col">
-                      <span class="sr-only">Actions</span>
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {runs.list.map((r) => (
-                    <tr key={r.id} data-run-id={r.id} data-status={r.status}>
-                      <td>
-                        <RunBadge status={r.status} title={r.reason ?? undefined} />
-                        {r.reason && <div class="muted small clamp" title={r.reason}>{r.reason}</div>}
-                      </td>
-                      <td>
-                        <span>{triggerLabel(r.trigger)}</span>
-                        {r.replay_of && <div class="muted small">of {shortId(r.replay_of)}</div>}
-                      </td>
-                      <td>
-                        <Ago at={r.created_at} />
-                      </td>
-                      <td>{r.finished_at ? <Ago at={r.finished_at} /> : <span class="muted">—</span>}</td>
-                      <td>
-                        {r.session_id ? (
-                          <Link href={`/sessions/${r.session_id}`} class="link" title="Open the Session this Run created">
-                            Session {shortId(r.session_id)} →
-                          </Link>
-                        ) : (
-                          <span class="muted">none</span>
-                        )}
-                      </td>
-                      <td class="row-actions">
-                        <button class="btn btn-small btn-ghost" disabled={replaying === r.id} onClick={() => void replay(r)} data-action="replay" title="A new Run with this Run's exact prompt and Agent">
-                          ↻ Replay
-                        </button>
-                      </td>
+              <div class="table-scroll">
+                <table class="table" aria-label="Runs of this schedule">
+                  <thead>
+                    <tr>
+                      <th>Status</th>
+                      <th>Trigger</th>
+                      <th>Fired</th>
+                      <th>Finished</th>
+                      <th>Result</th>
+                      <th>Transcript</th>
+                      <th class="actions-col">
+                        <span class="sr-only">Actions</span>
+                      </th>
                     </tr>
-                  ))}
-                </tbody>
-              </table>
+                  </thead>
+                  <tbody>
+                    {runs.list.map((r) => (
+                      <tr key={r.id} data-run-id={r.id} data-status={r.status}>
+                        <td>
+                          <RunBadge status={r.status} title={r.reason ?? undefined} />
+                          {r.reason && <div class="muted small clamp" title={r.reason}>{r.reason}</div>}
+                        </td>
+                        <td>
+                          <span>{triggerLabel(r.trigger)}</span>
+                          {r.replay_of && <div class="muted small">of {shortId(r.replay_of)}</div>}
+                        </td>
+                        <td>
+                          <Ago at={r.created_at} />
+                        </td>
+                        <td>{r.finished_at ? <Ago at={r.finished_at} /> : <span class="muted">—</span>}</td>
+                        <td>
+                          <RunResult run={r} />
+                        </td>
+                        <td>
+                          {r.session_id ? (
+                            <Link href={`/sessions/${r.session_id}`} class="link" title="Open the Session this Run created">
+                              Session {shortId(r.session_id)} →
+                            </Link>
+                          ) : (
+                            <span class="muted">none</span>
+                          )}
+                        </td>
+                        <td class="row-actions">
+                          <button class="btn btn-small btn-ghost" disabled={replaying === r.id} onClick={() => void replay(r)} data-action="replay" title="A new Run with this Run's exact prompt and Agent">
+                            ↻ Replay
+                          </button>
+                        </td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
             )}
             {runs.next && (
               <div class="table-foot">
@@ -236,12 +247,20 @@ export function ScheduleDetail(props: { id: string }) {
               <dd>{agent}</dd>
               <dt>Prompt</dt>
               <dd class="prewrap">{s.prompt}</dd>
-              <dt>Cron</dt>
-              <dd class="mono">{s.cron}</dd>
+              <dt>{s.cron === null ? 'Once at' : 'Cron'}</dt>
+              <dd class="mono">{s.cron ?? s.once_at}</dd>
               <dt>Time zone</dt>
               <dd>{s.timezone.replace(/_/g, ' ')}</dd>
               <dt>Missed runs</dt>
               <dd>{s.missed_run_policy === 'run_once' ? 'run once, late' : 'skipped'}</dd>
+              <dt>While one runs</dt>
+              <dd class="mono">{s.overlap_policy}</dd>
+              {s.source === 'assistant' && (
+                <>
+                  <dt>Made by</dt>
+                  <dd>assistant {s.source_assistant}</dd>
+                </>
+              )}
             </dl>
           </section>
           <section class="panel" aria-label="Next fire times">

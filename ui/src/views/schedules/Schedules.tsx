@@ -13,11 +13,13 @@ import { Link } from '../../router';
 import { loadAgents } from '../tasks/store';
 import { deleteSchedule, listRuns, listSchedules, runNow, updateSchedule } from './api';
 import { ScheduleDialog } from './ScheduleDialog';
+import { HistoryStrip } from './ScheduleHealth';
 
-/** The plain words of a schedule's expression (the server's when the console cannot read it). */
+/** The plain words of a schedule's expression (the server's when the console cannot read it,
+ * and for a one-shot plan). */
 export function cronWords(s: Schedule): string {
-  const w = describeCron(s.cron);
-  return w.ok ? w.text : s.description;
+  const w = s.cron === null ? null : describeCron(s.cron);
+  return w?.ok ? w.text : s.description;
 }
 
 /** Actions shared by the list and a schedule's page. */
@@ -168,7 +170,7 @@ export function Schedules() {
                     <td class="when-col">
                       <div>{cronWords(s)}</div>
                       <div class="muted small nowrap">
-                        <span class="mono">{s.cron}</span> · {s.timezone.replace(/_/g, ' ')}
+                        <span class="mono">{s.cron ?? 'once'}</span> · {s.timezone.replace(/_/g, ' ')}
                       </div>
                     </td>
                     <td class="nowrap">
@@ -180,7 +182,7 @@ export function Schedules() {
                           </div>
                         </>
                       ) : (
-                        <span class="muted">{s.enabled ? '—' : 'paused'}</span>
+                        <span class="muted" title={s.paused?.reason}>{s.enabled ? '—' : s.paused ? 'paused after failures' : 'paused'}</span>
                       )}
                     </td>
                     <td>
@@ -195,6 +197,9 @@ export function Schedules() {
                             <Ago at={last.created_at} />
                           </span>
                         </div>
+                      )}
+                      {s.history.recent.length > 0 && (
+                        <HistoryStrip history={s.history} />
                       )}
                     </td>
                     <td>

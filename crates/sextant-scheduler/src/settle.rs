@@ -1,0 +1,238 @@
+//! How Runs end: once a Run's task has ended (or the Run could not start), its outcome and a
+//! snippet of its result are recorded, once ([`Scheduler::settle_run`]). That moves the
+//! schedule's count of consecutive failures, pauses the plan when the count reaches its
+//! `pause_after_failures`, and sends [`ScheduleNotice`]s: the first failure after a success,
+//! the recovery after failures, and the pause.
+//!
+//! A watcher follows the journal's live events and settles a Run as soon as its task ends;
+//! every tick also settles whatever ended unseen (after a restart, a lagging subscription, or
+//! in another process), so the recorded outcome is a cache the journal can always rebuild.
+
+use sextant_core::a2a::TaskState;
+use sextant_core::ids::format_time;
+use sextant_core::projection::{TaskFold, message_text};
+use sextant_core::{RunOutcome, RunRecord};
+use sextant_journal::{RunRow, Settled};
+use tokio::sync::broadcast::error::RecvError;
+use tokio_util::sync::CancellationToken;
+
+use crate::view::{NoticeKind, ScheduleNotice, short_id};
+use crate::{Result, Scheduler};
+
+/// The longest result snippet kept on a Run, in characters.
+pub const SNIPPET: usize = 500;
+
+/// Runs settled per query when catching up.
+const BATCH: u32 = 200;
+
+/// `text` cut to [`SNIPPET`] characters (with an ellipsis), trimmed; `None` when empty.
+pub fn snippet(text: &str) -> Option<String> {
+    let text = text.trim();
+    if text.is_empty() {
+        return None;
+    }
+    Some(match text.char_indices().nth(SNIPPET) {
+        Some((cut, _)) => format!("{}…", text[..cut].trim_end()),
+        None => text.to_string(),
+    })
+}
+
+/// What a task's fold says about how it ended: its outcome, and the text that best shows its
+/// result (its output, else its last status message, else its reply).
+fn outcome_of(fold: &TaskFold) -> Option<(RunOutcome, Option<String>)> {
+    let outcome = match fold.state {
+        TaskState::Completed => RunOutcome::Succeeded,
+        TaskState::Failed | TaskState::Rejected => RunOutcome::Failed,
+        TaskState::Canceled => RunOutcome::Canceled,
+        _ => return None,
+    };
+    let output: String = fold
+        .artifacts
+        .iter()
+        .flat_map(|a| a.parts.iter().filter_map(|p| p.as_text()))
+        .collect::<Vec<_>>()
+        .join("");
+    let text = [
+        output,
+        fold.status_message
+            .as_ref()
+            .map(message_text)
+            .unwrap_or_default(),
+        fold.reply.as_ref().map(message_text).unwrap_or_default(),
+    ]
+    .into_iter()
+    .find_map(|t| snippet(&t));
+    Some((outcome, text))
+}
+
+impl Scheduler {
+    /// Follows the journal and settles each Run as its task ends, until `cancel`.
+    pub(crate) async fn watch_runs(self, cancel: CancellationToken) {
+        let mut rx = self.journal().hub().subscribe_all();
+        if let Err(e) = self.settle_ended().await {
+            tracing::warn!(error = %e, "scheduler: could not record how Runs ended");
+        }
+        loop {
+            let ev = tokio::select! {
+                _ = cancel.cancelled() => break,
+                ev = rx.recv() => ev,
+            };
+            match ev {
+                Ok(ev) => {
+                    let ended = ev.body.new_state().is_some_and(|s| s.is_terminal());
+                    if let (true, Some(task_id)) = (ended, ev.task_id.as_deref()) {
+                        match self.journal().run_by_task(task_id).await {
+                            Ok(Some(run)) => {
+                                if let Err(e) = self.settle_run(&run).await {
+                                    tracing::warn!(run_id = %run.run_id, error = %e,
+                                        "could not record the Run's outcome");
+                                }
+                            }
+                            Ok(None) => {}
+                            Err(e) => tracing::warn!(error = %e, "scheduler: run lookup failed"),
+                        }
+                    }
+                }
+                Err(RecvError::Lagged(_)) => {
+                    if let Err(e) = self.settle_ended().await {
+                        tracing::warn!(error = %e, "scheduler: could not record how Runs ended");
+                    }
+                }
+                Err(RecvError::Closed) => break,
+            }
+        }
+    }
+
+    /// Settles every Run that ended without its outcome recorded; how many it settled.
+    pub async fn settle_ended(&self) -> Result<usize> {
+        let mut n = 0;
+        loop {
+            let runs = self.journal().unsettled_runs(BATCH).await?;
+            let full = runs.len() as u32 == BATCH;
+            let mut progressed = false;
+            for run in &runs {
+                progressed |= self.settle_run(run).await?.is_some();
+                n += 1;
+            }
+            if !full || !progressed {
+                return Ok(n);
+            }
+        }
+    }
+
+    /// Records how `run` ended, if it has and nobody did yet: its outcome and result snippet,
+    /// the schedule's failure count (pausing the plan at its limit), the notices, and a wake
+    /// of the loop (a buffered Run may start now).
+    pub async fn settle_run(&self, run: &RunRow) -> Result<Option<Settled>> {
+        if run.settled_at.is_some() {
+            return Ok(None);
+        }
+        let (outcome, result) = match RunRecord::parse(&run.record) {
+            Some(RunRecord::Started) => {
+                let Some(task_id) = run.task_id.as_deref() else {
+                    return Ok(None);
+                };
+                let Some(task) = self.journal().task(task_id).await? else {
+                    return Ok(None);
+                };
+                if !task.state.is_terminal() {
+                    return Ok(None);
+                }
+                let fold = self.runtime().project(&task).await?;
+                match outcome_of(&fold) {
+                    Some(o) => o,
+                    None => return Ok(None),
+                }
+            }
+            Some(RunRecord::Failed | RunRecord::Blocked) => {
+                (RunOutcome::Failed, run.reason.as_deref().and_then(snippet))
+            }
+            _ => return Ok(None),
+        };
+        let now = self.clock().now();
+        let why = result.clone().unwrap_or_else(|| match run.record.as_str() {
+            "blocked" => "it was blocked".into(),
+            _ => "it failed".into(),
+        });
+        let last = format!(
+            "the last one, Run {} for {}, {}",
+            short_id(&run.run_id),
+            run.scheduled_for,
+            if result.is_some() {
+                format!("said: {why}")
+            } else {
+                why.clone()
+            }
+        );
+        let settled = self
+            .journal()
+            .settle_run(
+                &run.run_id,
+                outcome.as_str(),
+                result.clone(),
+                &format_time(now),
+                move |n| match n {
+                    1 => format!("paused after a failed Run; {last}"),
+                    n => format!("paused after {n} failed Runs in a row; {last}"),
+                },
+            )
+            .await?;
+        let Some(s) = settled else {
+            return Ok(None);
+        };
+        tracing::info!(run_id = %run.run_id, schedule_id = %s.schedule_id,
+            outcome = outcome.as_str(), failures = s.failures_after, paused = s.paused.is_some(),
+            "run settled");
+        let notice = |kind: NoticeKind, message: String| ScheduleNotice {
+            kind,
+            schedule_id: s.schedule_id.clone(),
+            schedule_name: s.schedule_name.clone(),
+            run_id: run.run_id.clone(),
+            consecutive_failures: s.failures_after,
+            message,
+            at: format_time(now),
+        };
+        let mut notices = Vec::new();
+        match outcome {
+            RunOutcome::Failed if s.failures_before == 0 => notices.push(notice(
+                NoticeKind::Failed,
+                format!("A Run of \u{201c}{}\u{201d} failed: {why}", s.schedule_name),
+            )),
+            RunOutcome::Succeeded if s.failures_before > 0 => notices.push(notice(
+                NoticeKind::Recovered,
+                format!(
+                    "\u{201c}{}\u{201d} recovered: a Run succeeded after {} failed one(s)",
+                    s.schedule_name, s.failures_before
+                ),
+            )),
+            _ => {}
+        }
+        if let Some(reason) = &s.paused {
+            notices.push(notice(
+                NoticeKind::Paused,
+                format!("\u{201c}{}\u{201d} was {reason}", s.schedule_name),
+            ));
+        }
+        for n in notices {
+            // Nobody listening (no console, no desktop shell) is fine: the Runs say it all.
+            let _ = self.inner.notices.send(n);
+        }
+        self.changed();
+        Ok(Some(s))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn snippets_are_cut_on_a_character_boundary() {
+        assert_eq!(snippet("  \n "), None);
+        assert_eq!(snippet(" ok\n").as_deref(), Some("ok"));
+        let long = "é".repeat(SNIPPET + 10);
+        let s = snippet(&long).unwrap();
+        assert_eq!(s.chars().count(), SNIPPET + 1);
+        assert!(s.ends_with('…'));
+    }
+}
