@@ -26,6 +26,7 @@ fn exec_agent(id: &str, script: &str) -> AgentSpec {
         dedupe_message_ids: true,
         access: Default::default(),
         public_card: Default::default(),
+        features: Default::default(),
     }
 }
 

@@ -32,7 +32,7 @@ use sextant_a2a::error::Code;
 use sextant_a2a::rpc::{camelize_keys, failure, parse_request, success};
 use sextant_a2a::version::{self, Requested};
 use sextant_a2a::{Method, RpcError, compat, method};
-use sextant_core::a2a::{self, Message, PartContent, Role, TaskState};
+use sextant_core::a2a::{self, Message, Role, TaskState};
 use sextant_core::agent::PublicCard;
 use sextant_core::event::is_terminal;
 use sextant_core::projection::{OutputModes, TaskFold, ViewOptions, blocks};
@@ -722,7 +722,7 @@ async fn load_events(
     Ok((events, fold))
 }
 
-fn validate_message(m: &Message) -> Result<(), RpcError> {
+fn validate_message(m: &Message, agent: &AgentSpec) -> Result<(), RpcError> {
     if m.message_id.trim().is_empty() {
         return Err(RpcError::field("message.messageId", "is required"));
     }
@@ -739,19 +739,7 @@ fn validate_message(m: &Message) -> Result<(), RpcError> {
             "must contain at least one part",
         ));
     }
-    for (i, p) in m.parts.iter().enumerate() {
-        let kind = match p.content {
-            PartContent::Text(_) => continue,
-            PartContent::Raw(_) => "a file (raw)",
-            PartContent::Url(_) => "a file (url)",
-            PartContent::Data(_) => "data",
-        };
-        return Err(RpcError::new(
-            Code::ContentTypeNotSupported,
-            format!("message.parts[{i}] is {kind}; Sextant agents accept text parts only"),
-        ));
-    }
-    Ok(())
+    crate::parts::check_message(m, agent)
 }
 
 fn refusal(r: AdmitError) -> RpcError {
@@ -821,7 +809,7 @@ async fn send(call: &Call, params: Value, streaming: bool) -> Result<Reply, RpcE
             format!("Invalid SendMessageRequest: {e}"),
         )
     })?;
-    validate_message(&req.message)?;
+    validate_message(&req.message, &call.agent)?;
     let may_reply = call
         .app
         .runtime

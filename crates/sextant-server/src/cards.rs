@@ -84,7 +84,7 @@ pub fn card_at(agent: &AgentSpec, base: &str, url: &str) -> Value {
         "provider": { "organization": "Sextant", "url": base },
         "capabilities": {
             "streaming": true,
-            "pushNotifications": false,
+            "pushNotifications": agent.features.push_notifications,
             "extendedAgentCard": agent.public_card == PublicCard::Minimal,
         },
         "securitySchemes": {
@@ -93,7 +93,7 @@ pub fn card_at(agent: &AgentSpec, base: &str, url: &str) -> Value {
                     configured issuer, or the console token. Loopback callers may omit it while \
                     Sextant is loopback-only." } }
         },
-        "defaultInputModes": ["text/plain"],
+        "defaultInputModes": agent.features.modes(),
         "defaultOutputModes": ["text/plain", "application/json"],
         "skills": skills,
     })

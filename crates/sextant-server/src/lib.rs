@@ -3,6 +3,7 @@
 //! - [`a2a`]: the A2A 1.0 JSON-RPC + SSE endpoint of every Agent (with 0.3 aliases).
 //! - [`cards`]: Agent cards, with cache headers.
 //! - [`api`]: the console's REST API and its SSE streams.
+//! - [`parts`]: the check of a message's file and data parts against what its Agent takes.
 //! - [`mcp`]: the agents MCP server (`/api/v1/assistant-mcp`).
 //! - [`peers`]: outbound peers and the A2A client tools (`/api/v1/peers`); the same tools are
 //!   MCP tools (`mcp_peers.rs`).
@@ -37,6 +38,7 @@ pub mod error;
 pub mod interactions;
 pub mod jwt;
 pub mod mcp;
+pub mod parts;
 pub mod peers;
 pub mod perimeter;
 pub mod ratelimit;
