@@ -17,6 +17,7 @@ mod legacy;
 mod list_tasks;
 mod long_tasks;
 mod mcp;
+mod parts;
 mod peers;
 mod perimeter;
 mod restart;
