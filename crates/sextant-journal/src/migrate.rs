@@ -50,6 +50,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "20261201090000_peer_paused",
         include_str!("../migrations/20261201090000_peer_paused.sql"),
     ),
+    (
+        "20261202100000_push",
+        include_str!("../migrations/20261202100000_push.sql"),
+    ),
 ];
 
 /// Applies the pending migrations; returns how many ran.

@@ -222,6 +222,7 @@ mod tests {
                 origin: "outbound".into(),
                 max_active_tasks: None,
                 max_context_inputs: None,
+                push_config: None,
                 at: chrono::Utc::now(),
             })
             .await

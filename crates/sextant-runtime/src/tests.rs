@@ -232,6 +232,7 @@ async fn recovery_delivers_accepted_inputs_and_fails_interrupted_turns() {
                 origin: "test".into(),
                 max_active_tasks: None,
                 max_context_inputs: None,
+                push_config: None,
                 at: chrono::Utc::now(),
             }
         };

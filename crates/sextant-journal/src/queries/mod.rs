@@ -18,6 +18,7 @@ pub mod events;
 pub mod inputs;
 pub mod interactions;
 pub mod peers;
+pub mod push;
 pub mod runs;
 pub mod schedules;
 pub mod security;
