@@ -20,6 +20,7 @@ mod mcp;
 mod parts;
 mod peers;
 mod perimeter;
+mod push;
 mod restart;
 mod schedules;
 mod scoping;

@@ -73,6 +73,20 @@ pub fn card_at(agent: &AgentSpec, base: &str, url: &str) -> Value {
     } else {
         skills
     };
+    let mut capabilities = json!({
+        "streaming": true,
+        "pushNotifications": agent.features.push_notifications,
+        "extendedAgentCard": agent.public_card == PublicCard::Minimal,
+    });
+    if agent.features.push_notifications {
+        capabilities["extensions"] = json!([{
+            "uri": crate::push::EXTENSION,
+            "description": "Push-notification configs carry their delivery health (pending, \
+                delivered, attempts, last error, stopped) in a `delivery` field when this \
+                extension is activated (A2A-Extensions).",
+            "required": false,
+        }]);
+    }
     json!({
         "name": agent.name,
         "description": agent.description,
@@ -82,11 +96,7 @@ pub fn card_at(agent: &AgentSpec, base: &str, url: &str) -> Value {
             { "url": url, "protocolBinding": "JSONRPC", "protocolVersion": "0.3" },
         ],
         "provider": { "organization": "Sextant", "url": base },
-        "capabilities": {
-            "streaming": true,
-            "pushNotifications": agent.features.push_notifications,
-            "extendedAgentCard": agent.public_card == PublicCard::Minimal,
-        },
+        "capabilities": capabilities,
         "securitySchemes": {
             "bearer": { "httpAuthSecurityScheme": { "scheme": "Bearer",
                 "description": "A per-peer token (`sextant peer-token create NAME`), a JWT from the \

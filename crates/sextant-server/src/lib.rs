@@ -4,6 +4,8 @@
 //! - [`cards`]: Agent cards, with cache headers.
 //! - [`api`]: the console's REST API and its SSE streams.
 //! - [`parts`]: the check of a message's file and data parts against what its Agent takes.
+//! - [`push`]: push-notification configs (the service every binding calls) and the delivery
+//!   worker that drains the journal's outbox.
 //! - [`mcp`]: the agents MCP server (`/api/v1/assistant-mcp`).
 //! - [`peers`]: outbound peers and the A2A client tools (`/api/v1/peers`); the same tools are
 //!   MCP tools (`mcp_peers.rs`).
@@ -41,6 +43,7 @@ pub mod mcp;
 pub mod parts;
 pub mod peers;
 pub mod perimeter;
+pub mod push;
 pub mod ratelimit;
 pub mod schedules;
 pub mod security;
@@ -110,6 +113,8 @@ pub struct App {
     pub shutdown: CancellationToken,
     /// Security settings and services: JWT verifier, limits, exposure, audit log, rate limits.
     pub security: Arc<security::Security>,
+    /// Push notifications: webhook settings and the sealer of their secrets.
+    pub push: Arc<push::Push>,
 }
 
 /// The application router.
@@ -201,6 +206,11 @@ pub fn router(state: AppState) -> Router {
             delete(credentials::revoke_assistant),
         )
         .route("/api/v1/audit", get(audit::list))
+        .route("/api/v1/push", get(push::api::list))
+        .route(
+            "/api/v1/push/{task_id}/{config_id}/resume",
+            post(push::api::resume),
+        )
         .route_layer(middleware::from_fn_with_state(state.clone(), auth::resolve));
     // The agents MCP bridge: the owner, the anonymous loopback caller, assistant tokens.
     let mcp = Router::new()

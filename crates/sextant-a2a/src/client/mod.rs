@@ -559,6 +559,12 @@ impl A2aClient {
         self.http(policy)
     }
 
+    /// Checks a URL against the guard under an explicit policy, without sending anything
+    /// (names are resolved only when a request is made).
+    pub fn check_with(&self, url: &Url, policy: NetPolicy) -> Result<(), ClientError> {
+        self.prepare_with(url, policy).map(drop)
+    }
+
     /// GETs a file through the guard under `policy` (a URL part an Agent fetches): the body,
     /// at most `limit` bytes, and its `Content-Type`. Redirects are refused like everywhere.
     pub async fn fetch_bytes(
