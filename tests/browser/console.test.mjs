@@ -59,7 +59,7 @@ function noErrors(page) {
 
 describe('the server serves the console', () => {
   test('with a strict CSP, and index.html for deep links', async () => {
-    for (const path of ['/', '/sessions/0193-deep-link', '/tasks/x', '/schedules', '/peers', '/inbox']) {
+    for (const path of ['/', '/sessions/0193-deep-link', '/tasks/x', '/schedules', '/peers', '/webhooks', '/inbox']) {
       const res = await fetch(server.url + path);
       assert.equal(res.status, 200, path);
       const csp = res.headers.get('content-security-policy');
