@@ -534,7 +534,7 @@ fn extended_card(call: &Call) -> Result<Reply, RpcError> {
             ),
         ),
     };
-    Ok(Reply::Json(card))
+    Ok(Reply::Json(crate::cards::signed(&call.app, &card)))
 }
 
 fn internal(e: impl std::fmt::Display) -> RpcError {

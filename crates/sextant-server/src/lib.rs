@@ -1,7 +1,7 @@
 //! Sextant's HTTP surface (axum 0.8).
 //!
 //! - [`a2a`]: the A2A 1.0 JSON-RPC + SSE endpoint of every Agent (with 0.3 aliases).
-//! - [`cards`]: Agent cards, with cache headers.
+//! - [`cards`]: Agent cards, signed ([`card_keys`]), with cache headers, and the JWKS.
 //! - [`api`]: the console's REST API and its SSE streams.
 //! - [`parts`]: the check of a message's file and data parts against what its Agent takes.
 //! - [`push`]: push-notification configs (the service every binding calls) and the delivery
@@ -33,6 +33,7 @@ pub mod api;
 pub mod assistant;
 pub mod audit;
 pub mod auth;
+pub mod card_keys;
 pub mod cards;
 pub mod console;
 pub mod credentials;
@@ -115,6 +116,8 @@ pub struct App {
     pub security: Arc<security::Security>,
     /// Push notifications: webhook settings and the sealer of their secrets.
     pub push: Arc<push::Push>,
+    /// The keys cards are signed with (`card-key.json`, re-read after a rotation).
+    pub card_keys: Arc<card_keys::CardKeys>,
 }
 
 /// The application router.
@@ -122,6 +125,7 @@ pub fn router(state: AppState) -> Router {
     let cards = Router::new()
         .route("/.well-known/agent-card.json", get(cards::default_card))
         .route("/.well-known/agent.json", get(cards::default_card))
+        .route(sextant_a2a::signing::JWKS_PATH, get(cards::jwks))
         .route(
             "/api/v1/agents/{agent_id}/.well-known/agent-card.json",
             get(cards::agent_card),

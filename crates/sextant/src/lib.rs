@@ -8,7 +8,8 @@
 //! limits, perimeter; see `docs/security.md`), `audit.jsonl` (the audit log, 0600, rotated),
 //! `work/` (default working directory for local engines), `outbound.toml` (optional: outbound
 //! A2A call settings), `peer-tokens.json` (outbound peers' bearer tokens, 0600; see
-//! `docs/peers.md`), `push.key` (the key push-notification secrets are sealed with, 0600) and
+//! `docs/peers.md`), `push.key` (the key push-notification secrets are sealed with, 0600),
+//! `card-key.json` (the keys cards are signed with, 0600; `sextant card-key rotate`) and
 //! `sextant.lock` (held while a Sextant runs on the dir, so a second one is refused; see
 //! [`data_dir_lock`]).
 //!
@@ -336,6 +337,12 @@ async fn start_inner(
             anyhow::anyhow!("{}: {why}", config.data_dir.join("security.toml").display())
         })?;
     let push = outbound_file::start_push(&config.data_dir)?;
+    let card_keys = sextant_server::card_keys::CardKeys::open_or_create(
+        &config.data_dir.join(sextant_server::card_keys::FILE),
+        sextant_a2a::signing::SignAlg::Es256,
+        &sextant_core::ids::format_time(clock.now()),
+    )
+    .map_err(|e| anyhow::anyhow!(e))?;
     let shutdown = CancellationToken::new();
     let scheduler = Scheduler::new(runtime.clone());
     let scheduler_loop = scheduler.start(shutdown.child_token());
@@ -352,6 +359,7 @@ async fn start_inner(
         shutdown: shutdown.clone(),
         security: Arc::new(security),
         push: Arc::new(push),
+        card_keys: Arc::new(card_keys),
     });
     let push_loop = tokio::spawn(sextant_server::push::deliver::run(
         state.clone(),
