@@ -26,4 +26,5 @@ mod schedules;
 mod scoping;
 mod send;
 mod sessions_api;
+mod signed_cards;
 mod streams;

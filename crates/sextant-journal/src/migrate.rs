@@ -54,6 +54,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "20261202100000_push",
         include_str!("../migrations/20261202100000_push.sql"),
     ),
+    (
+        "20261202110000_peer_card_keys",
+        include_str!("../migrations/20261202110000_peer_card_keys.sql"),
+    ),
 ];
 
 /// Applies the pending migrations; returns how many ran.

@@ -615,6 +615,34 @@ impl A2aClient {
         Ok(status)
     }
 
+    /// Fetches the JWKS a card's signing keys are published in: `<the card's origin>
+    /// /.well-known/jwks.json`, through the guard like the card. Never a URL the card names (a
+    /// `jku`): a card does not choose where Sextant connects.
+    pub async fn fetch_jwks(
+        &self,
+        card_url: &Url,
+        allow_private: bool,
+        timeout: Duration,
+    ) -> Result<Value, ClientError> {
+        let mut url = card_url.clone();
+        url.set_path(crate::signing::JWKS_PATH);
+        url.set_query(None);
+        url.set_fragment(None);
+        let client = self.prepare(&url, allow_private)?;
+        let resp = client
+            .get(url.clone())
+            .header(ACCEPT, "application/json")
+            .header(HOP_HEADER, "1")
+            .timeout(timeout)
+            .send()
+            .await
+            .map_err(map_reqwest)?;
+        let resp = check_status(resp).await?;
+        let body = read_capped(resp, 64 * 1024, "key set").await?;
+        serde_json::from_slice(&body)
+            .map_err(|e| ClientError::Protocol(format!("the key set at {url} is not JSON: {e}")))
+    }
+
     fn request(
         &self,
         ep: &Endpoint,
