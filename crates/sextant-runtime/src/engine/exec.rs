@@ -469,7 +469,9 @@ impl ExecEngine {
                             &p,
                             &self.working_dir,
                             self.max_part_bytes,
-                        ) {
+                        )
+                        .await
+                        {
                             Ok(part) => read.push(part),
                             Err(e) => {
                                 return Ok(Some(Outcome::Failed(format!(

@@ -2,7 +2,8 @@
 //!
 //! Before the command starts, every part of the turn's inputs is described in the turn line:
 //! text and data parts inline, file parts (`raw` bytes) written into the turn's directory
-//! `<data dir>/work/turns/<task id>/` and named by their absolute path, `url` parts as given
+//! `<data dir>/work/turns/<task id>/` (made for every turn, `SEXTANT_TURN_DIR`, so a command
+//! may write its own files there too) and named by their absolute path, `url` parts as given
 //! (or, for an Agent with `fetch_url_parts`, fetched through the network guard and written
 //! there too). The directory is made afresh each time the command starts (a turn resumed after
 //! a restart gets its files again) and removed when the command has exited.
@@ -79,9 +80,11 @@ fn filename(p: &Part) -> Value {
 }
 
 /// Writes one file into `dir` (whose mode is owner-only on Unix) and describes it.
-fn write_file(dir: &Path, name: &str, bytes: &[u8], p: &Part) -> Result<Value, String> {
+async fn write_file(dir: &Path, name: &str, bytes: &[u8], p: &Part) -> Result<Value, String> {
     let path = dir.join(name);
-    std::fs::write(&path, bytes).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    tokio::fs::write(&path, bytes)
+        .await
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     Ok(json!({
         "kind": "file",
         "path": path.display().to_string(),
@@ -115,15 +118,10 @@ pub(crate) async fn prepare(
 ) -> Result<TurnFiles, String> {
     let dir = root.join(&turn.task_id);
     let features = &turn.agent.features;
-    let has_files = turn.inputs.iter().any(|m| {
-        m.parts.iter().any(|p| {
-            matches!(p.content, PartContent::Raw(_))
-                || (features.fetch_url_parts && matches!(p.content, PartContent::Url(_)))
-        })
-    });
-    if has_files {
-        make_dir(&dir)?;
-    }
+    let made = dir.clone();
+    tokio::task::spawn_blocking(move || make_dir(&made))
+        .await
+        .map_err(|e| format!("cannot create the turn directory: {e}"))??;
     let mut inputs = Vec::with_capacity(turn.inputs.len());
     for (i, m) in turn.inputs.iter().enumerate() {
         let mut parts = Vec::with_capacity(m.parts.len());
@@ -139,7 +137,7 @@ pub(crate) async fn prepare(
                 PartContent::Data(d) => {
                     json!({ "kind": "data", "data": d, "media_type": media(p) })
                 }
-                PartContent::Raw(bytes) => write_file(&dir, &name(), bytes, p)?,
+                PartContent::Raw(bytes) => write_file(&dir, &name(), bytes, p).await?,
                 PartContent::Url(u) if features.fetch_url_parts => {
                     let mut v = fetch(u, &dir, &name(), p, peers, features.max_part_bytes).await;
                     v["url"] = Value::String(u.clone());
@@ -195,7 +193,7 @@ async fn fetch(
             if part.media_type.is_none() {
                 part.media_type = content_type;
             }
-            match write_file(dir, name, &bytes, &part) {
+            match write_file(dir, name, &bytes, &part).await {
                 Ok(v) => v,
                 Err(e) => failed(e),
             }
@@ -206,13 +204,14 @@ async fn fetch(
 
 /// Reads a `{"path": …}` artifact part the command wrote (relative to its working directory)
 /// into a `raw` part, keeping `filename` (default: the file's name) and `mediaType`.
-pub(crate) fn read_path_part(v: &Value, cwd: &Path, limit: u64) -> Result<Part, String> {
+pub(crate) async fn read_path_part(v: &Value, cwd: &Path, limit: u64) -> Result<Part, String> {
     let Some(path) = v.get("path").and_then(Value::as_str) else {
         return Err("a part needs text, raw, url, data or path".into());
     };
     let full = cwd.join(path);
-    let meta =
-        std::fs::metadata(&full).map_err(|e| format!("cannot read {}: {e}", full.display()))?;
+    let meta = tokio::fs::metadata(&full)
+        .await
+        .map_err(|e| format!("cannot read {}: {e}", full.display()))?;
     if !meta.is_file() {
         return Err(format!("{} is not a file", full.display()));
     }
@@ -224,7 +223,9 @@ pub(crate) fn read_path_part(v: &Value, cwd: &Path, limit: u64) -> Result<Part, 
             human_bytes(limit)
         ));
     }
-    let bytes = std::fs::read(&full).map_err(|e| format!("cannot read {}: {e}", full.display()))?;
+    let bytes = tokio::fs::read(&full)
+        .await
+        .map_err(|e| format!("cannot read {}: {e}", full.display()))?;
     if bytes.len() as u64 > limit {
         return Err(format!(
             "{} grew past max_part_bytes while read",
@@ -268,8 +269,8 @@ mod tests {
         }
     }
 
-    #[test]
-    fn path_parts_are_read_and_capped() {
+    #[tokio::test]
+    async fn path_parts_are_read_and_capped() {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         std::fs::write(dir.path().join("out.bin"), [1u8, 2, 3]).unwrap_or_else(|e| panic!("{e}"));
         let p = read_path_part(
@@ -277,15 +278,22 @@ mod tests {
             dir.path(),
             3,
         )
+        .await
         .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(p.content, PartContent::Raw(vec![1, 2, 3]));
         assert_eq!(p.filename.as_deref(), Some("out.bin"));
         assert_eq!(p.media_type.as_deref(), Some("application/x-bin"));
-        let e = read_path_part(&json!({"path": "out.bin"}), dir.path(), 2).unwrap_err();
+        let e = read_path_part(&json!({"path": "out.bin"}), dir.path(), 2)
+            .await
+            .unwrap_err();
         assert!(e.contains("max_part_bytes"), "{e}");
-        let e = read_path_part(&json!({"path": "missing"}), dir.path(), 9).unwrap_err();
+        let e = read_path_part(&json!({"path": "missing"}), dir.path(), 9)
+            .await
+            .unwrap_err();
         assert!(e.contains("cannot read"), "{e}");
-        let e = read_path_part(&json!({"path": "."}), dir.path(), 9).unwrap_err();
+        let e = read_path_part(&json!({"path": "."}), dir.path(), 9)
+            .await
+            .unwrap_err();
         assert!(e.contains("not a file"), "{e}");
     }
 }
