@@ -581,3 +581,74 @@ async fn loopback_webhooks_need_outbound_toml() {
     assert_eq!(echo["capabilities"]["pushNotifications"], false);
     app.shutdown().await;
 }
+
+/// Delivery time is the runtime's Clock: a failed attempt's next one is due by that clock (with
+/// backoff and jitter), the signed timestamp is that clock's, and the retry goes out once the
+/// clock has moved past it.
+#[tokio::test]
+async fn backoff_and_signed_timestamps_follow_the_clock() {
+    use chrono::{DateTime, Utc};
+    use sextant_core::Clock as _;
+    let start: DateTime<Utc> = "2030-01-01T00:00:00Z".parse().unwrap();
+    let clock = sextant_core::ManualClock::new(start);
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("agents.toml"), push_agent()).unwrap();
+    std::fs::write(
+        dir.path().join("outbound.toml"),
+        "[push]\nallow_loopback = true\ninitial_backoff_ms = 60000\nmax_backoff_secs = 600\n",
+    )
+    .unwrap();
+    let running =
+        sextant::start_with_clock(loopback(dir.path()), std::sync::Arc::new(clock.clone()))
+            .await
+            .unwrap();
+    let app = TestApp::running_in(running, dir, false);
+    let mut hook = Receiver::start(1).await;
+    let r = app
+        .rpc(
+            "hooks",
+            "SendMessage",
+            send_with_push("start", config(&hook.url), json!({})),
+        )
+        .await;
+    let task_id = r["result"]["task"]["id"].as_str().unwrap().to_string();
+    let first = hook.next().await;
+    assert_eq!(first.status, 500);
+    assert_eq!(
+        first.header("webhook-timestamp"),
+        start.timestamp().to_string()
+    );
+
+    // The next attempt is due by the clock: a minute's backoff, jittered into its upper half.
+    let health = app
+        .post_rpc(
+            Who::Anon,
+            "hooks",
+            &[("A2A-Extensions", "urn:sextant:a2a:push-delivery:v1")],
+            json!({ "jsonrpc": "2.0", "id": 1, "method": "GetTaskPushNotificationConfig",
+                    "params": { "taskId": task_id, "id": "hook-1" } }),
+        )
+        .await;
+    let d = json_body(health, reqwest::StatusCode::OK).await["result"]["delivery"].clone();
+    assert_eq!(d["state"], "retrying", "{d}");
+    let next: DateTime<Utc> = d["nextAttemptAt"].as_str().unwrap().parse().unwrap();
+    assert!(
+        next >= start + chrono::Duration::seconds(30)
+            && next <= start + chrono::Duration::seconds(60),
+        "{next}"
+    );
+    // Once the clock is past it, the retry goes out, stamped with the clock's time. (The
+    // worker sleeps by real time until the clock says it is due; after moving a manual clock,
+    // waking it is the test's job, as for the scheduler.)
+    clock.set(start + chrono::Duration::seconds(61));
+    app.running.runtime.journal().push_ready().notify_one();
+    let retry = hook.next().await;
+    assert_eq!(retry.status, 200);
+    assert_eq!(retry.header("webhook-id"), first.header("webhook-id"));
+    assert_eq!(
+        retry.header("webhook-timestamp"),
+        clock.now().timestamp().to_string()
+    );
+    verify(&retry, "s3cret-token");
+    app.shutdown().await;
+}

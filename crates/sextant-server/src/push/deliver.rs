@@ -14,8 +14,9 @@
 //! `webhook-id`.
 //!
 //! Time comes from the runtime's [`sextant_core::Clock`]: due times, backoff and the signed
-//! timestamp. The loop sleeps until the next due time or until the journal says it queued
-//! something; [`deliver_due_now`] runs one pass (tests call it after moving a manual clock).
+//! timestamp. The loop sleeps (in real time) until the clock says the next delivery is due, or
+//! until the journal says it queued something ([`sextant_journal::Journal::push_ready`], which
+//! a test also notifies after moving a manual clock); [`deliver_due_now`] runs one pass.
 
 use std::time::Duration;
 
