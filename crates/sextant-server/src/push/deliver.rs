@@ -225,7 +225,13 @@ async fn attempt(app: &AppState, cfg: &PushConfigRow, head: &OutboxRow) -> Resul
         Err(ClientError::Refused(r)) => Err(Failure::stop(format!(
             "{r} (webhook addresses are set in outbound.toml [push])"
         ))),
-        Err(e) => Err(Failure::retry(e.to_string())),
+        // The client words its errors for peers ("the peer answered HTTP 503"): here the other
+        // side is a webhook.
+        Err(e) => Err(Failure::retry(e.to_string().replacen(
+            "the peer",
+            "the webhook",
+            1,
+        ))),
     }
 }
 

@@ -94,6 +94,15 @@ export function Webhooks() {
     };
   }, []);
 
+  // Deliveries happen without task events: while something is on its way, read again now and
+  // then, so the page shows it arriving (or failing).
+  const moving = !!state.list?.configs.some((c) => c.delivery.state === 'delivering' || c.delivery.state === 'retrying');
+  useEffect(() => {
+    if (!moving) return;
+    const timer = setInterval(() => void load(), 3000);
+    return () => clearInterval(timer);
+  }, [moving]);
+
   const resume = async (c: PushConfigView) => {
     setBusy(c.configId);
     try {
