@@ -97,6 +97,13 @@ if [[ -n "${TCK_SETUP_ONLY:-}" ]]; then
     exit 0
 fi
 
+# The TCK's webhook receiver (push notification tests) listens on localhost: allow loopback
+# webhooks for this run only, in this run's own data dir. Sextant refuses them by default.
+cat >"$DATA_DIR/outbound.toml" <<'TOML'
+[push]
+allow_loopback = true
+TOML
+
 # 2. Start the server and read its stdout until it reports the bound address.
 FIFO="$SCRATCH/server.stdout"
 mkfifo "$FIFO"

@@ -59,7 +59,7 @@ function noErrors(page) {
 
 describe('the server serves the console', () => {
   test('with a strict CSP, and index.html for deep links', async () => {
-    for (const path of ['/', '/sessions/0193-deep-link', '/tasks/x', '/schedules', '/peers', '/inbox']) {
+    for (const path of ['/', '/sessions/0193-deep-link', '/tasks/x', '/schedules', '/peers', '/webhooks', '/inbox']) {
       const res = await fetch(server.url + path);
       assert.equal(res.status, 200, path);
       const csp = res.headers.get('content-security-policy');
@@ -389,6 +389,67 @@ async function startFakePeer() {
     },
   };
 }
+
+describe('webhooks', () => {
+  test('a stopped webhook shows its health, keeps the final state and is re-enabled', async () => {
+    // Its own Sextant: the conformance Agent sends push notifications, and this data dir lets
+    // webhooks reach loopback and gives up after one failure.
+    const own = await startServer({
+      args: ['--conformance'],
+      files: { 'outbound.toml': '[push]\nallow_loopback = true\nmax_failures = 1\n' },
+    });
+    // A receiver that refuses everything until told otherwise.
+    let accept = false;
+    let finalArrived;
+    const final = new Promise((r) => (finalArrived = r));
+    const hook = createServer((req, res) => {
+      let body = '';
+      req.on('data', (d) => (body += d));
+      req.on('end', () => {
+        if (accept && body.includes('TASK_STATE_COMPLETED') && body.includes('statusUpdate')) finalArrived();
+        res.writeHead(accept ? 200 : 503).end();
+      });
+    });
+    await new Promise((r) => hook.listen(0, '127.0.0.1', r));
+    const hookUrl = `http://127.0.0.1:${hook.address().port}/hook`;
+    const page = await browser.context.newPage();
+    try {
+      const ownApi = client(own);
+      const r = await ownApi.call('POST', '/api/v1/agents/conformance/a2a', {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'SendMessage',
+        params: {
+          message: { messageId: `tck-complete-task-browser-${Date.now()}`, role: 'ROLE_USER', parts: [{ text: 'hi' }] },
+          configuration: { taskPushNotificationConfig: { id: 'browser-hook', url: hookUrl } },
+        },
+      });
+      assert.equal(r.body.result.task.status.state, 'TASK_STATE_COMPLETED', JSON.stringify(r.body));
+
+      await page.goto(own.url + '/webhooks');
+      const card = page.locator('[data-webhook="browser-hook"]');
+      await card.locator('.badge', { hasText: 'Stopped' }).waitFor({ timeout: 15_000 });
+      await card.getByText('the task’s final state among them').waitFor();
+      await card.getByText('HTTP 503').waitFor();
+      await shot(page, 'webhooks-stopped');
+      await page.setViewportSize({ width: 420, height: 860 });
+      await card.getByRole('button', { name: 'Re-enable' }).waitFor();
+      await shot(page, 'webhooks-narrow');
+      await page.setViewportSize({ width: 1280, height: 860 });
+
+      accept = true;
+      await card.getByRole('button', { name: 'Re-enable' }).click();
+      await page.getByText('Webhook re-enabled').waitFor();
+      // Everything it owed arrives, the final state last, and the page says so.
+      await final;
+      await card.locator('.badge', { hasText: 'Up to date' }).waitFor({ timeout: 15_000 });
+    } finally {
+      await page.close();
+      hook.close();
+      await own.stop();
+    }
+  });
+});
 
 describe('peers', () => {
   test('register a peer, its changed card disables it, review and re-pin it, remove it', async () => {

@@ -4,7 +4,7 @@
 
 import { spawn } from 'node:child_process';
 import { request } from 'node:http';
-import { mkdtempSync, readFileSync, rmSync, mkdirSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -13,11 +13,15 @@ import { chromium } from 'playwright-core';
 const ROOT = resolve(import.meta.dirname, '../..');
 export const SCREENSHOTS = join(ROOT, 'docs/screenshots');
 
-/** Starts `sextant serve`; resolves once it prints its URL. */
-export async function startServer() {
+/**
+ * Starts `sextant serve`; resolves once it prints its URL. `opts.args` are more arguments,
+ * `opts.files` files to write into the data dir first (`{ 'outbound.toml': '…' }`).
+ */
+export async function startServer(opts = {}) {
   const bin = process.env.SEXTANT_BIN ?? join(ROOT, 'target/debug/sextant');
   const dataDir = mkdtempSync(join(tmpdir(), 'sextant-browser-'));
-  const child = spawn(bin, ['serve', '--data-dir', dataDir, '--port', '0'], {
+  for (const [name, text] of Object.entries(opts.files ?? {})) writeFileSync(join(dataDir, name), text);
+  const child = spawn(bin, ['serve', '--data-dir', dataDir, '--port', '0', ...(opts.args ?? [])], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, RUST_LOG: process.env.RUST_LOG ?? 'warn' },
   });

@@ -203,3 +203,113 @@ async fn unknown_agent_card_is_a_404_json_error() {
     );
     app.shutdown().await;
 }
+
+/// Every card is signed (A2A 1.0 §8.4) with the key published at /.well-known/jwks.json; the
+/// signature covers the card as served; a rotation while running takes effect on the next card
+/// and keeps the old key published.
+#[tokio::test]
+async fn cards_are_signed_with_the_published_key_and_rotation_needs_no_restart() {
+    use sextant_a2a::signing::{Reading, SignAlg, jwks_keys, verify_card};
+    let app = TestApp::spawn().await;
+    let (status, headers, jwks) = app.get_json("/.well-known/jwks.json", false).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(headers.get(ETAG).is_some() && headers.get(CACHE_CONTROL).is_some());
+    let keys = jwks_keys(&jwks);
+    assert_eq!(keys.len(), 1, "{jwks}");
+    assert_eq!(keys[0]["alg"], "ES256");
+    assert!(keys[0].get("d").is_none(), "no private member: {jwks}");
+
+    let path = "/api/v1/agents/echo/.well-known/agent-card.json";
+    let (_, _, card) = app.get_json(path, false).await;
+    let sig = &card["signatures"][0];
+    let header: serde_json::Value = serde_json::from_slice(
+        &sextant_a2a::signing::jws::unb64url(sig["protected"].as_str().unwrap()).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(header["typ"], "JOSE");
+    assert_eq!(header["alg"], "ES256");
+    assert_eq!(header["kid"], keys[0]["kid"]);
+    assert!(header.get("jku").is_none());
+    let v = verify_card(&card, &keys).expect("the card verifies with the JWKS");
+    assert_eq!(v.reading, Reading::Spec);
+    let mut forged = card.clone();
+    forged["supportedInterfaces"][0]["url"] = serde_json::json!("https://evil.example/a2a");
+    assert!(verify_card(&forged, &keys).is_err());
+    // The root card and the extended card are signed too.
+    let (_, _, root) = app.get_json("/.well-known/agent-card.json", false).await;
+    assert!(verify_card(&root, &keys).is_ok());
+    let ext = app
+        .rpc_as(
+            Who::Owner,
+            "echo",
+            "GetExtendedAgentCard",
+            serde_json::json!({}),
+        )
+        .await;
+    assert!(verify_card(&ext["result"], &keys).is_ok(), "{ext}");
+
+    let card_key = app.dir.path().join("card-key.json");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&card_key).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600, "the signing key is the owner's only");
+    }
+    let ring = sextant_server::card_keys::rotate(&card_key, SignAlg::EdDsa, true, "now").unwrap();
+    let (_, _, jwks) = app.get_json("/.well-known/jwks.json", false).await;
+    let keys = jwks_keys(&jwks);
+    assert_eq!(keys.len(), 2, "the new key and the one it replaced: {jwks}");
+    let (_, _, card) = app.get_json(path, false).await;
+    let v = verify_card(&card, &keys).unwrap();
+    assert_eq!(v.kid, ring.current.kid());
+    assert_eq!(v.alg, "EdDSA");
+    app.shutdown().await;
+}
+
+/// The assistant route's card has the same cache headers and 304 as the public ones.
+#[tokio::test]
+async fn the_assistant_card_is_cached_and_signed_like_the_others() {
+    let app = TestApp::spawn().await;
+    let (status, _, issued) = app
+        .request(
+            Who::Owner,
+            reqwest::Method::POST,
+            "/api/v1/assistant-tokens",
+            Some(serde_json::json!({ "name": "claude", "agent_id": "echo" })),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{issued}");
+    let token = issued["token"].as_str().unwrap().to_string();
+    let url = format!(
+        "{}/api/v1/assistant-a2a/agents/echo/.well-known/agent-card.json",
+        app.url
+    );
+    let resp = app
+        .client
+        .get(&url)
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    let etag = resp
+        .headers()
+        .get(ETAG)
+        .expect("ETag")
+        .to_str()
+        .unwrap()
+        .to_string();
+    assert!(resp.headers().get(CACHE_CONTROL).is_some());
+    let card: serde_json::Value = resp.json().await.unwrap();
+    assert!(card["signatures"][0]["protected"].is_string(), "{card}");
+    let again = app
+        .client
+        .get(&url)
+        .bearer_auth(&token)
+        .header(IF_NONE_MATCH, &etag)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(again.status(), StatusCode::NOT_MODIFIED);
+    app.shutdown().await;
+}

@@ -16,6 +16,7 @@ import { Schedules } from './views/schedules/Schedules';
 import { SessionPage } from './views/sessions/Session';
 import { TaskDetail } from './views/tasks/TaskDetail';
 import { Tasks } from './views/tasks/Tasks';
+import { Webhooks } from './views/webhooks/Webhooks';
 
 const VIEW_NAMES: Record<Route['name'], string> = {
   home: 'Overview',
@@ -25,6 +26,7 @@ const VIEW_NAMES: Record<Route['name'], string> = {
   schedules: 'Schedules',
   schedule: 'Schedule',
   peers: 'Peers',
+  webhooks: 'Webhooks',
   session: 'Session',
   notFound: 'Not found',
 };
@@ -45,6 +47,8 @@ function page(r: Route) {
       return <ScheduleDetail key={r.id} id={r.id} />;
     case 'peers':
       return <Peers />;
+    case 'webhooks':
+      return <Webhooks />;
     case 'session':
       return <SessionPage key={r.id} id={r.id} />;
     case 'notFound':
@@ -114,6 +118,7 @@ export function App() {
           <NavItem href="/tasks" active={section === 'tasks'} label="Tasks" icon="≡" />
           <NavItem href="/schedules" active={section === 'schedules'} label="Schedules" icon="◷" />
           <NavItem href="/peers" active={section === 'peers'} label="Peers" icon="⇄" />
+          <NavItem href="/webhooks" active={section === 'webhooks'} label="Webhooks" icon="↗" />
         </div>
         <div class="sidebar-foot">
           <Connection />

@@ -12,6 +12,7 @@ describe('routes', () => {
     expect(match('/schedules')).toEqual({ name: 'schedules' });
     expect(match('/schedules/01a2')).toEqual({ name: 'schedule', id: '01a2' });
     expect(match('/peers/')).toEqual({ name: 'peers' });
+    expect(match('/webhooks')).toEqual({ name: 'webhooks' });
     expect(match('/sessions/0193-x_y.z')).toEqual({ name: 'session', id: '0193-x_y.z' });
   });
   it('does not match anything else', () => {

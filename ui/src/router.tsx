@@ -1,5 +1,5 @@
 // Client-side routes on the History API: `/`, `/inbox`, `/tasks`, `/tasks/{id}`,
-// `/schedules`, `/schedules/{id}`, `/peers`, `/sessions/{id}`. The server answers index.html for each,
+// `/schedules`, `/schedules/{id}`, `/peers`, `/webhooks`, `/sessions/{id}`. The server answers index.html for each,
 // so every one works as a deep link (`/sessions/{id}` is the console link in results).
 
 import { signal } from '@preact/signals';
@@ -31,6 +31,7 @@ export type Route =
   | { name: 'schedules' }
   | { name: 'schedule'; id: string }
   | { name: 'peers' }
+  | { name: 'webhooks' }
   | { name: 'session'; id: string }
   | { name: 'notFound' };
 
@@ -42,6 +43,7 @@ export function match(path: string): Route {
   if (p === '/tasks') return { name: 'tasks' };
   if (p === '/schedules') return { name: 'schedules' };
   if (p === '/peers') return { name: 'peers' };
+  if (p === '/webhooks') return { name: 'webhooks' };
   const m = /^\/(tasks|schedules|sessions)\/([A-Za-z0-9._-]+)$/.exec(p);
   if (m) {
     const id = decodeURIComponent(m[2]);

@@ -78,7 +78,7 @@ impl Method {
         matches!(self, Method::SendStreamingMessage | Method::SubscribeToTask)
     }
 
-    /// The push-notification config methods (refused: Sextant does not push).
+    /// The push-notification config methods (served for Agents with push notifications).
     pub fn is_push_config(self) -> bool {
         matches!(
             self,

@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use crate::access::AccessList;
+use crate::parts::Features;
 
 /// One skill as advertised on the Agent's card.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -49,6 +50,11 @@ pub struct AgentSpec {
     /// What the unauthenticated card shows (see [`PublicCard`]).
     #[serde(default)]
     pub public_card: PublicCard,
+    /// What the Agent takes besides text (input modes and their caps) and whether it sends
+    /// push notifications; flattened, so `agents.toml` writes `input_modes = [...]` and
+    /// `push_notifications = true` beside the other fields (see [`crate::parts`]).
+    #[serde(flatten)]
+    pub features: Features,
 }
 
 /// What an Agent's public (unauthenticated) card shows.
@@ -212,6 +218,11 @@ impl EngineSpec {
         }
     }
 
+    /// Whether the engine is handed file and data parts (the others take text only).
+    pub fn takes_files(&self) -> bool {
+        matches!(self, EngineSpec::Exec { .. } | EngineSpec::Conformance)
+    }
+
     /// The engine kind as stored and shown.
     pub fn kind(&self) -> &'static str {
         match self {
@@ -226,6 +237,11 @@ impl EngineSpec {
 }
 
 impl AgentSpec {
+    /// Checks a message's parts against what this Agent takes (see [`crate::parts`]).
+    pub fn check_parts(&self, parts: &[crate::a2a::Part]) -> Result<(), crate::parts::PartRefusal> {
+        self.features.check(parts, self.engine.takes_files())
+    }
+
     /// Checks the parts a user writes by hand; the message names the field.
     pub fn validate(&self) -> Result<(), String> {
         let id_ok = !self.id.is_empty()
@@ -250,6 +266,25 @@ impl AgentSpec {
             return Err(format!(
                 "agent {:?}: description must not be empty",
                 self.id
+            ));
+        }
+        if let Err(why) = self.features.validate() {
+            return Err(format!("agent {:?}: {why}", self.id));
+        }
+        if self.features.accepts_more_than_text() && !self.engine.takes_files() {
+            return Err(format!(
+                "agent {:?}: input_modes {:?} take more than text, which only exec agents hand \
+                 to their engine (the {} engine takes text only)",
+                self.id,
+                self.features.modes(),
+                self.engine.kind()
+            ));
+        }
+        if self.features.fetch_url_parts && !matches!(self.engine, EngineSpec::Exec { .. }) {
+            return Err(format!(
+                "agent {:?}: fetch_url_parts is for exec agents (the {} engine takes text only)",
+                self.id,
+                self.engine.kind()
             ));
         }
         if let EngineSpec::Exec {
@@ -319,6 +354,7 @@ impl AgentSpec {
             dedupe_message_ids: true,
             access: AccessList::default(),
             public_card: PublicCard::Minimal,
+            features: Features::default(),
         }
     }
 
@@ -347,6 +383,7 @@ impl AgentSpec {
             dedupe_message_ids: true,
             access: AccessList::default(),
             public_card: PublicCard::Minimal,
+            features: Features::default(),
         }
     }
 
@@ -369,6 +406,24 @@ impl AgentSpec {
             dedupe_message_ids: false,
             access: AccessList::default(),
             public_card: PublicCard::Full,
+            // The TCK sends file and data parts and registers webhooks. It also sends a part of
+            // an unsupported type and expects ContentTypeNotSupported, so not `*/*`.
+            features: Features {
+                input_modes: Some(
+                    [
+                        "text/plain",
+                        "text/*",
+                        "application/json",
+                        "application/octet-stream",
+                        "application/pdf",
+                        "image/*",
+                    ]
+                    .map(String::from)
+                    .to_vec(),
+                ),
+                push_notifications: true,
+                ..Features::default()
+            },
         }
     }
 }
@@ -452,6 +507,35 @@ mod tests {
             max_outbound_secs: 1,
         };
         assert!(empty.validate().unwrap_err().contains("engine.peer"));
+    }
+
+    #[test]
+    fn input_modes_flatten_into_the_entry_and_files_need_an_exec_engine() {
+        let v: AgentSpec = serde_json::from_value(serde_json::json!({
+            "id": "coder", "name": "Coder", "description": "d",
+            "engine": {"kind": "exec", "command": ["my-agent"]},
+            "input_modes": ["text/plain", "image/*"], "max_part_bytes": 1024,
+            "push_notifications": true
+        }))
+        .unwrap();
+        assert!(v.validate().is_ok());
+        assert_eq!(v.features.modes(), ["text/plain", "image/*"]);
+        assert_eq!(v.features.max_part_bytes, 1024);
+        assert!(v.features.push_notifications);
+        let back = serde_json::to_value(&v).unwrap();
+        assert_eq!(back["input_modes"][1], "image/*", "{back}");
+
+        let mut echo = AgentSpec::echo();
+        echo.features.input_modes = Some(vec!["image/png".into()]);
+        assert!(echo.validate().unwrap_err().contains("only exec agents"));
+        let mut echo = AgentSpec::echo();
+        echo.features.fetch_url_parts = true;
+        assert!(echo.validate().unwrap_err().contains("fetch_url_parts"));
+        let mut bad = v.clone();
+        bad.features.input_modes = Some(vec!["png".into()]);
+        assert!(bad.validate().unwrap_err().contains("not a media type"));
+        assert!(AgentSpec::conformance().validate().is_ok());
+        assert!(AgentSpec::echo().validate().is_ok());
     }
 
     #[test]

@@ -299,6 +299,71 @@ fn add_session_link(artifacts: &mut [Artifact], status: &mut Option<Message>, li
     }
 }
 
+/// The A2A `StreamResponse` an event is to a task's subscribers (SSE streams and push
+/// notifications alike), if it is one: a status change (`statusUpdate`), an artifact or a
+/// chunk of one (`artifactUpdate`), a direct answer (`message`). Parts are converted to the
+/// caller's output `modes`. Inputs, a turn's start without a state change and interactions are
+/// none (the state change that follows a raised interaction carries it).
+pub fn stream_response(
+    ev: &JournalEvent,
+    task_id: &str,
+    context_id: &str,
+    modes: &OutputModes,
+) -> Option<Value> {
+    let field = |k: &str, v: Value| {
+        let mut o = serde_json::Map::new();
+        o.insert(k.into(), v);
+        Value::Object(o)
+    };
+    match &ev.body {
+        EventBody::TaskState { .. } | EventBody::TurnStarted { working: true, .. } => {
+            let (state, message) = ev.body.status()?;
+            let mut message = message.cloned();
+            if let Some(m) = &mut message {
+                convert_parts(&mut m.parts, modes);
+            }
+            let status = TaskStatus {
+                state: state.clone(),
+                message,
+                timestamp: Some(ev.at),
+            };
+            Some(field(
+                "statusUpdate",
+                serde_json::json!({
+                    "taskId": task_id, "contextId": context_id, "status": status,
+                }),
+            ))
+        }
+        EventBody::Artifact {
+            artifact,
+            append,
+            last_chunk,
+        } => {
+            let mut artifact = artifact.clone();
+            convert_parts(&mut artifact.parts, modes);
+            let mut u = serde_json::json!({
+                "taskId": task_id, "contextId": context_id, "artifact": artifact,
+            });
+            if *append {
+                u["append"] = Value::Bool(true);
+            }
+            if *last_chunk {
+                u["lastChunk"] = Value::Bool(true);
+            }
+            Some(field("artifactUpdate", u))
+        }
+        EventBody::Reply { message } => Some(field(
+            "message",
+            serde_json::to_value(message).unwrap_or(Value::Null),
+        )),
+        EventBody::TaskCreated { .. }
+        | EventBody::InputAccepted { .. }
+        | EventBody::TurnStarted { working: false, .. }
+        | EventBody::InteractionRaised { .. }
+        | EventBody::InteractionAnswered { .. } => None,
+    }
+}
+
 /// One entry of a Session's public transcript. Keys are camelCase like the rest of the wire.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 #[ts(export)]

@@ -175,9 +175,24 @@ pub fn scrub_json(v: &mut serde_json::Value, emails: bool) {
             }
         }
         serde_json::Value::Array(items) => items.iter_mut().for_each(|i| scrub_json(i, emails)),
-        serde_json::Value::Object(map) => map.values_mut().for_each(|i| scrub_json(i, emails)),
+        serde_json::Value::Object(map) => {
+            for (k, i) in map.iter_mut() {
+                // A part's `raw` bytes (base64) are a file, not text: no rule means anything
+                // in them, and rewriting one would corrupt the file that is returned.
+                if k == "raw" && i.as_str().is_some_and(is_base64) {
+                    continue;
+                }
+                scrub_json(i, emails);
+            }
+        }
         _ => {}
     }
+}
+
+/// Whether a string is standard base64 (the JSON form of a part's `raw` bytes).
+fn is_base64(s: &str) -> bool {
+    s.bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b == b'+' || b == b'/' || b == b'=')
 }
 
 #[cfg(test)]
@@ -321,6 +336,21 @@ mod tests {
         scrub_json(&mut v, false);
         assert_eq!(v["parts"][0]["text"], "key [REDACTED]");
         assert_eq!(v["metadata"]["note"][0], "Bearer [REDACTED]");
+    }
+
+    /// A file's bytes come back exactly: base64 that happens to look like a key is not text.
+    /// A `raw` that is not base64, and the text beside it, are still scrubbed.
+    #[test]
+    fn raw_part_bytes_are_left_alone() {
+        let mut v = serde_json::json!({ "parts": [
+            { "raw": "AKIAABCDEFGHIJKLMNOP", "mediaType": "application/octet-stream" },
+            { "raw": "sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z" },
+            { "text": "AKIAABCDEFGHIJKLMNOP" },
+        ]});
+        scrub_json(&mut v, false);
+        assert_eq!(v["parts"][0]["raw"], "AKIAABCDEFGHIJKLMNOP");
+        assert_eq!(v["parts"][1]["raw"], "[REDACTED]");
+        assert_eq!(v["parts"][2]["text"], "[REDACTED]");
     }
 
     #[test]

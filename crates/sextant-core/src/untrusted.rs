@@ -131,7 +131,9 @@ pub fn reply_header(peer: &str) -> String {
 }
 
 /// Filters every text part of `message` and frames its text (header before the first text
-/// part, end marker after the last). Other parts are left alone (Sextant accepts text only).
+/// part, end marker after the last). File and data parts are left alone: they must reach the
+/// engine (and come back) exactly; an engine that hands them to a model treats them as data
+/// (docs/security.md).
 pub fn frame_message(message: &mut Message, from: &Principal) {
     let texts: Vec<usize> = message
         .parts

@@ -39,6 +39,7 @@ fn admission(n: u64) -> Admission {
         origin: "a2a".into(),
         max_active_tasks: None,
         max_context_inputs: None,
+        push_config: None,
         at: Utc::now(),
     }
 }

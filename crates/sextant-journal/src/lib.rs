@@ -33,13 +33,19 @@
 //! (the writer thread and the admission transaction), [`wal`] (checkpoints), [`hub`] (live
 //! fan-out). Personal schedules and their Runs (`schedules`, `runs` tables) have their async
 //! methods in `schedules.rs`; issued credentials, revocations and settings theirs in
-//! `security.rs`; outbound peers and outbound conversations theirs in `peers.rs`.
+//! `security.rs`; outbound peers and outbound conversations theirs in `peers.rs`; push
+//! notification configs and their outbox theirs in `push.rs`.
+//!
+//! **The push outbox.** The writer knows which live tasks have push-notification configs, and
+//! an append queues one `push_outbox` row per config for every event a config covers, in the
+//! event's own transaction ([`Journal::push_due`] and friends serve the delivery worker).
 
 pub mod error;
 pub mod hub;
 pub mod migrate;
 mod peers;
 mod processes;
+mod push;
 pub mod queries;
 mod schedules;
 mod security;
@@ -62,12 +68,14 @@ pub use queries::interactions::InteractionRow;
 pub use queries::peers::PeerRow;
 pub use queries::processes::ProcessRow;
 pub use queries::runs::{History, RunRow, Settled};
+pub use queries::push::{OutboxRow, PushConfigRow};
+
 pub use queries::schedules::ScheduleRow;
 pub use queries::security::{CredentialRow, PeerCredentialRow};
 pub use queries::sessions::SessionRow;
 pub use queries::tasks::{TaskFilter, TaskPage, TaskRow};
 pub use schedules::Claim;
-pub use writer::{Admission, Admitted, NewEvent, Refusal, TurnGuard};
+pub use writer::{Admission, Admitted, NewEvent, PushPut, Refusal, TurnGuard};
 
 use writer::Job;
 
@@ -102,6 +110,8 @@ struct Inner {
     /// One permit per read connection.
     read_permits: tokio::sync::Semaphore,
     hub: Hub,
+    /// Notified after a commit that queued push deliveries ([`Journal::push_ready`]).
+    push_ready: Arc<tokio::sync::Notify>,
 }
 
 /// Opens a connection with the pragmas every connection needs.
@@ -130,9 +140,11 @@ impl Journal {
         let hub = Hub::default();
         let (tx, rx) = std::sync::mpsc::channel();
         let writer_hub = hub.clone();
+        let push_ready = Arc::new(tokio::sync::Notify::new());
+        let writer_push = push_ready.clone();
         std::thread::Builder::new()
             .name("sextant-journal-writer".into())
-            .spawn(move || writer::run(conn, wal, rx, writer_hub))
+            .spawn(move || writer::run(conn, wal, rx, writer_hub, writer_push))
             .map_err(|e| Error::Conflict(format!("cannot start the journal writer: {e}")))?;
         Ok(Self {
             inner: Arc::new(Inner {
@@ -141,6 +153,7 @@ impl Journal {
                 readers: Mutex::new(Vec::new()),
                 read_permits: tokio::sync::Semaphore::new(READ_POOL_MAX),
                 hub,
+                push_ready,
             }),
         })
     }

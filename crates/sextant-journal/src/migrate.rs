@@ -59,6 +59,14 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         include_str!("../migrations/20261202090000_schedule_policies.sql"),
     ),
     (
+        "20261202100000_push",
+        include_str!("../migrations/20261202100000_push.sql"),
+    ),
+    (
+        "20261202110000_peer_card_keys",
+        include_str!("../migrations/20261202110000_peer_card_keys.sql"),
+    ),
+    (
         "20261202120000_assistant_peers",
         include_str!("../migrations/20261202120000_assistant_peers.sql"),
     ),

@@ -34,13 +34,15 @@ impl Journal {
         self.read(peers::list).await
     }
 
-    /// Pins a card and enables the peer. With `expected_old` (`Some(None)`: still unpinned),
-    /// only if the pin has not changed meanwhile; whether it was written.
+    /// Pins a card and the key it was signed with (`None`: unsigned) and enables the peer.
+    /// With `expected_old` (`Some(None)`: still unpinned), only if the pin has not changed
+    /// meanwhile; whether it was written.
     pub async fn pin_peer(
         &self,
         name: &str,
         hash: &str,
         parts: serde_json::Value,
+        key: Option<serde_json::Value>,
         at: &str,
         expected_old: Option<Option<String>>,
     ) -> Result<bool> {
@@ -51,6 +53,7 @@ impl Journal {
                 &name,
                 &hash,
                 &parts,
+                key.as_ref(),
                 &at,
                 expected_old.as_ref().map(|o| o.as_deref()),
             )
@@ -161,12 +164,12 @@ mod tests {
         // A pin guarded by the expected old pin.
         let parts = json!({"skills": []});
         assert!(
-            j.pin_peer("p", "h1", parts.clone(), at, Some(None))
+            j.pin_peer("p", "h1", parts.clone(), None, at, Some(None))
                 .await
                 .unwrap()
         );
         assert!(
-            !j.pin_peer("p", "h2", parts.clone(), at, Some(None))
+            !j.pin_peer("p", "h2", parts.clone(), None, at, Some(None))
                 .await
                 .unwrap()
         );
@@ -179,7 +182,7 @@ mod tests {
         assert_eq!(p.pinned_hash.as_deref(), Some("h1"));
         assert_eq!(p.disabled, Some(json!({"newHash": "h2"})));
         assert!(
-            j.pin_peer("p", "h2", parts, at, Some(Some("h1".into())))
+            j.pin_peer("p", "h2", parts, None, at, Some(Some("h1".into())))
                 .await
                 .unwrap()
         );
@@ -194,14 +197,34 @@ mod tests {
         assert_eq!((p.calls, p.failures, p.latency_ms_total), (2, 1, 100));
         assert_eq!(p.last_error.as_deref(), Some("boom"));
 
-        // Same URL keeps the pin; a new URL drops it.
+        // The signing key is pinned with the card.
+        let key = json!({"kid": "k1", "thumbprint": "t"});
+        assert!(
+            j.pin_peer(
+                "p",
+                "h2",
+                json!({}),
+                Some(key.clone()),
+                at,
+                Some(Some("h2".into()))
+            )
+            .await
+            .unwrap()
+        );
+        assert_eq!(j.peer("p").await.unwrap().unwrap().pinned_key, Some(key));
+
+        // Same URL keeps the pin and its key; a new URL drops both. The key set is a setting.
         let mut same = row("p", "http://127.0.0.1:1");
         same.timeout_secs = 5;
+        same.card_jwks = Some(json!({"keys": []}));
         assert!(j.update_peer(same).await.unwrap());
-        assert!(j.peer("p").await.unwrap().unwrap().pinned_hash.is_some());
+        let p = j.peer("p").await.unwrap().unwrap();
+        assert!(p.pinned_hash.is_some() && p.pinned_key.is_some());
+        assert_eq!(p.card_jwks, Some(json!({"keys": []})));
         assert!(j.update_peer(row("p", "http://127.0.0.1:3")).await.unwrap());
         let p = j.peer("p").await.unwrap().unwrap();
         assert_eq!((p.pinned_hash, p.timeout_secs), (None, 30));
+        assert_eq!((p.pinned_key, p.card_jwks), (None, None));
 
         // Outbound conversations are ordinary Sessions with origin 'outbound'.
         j.ensure_outbound_agent("peer:p", "p", "outbound peer", at)
@@ -222,6 +245,7 @@ mod tests {
                 origin: "outbound".into(),
                 max_active_tasks: None,
                 max_context_inputs: None,
+                push_config: None,
                 at: chrono::Utc::now(),
             })
             .await

@@ -29,6 +29,7 @@ fn admission(caller: &str, id: &str, text: &str) -> Admission {
         origin: "a2a".into(),
         max_active_tasks: None,
         max_context_inputs: None,
+        push_config: None,
         at: t0(),
     }
 }
@@ -935,4 +936,229 @@ async fn settling_runs_counts_failures_once_and_pauses_at_the_limit() {
             .consecutive_failures,
         0
     );
+}
+
+fn push_ev(task: &str, body: EventBody) -> NewEvent {
+    NewEvent {
+        task_id: Some(task.into()),
+        body,
+        at: t0(),
+    }
+}
+
+fn to_state(s: TaskState) -> EventBody {
+    EventBody::TaskState {
+        state: s,
+        message: None,
+    }
+}
+
+fn artifact(text: &str) -> EventBody {
+    EventBody::Artifact {
+        artifact: sextant_core::a2a::Artifact {
+            artifact_id: "a".into(),
+            name: None,
+            description: None,
+            parts: vec![Part::text(text)],
+            metadata: None,
+            extensions: None,
+        },
+        append: false,
+        last_chunk: true,
+    }
+}
+
+fn config(task: &str, id: &str) -> PushConfigRow {
+    PushConfigRow::new(
+        task,
+        id,
+        "alice",
+        "https://hooks.example/x",
+        "sealed",
+        "2026-11-29T10:00:00.000Z",
+    )
+}
+
+/// The seqs still owed to a config, oldest first.
+async fn owed(j: &Journal, task: &str, id: &str) -> Vec<i64> {
+    let (t, i) = (task.to_string(), id.to_string());
+    j.read(move |c| {
+        let mut st = c.prepare(
+            "SELECT seq FROM push_outbox WHERE task_id = ?1 AND config_id = ?2 ORDER BY delivery_id",
+        )?;
+        let rows = st.query_map(rusqlite::params![t, i], |r| r.get(0))?;
+        Ok(rows.collect::<rusqlite::Result<Vec<i64>>>()?)
+    })
+    .await
+    .unwrap()
+}
+
+/// Every event a config covers is queued with it, in the event's transaction and in order:
+/// status changes, artifacts, the terminal state; not follow-up inputs, not a turn start that
+/// changes nothing, and nothing after the task ended.
+#[tokio::test]
+async fn events_are_queued_for_a_tasks_push_configs_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = journal(&dir).await;
+    let a = j
+        .admit(admission("alice", "m1", "hi"))
+        .await
+        .unwrap()
+        .unwrap();
+    let task = a.task().clone();
+    let (tid, sid) = (task.task_id.as_str(), task.session_id.as_str());
+    assert_eq!(
+        j.put_push_config(config(tid, "c1")).await.unwrap(),
+        PushPut::Created
+    );
+    assert_eq!(
+        j.put_push_config(config("no-such-task", "c1"))
+            .await
+            .unwrap(),
+        PushPut::TaskNotFound
+    );
+    let evs = j
+        .append(
+            sid,
+            vec![
+                push_ev(
+                    tid,
+                    EventBody::TurnStarted {
+                        through: Some(1),
+                        working: false,
+                    },
+                ),
+                push_ev(tid, to_state(TaskState::Working)),
+                push_ev(tid, artifact("out")),
+                push_ev(tid, to_state(TaskState::InputRequired)),
+            ],
+        )
+        .await
+        .unwrap();
+    let mut follow = admission("alice", "m2", "more");
+    follow.task_id = Some(tid.into());
+    j.admit(follow).await.unwrap().unwrap();
+    let done = j
+        .append(
+            sid,
+            vec![
+                push_ev(tid, to_state(TaskState::Completed)),
+                push_ev(tid, artifact("late")),
+            ],
+        )
+        .await
+        .unwrap();
+    let want: Vec<i64> = vec![evs[1].seq, evs[2].seq, evs[3].seq, done[0].seq];
+    assert_eq!(owed(&j, tid, "c1").await, want);
+    let row = j.push_config(tid, "c1").await.unwrap().unwrap();
+    assert_eq!(row.pending, 4);
+    assert!(row.next_attempt_at.is_some());
+
+    // Delivery takes them in order; each success makes the next one due.
+    let now = "2026-11-29T10:00:01.000Z";
+    let due = j.push_due(now, 10).await.unwrap();
+    assert_eq!(due.len(), 1);
+    assert_eq!(due[0].1.seq, want[0]);
+    assert!(j.push_delivered(due[0].1.clone(), now).await.unwrap());
+    assert!(
+        !j.push_delivered(due[0].1.clone(), now).await.unwrap(),
+        "only once"
+    );
+    let head = j.push_head(tid, "c1").await.unwrap().unwrap();
+    assert_eq!(head.seq, want[1]);
+    let row = j.push_config(tid, "c1").await.unwrap().unwrap();
+    assert_eq!((row.pending, row.delivered), (3, 1));
+
+    // A failure pushes the next attempt back; stopping takes the config out of the due list
+    // with everything it still owes (the terminal state too) until it is re-enabled.
+    j.push_failed(
+        tid,
+        "c1",
+        now,
+        "HTTP 500",
+        Some("2026-11-29T10:05:00.000Z".into()),
+    )
+    .await
+    .unwrap();
+    assert!(j.push_due(now, 10).await.unwrap().is_empty());
+    assert_eq!(
+        j.push_next_due().await.unwrap().as_deref(),
+        Some("2026-11-29T10:05:00.000Z")
+    );
+    j.push_failed(tid, "c1", now, "HTTP 500 again", None)
+        .await
+        .unwrap();
+    let row = j.push_config(tid, "c1").await.unwrap().unwrap();
+    assert_eq!(row.attempts, 2);
+    assert_eq!(row.failing_at.as_deref(), Some(now));
+    assert_eq!(row.last_error.as_deref(), Some("HTTP 500 again"));
+    assert!(
+        j.push_due("2027-01-01T00:00:00.000Z", 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(j.push_next_due().await.unwrap(), None);
+    assert_eq!(owed(&j, tid, "c1").await, want[1..].to_vec());
+    assert!(j.resume_push_config(tid, "c1", now).await.unwrap());
+    let row = j.push_config(tid, "c1").await.unwrap().unwrap();
+    assert_eq!((row.attempts, row.failing_at.clone()), (0, None));
+    assert_eq!(j.push_due(now, 10).await.unwrap().len(), 1);
+
+    // Deleting a config drops what it was owed; deleting again is not an error.
+    assert!(j.delete_push_config(tid, "c1").await.unwrap());
+    assert!(!j.delete_push_config(tid, "c1").await.unwrap());
+    assert!(owed(&j, tid, "c1").await.is_empty());
+}
+
+/// A config that comes with the message is stored with the admission and owed the task's
+/// first event; the writer's index of configs survives a reopen (a restart) and a deleted
+/// config is owed nothing more.
+#[tokio::test]
+async fn an_inline_config_covers_the_first_event_and_survives_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let (tid, sid) = {
+        let j = journal(&dir).await;
+        let mut a = admission("alice", "m1", "hi");
+        a.push_config = Some(config("", "inline"));
+        let task = j.admit(a).await.unwrap().unwrap().task().clone();
+        assert_eq!(owed(&j, &task.task_id, "inline").await, vec![1]);
+        let row = j
+            .push_config(&task.task_id, "inline")
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!((row.pending, row.caller.as_str()), (1, "alice"));
+        // A retry of the same message stores nothing and queues nothing.
+        let mut again = admission("alice", "m1", "hi");
+        again.push_config = Some(config("", "other"));
+        assert!(matches!(
+            j.admit(again).await.unwrap().unwrap(),
+            Admitted::Duplicate { .. }
+        ));
+        assert!(
+            j.push_config(&task.task_id, "other")
+                .await
+                .unwrap()
+                .is_none()
+        );
+        (task.task_id, task.session_id)
+    };
+    // The writer thread ends with the last handle; a new journal reads the configs again.
+    let j = Journal::open(dir.path().join("journal.db")).unwrap();
+    j.append(&sid, vec![push_ev(&tid, to_state(TaskState::Working))])
+        .await
+        .unwrap();
+    assert_eq!(owed(&j, &tid, "inline").await, vec![1, 2]);
+    j.put_push_config(config(&tid, "second")).await.unwrap();
+    assert!(j.delete_push_config(&tid, "inline").await.unwrap());
+    j.append(&sid, vec![push_ev(&tid, to_state(TaskState::Completed))])
+        .await
+        .unwrap();
+    assert!(owed(&j, &tid, "inline").await.is_empty());
+    assert_eq!(owed(&j, &tid, "second").await, vec![3]);
+    // A config added to an ended task is kept (and readable) but owed nothing.
+    j.put_push_config(config(&tid, "late")).await.unwrap();
+    assert!(j.push_config(&tid, "late").await.unwrap().is_some());
+    assert!(owed(&j, &tid, "late").await.is_empty());
 }

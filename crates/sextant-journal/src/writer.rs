@@ -13,7 +13,8 @@ use tokio::sync::oneshot;
 
 use crate::error::{Error, Result};
 use crate::hub::{Hub, Live};
-use crate::queries::{agents, events, inputs, interactions, sessions, tasks};
+use crate::queries::push::PushConfigRow;
+use crate::queries::{agents, events, inputs, interactions, push, sessions, tasks};
 use crate::wal::Wal;
 use crate::{SessionRow, TaskRow};
 
@@ -47,6 +48,10 @@ pub struct Admission {
     /// an agent caller's turns in one context). Counted by the writer like
     /// [`Admission::max_active_tasks`], so a burst into one context cannot pass it together.
     pub max_context_inputs: Option<u32>,
+    /// A push-notification config given with the message (`SendMessage.configuration`):
+    /// stored with the input, so it covers the task from its first event (`task_id` is
+    /// filled in). Ignored for an identical retry, which writes nothing.
+    pub push_config: Option<PushConfigRow>,
     pub at: DateTime<Utc>,
 }
 
@@ -124,12 +129,34 @@ pub(crate) enum Job {
         guard: Option<TurnGuard>,
         reply: oneshot::Sender<Result<Vec<Arc<JournalEvent>>>>,
     },
+    /// Creates or replaces a push-notification config (the writer knows which tasks have
+    /// configs, so every later event of the task is queued for it in its own transaction).
+    PutPush {
+        row: Box<PushConfigRow>,
+        reply: oneshot::Sender<Result<PushPut>>,
+    },
+    /// Deletes a push-notification config and what it was still owed.
+    DeletePush {
+        task_id: String,
+        config_id: String,
+        reply: oneshot::Sender<Result<bool>>,
+    },
     /// Any other write: a closure over the transaction (in its own savepoint), for tables
     /// whose writes publish no events (schedules, runs). See `Journal::call`.
     Call {
         f: CallFn,
         reply: oneshot::Sender<Result<CallOut>>,
     },
+}
+
+/// What creating a push-notification config did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PushPut {
+    Created,
+    /// A config with the same id existed; it was replaced (and re-enabled).
+    Replaced,
+    /// No such task.
+    TaskNotFound,
 }
 
 /// What an admission job answers: the outcome and, when asked for and a task was created, the
@@ -160,6 +187,8 @@ enum Done {
         Option<TurnGuard>,
     ),
     Call(oneshot::Sender<Result<CallOut>>, Result<CallOut>),
+    PutPush(oneshot::Sender<Result<PushPut>>, Result<PushPut>),
+    DeletePush(oneshot::Sender<Result<bool>>, Result<bool>),
 }
 
 /// Shared by the appends of one turn that are sent without waiting for each other: once one of
@@ -243,6 +272,8 @@ impl Done {
             }
             Done::Append(tx, r, _) => drop(tx.send(r)),
             Done::Call(tx, r) => drop(tx.send(r)),
+            Done::PutPush(tx, r) => drop(tx.send(r)),
+            Done::DeletePush(tx, r) => drop(tx.send(r)),
         }
     }
 
@@ -269,6 +300,8 @@ impl Done {
                 drop(tx.send(Err(err())))
             }
             Done::Call(tx, _) => drop(tx.send(Err(err()))),
+            Done::PutPush(tx, _) => drop(tx.send(Err(err()))),
+            Done::DeletePush(tx, _) => drop(tx.send(Err(err()))),
         }
     }
 }
@@ -280,10 +313,15 @@ const CACHE_MAX: usize = 16_384;
 /// Session's last seq and each live task's state. Only this writer writes those columns; a
 /// write by another process (a `sextant token` command, say) changes `PRAGMA data_version`, and
 /// the cache is dropped at the next batch.
+///
+/// It also holds the push-notification configs of tasks that have not ended (`push`, loaded
+/// from the table at the first batch after the cache was dropped), so an append knows without
+/// a read which configs its event is owed to.
 #[derive(Default)]
 struct Cache {
     seqs: HashMap<String, i64>,
     states: HashMap<String, TaskState>,
+    push: Option<HashMap<String, Vec<String>>>,
 }
 
 /// The cached columns of one task, to write back once per batch.
@@ -303,12 +341,18 @@ struct Pending {
     states: HashMap<String, TaskState>,
     sessions: HashMap<String, (i64, String)>,
     tasks: HashMap<String, TaskTouch>,
+    /// A task's push-config ids as they are after this job or batch (the whole list).
+    push: HashMap<String, Vec<String>>,
+    /// Push deliveries were queued (or re-enabled): the delivery worker is told after commit.
+    push_queued: bool,
 }
 
 impl Pending {
     fn merge(&mut self, job: Pending) {
         self.seqs.extend(job.seqs);
         self.states.extend(job.states);
+        self.push.extend(job.push);
+        self.push_queued |= job.push_queued;
         self.sessions.extend(job.sessions);
         for (id, t) in job.tasks {
             match self.tasks.get_mut(&id) {
@@ -367,6 +411,15 @@ impl Ctx<'_> {
             return Ok(s.clone());
         }
         Ok(tasks::get(self.c, task_id)?.ok_or(Error::NotFound)?.state)
+    }
+
+    /// The push configs a new event of `task_id` is owed to.
+    fn push_configs(&self, task_id: &str) -> Vec<String> {
+        (self.job.push.get(task_id))
+            .or_else(|| self.batch.push.get(task_id))
+            .or_else(|| self.cache.push.as_ref().and_then(|m| m.get(task_id)))
+            .cloned()
+            .unwrap_or_default()
     }
 
     /// A task row as it is with this job's and the batch's unwritten changes.
@@ -448,6 +501,20 @@ impl Ctx<'_> {
         };
         self.wrote = true;
         events::insert(self.c, &ev)?;
+        // The outbox: every config the task has is owed this event, queued in the event's own
+        // transaction, so a crash can never leave an event committed and its push forgotten.
+        // Nothing after the terminal state is pushed (a subscriber's stream ends there too).
+        if let Some(id) = &ev.task_id
+            && pushed(&ev.body)
+        {
+            let configs = self.push_configs(id);
+            if !configs.is_empty() && (new_state.is_some() || !self.state(id)?.is_terminal()) {
+                for config in configs {
+                    push::enqueue(self.c, id, &config, session_id, seq, &at_s)?;
+                    self.job.push_queued = true;
+                }
+            }
+        }
         self.job.seqs.insert(session_id.to_string(), seq);
         self.job
             .sessions
@@ -476,10 +543,30 @@ impl Ctx<'_> {
     }
 }
 
+/// Whether an event is sent to a task's webhooks: what a subscriber of the task sees (status
+/// changes, artifacts, a message answer), and the task's creation (a `task` snapshot, for a
+/// config that came with the message). Inputs after the first, a turn's start without a state
+/// change and interactions are not (the state change that follows an interaction is).
+pub(crate) fn pushed(body: &EventBody) -> bool {
+    match body {
+        EventBody::TaskCreated { .. }
+        | EventBody::TaskState { .. }
+        | EventBody::TurnStarted { working: true, .. }
+        | EventBody::Artifact { .. }
+        | EventBody::Reply { .. } => true,
+        EventBody::InputAccepted { .. }
+        | EventBody::TurnStarted { working: false, .. }
+        | EventBody::InteractionRaised { .. }
+        | EventBody::InteractionAnswered { .. } => false,
+    }
+}
+
 /// The writer thread's state.
 struct Writer {
     conn: Connection,
     hub: Hub,
+    /// Told after a commit that may have queued push deliveries.
+    push_ready: Arc<tokio::sync::Notify>,
     cache: Cache,
     /// `PRAGMA data_version` at the last batch: it changes when another connection commits.
     data_version: Option<i64>,
@@ -491,10 +578,17 @@ fn exec(c: &Connection, sql: &str) -> rusqlite::Result<()> {
 }
 
 /// The writer loop: runs until every `Journal` handle is dropped.
-pub(crate) fn run(conn: Connection, mut wal: Wal, jobs: Receiver<Job>, hub: Hub) {
+pub(crate) fn run(
+    conn: Connection,
+    mut wal: Wal,
+    jobs: Receiver<Job>,
+    hub: Hub,
+    push_ready: Arc<tokio::sync::Notify>,
+) {
     let mut w = Writer {
         conn,
         hub,
+        push_ready,
         cache: Cache::default(),
         data_version: None,
     };
@@ -527,6 +621,26 @@ impl Writer {
             return;
         }
         self.check_data_version();
+        if self.cache.push.is_none() {
+            match push::live_index(&self.conn) {
+                Ok(list) => {
+                    let mut map: HashMap<String, Vec<String>> = HashMap::new();
+                    for (task, config) in list {
+                        map.entry(task).or_default().push(config);
+                    }
+                    self.cache.push = Some(map);
+                }
+                // Without it an append could not know what it owes: nothing may be written.
+                Err(e) => {
+                    tracing::error!(error = %e, "journal: cannot read the push configs");
+                    let _ = exec(&self.conn, "ROLLBACK");
+                    for job in batch {
+                        fail_job(job, &e.to_string());
+                    }
+                    return;
+                }
+            }
+        }
         let mut pending = Pending::default();
         let mut done = Vec::with_capacity(batch.len());
         let mut jobs = batch.into_iter();
@@ -575,6 +689,7 @@ impl Writer {
             .and_then(|()| exec(&self.conn, "COMMIT").map_err(Error::from));
         match committed {
             Ok(()) => {
+                let queued = pending.push_queued;
                 self.remember(pending);
                 for d in done {
                     let live = d.subscribe(&self.hub);
@@ -582,6 +697,9 @@ impl Writer {
                         self.hub.publish(ev);
                     }
                     d.send(live);
+                }
+                if queued {
+                    self.push_ready.notify_one();
                 }
             }
             Err(e) => {
@@ -621,8 +739,21 @@ impl Writer {
             cache.states.clear();
         }
         cache.seqs.extend(batch.seqs);
+        if let Some(push) = &mut cache.push {
+            for (id, configs) in batch.push {
+                if configs.is_empty() {
+                    push.remove(&id);
+                } else {
+                    push.insert(id, configs);
+                }
+            }
+        }
         for (id, state) in batch.states {
             if state.is_terminal() {
+                // An ended task is owed nothing more (its last event was queued already).
+                if let Some(push) = &mut cache.push {
+                    push.remove(&id);
+                }
                 cache.states.remove(&id);
             } else {
                 cache.states.insert(id, state);
@@ -726,6 +857,26 @@ impl Writer {
                 }
                 Done::Append(reply, r, guard)
             }
+            Job::PutPush { row, reply } => {
+                let r = in_savepoint(c, || put_push(&mut ctx, &row));
+                ctx.wrote = false;
+                Done::PutPush(reply, r)
+            }
+            Job::DeletePush {
+                task_id,
+                config_id,
+                reply,
+            } => {
+                let r = in_savepoint(c, || {
+                    let existed = push::delete(c, &task_id, &config_id)?;
+                    let mut list = ctx.push_configs(&task_id);
+                    list.retain(|i| *i != config_id);
+                    ctx.job.push.insert(task_id.clone(), list);
+                    Ok(existed)
+                });
+                ctx.wrote = false;
+                Done::DeletePush(reply, r)
+            }
             Job::Call { .. } => unreachable!("handled above"),
         };
         let failed = match &done {
@@ -733,6 +884,8 @@ impl Writer {
             Done::Admit { outcome, .. } => outcome.as_ref().err(),
             Done::Append(_, r, _) => r.as_ref().err(),
             Done::Call(_, r) => r.as_ref().err(),
+            Done::PutPush(_, r) => r.as_ref().err(),
+            Done::DeletePush(_, r) => r.as_ref().err(),
         };
         match failed {
             None => {
@@ -789,7 +942,32 @@ fn fail_job(job: Job, why: &str) {
             drop(reply.send(Err(err())))
         }
         Job::Call { reply, .. } => drop(reply.send(Err(err()))),
+        Job::PutPush { reply, .. } => drop(reply.send(Err(err()))),
+        Job::DeletePush { reply, .. } => drop(reply.send(Err(err()))),
     }
+}
+
+/// Stores a push config; a config of a task that has not ended joins the task's list, so the
+/// task's next events are queued for it.
+fn put_push(ctx: &mut Ctx<'_>, row: &PushConfigRow) -> Result<PushPut> {
+    let Some(task) = ctx.task(&row.task_id)? else {
+        return Ok(PushPut::TaskNotFound);
+    };
+    let replaced = push::put(ctx.c, row)?;
+    // A replaced config is re-enabled: what it still owes is due now.
+    ctx.job.push_queued |= replaced;
+    if !task.state.is_terminal() {
+        let mut list = ctx.push_configs(&row.task_id);
+        if !list.contains(&row.config_id) {
+            list.push(row.config_id.clone());
+        }
+        ctx.job.push.insert(row.task_id.clone(), list);
+    }
+    Ok(if replaced {
+        PushPut::Replaced
+    } else {
+        PushPut::Created
+    })
 }
 
 fn admit(ctx: &mut Ctx<'_>, a: &Admission) -> Result<Result<Admitted, Refusal>> {
@@ -830,6 +1008,14 @@ fn admit(ctx: &mut Ctx<'_>, a: &Admission) -> Result<Result<Admitted, Refusal>> 
         }
         if let Some(refusal) = turn_cap(c, a, &task.session_id)? {
             return Ok(Err(refusal));
+        }
+        if let Some(p) = &a.push_config {
+            let row = PushConfigRow {
+                task_id: task.task_id.clone(),
+                ..p.clone()
+            };
+            ctx.wrote = true;
+            put_push(ctx, &row)?;
         }
         let mut message = a.message.clone();
         message.task_id = Some(task.task_id.clone());
@@ -893,6 +1079,12 @@ fn admit(ctx: &mut Ctx<'_>, a: &Admission) -> Result<Result<Admitted, Refusal>> 
         }
     };
     let task_id = new_id();
+    // A config given with the message is owed the task's first event too (a `task` snapshot).
+    if let Some(p) = &a.push_config {
+        ctx.job
+            .push
+            .insert(task_id.clone(), vec![p.config_id.clone()]);
+    }
     let mut message = a.message.clone();
     message.task_id = Some(task_id.clone());
     message.context_id = Some(context_id.clone());
@@ -922,6 +1114,15 @@ fn admit(ctx: &mut Ctx<'_>, a: &Admission) -> Result<Result<Admitted, Refusal>> 
         last_seq: ev.seq,
     };
     tasks::insert(c, &task)?;
+    if let Some(p) = &a.push_config {
+        let row = PushConfigRow {
+            task_id: task_id.clone(),
+            ..p.clone()
+        };
+        push::put(c, &row)?;
+        // The task_created delivery was queued before the config row existed.
+        push::recount(c, &task_id, &p.config_id, &at_s)?;
+    }
     inputs::insert(
         c,
         &a.caller,

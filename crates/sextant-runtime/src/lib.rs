@@ -343,7 +343,7 @@ impl Runtime {
     /// for [`Runtime::wait_accepted`] and [`Runtime::accepted_events`]: the caller that waits
     /// for its own new task then reads nothing from the journal.
     pub async fn accept(&self, input: Input) -> Result<Accepted, AdmitError> {
-        self.accept_with(input, false).await
+        self.accept_with(input, false, None).await
     }
 
     /// [`Runtime::accept`] for a caller that next waits for the task to settle
@@ -353,10 +353,28 @@ impl Runtime {
     /// their `turn_started` to commit. If the admission is not committed after all, the wait
     /// fails and the task does not exist.
     pub async fn accept_early(&self, input: Input) -> Result<Accepted, AdmitError> {
-        self.accept_with(input, true).await
+        self.accept_with(input, true, None).await
     }
 
-    async fn accept_with(&self, input: Input, early: bool) -> Result<Accepted, AdmitError> {
+    /// [`Runtime::accept`] (or, with `early`, [`Runtime::accept_early`]) with a
+    /// push-notification config that came with the message: journalled in the admission's
+    /// transaction, so it covers the task from its first event (an identical retry stores
+    /// nothing). The caller checked that the Agent sends push notifications.
+    pub async fn accept_with_push(
+        &self,
+        input: Input,
+        push: sextant_journal::PushConfigRow,
+        early: bool,
+    ) -> Result<Accepted, AdmitError> {
+        self.accept_with(input, early, Some(push)).await
+    }
+
+    async fn accept_with(
+        &self,
+        input: Input,
+        early: bool,
+        push_config: Option<sextant_journal::PushConfigRow>,
+    ) -> Result<Accepted, AdmitError> {
         if !self.inner.accepting.load(Ordering::SeqCst) {
             return Err(AdmitError::ShuttingDown);
         }
@@ -469,6 +487,7 @@ impl Runtime {
                 limit if input.principal.is_agent() && limit > 0 => Some(limit),
                 _ => None,
             },
+            push_config,
             at: self.inner.clock.now(),
         };
         let journal = &self.inner.journal;

@@ -27,6 +27,7 @@ fn exec_agent(id: &str, script: &str) -> AgentSpec {
         dedupe_message_ids: true,
         access: Default::default(),
         public_card: Default::default(),
+        features: Default::default(),
     }
 }
 
@@ -233,6 +234,7 @@ async fn recovery_delivers_accepted_inputs_and_fails_interrupted_turns() {
                 origin: "test".into(),
                 max_active_tasks: None,
                 max_context_inputs: None,
+                push_config: None,
                 at: chrono::Utc::now(),
             }
         };

@@ -636,6 +636,9 @@ async fn slots_across(expr: &str, zone: &str, from: &str, to: &str, step: Durati
     let mut fields = every_minute("dst");
     fields.cron = Some(expr.into());
     fields.timezone = Some(zone.into());
+    // Which slots fire is the question here, not overlap: with `skip`, a slot whose previous
+    // Run had not settled yet (a busy machine) was recorded as skipped instead of started.
+    fields.overlap_policy = Some(sextant_core::OverlapPolicy::AllowAll);
     let s = r
         .scheduler
         .create(&owner(), fields, ScheduleSource::Api)

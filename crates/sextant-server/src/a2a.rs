@@ -1,8 +1,10 @@
 //! The A2A 1.0 JSON-RPC + SSE endpoint: `POST /api/v1/agents/{agent_id}/a2a`.
 //!
 //! Order of checks, before any task is looked up: request Content-Type (-32005), the envelope
-//! (-32700/-32600), the method (-32601), `A2A-Version` (-32009), push-config methods (-32003),
-//! then params (-32602: every field's JSON type first, see `params`, then its value). Upfront errors are plain JSON (HTTP 200, as the SDKs do); streams are
+//! (-32700/-32600), the method (-32601), `A2A-Version` (-32009), push-config methods of an
+//! Agent without push (-32003), then params (-32602: every field's JSON type first, see
+//! `params`, then its value). The push-config methods themselves are `crate::push`'s, shared
+//! by every binding. Upfront errors are plain JSON (HTTP 200, as the SDKs do); streams are
 //! `text/event-stream` whose events carry journal seqs as SSE ids, so `Last-Event-ID` resumes.
 //! Pre-1.0 method aliases are answered in 0.3 JSON (see `sextant_a2a::compat`).
 //!
@@ -32,7 +34,7 @@ use sextant_a2a::error::Code;
 use sextant_a2a::rpc::{RpcId, failure, parse_request, success};
 use sextant_a2a::version::{self, Requested};
 use sextant_a2a::{Method, RpcError, compat, method};
-use sextant_core::a2a::{self, Message, PartContent, Role, TaskState};
+use sextant_core::a2a::{self, Message, Role, TaskState};
 use sextant_core::agent::PublicCard;
 use sextant_core::event::is_terminal;
 use sextant_core::projection::{OutputModes, TaskFold, ViewOptions, blocks};
@@ -77,6 +79,8 @@ struct Call {
     /// call's task send it + 1.
     hop: u32,
     last_event_id: Option<i64>,
+    /// The caller activated the push-delivery extension (`crate::push::EXTENSION`).
+    push_health: bool,
 }
 
 /// What a method produced.
@@ -110,6 +114,17 @@ fn is_json_content_type(headers: &HeaderMap) -> bool {
         .trim()
         .to_ascii_lowercase();
     mime == "application/json" || (mime.starts_with("application/") && mime.ends_with("+json"))
+}
+
+/// Whether `A2A-Extensions` activates the push-delivery extension (comma-separated URIs, in
+/// one header or several).
+fn wants_push_health(headers: &HeaderMap) -> bool {
+    headers
+        .get_all("a2a-extensions")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|u| u.trim() == crate::push::EXTENSION)
 }
 
 fn requested_version(headers: &HeaderMap, query: Option<&str>) -> Requested {
@@ -267,6 +282,7 @@ pub(crate) async fn handle(
         id: req.id.clone(),
         legacy,
         last_event_id,
+        push_health: wants_push_health(&headers),
     };
     let outcome = dispatch(&call, method, req.params).await;
     match outcome {
@@ -285,7 +301,14 @@ pub(crate) async fn handle(
             if relayed {
                 sextant_core::untrusted::filter_json(&mut result);
             }
-            json_response(StatusCode::OK, success(&call.id, result))
+            let mut resp = json_response(StatusCode::OK, success(&call.id, result));
+            if call.push_health && method.is_push_config() {
+                resp.headers_mut().insert(
+                    "a2a-extensions",
+                    axum::http::HeaderValue::from_static(crate::push::EXTENSION),
+                );
+            }
+            resp
         }
         Ok(Reply::Stream(frames)) => {
             call.app
@@ -448,12 +471,17 @@ fn sse(
 }
 
 async fn dispatch(call: &Call, method: Method, params: Value) -> Result<Reply, RpcError> {
-    // Push configuration is refused before anything else is read, whatever the params say.
+    // Push configuration of an Agent without push is refused before anything else is read,
+    // whatever the params say; so are the 0.3 names of the methods (1.0 only).
     if method.is_push_config() {
-        return Err(RpcError::new(
-            Code::PushNotificationNotSupported,
-            "Sextant does not send push notifications; use SubscribeToTask or GetTask",
-        ));
+        crate::push::require_push(&call.agent)?;
+        if call.legacy {
+            return Err(RpcError::new(
+                Code::PushNotificationNotSupported,
+                "push notifications are served on the A2A 1.0 methods \
+                 (CreateTaskPushNotificationConfig, …), not their 0.3 names",
+            ));
+        }
     }
     let params = crate::params::prepare(method, call.legacy, params)?;
     match method {
@@ -486,8 +514,21 @@ async fn dispatch_read(call: &Call, method: Method, params: Value) -> Result<Rep
         Method::CreatePushConfig
         | Method::GetPushConfig
         | Method::ListPushConfigs
-        | Method::DeletePushConfig => Err(RpcError::of(Code::PushNotificationNotSupported)),
+        | Method::DeletePushConfig => push_config(call, method, params).await,
     }
+}
+
+/// The push-notification config methods (`crate::push`, shared by every binding).
+async fn push_config(call: &Call, method: Method, params: Value) -> Result<Reply, RpcError> {
+    let (app, who, agent) = (&call.app, &call.principal, &call.agent);
+    let health = call.push_health;
+    let result = match method {
+        Method::CreatePushConfig => crate::push::create(app, who, agent, &params, health).await,
+        Method::GetPushConfig => crate::push::get(app, who, agent, &params, health).await,
+        Method::ListPushConfigs => crate::push::list(app, who, agent, &params, health).await,
+        _ => crate::push::delete(app, who, agent, &params).await,
+    };
+    result.map(Reply::Json)
 }
 
 /// `GetExtendedAgentCard`: the full card (real skills) for an authenticated caller with read
@@ -510,7 +551,7 @@ fn extended_card(call: &Call) -> Result<Reply, RpcError> {
             ),
         ),
     };
-    Ok(Reply::Json(card))
+    Ok(Reply::Json(crate::cards::signed(&call.app, &card)))
 }
 
 fn internal(e: impl std::fmt::Display) -> RpcError {
@@ -738,7 +779,7 @@ async fn load_events(
     Ok((events, fold))
 }
 
-fn validate_message(m: &Message) -> Result<(), RpcError> {
+fn validate_message(m: &Message, agent: &AgentSpec) -> Result<(), RpcError> {
     if m.message_id.trim().is_empty() {
         return Err(RpcError::field("message.messageId", "is required"));
     }
@@ -755,19 +796,7 @@ fn validate_message(m: &Message) -> Result<(), RpcError> {
             "must contain at least one part",
         ));
     }
-    for (i, p) in m.parts.iter().enumerate() {
-        let kind = match p.content {
-            PartContent::Text(_) => continue,
-            PartContent::Raw(_) => "a file (raw)",
-            PartContent::Url(_) => "a file (url)",
-            PartContent::Data(_) => "data",
-        };
-        return Err(RpcError::new(
-            Code::ContentTypeNotSupported,
-            format!("message.parts[{i}] is {kind}; Sextant agents accept text parts only"),
-        ));
-    }
-    Ok(())
+    crate::parts::check_message(m, agent)
 }
 
 fn refusal(r: AdmitError) -> RpcError {
@@ -831,8 +860,14 @@ async fn send(call: &Call, params: Value, streaming: bool) -> Result<Reply, RpcE
     if params.get("message").is_none_or(Value::is_null) {
         return Err(RpcError::field("message", "is required"));
     }
+    // The push config as sent (its checks name its own fields).
+    let push_param = params
+        .get("configuration")
+        .and_then(|c| c.get("taskPushNotificationConfig"))
+        .filter(|v| !v.is_null())
+        .cloned();
     let req: a2a::SendMessageRequest = crate::params::typed("SendMessageRequest", params)?;
-    validate_message(&req.message)?;
+    validate_message(&req.message, &call.agent)?;
     let may_reply = call
         .app
         .runtime
@@ -843,12 +878,23 @@ async fn send(call: &Call, params: Value, streaming: bool) -> Result<Reply, RpcE
         history_length: None,
         return_immediately: None,
     });
-    if config.task_push_notification_config.is_some() {
-        return Err(RpcError::new(
-            Code::PushNotificationNotSupported,
-            "Sextant does not send push notifications; leave taskPushNotificationConfig out",
-        ));
-    }
+    let push = match &push_param {
+        None => None,
+        Some(_) if call.legacy => {
+            crate::push::require_push(&call.agent)?;
+            return Err(RpcError::new(
+                Code::PushNotificationNotSupported,
+                "push notifications are served on the A2A 1.0 methods, not with message/send",
+            ));
+        }
+        Some(v) => Some(crate::push::inline_config(
+            &call.app,
+            &call.principal,
+            &call.agent,
+            v,
+            req.message.task_id.as_deref(),
+        )?),
+    };
     let history_length = match config.history_length {
         Some(n) if n < 0 => {
             return Err(RpcError::field(
@@ -877,10 +923,10 @@ async fn send(call: &Call, params: Value, streaming: bool) -> Result<Reply, RpcE
     // with the task's first turn (`Runtime::accept_early`); the others hear of the task at once.
     let blocking = !streaming && !config.return_immediately.unwrap_or(false);
     let runtime = &call.app.runtime;
-    let accepted = if blocking {
-        runtime.accept_early(input).await
-    } else {
-        runtime.accept(input).await
+    let accepted = match push {
+        Some(push) => runtime.accept_with_push(input, push, blocking).await,
+        None if blocking => runtime.accept_early(input).await,
+        None => runtime.accept(input).await,
     }
     .map_err(refusal)?;
     let admitted = &accepted.admitted;
@@ -1109,48 +1155,7 @@ type EventStream = std::pin::Pin<
 
 /// Maps a journal event to the `StreamResponse` a subscriber sees, if it sees one.
 fn stream_item(ev: &JournalEvent, task: &TaskRow, modes: &OutputModes) -> Option<Value> {
-    match &ev.body {
-        EventBody::TaskState { .. } | EventBody::TurnStarted { working: true, .. } => {
-            let (state, message) = ev.body.status()?;
-            let mut message = message.cloned();
-            if let Some(m) = &mut message {
-                sextant_core::projection::convert_parts(&mut m.parts, modes);
-            }
-            let status = a2a::TaskStatus {
-                state: state.clone(),
-                message,
-                timestamp: Some(ev.at),
-            };
-            Some(json!({ "statusUpdate": {
-                "taskId": task.task_id, "contextId": task.context_id, "status": status,
-            }}))
-        }
-        EventBody::Artifact {
-            artifact,
-            append,
-            last_chunk,
-        } => {
-            let mut artifact = artifact.clone();
-            sextant_core::projection::convert_parts(&mut artifact.parts, modes);
-            let mut u = json!({
-                "taskId": task.task_id, "contextId": task.context_id, "artifact": artifact,
-            });
-            if *append {
-                u["append"] = json!(true);
-            }
-            if *last_chunk {
-                u["lastChunk"] = json!(true);
-            }
-            Some(field("artifactUpdate", u))
-        }
-        EventBody::Reply { message } => Some(field("message", to_json(message))),
-        // The task_state event that follows a raised interaction carries it to subscribers.
-        EventBody::TaskCreated { .. }
-        | EventBody::InputAccepted { .. }
-        | EventBody::TurnStarted { working: false, .. }
-        | EventBody::InteractionRaised { .. }
-        | EventBody::InteractionAnswered { .. } => None,
-    }
+    sextant_core::projection::stream_response(ev, &task.task_id, &task.context_id, modes)
 }
 
 fn ends_stream(ev: &JournalEvent) -> bool {

@@ -52,7 +52,7 @@ pub async fn card(
         Some(a) if reaches(&app, &p, &grant, &agent_id) => {
             let base = base_url(&app, &headers);
             let url = format!("{base}{PREFIX}/{agent_id}/a2a");
-            axum::Json(crate::cards::card_at(&a, &base, &url)).into_response()
+            crate::cards::respond_card(&app, &headers, &crate::cards::card_at(&a, &base, &url))
         }
         _ => {
             app.security.audit.record(

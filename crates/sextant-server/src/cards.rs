@@ -9,9 +9,11 @@
 //!
 //! The card is written as plain JSON so its shape is exactly the 1.0 schema (strict
 //! validators reject extra keys). It advertises the JSON-RPC URL for 1.0 first and the same URL
-//! for 0.3 (the method aliases). Responses carry `Cache-Control`, a weak `ETag` over the card's
-//! content and `Last-Modified` (the server start, when the card last changed); a matching
-//! `If-None-Match` gets 304.
+//! for 0.3 (the method aliases). Every card Sextant serves is signed (A2A 1.0 §8.4, see
+//! `sextant_a2a::signing`) with the key in `card-key.json` ([`crate::card_keys`]); the public
+//! keys are at `/.well-known/jwks.json` ([`jwks`]). Responses carry `Cache-Control`, a weak
+//! `ETag` over the card's content and signing key, and `Last-Modified` (the server start, when
+//! the card last changed); a matching `If-None-Match` gets 304.
 
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -73,6 +75,20 @@ pub fn card_at(agent: &AgentSpec, base: &str, url: &str) -> Value {
     } else {
         skills
     };
+    let mut capabilities = json!({
+        "streaming": true,
+        "pushNotifications": agent.features.push_notifications,
+        "extendedAgentCard": agent.public_card == PublicCard::Minimal,
+    });
+    if agent.features.push_notifications {
+        capabilities["extensions"] = json!([{
+            "uri": crate::push::EXTENSION,
+            "description": "Push-notification configs carry their delivery health (pending, \
+                delivered, attempts, last error, stopped) in a `delivery` field when this \
+                extension is activated (A2A-Extensions).",
+            "required": false,
+        }]);
+    }
     json!({
         "name": agent.name,
         "description": agent.description,
@@ -82,29 +98,54 @@ pub fn card_at(agent: &AgentSpec, base: &str, url: &str) -> Value {
             { "url": url, "protocolBinding": "JSONRPC", "protocolVersion": "0.3" },
         ],
         "provider": { "organization": "Sextant", "url": base },
-        "capabilities": {
-            "streaming": true,
-            "pushNotifications": false,
-            "extendedAgentCard": agent.public_card == PublicCard::Minimal,
-        },
+        "capabilities": capabilities,
         "securitySchemes": {
             "bearer": { "httpAuthSecurityScheme": { "scheme": "Bearer",
                 "description": "A per-peer token (`sextant peer-token create NAME`), a JWT from the \
                     configured issuer, or the console token. Loopback callers may omit it while \
                     Sextant is loopback-only." } }
         },
-        "defaultInputModes": ["text/plain"],
+        "defaultInputModes": agent.features.modes(),
         "defaultOutputModes": ["text/plain", "application/json"],
         "skills": skills,
     })
 }
 
-fn respond(app: &AppState, headers: &HeaderMap, agent: &AgentSpec) -> Response {
-    let body = public_card(agent, &base_url(app, headers));
-    let text = body.to_string();
+/// `card` signed with the current card key (see `card_keys`); unsigned, with the reason in the
+/// log, if signing fails.
+pub fn signed(app: &AppState, card: &Value) -> Value {
+    match app.card_keys.sign(card) {
+        Ok(c) => (*c).clone(),
+        Err(e) => {
+            tracing::error!(error = %e, "cannot sign a card; serving it unsigned");
+            card.clone()
+        }
+    }
+}
+
+/// A card response: the card signed, `Cache-Control` with `max-age`, a weak `ETag` over the
+/// unsigned card and the signing key, `Last-Modified`; a matching `If-None-Match` gets 304.
+pub fn respond_card(app: &AppState, headers: &HeaderMap, card: &Value) -> Response {
+    let kid = app.card_keys.keys().current.kid().to_string();
+    let tag = format!("{card}\n{kid}");
+    let body = signed(app, card).to_string();
+    cached(app, headers, &tag, body, CARD_MAX_AGE)
+}
+
+/// How long caches may keep a card or the JWKS.
+const CARD_MAX_AGE: &str = "public, max-age=60";
+
+/// A JSON response with cache headers: `ETag` from `tag`, 304 for a matching `If-None-Match`.
+fn cached(
+    app: &AppState,
+    headers: &HeaderMap,
+    tag: &str,
+    body: String,
+    control: &'static str,
+) -> Response {
     let etag = format!(
         "W/\"{}\"",
-        &sextant_core::ids::sha256_hex(text.as_bytes())[..32]
+        &sextant_core::ids::sha256_hex(tag.as_bytes())[..32]
     );
     let mut resp = if headers
         .get(header::IF_NONE_MATCH)
@@ -113,13 +154,10 @@ fn respond(app: &AppState, headers: &HeaderMap, agent: &AgentSpec) -> Response {
     {
         StatusCode::NOT_MODIFIED.into_response()
     } else {
-        ([(header::CONTENT_TYPE, "application/json")], text).into_response()
+        ([(header::CONTENT_TYPE, "application/json")], body).into_response()
     };
     let h = resp.headers_mut();
-    h.insert(
-        header::CACHE_CONTROL,
-        HeaderValue::from_static("public, max-age=60"),
-    );
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static(control));
     if let Ok(v) = HeaderValue::from_str(&etag) {
         h.insert(header::ETAG, v);
     }
@@ -128,6 +166,18 @@ fn respond(app: &AppState, headers: &HeaderMap, agent: &AgentSpec) -> Response {
         h.insert(header::LAST_MODIFIED, v);
     }
     resp
+}
+
+fn respond(app: &AppState, headers: &HeaderMap, agent: &AgentSpec) -> Response {
+    respond_card(app, headers, &public_card(agent, &base_url(app, headers)))
+}
+
+/// `GET /.well-known/jwks.json`: the public keys cards are signed with (the signing key first,
+/// then the one a rotation kept), for anyone checking a card's signature.
+pub async fn jwks(State(app): State<AppState>, headers: HeaderMap) -> Response {
+    let keys = app.card_keys.keys();
+    let body = sextant_a2a::signing::jwks(keys.all()).to_string();
+    cached(&app, &headers, &body, body.clone(), "public, max-age=300")
 }
 
 /// `GET /.well-known/agent-card.json`: the default Agent's card.

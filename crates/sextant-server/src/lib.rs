@@ -2,8 +2,11 @@
 //!
 //! - [`a2a`]: the A2A 1.0 JSON-RPC + SSE endpoint of every Agent (with 0.3 aliases); [`params`]:
 //!   the JSON type of every field of its methods' params.
-//! - [`cards`]: Agent cards, with cache headers.
+//! - [`cards`]: Agent cards, signed ([`card_keys`]), with cache headers, and the JWKS.
 //! - [`api`]: the console's REST API and its SSE streams.
+//! - [`parts`]: the check of a message's file and data parts against what its Agent takes.
+//! - [`push`]: push-notification configs (the service every binding calls) and the delivery
+//!   worker that drains the journal's outbox.
 //! - [`mcp`]: the agents MCP server (`/api/v1/assistant-mcp`).
 //! - [`peers`]: outbound peers and the A2A client tools (`/api/v1/peers`); the same tools are
 //!   MCP tools (`mcp_peers.rs`).
@@ -34,6 +37,7 @@ pub mod assistant;
 pub mod assistant_peers;
 pub mod audit;
 pub mod auth;
+pub mod card_keys;
 pub mod cards;
 pub mod connections;
 pub mod console;
@@ -44,8 +48,10 @@ pub mod interactions;
 pub mod jwt;
 pub mod mcp;
 pub mod params;
+pub mod parts;
 pub mod peers;
 pub mod perimeter;
+pub mod push;
 pub mod ratelimit;
 pub mod schedules;
 pub mod security;
@@ -114,6 +120,10 @@ pub struct App {
     pub shutdown: CancellationToken,
     /// Security settings and services: JWT verifier, limits, exposure, audit log, rate limits.
     pub security: Arc<security::Security>,
+    /// Push notifications: webhook settings and the sealer of their secrets.
+    pub push: Arc<push::Push>,
+    /// The keys cards are signed with (`card-key.json`, re-read after a rotation).
+    pub card_keys: Arc<card_keys::CardKeys>,
 }
 
 /// The application router.
@@ -121,6 +131,7 @@ pub fn router(state: AppState) -> Router {
     let cards = Router::new()
         .route("/.well-known/agent-card.json", get(cards::default_card))
         .route("/.well-known/agent.json", get(cards::default_card))
+        .route(sextant_a2a::signing::JWKS_PATH, get(cards::jwks))
         .route(
             "/api/v1/agents/{agent_id}/.well-known/agent-card.json",
             get(cards::agent_card),
@@ -192,6 +203,11 @@ pub fn router(state: AppState) -> Router {
             delete(credentials::revoke_assistant_peer),
         )
         .route("/api/v1/audit", get(audit::list))
+        .route("/api/v1/push", get(push::api::list))
+        .route(
+            "/api/v1/push/{task_id}/{config_id}/resume",
+            post(push::api::resume),
+        )
         .route_layer(middleware::from_fn_with_state(state.clone(), auth::resolve));
     // Personal schedules: whoever the general routes take, plus an assistant's workspace
     // token (it manages its owner's plans).

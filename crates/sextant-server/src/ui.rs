@@ -3,7 +3,7 @@
 //!
 //! - Files of the build are served by path (`/assets/*` are content-hashed: cached for a year).
 //! - The console's client-side routes (`/`, `/inbox`, `/tasks`, `/tasks/{id}`, `/schedules`,
-//!   `/schedules/{id}`, `/peers`, `/sessions/{id}`) answer `index.html`; `/sessions/{id}` is the console
+//!   `/schedules/{id}`, `/peers`, `/webhooks`, `/sessions/{id}`) answer `index.html`; `/sessions/{id}` is the console
 //!   link Sextant puts in results, so it must work as a deep link. Other paths answer
 //!   `index.html` with 404 (the page shows "not found").
 //! - Only `GET`/`HEAD`, and never under `/api/` or `/.well-known/`: those keep the JSON 404.
@@ -75,7 +75,7 @@ fn is_ui_route(path: &str) -> bool {
                 .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
     };
     match (first, rest.as_slice()) {
-        ("" | "inbox" | "tasks" | "schedules" | "peers", [] | [""]) => true,
+        ("" | "inbox" | "tasks" | "schedules" | "peers" | "webhooks", [] | [""]) => true,
         ("tasks" | "schedules" | "sessions", [id] | [id, ""]) => id_ok(id),
         _ => false,
     }
@@ -169,6 +169,7 @@ mod tests {
             "/schedules",
             "/schedules/01a2",
             "/peers",
+            "/webhooks",
             "/sessions/0193-aa_b.c",
         ] {
             assert!(is_ui_route(ok), "{ok}");

@@ -8,8 +8,10 @@
 //! limits, perimeter; see `docs/security.md`), `audit.jsonl` (the audit log, 0600, rotated),
 //! `work/` (default working directory for local engines), `outbound.toml` (optional: outbound
 //! A2A call settings), `peer-tokens.json` (outbound peers' bearer tokens, 0600; see
-//! `docs/peers.md`) and `sextant.lock` (held while a Sextant runs on the dir, so a second one
-//! is refused; see [`data_dir_lock`]).
+//! `docs/peers.md`), `push.key` (the key push-notification secrets are sealed with, 0600),
+//! `card-key.json` (the keys cards are signed with, 0600; `sextant card-key rotate`) and
+//! `sextant.lock` (held while a Sextant runs on the dir, so a second one is refused; see
+//! [`data_dir_lock`]).
 //!
 //! **Perimeter at start-up** ([`check_exposure`]): with no credential for remote callers
 //! configured (a peer or assistant token, or `[jwt]`), Sextant binds loopback only; binding
@@ -117,6 +119,8 @@ pub struct Running {
     /// Personal schedules (tests drive it with `run_due_now` after moving a manual clock).
     pub scheduler: Scheduler,
     scheduler_loop: SchedulerHandle,
+    /// The push delivery worker (ends with `shutdown`; what it owes stays in the journal).
+    push_loop: tokio::task::JoinHandle<()>,
     shutdown: CancellationToken,
     server: tokio::task::JoinHandle<std::io::Result<()>>,
     /// Held until the server has stopped ([`data_dir_lock`]).
@@ -137,6 +141,7 @@ impl Running {
         self.scheduler_loop.shutdown().await;
         self.runtime.shutdown(DRAIN).await;
         self.shutdown.cancel();
+        let _ = self.push_loop.await;
         let served = self.server.await;
         // Only now may another Sextant take the data dir: nothing of this one runs any more.
         drop(self.lock);
@@ -327,6 +332,13 @@ async fn start_inner(
         Security::build(&security_file, &config.data_dir, workspace, exposure).map_err(|why| {
             anyhow::anyhow!("{}: {why}", config.data_dir.join("security.toml").display())
         })?;
+    let push = outbound_file::start_push(&config.data_dir)?;
+    let card_keys = sextant_server::card_keys::CardKeys::open_or_create(
+        &config.data_dir.join(sextant_server::card_keys::FILE),
+        sextant_a2a::signing::SignAlg::Es256,
+        &sextant_core::ids::format_time(clock.now()),
+    )
+    .map_err(|e| anyhow::anyhow!(e))?;
     let security = Arc::new(security);
     // Every outbound A2A call (a2a_call, orchestrate, the a2a engine, answers to cards) is
     // an exchange too: it goes to the audit log.
@@ -376,7 +388,13 @@ async fn start_inner(
         started: clock.now(),
         shutdown: shutdown.clone(),
         security,
+        push: Arc::new(push),
+        card_keys: Arc::new(card_keys),
     });
+    let push_loop = tokio::spawn(sextant_server::push::deliver::run(
+        state.clone(),
+        shutdown.child_token(),
+    ));
     let stop = shutdown.clone();
     let server = tokio::spawn(sextant_server::serve(listener, state, async move {
         stop.cancelled().await
@@ -387,6 +405,7 @@ async fn start_inner(
         runtime,
         scheduler,
         scheduler_loop,
+        push_loop,
         shutdown,
         server,
         lock,

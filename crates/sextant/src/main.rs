@@ -2,7 +2,8 @@
 //! console owner's token; `sextant peer-token …` and `sextant assistant-token …` issue, list and
 //! revoke the tokens of remote peers and of assistant runtimes, and `sextant assistant-token
 //! peers NAME` an assistant's per-Agent credentials with a Hermes peers block
-//! (docs/security.md).
+//! (docs/security.md); `sextant card-key show|rotate` shows and rotates the key cards are
+//! signed with (docs/card-signing.md).
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -70,6 +71,70 @@ enum Command {
         #[command(subcommand)]
         action: AssistantAction,
     },
+    /// The key Agent Cards are signed with (card-key.json in the data dir).
+    CardKey {
+        #[arg(long, env = "SEXTANT_DATA_DIR", global = true)]
+        data_dir: Option<PathBuf>,
+        #[command(subcommand)]
+        action: CardKeyAction,
+    },
+}
+
+#[derive(Subcommand)]
+enum CardKeyAction {
+    /// Print the signing key's id and algorithm, and the published JWKS.
+    Show,
+    /// Make a new signing key. A running Sextant signs with it from its next card on; the key
+    /// it replaces stays published until the next rotation (peers that pinned the old key see
+    /// a changed key and disable this Sextant until their owners re-pin it).
+    Rotate {
+        /// ES256 (default) or EdDSA.
+        #[arg(long, default_value = "ES256")]
+        alg: String,
+        /// Stop publishing the replaced key at once (when it may have leaked).
+        #[arg(long)]
+        drop_previous: bool,
+    },
+}
+
+fn card_key_command(data_dir: Option<PathBuf>, action: CardKeyAction) -> Result<()> {
+    use sextant_server::card_keys;
+    let dir = data_dir.unwrap_or_else(sextant::default_data_dir);
+    std::fs::create_dir_all(&dir)?;
+    let path = dir.join(card_keys::FILE);
+    let now = sextant_core::ids::format_time(chrono::Utc::now());
+    let ring = match action {
+        CardKeyAction::Show => {
+            card_keys::CardKeys::open_or_create(&path, sextant_a2a::signing::SignAlg::Es256, &now)
+                .map_err(|e| anyhow::anyhow!(e))?
+                .keys()
+        }
+        CardKeyAction::Rotate { alg, drop_previous } => {
+            let alg = sextant_a2a::signing::SignAlg::parse(&alg)
+                .ok_or_else(|| anyhow::anyhow!("--alg {alg:?}: use ES256 or EdDSA"))?;
+            let ring = card_keys::rotate(&path, alg, !drop_previous, &now)
+                .map_err(|e| anyhow::anyhow!(e))?;
+            eprintln!(
+                "sextant: new card signing key {} ({}){}",
+                ring.current.kid(),
+                ring.current.alg().name(),
+                if drop_previous {
+                    "; earlier keys retired"
+                } else {
+                    ""
+                }
+            );
+            std::sync::Arc::new(ring)
+        }
+    };
+    println!(
+        "kid {} alg {} created {}",
+        ring.current.kid(),
+        ring.current.alg().name(),
+        ring.created_at
+    );
+    println!("{}", sextant_a2a::signing::jwks(ring.all()));
+    Ok(())
 }
 
 #[derive(Subcommand)]
@@ -213,6 +278,7 @@ fn main() -> Result<()> {
             token_command(data_dir, sextant_server::credentials::Kind::Peer, action)
         }
         Command::AssistantToken { data_dir, action } => assistant_command(data_dir, action),
+        Command::CardKey { data_dir, action } => card_key_command(data_dir, action),
         Command::Token { data_dir } => {
             let dir = data_dir.unwrap_or_else(sextant::default_data_dir);
             println!("{}", sextant::ensure_token(&dir)?);

@@ -2,6 +2,7 @@
 import type { CardAuth } from "./CardAuth";
 import type { CardCapabilities } from "./CardCapabilities";
 import type { CardInterface } from "./CardInterface";
+import type { CardSignature } from "./CardSignature";
 import type { CardSkill } from "./CardSkill";
 import type { JsonValue } from "./serde_json/JsonValue";
 
@@ -78,4 +79,9 @@ matchesPin?: boolean,
 /**
  * Whether it is enabled (not disabled by a card change).
  */
-enabled?: boolean, };
+enabled?: boolean, 
+/**
+ * The card's signatures (A2A 1.0 §8.4): whether it is signed, by which keys, and whether
+ * a signature verified.
+ */
+signature: CardSignature, };

@@ -22,4 +22,9 @@ disabled: PeerDisabled | null,
 /**
  * The pinned card; `null` until it is pinned (`pin_on_first_use`, or a new URL).
  */
-pin: PeerPin | null, metrics: PeerMetrics, created_at: string, updated_at: string, };
+pin: PeerPin | null, 
+/**
+ * Whether its card signatures are checked with a key set given at registration
+ * (`card_jwks`) rather than the one its origin publishes.
+ */
+has_card_jwks: boolean, metrics: PeerMetrics, created_at: string, updated_at: string, };

@@ -436,6 +436,25 @@ pub struct CardSummary {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub enabled: Option<bool>,
+    /// The card's signatures (A2A 1.0 §8.4): whether it is signed, by which keys, and whether
+    /// a signature verified.
+    pub signature: CardSignature,
+}
+
+/// What a card summary says about its signatures.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export)]
+pub struct CardSignature {
+    pub signed: bool,
+    /// The `kid`s its signatures name.
+    pub kids: Vec<String>,
+    /// Whether a signature verified (`null`: not checked, or unsigned).
+    pub verified: Option<bool>,
+    /// The key that verified it (RFC 7638 thumbprint).
+    pub thumbprint: Option<String>,
+    /// Why it did not verify, or could not be checked.
+    pub problem: Option<String>,
 }
 
 /// One of a card's `supportedInterfaces`: the fields it has of these four, as it has them.
@@ -604,6 +623,11 @@ pub fn summary(raw: &Value, card_url: &Url) -> CardSummary {
         pinned_hash: None,
         matches_pin: None,
         enabled: None,
+        signature: CardSignature {
+            signed: crate::signing::is_signed(raw),
+            kids: crate::signing::signature_kids(raw),
+            ..CardSignature::default()
+        },
     }
 }
 

@@ -561,6 +561,97 @@ impl A2aClient {
         Err(ClientError::InvalidUrl(format!("no card URL for {target}")))
     }
 
+    /// Checks `url` against an explicit policy (webhooks and URL parts have their own
+    /// settings, not the peers') and returns the client to reach it with.
+    fn prepare_with(&self, url: &Url, policy: NetPolicy) -> Result<reqwest::Client, ClientError> {
+        let policy = guard::check_url(url, policy).map_err(ClientError::Refused)?;
+        self.http(policy)
+    }
+
+    /// Checks a URL against the guard under an explicit policy, without sending anything
+    /// (names are resolved only when a request is made).
+    pub fn check_with(&self, url: &Url, policy: NetPolicy) -> Result<(), ClientError> {
+        self.prepare_with(url, policy).map(drop)
+    }
+
+    /// GETs a file through the guard under `policy` (a URL part an Agent fetches): the body,
+    /// at most `limit` bytes, and its `Content-Type`. Redirects are refused like everywhere.
+    pub async fn fetch_bytes(
+        &self,
+        url: &Url,
+        policy: NetPolicy,
+        limit: usize,
+        timeout: Duration,
+    ) -> Result<(Bytes, Option<String>), ClientError> {
+        let client = self.prepare_with(url, policy)?;
+        let resp = client
+            .get(url.clone())
+            .header(HOP_HEADER, "1")
+            .timeout(timeout)
+            .send()
+            .await
+            .map_err(map_reqwest)?;
+        let resp = check_status(resp).await?;
+        let ct = resp
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .map(String::from);
+        let body = read_capped(resp, limit, "file").await?;
+        Ok((body, ct))
+    }
+
+    /// POSTs `body` with `headers` to `url` through the guard under `policy` (a push
+    /// notification webhook). Any 2xx is delivered; the answer's body is read (at most 4 KiB)
+    /// and dropped. Redirects and other statuses are errors naming them.
+    pub async fn post_bytes(
+        &self,
+        url: &Url,
+        policy: NetPolicy,
+        headers: &[(&str, String)],
+        body: Bytes,
+        timeout: Duration,
+    ) -> Result<u16, ClientError> {
+        let client = self.prepare_with(url, policy)?;
+        let mut req = client.post(url.clone()).timeout(timeout).body(body);
+        for (k, v) in headers {
+            req = req.header(*k, v);
+        }
+        let resp = check_status(req.send().await.map_err(map_reqwest)?).await?;
+        let status = resp.status().as_u16();
+        // Reading the (small) answer lets the connection be reused.
+        let _ = read_capped(resp, 4096, "webhook answer").await;
+        Ok(status)
+    }
+
+    /// Fetches the JWKS a card's signing keys are published in: `<the card's origin>
+    /// /.well-known/jwks.json`, through the guard like the card. Never a URL the card names (a
+    /// `jku`): a card does not choose where Sextant connects.
+    pub async fn fetch_jwks(
+        &self,
+        card_url: &Url,
+        allow_private: bool,
+        timeout: Duration,
+    ) -> Result<Value, ClientError> {
+        let mut url = card_url.clone();
+        url.set_path(crate::signing::JWKS_PATH);
+        url.set_query(None);
+        url.set_fragment(None);
+        let client = self.prepare(&url, allow_private)?;
+        let resp = client
+            .get(url.clone())
+            .header(ACCEPT, "application/json")
+            .header(HOP_HEADER, "1")
+            .timeout(timeout)
+            .send()
+            .await
+            .map_err(map_reqwest)?;
+        let resp = check_status(resp).await?;
+        let body = read_capped(resp, 64 * 1024, "key set").await?;
+        serde_json::from_slice(&body)
+            .map_err(|e| ClientError::Protocol(format!("the key set at {url} is not JSON: {e}")))
+    }
+
     fn request(
         &self,
         ep: &Endpoint,

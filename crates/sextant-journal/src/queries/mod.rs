@@ -19,6 +19,7 @@ pub mod inputs;
 pub mod interactions;
 pub mod peers;
 pub mod processes;
+pub mod push;
 pub mod runs;
 pub mod schedules;
 pub mod security;

@@ -33,6 +33,10 @@ pub struct PeerRow {
     pub updated_at: String,
     /// When the person paused the peer; `None` while it is not paused.
     pub paused_at: Option<String>,
+    /// The key the pinned card was signed with (JSON), when it was signed.
+    pub pinned_key: Option<serde_json::Value>,
+    /// The key set (JWKS, JSON) the person gave to check the peer's card signatures.
+    pub card_jwks: Option<serde_json::Value>,
 }
 
 impl PeerRow {
@@ -60,6 +64,8 @@ impl PeerRow {
             created_at: String::new(),
             updated_at: String::new(),
             paused_at: None,
+            pinned_key: None,
+            card_jwks: None,
         }
     }
 }
@@ -67,7 +73,7 @@ impl PeerRow {
 const COLUMNS: &str = "name, url, timeout_secs, capabilities, allowed_skills, \
                        allow_private_network, pinned_hash, pinned_parts, pinned_at, disabled, \
                        calls, failures, latency_ms_total, last_latency_ms, last_call_at, \
-                       last_error, created_at, updated_at, paused_at";
+                       last_error, created_at, updated_at, paused_at, pinned_key, card_jwks";
 
 fn json_list(s: String) -> Vec<String> {
     serde_json::from_str(&s).unwrap_or_default()
@@ -98,6 +104,8 @@ fn row(r: &Row<'_>) -> rusqlite::Result<PeerRow> {
         created_at: r.get(16)?,
         updated_at: r.get(17)?,
         paused_at: r.get(18)?,
+        pinned_key: json_value(r.get(19)?),
+        card_jwks: json_value(r.get(20)?),
     })
 }
 
@@ -128,7 +136,7 @@ pub fn insert(c: &Connection, p: &PeerRow) -> Result<bool> {
     let n = c
         .prepare_cached(&format!(
             "INSERT INTO peers ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10,
-                 ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)
+                 ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)
              ON CONFLICT (name) DO NOTHING"
         ))?
         .execute(params![
@@ -151,12 +159,15 @@ pub fn insert(c: &Connection, p: &PeerRow) -> Result<bool> {
             p.created_at,
             p.updated_at,
             p.paused_at,
+            p.pinned_key.as_ref().map(to_json).transpose()?,
+            p.card_jwks.as_ref().map(to_json).transpose()?,
         ])?;
     Ok(n == 1)
 }
 
-/// Replaces a peer's settings, its pause included (not its pin, card state or metrics);
-/// whether it existed. A changed URL drops the pin: the next use pins the new peer's card.
+/// Replaces a peer's settings, its pause and card key set included (not its pin, card state or
+/// metrics); whether it existed. A changed URL drops the pin and its key: the next use pins the
+/// new peer's card.
 pub fn update_settings(c: &Connection, p: &PeerRow) -> Result<bool> {
     let n = c
         .prepare_cached(
@@ -164,9 +175,10 @@ pub fn update_settings(c: &Connection, p: &PeerRow) -> Result<bool> {
                  pinned_hash = CASE WHEN url = ?2 THEN pinned_hash END,
                  pinned_parts = CASE WHEN url = ?2 THEN pinned_parts END,
                  pinned_at = CASE WHEN url = ?2 THEN pinned_at END,
+                 pinned_key = CASE WHEN url = ?2 THEN pinned_key END,
                  disabled = CASE WHEN url = ?2 THEN disabled END,
                  url = ?2, timeout_secs = ?3, capabilities = ?4, allowed_skills = ?5,
-                 allow_private_network = ?6, updated_at = ?7, paused_at = ?8
+                 allow_private_network = ?6, updated_at = ?7, paused_at = ?8, card_jwks = ?9
              WHERE name = ?1",
         )?
         .execute(params![
@@ -178,6 +190,7 @@ pub fn update_settings(c: &Connection, p: &PeerRow) -> Result<bool> {
             p.allow_private_network,
             p.updated_at,
             p.paused_at,
+            p.card_jwks.as_ref().map(to_json).transpose()?,
         ])?;
     Ok(n == 1)
 }
@@ -189,31 +202,34 @@ pub fn delete(c: &Connection, name: &str) -> Result<bool> {
         == 1)
 }
 
-/// Pins a card (and enables the peer). With `expected_old`, only if the pin is still that
-/// (`None`: still unpinned); returns whether it was written.
+/// Pins a card and the key it was signed with (`None`: unsigned), and enables the peer. With
+/// `expected_old`, only if the pin is still that (`None`: still unpinned); returns whether it
+/// was written.
 pub fn pin(
     c: &Connection,
     name: &str,
     hash: &str,
     parts: &serde_json::Value,
+    key: Option<&serde_json::Value>,
     at: &str,
     expected_old: Option<Option<&str>>,
 ) -> Result<bool> {
     let parts = to_json(parts)?;
+    let key = key.map(to_json).transpose()?;
     let n = match expected_old {
         None => c
             .prepare_cached(
                 "UPDATE peers SET pinned_hash = ?2, pinned_parts = ?3, pinned_at = ?4,
-                     disabled = NULL, updated_at = ?4 WHERE name = ?1",
+                     pinned_key = ?5, disabled = NULL, updated_at = ?4 WHERE name = ?1",
             )?
-            .execute(params![name, hash, parts, at])?,
+            .execute(params![name, hash, parts, at, key])?,
         Some(old) => c
             .prepare_cached(
                 "UPDATE peers SET pinned_hash = ?2, pinned_parts = ?3, pinned_at = ?4,
-                     disabled = NULL, updated_at = ?4
-                 WHERE name = ?1 AND pinned_hash IS ?5",
+                     pinned_key = ?5, disabled = NULL, updated_at = ?4
+                 WHERE name = ?1 AND pinned_hash IS ?6",
             )?
-            .execute(params![name, hash, parts, at, old])?,
+            .execute(params![name, hash, parts, at, key, old])?,
     };
     Ok(n == 1)
 }

@@ -42,6 +42,7 @@ fn codex_agent(approval_timeout_secs: u64, timeout_secs: u64) -> AgentSpec {
         dedupe_message_ids: true,
         access: Default::default(),
         public_card: Default::default(),
+        features: Default::default(),
     }
 }
 

@@ -72,6 +72,12 @@ pub struct ExecEngine {
     pub working_dir: PathBuf,
     pub env: BTreeMap<String, String>,
     pub timeout: Duration,
+    /// Where each turn's input files go (`<root>/<task id>`, see `engine::files`).
+    pub turns_root: PathBuf,
+    /// Fetches URL parts for an Agent with `fetch_url_parts` (`None`: not set up).
+    pub peers: Option<crate::peers::Peers>,
+    /// Largest file an `artifact` line's `path` part may name (the Agent's `max_part_bytes`).
+    pub max_part_bytes: u64,
 }
 
 /// One stdout line of the protocol.
@@ -255,12 +261,7 @@ impl ExecEngine {
         }
     }
 
-    fn turn_line(turn: &Turn, resume: Option<(&Interaction, &Answer)>) -> String {
-        let inputs: Vec<Value> = turn
-            .inputs
-            .iter()
-            .map(|m| json!({ "message_id": m.message_id, "text": message_text(m) }))
-            .collect();
+    fn turn_line(turn: &Turn, inputs: &[Value], resume: Option<(&Interaction, &Answer)>) -> String {
         let history: Vec<Value> = turn
             .history
             .iter()
@@ -312,6 +313,29 @@ impl ExecEngine {
                 self.working_dir.display()
             ));
         }
+        let files = match super::files::prepare(turn, &self.turns_root, self.peers.as_ref()).await {
+            Ok(f) => f,
+            Err(e) => return Outcome::Failed(format!("cannot hand the turn's files over: {e}")),
+        };
+        let outcome = self
+            .run_command(program, args, turn, &files, resume, sink, deadline)
+            .await;
+        files.remove();
+        outcome
+    }
+
+    /// Runs the command once its files are in place.
+    #[allow(clippy::too_many_arguments)]
+    async fn run_command(
+        &self,
+        program: &str,
+        args: &[String],
+        turn: &Turn,
+        files: &super::files::TurnFiles,
+        resume: Option<(&Interaction, &Answer)>,
+        sink: &TurnSink,
+        deadline: &Deadline,
+    ) -> Outcome {
         let mut cmd = Command::new(program);
         cmd.args(args)
             .current_dir(&self.working_dir)
@@ -320,6 +344,7 @@ impl ExecEngine {
             .env("SEXTANT_SESSION_ID", &turn.session_id)
             .env("SEXTANT_TASK_ID", &turn.task_id)
             .env("SEXTANT_CONTEXT_ID", &turn.context_id)
+            .env("SEXTANT_TURN_DIR", &files.dir)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
@@ -330,7 +355,9 @@ impl ExecEngine {
         };
         let mut stdin = child.stdin.take();
         if let Some(w) = stdin.as_mut()
-            && let Err(e) = w.write_all(Self::turn_line(turn, resume).as_bytes()).await
+            && let Err(e) = w
+                .write_all(Self::turn_line(turn, &files.inputs, resume).as_bytes())
+                .await
         {
             // A command that ignores stdin may close it early; that is not an error.
             tracing::debug!(error = %e, "exec engine: stdin closed before the turn line");
@@ -486,10 +513,30 @@ impl ExecEngine {
                 Ok(None)
             }
             Some(Line::Artifact { name, parts }) => {
-                let parts: Vec<Part> = parts
-                    .into_iter()
-                    .filter_map(|p| serde_json::from_value(p).ok())
-                    .collect();
+                let mut read = Vec::with_capacity(parts.len());
+                for p in parts {
+                    // A file the command wrote: its bytes become a raw part. One that cannot
+                    // be read fails the turn, saying why, rather than vanishing.
+                    if p.get("path").is_some() {
+                        match super::files::read_path_part(
+                            &p,
+                            &self.working_dir,
+                            self.max_part_bytes,
+                        )
+                        .await
+                        {
+                            Ok(part) => read.push(part),
+                            Err(e) => {
+                                return Ok(Some(Outcome::Failed(format!(
+                                    "the agent's artifact names a file Sextant cannot take: {e}"
+                                ))));
+                            }
+                        }
+                    } else if let Ok(part) = serde_json::from_value::<Part>(p) {
+                        read.push(part);
+                    }
+                }
+                let parts = read;
                 if parts.is_empty() {
                     return Ok(Some(Outcome::Failed(
                         "the agent sent an artifact without valid parts".into(),

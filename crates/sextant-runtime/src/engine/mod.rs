@@ -10,6 +10,7 @@ pub mod codex;
 pub mod conformance;
 pub mod echo;
 pub mod exec;
+mod files;
 pub mod shell;
 
 use std::path::PathBuf;
@@ -636,6 +637,9 @@ pub fn make_engine(agent: &AgentSpec, env: &EngineEnv) -> Box<dyn Engine> {
             working_dir: working_dir.clone().unwrap_or_else(|| env.work_dir.clone()),
             env: vars.clone(),
             timeout: std::time::Duration::from_secs(*timeout_secs),
+            turns_root: env.work_dir.join("turns"),
+            peers: env.peers.clone(),
+            max_part_bytes: agent.features.max_part_bytes,
         }),
         EngineSpec::Codex {
             binary,

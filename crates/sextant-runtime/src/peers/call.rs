@@ -630,6 +630,7 @@ impl Peers {
                 origin: "outbound".into(),
                 max_active_tasks: None,
                 max_context_inputs: None,
+                push_config: None,
                 at: self.clock().now(),
             })
             .await?

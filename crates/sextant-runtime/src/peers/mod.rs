@@ -8,7 +8,9 @@
 //! - **Pinning** ([`Peers::connect`], [`Peers::pin`]): the card is fetched on every use; its
 //!   pin (SHA-256 of the RFC 8785 canonical JSON of supportedInterfaces, securitySchemes and
 //!   skills) is recorded at registration or first use. A card whose pin changed disables the
-//!   peer (old and new hash and what changed are kept) until the person re-pins it.
+//!   peer (old and new hash and what changed are kept) until the person re-pins it. A signed
+//!   card's key is pinned with it, and a changed key disables the peer the same way
+//!   ([`signed`]).
 //! - **Calls** ([`call`]): each exchange is journalled as a task of an outbound Session per
 //!   (caller, peer, contextId), with the sent message and the reply as journal events.
 //! - **History and listing** ([`history`]).
@@ -18,6 +20,7 @@
 pub mod answer;
 pub mod call;
 pub mod history;
+pub mod signed;
 pub mod tokens;
 
 use std::sync::Arc;
@@ -37,6 +40,7 @@ use url::Url;
 
 pub use call::{CallRequest, CallResult, Mode, Orchestration};
 pub use history::{Conversation, History, HistoryMessage, Listing, PeerTotals};
+pub use signed::PinnedKey;
 pub use tokens::TokenStore;
 
 /// Default per-peer timeout.
@@ -138,6 +142,10 @@ pub struct PeerSettings {
     /// pin, token and metrics) or resume it (`false`).
     #[serde(default)]
     pub paused: Option<bool>,
+    /// The key set (a JWKS, or one JWK) to check the peer's card signatures with, instead of
+    /// the one its origin publishes; `null` in a change removes it.
+    #[serde(default, deserialize_with = "double_option")]
+    pub card_jwks: Option<Option<Value>>,
 }
 
 /// A peer as the API shows it (never the token).
@@ -159,19 +167,23 @@ pub struct PeerView {
     pub disabled: Option<PeerDisabled>,
     /// The pinned card; `null` until it is pinned (`pin_on_first_use`, or a new URL).
     pub pin: Option<PeerPin>,
+    /// Whether its card signatures are checked with a key set given at registration
+    /// (`card_jwks`) rather than the one its origin publishes.
+    pub has_card_jwks: bool,
     pub metrics: PeerMetrics,
     pub created_at: String,
     pub updated_at: String,
 }
 
-/// Why a peer is disabled: its card no longer matches its pin. `Peers::connect` writes it into
-/// the journal (`peers.disabled`, as this JSON) and the view reads it back; a field missing
-/// from a stored row reads as empty.
+/// Why a peer is disabled: its card no longer matches its pin, or its signature no longer
+/// comes from the pinned key. `Peers::connect` writes it into the journal (`peers.disabled`,
+/// as this JSON) and the view reads it back; a field missing from a stored row reads as empty.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
 #[serde(default)]
 #[ts(export)]
 pub struct PeerDisabled {
-    /// `card_changed`.
+    /// `card_changed`, or for a signed card `signing_key_changed`, `signature_removed`,
+    /// `signature_invalid` (the pin hash is then unchanged; `changes` says what happened).
     pub reason: String,
     /// The pin the peer had.
     pub old_hash: String,
@@ -194,6 +206,8 @@ pub struct PeerPin {
     pub pinned_at: Option<String>,
     /// The pinned card's skill ids, lowercased.
     pub skills: Vec<String>,
+    /// The key the pinned card was signed with; `null` for an unsigned card.
+    pub key: Option<PinnedKey>,
 }
 
 /// A peer's call counters (every exchange: tool calls, orchestrations, `a2a` engine turns; and
@@ -325,6 +339,25 @@ pub fn parse_url(field: &'static str, s: &str) -> Result<Url, PeerError> {
     Ok(url)
 }
 
+/// A key set given for a peer: a JWKS (or one JWK) with at least one key that has a `kid`.
+fn check_jwks(set: Option<Value>) -> Result<Option<Value>, PeerError> {
+    let Some(set) = set else {
+        return Ok(None);
+    };
+    let keys = sextant_a2a::signing::jwks_keys(&set);
+    if keys.is_empty()
+        || keys
+            .iter()
+            .any(|k| k.get("kid").and_then(Value::as_str).is_none())
+    {
+        return Err(PeerError::invalid(
+            "card_jwks",
+            "card_jwks must be a JWKS ({\"keys\": [...]}) or a JWK, each key with a kid",
+        ));
+    }
+    Ok(Some(serde_json::json!({ "keys": keys })))
+}
+
 fn timeout_of(secs: Option<u64>) -> Result<u64, PeerError> {
     match secs {
         None => Ok(DEFAULT_TIMEOUT_SECS),
@@ -406,7 +439,9 @@ impl Peers {
                 hash: h.clone(),
                 pinned_at: row.pinned_at.clone(),
                 skills,
+                key: Self::pinned_key(row),
             }),
+            has_card_jwks: row.card_jwks.is_some(),
             metrics: PeerMetrics {
                 calls: row.calls,
                 failures: row.failures,
@@ -487,19 +522,22 @@ impl Peers {
         if self.inner.journal.peer(&name).await?.is_some() {
             return Err(PeerError::Exists(name));
         }
+        let card_jwks = check_jwks(s.card_jwks.clone().flatten())?;
         let now = self.now();
-        let (pin, parts, card_caps) = if s.pin_on_first_use {
-            (None, None, Vec::new())
+        let (pin, parts, key, card_caps) = if s.pin_on_first_use {
+            (None, None, None, Vec::new())
         } else {
-            let fetched = self
-                .fetch_card(&url, allow_private, Duration::from_secs(timeout), &name)
-                .await?;
+            let wait = Duration::from_secs(timeout);
+            let fetched = self.fetch_card(&url, allow_private, wait, &name).await?;
             let parts = card::pinned_parts(&fetched.raw);
             let hash = card::hash_parts(&parts).map_err(PeerError::Remote)?;
+            let key = self
+                .key_to_pin(&name, &fetched, card_jwks.as_ref(), allow_private, wait)
+                .await?;
             let (ids, tags) = card::advertised(&parts);
             let mut caps = ids;
             caps.extend(tags);
-            (Some(hash), Some(parts), caps)
+            (Some(hash), Some(parts), key, caps)
         };
         let capabilities = clean_list("capabilities", s.capabilities.clone().unwrap_or(card_caps))?;
         let allowed_skills = clean_list("allowed_skills", s.allowed_skills.unwrap_or_default())?;
@@ -510,6 +548,8 @@ impl Peers {
             pinned_at: pin.as_ref().map(|_| now.clone()),
             pinned_hash: pin,
             pinned_parts: parts,
+            pinned_key: key.map(|k| k.to_value()),
+            card_jwks,
             paused_at: s.paused.unwrap_or(false).then(|| now.clone()),
             created_at: now.clone(),
             updated_at: now,
@@ -559,6 +599,9 @@ impl Peers {
         }
         if let Some(Some(t)) = &s.token {
             check_token(t)?;
+        }
+        if let Some(set) = s.card_jwks.clone() {
+            row.card_jwks = check_jwks(set)?;
         }
         row.updated_at = self.now();
         match s.paused {
@@ -621,10 +664,20 @@ impl Peers {
                 "{name}'s card now pins to {hash}, not {want}; review it again before pinning"
             )));
         }
+        let key = self
+            .key_to_pin(
+                name,
+                &fetched,
+                row.card_jwks.as_ref(),
+                row.allow_private_network,
+                Duration::from_secs(row.timeout_secs.max(1) as u64),
+            )
+            .await?
+            .map(|k| k.to_value());
         let now = self.now();
         self.inner
             .journal
-            .pin_peer(name, &hash, parts, &now, Some(row.pinned_hash.clone()))
+            .pin_peer(name, &hash, parts, key, &now, Some(row.pinned_hash.clone()))
             .await?
             .then_some(())
             .ok_or_else(|| {
@@ -671,12 +724,22 @@ impl Peers {
         let hash = card::hash_parts(&parts).map_err(PeerError::Remote)?;
         match &row.pinned_hash {
             None => {
-                // Pinned at first use (only if nobody pinned it meanwhile).
+                // Pinned at first use (only if nobody pinned it meanwhile), with its key.
+                let key = self
+                    .key_to_pin(
+                        name,
+                        &fetched,
+                        row.card_jwks.as_ref(),
+                        row.allow_private_network,
+                        timeout,
+                    )
+                    .await?
+                    .map(|k| k.to_value());
                 let now = self.now();
                 let pinned = self
                     .inner
                     .journal
-                    .pin_peer(name, &hash, parts.clone(), &now, Some(None))
+                    .pin_peer(name, &hash, parts.clone(), key, &now, Some(None))
                     .await?;
                 if !pinned {
                     return Err(PeerError::Conflict(format!(
@@ -707,13 +770,77 @@ impl Peers {
                     details: why,
                 });
             }
-            Some(_) => {}
+            Some(pinned) => {
+                self.check_key(name, &row, &fetched, pinned, timeout)
+                    .await?
+            }
         }
         let bearer = self.inner.tokens.get(name).map(|token| Bearer {
             token,
             origin: url.origin(),
         });
         self.endpoint_for(name, &format!("peer:{name}"), true, &fetched, bearer, &row)
+    }
+
+    /// A pinned card's signature: still by the pinned key (else the peer is disabled, as for
+    /// a changed card); a card that starts being signed gets its key pinned if it verifies.
+    async fn check_key(
+        &self,
+        name: &str,
+        row: &PeerRow,
+        fetched: &FetchedCard,
+        hash: &str,
+        timeout: Duration,
+    ) -> Result<(), PeerError> {
+        let problem = match Self::pinned_key(row) {
+            Some(key) => match signed::check_pinned(&fetched.raw, &key) {
+                Ok(()) => return Ok(()),
+                Err(p) => (p.reason(), p.describe(&key)),
+            },
+            None if !sextant_a2a::signing::is_signed(&fetched.raw) => return Ok(()),
+            None => match self
+                .key_to_pin(
+                    name,
+                    fetched,
+                    row.card_jwks.as_ref(),
+                    row.allow_private_network,
+                    timeout,
+                )
+                .await
+            {
+                Ok(key) => {
+                    let key = key.map(|k| k.to_value());
+                    let parts = card::pinned_parts(&fetched.raw);
+                    let now = self.now();
+                    self.inner
+                        .journal
+                        .pin_peer(name, hash, parts, key, &now, Some(Some(hash.to_string())))
+                        .await?;
+                    tracing::info!(peer = %name, "peer card is now signed; its key is pinned");
+                    return Ok(());
+                }
+                Err(e) => ("signature_invalid", e.to_string()),
+            },
+        };
+        let why = PeerDisabled {
+            reason: problem.0.into(),
+            old_hash: hash.to_string(),
+            new_hash: hash.to_string(),
+            changes: vec![problem.1],
+            card_url: fetched.url.as_str().to_string(),
+            seen_at: self.now(),
+        };
+        let why =
+            serde_json::to_value(why).map_err(|e| PeerError::Internal(format!("{name}: {e}")))?;
+        self.inner
+            .journal
+            .disable_peer(name, why.clone(), &self.now())
+            .await?;
+        tracing::warn!(peer = %name, reason = problem.0, "peer card signature changed; peer disabled");
+        Err(PeerError::Disabled {
+            message: disabled_message(name, &why),
+            details: why,
+        })
     }
 
     /// Checks a direct URL (no registration, no pin, no token, public addresses only).
@@ -824,6 +951,38 @@ impl Peers {
             )
             .await?;
         let mut summary = card::summary(&fetched.raw, &fetched.url);
+        if summary.signature.signed {
+            let pinned = registered.as_ref().and_then(Self::pinned_key);
+            let jwks = registered.as_ref().and_then(|r| r.card_jwks.clone());
+            let checked = match (pinned, jwks) {
+                (Some(key), _) => signed::check_pinned(&fetched.raw, &key)
+                    .map(|()| key.thumbprint.clone())
+                    .map_err(|p| p.describe(&key)),
+                (None, jwks) => self
+                    .key_to_pin(
+                        &who,
+                        &fetched,
+                        jwks.as_ref(),
+                        allow_private,
+                        Duration::from_secs(DEFAULT_TIMEOUT_SECS),
+                    )
+                    .await
+                    .map(|k| k.map(|k| k.thumbprint).unwrap_or_default())
+                    .map_err(|e| e.to_string()),
+            };
+            match checked {
+                Ok(t) => {
+                    summary.signature.verified = Some(true);
+                    summary.signature.thumbprint = Some(t);
+                }
+                Err(why) => {
+                    summary.signature.verified = Some(false);
+                    summary.signature.problem = Some(why.clone());
+                    summary.problems.push(why);
+                    summary.valid = false;
+                }
+            }
+        }
         let registered = match registered {
             Some(r) => Some(r),
             None => self
@@ -855,6 +1014,15 @@ fn paused_message(name: &str, at: &str) -> String {
 
 /// The message for a disabled peer.
 fn disabled_message(name: &str, why: &Value) -> String {
+    if let Some(reason @ ("signing_key_changed" | "signature_removed" | "signature_invalid")) =
+        why["reason"].as_str()
+    {
+        let what = why["changes"][0].as_str().unwrap_or(reason);
+        return format!(
+            "peer {name} is disabled: {what}. Check the card and its key (a2a_discover), then \
+             re-pin it: POST /api/v1/peers/{name}/pin"
+        );
+    }
     let changes: Vec<String> = why["changes"]
         .as_array()
         .map(|a| {

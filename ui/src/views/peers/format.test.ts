@@ -17,7 +17,8 @@ const peer = (name: string, over: Partial<PeerView> = {}): PeerView => ({
   enabled: true,
   paused_at: null,
   disabled: null,
-  pin: { hash: OLD, pinned_at: '2026-12-01T10:00:00.000Z', skills: ['echo'] },
+  pin: { hash: OLD, pinned_at: '2026-12-01T10:00:00.000Z', skills: ['echo'], key: null },
+  has_card_jwks: false,
   metrics: { calls: 0, failures: 0, avg_latency_ms: null, last_latency_ms: null, last_call_at: null, last_error: null },
   created_at: '2026-12-01T10:00:00.000Z',
   updated_at: '2026-12-01T10:00:00.000Z',
@@ -51,6 +52,7 @@ const review = (pinHash: string | null, over: Partial<CardSummary> = {}): CardSu
   pinHash,
   valid: true,
   problems: [],
+  signature: { signed: false, kids: [], verified: null, thumbprint: null, problem: null },
   ...over,
 });
 
