@@ -63,7 +63,7 @@ pub use queries::runs::RunRow;
 pub use queries::schedules::ScheduleRow;
 pub use queries::security::CredentialRow;
 pub use queries::sessions::SessionRow;
-pub use queries::tasks::{TaskFilter, TaskPage, TaskRow};
+pub use queries::tasks::{Outcome, TaskCounts, TaskFilter, TaskPage, TaskRow, TaskStatus};
 pub use schedules::Claim;
 pub use writer::{Admission, Admitted, NewEvent, Refusal, TurnGuard};
 
@@ -321,6 +321,11 @@ impl Journal {
     /// A page of tasks.
     pub async fn list_tasks(&self, filter: TaskFilter) -> Result<TaskPage> {
         self.read(move |c| queries::tasks::list(c, &filter)).await
+    }
+
+    /// How many tasks are unfinished, by state, across every caller.
+    pub async fn task_counts(&self) -> Result<queries::tasks::TaskCounts> {
+        self.read(queries::tasks::counts).await
     }
 
     /// Tasks that are not in a terminal state (for recovery at start-up).

@@ -50,6 +50,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "20261201090000_peer_paused",
         include_str!("../migrations/20261201090000_peer_paused.sql"),
     ),
+    (
+        "20261201230000_task_outcome",
+        include_str!("../migrations/20261201230000_task_outcome.sql"),
+    ),
 ];
 
 /// Applies the pending migrations; returns how many ran.

@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use sextant_core::event::state_wire;
 use sextant_core::projection::blocks;
 use sextant_core::{JournalEvent, Principal};
-use sextant_journal::{SessionRow, TaskFilter, TaskRow};
+use sextant_journal::{SessionRow, TaskFilter, TaskRow, TaskStatus};
 use tokio::sync::broadcast::error::RecvError;
 
 use crate::AppState;
@@ -25,7 +25,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::urls::base_url;
 use crate::wire::{
     AgentList, AgentSummary, AnswerDetail, InteractionChange, InteractionChangeKind, RunLink,
-    SessionDetail, SessionSummary, SessionsPage, TaskChange, TaskSummary, TasksPage,
+    SessionDetail, SessionSummary, SessionsPage, TaskChange, TaskCounts, TaskSummary, TasksPage,
 };
 
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
@@ -84,6 +84,9 @@ pub struct PageQuery {
     agent: Option<String>,
     #[serde(default)]
     state: Option<String>,
+    /// `unfinished`, `active`, `waiting`, or an outcome (`completed`, `declined`, …).
+    #[serde(default)]
+    status: Option<String>,
 }
 
 fn limit(q: &PageQuery) -> ApiResult<u32> {
@@ -247,7 +250,9 @@ pub async fn session_events(
         .into_response())
 }
 
-/// `GET /api/v1/tasks?agent&state&cursor&limit`: every caller's tasks, newest activity first.
+/// `GET /api/v1/tasks?agent&state&status&cursor&limit`: every caller's tasks, newest activity
+/// first. `agent` ending in `*` is a prefix (`peer:*`); `status` is where the task is in words
+/// (`unfinished`, `active`, `waiting`) or how it ended (an outcome word).
 pub async fn tasks(
     State(app): State<AppState>,
     Extension(p): Extension<Principal>,
@@ -262,12 +267,27 @@ pub async fn tasks(
         ),
         None => None,
     };
+    let status = match &q.status {
+        Some(s) => Some(TaskStatus::parse(s).ok_or_else(|| {
+            ApiError::BadRequest(format!(
+                "status {s:?} is not one of unfinished, active, waiting, {}",
+                sextant_journal::Outcome::ALL.map(|o| o.as_str()).join(", ")
+            ))
+        })?),
+        None => None,
+    };
     let page = app
         .runtime
         .journal()
         .list_tasks(TaskFilter {
-            agent_id: q.agent.clone(),
+            agent_id: q.agent.clone().filter(|a| !a.ends_with('*')),
+            agent_prefix: q
+                .agent
+                .as_deref()
+                .and_then(|a| a.strip_suffix('*'))
+                .map(String::from),
             state,
+            status,
             cursor: q.cursor.as_deref().map(decode_cursor).transpose()?,
             limit,
             ..Default::default()
@@ -277,6 +297,23 @@ pub async fn tasks(
         tasks: page.tasks.iter().map(TaskSummary::from).collect(),
         total: page.total,
         next_cursor: page.next.as_ref().map(encode_cursor),
+    })))
+}
+
+/// `GET /api/v1/tasks/counts`: every caller's unfinished tasks, by state.
+pub async fn task_counts(
+    State(app): State<AppState>,
+    Extension(p): Extension<Principal>,
+) -> ApiResult<Json<Value>> {
+    owner_only(&p)?;
+    let c = app.runtime.journal().task_counts().await?;
+    Ok(Json(json!(TaskCounts {
+        unfinished: c.submitted + c.working + c.input_required + c.auth_required,
+        submitted: c.submitted,
+        working: c.working,
+        waiting: c.input_required + c.auth_required,
+        input_required: c.input_required,
+        auth_required: c.auth_required,
     })))
 }
 
@@ -365,6 +402,13 @@ async fn state_change(journal: &sextant_journal::Journal, ev: &JournalEvent) -> 
     let state = ev.body.new_state()?;
     let task_id = ev.task_id.as_deref()?;
     let row = journal.task(task_id).await.ok().flatten()?;
+    // The Runs page follows its schedule's tasks by this (a Run's first task is news to it).
+    let schedule_id = journal
+        .run_by_session(&ev.session_id)
+        .await
+        .ok()
+        .flatten()
+        .map(|r| r.schedule_id);
     Some(json!(TaskChange {
         task_id: task_id.to_string(),
         session_id: ev.session_id.clone(),
@@ -372,6 +416,12 @@ async fn state_change(journal: &sextant_journal::Journal, ev: &JournalEvent) -> 
         caller: row.caller,
         context_id: row.context_id,
         state: state_wire(&state),
+        outcome: state
+            .is_terminal()
+            .then_some(row.outcome)
+            .flatten()
+            .map(|o| o.as_str().to_string()),
+        schedule_id,
         at: sextant_core::ids::format_time(ev.at),
         seq: ev.seq,
     }))

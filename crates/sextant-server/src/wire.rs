@@ -101,6 +101,10 @@ pub struct TaskSummary {
     pub state_at: String,
     /// The journal seq of its latest event.
     pub last_seq: i64,
+    /// What happened, once it ended: `completed`, `failed`, `canceled`, `rejected`, `declined`
+    /// (a person said no) or `expired` (nobody answered; the default applied). `null` while
+    /// it runs. The A2A state alone cannot say it: a declined shell command completes.
+    pub outcome: Option<String>,
 }
 
 impl From<&TaskRow> for TaskSummary {
@@ -116,6 +120,7 @@ impl From<&TaskRow> for TaskSummary {
             state: state_wire(&t.state),
             state_at: t.state_at.clone(),
             last_seq: t.last_seq,
+            outcome: t.outcome.map(|o| o.as_str().to_string()),
         }
     }
 }
@@ -231,9 +236,29 @@ pub struct TaskChange {
     pub context_id: String,
     /// The new state (A2A 1.0 name).
     pub state: String,
+    /// What happened, when the change ended the task (see [`TaskSummary::outcome`]).
+    pub outcome: Option<String>,
+    /// The schedule whose Run started the task's Session, if one did.
+    pub schedule_id: Option<String>,
     pub at: String,
     /// The journal seq of the change (per Session).
     pub seq: i64,
+}
+
+/// `GET /api/v1/tasks/counts`: every caller's unfinished tasks, counted by the server (a
+/// page of the list would under-count).
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export)]
+pub struct TaskCounts {
+    /// Not ended: the sum of the four below.
+    pub unfinished: u64,
+    pub submitted: u64,
+    pub working: u64,
+    /// Waiting for a person: input or an approval.
+    pub waiting: u64,
+    pub input_required: u64,
+    pub auth_required: u64,
 }
 
 /// `event: interaction` of `GET /api/v1/tasks/events`: raised or answered.

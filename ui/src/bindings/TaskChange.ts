@@ -7,7 +7,15 @@ export type TaskChange = { taskId: string, sessionId: string, agentId: string, c
 /**
  * The new state (A2A 1.0 name).
  */
-state: string, at: string, 
+state: string, 
+/**
+ * What happened, when the change ended the task (see [`TaskSummary::outcome`]).
+ */
+outcome: string | null, 
+/**
+ * The schedule whose Run started the task's Session, if one did.
+ */
+scheduleId: string | null, at: string, 
 /**
  * The journal seq of the change (per Session).
  */

@@ -19,4 +19,10 @@ stateAt: string,
 /**
  * The journal seq of its latest event.
  */
-lastSeq: number, };
+lastSeq: number, 
+/**
+ * What happened, once it ended: `completed`, `failed`, `canceled`, `rejected`, `declined`
+ * (a person said no) or `expired` (nobody answered; the default applied). `null` while
+ * it runs. The A2A state alone cannot say it: a declined shell command completes.
+ */
+outcome: string | null, };
