@@ -146,3 +146,29 @@ export function rawPost(base, path, headers, body) {
     req.end(body);
   });
 }
+
+/** A new tab of `browser` on `path` of `server`, with the console loaded and live. */
+export async function openPage(browser, server, path, { viewport } = {}) {
+  const page = await browser.context.newPage();
+  if (viewport) await page.setViewportSize(viewport);
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e));
+  page.on('console', (m) => {
+    if (m.type() === 'error' && !/Failed to load resource/.test(m.text())) errors.push(new Error(m.text()));
+  });
+  page.errors = errors;
+  await page.goto(server.url + path);
+  await page.locator('[data-connection="live"]').waitFor();
+  return page;
+}
+
+/** Polls `fn` until it returns a truthy value (an API state the test waits for). */
+export async function until(fn, what, timeoutMs = 15_000) {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}

@@ -19,6 +19,7 @@ export type { SchedulePreview } from '../bindings/SchedulePreview';
 export type { SessionDetail } from '../bindings/SessionDetail';
 export type { SessionSummary } from '../bindings/SessionSummary';
 export type { TaskChange } from '../bindings/TaskChange';
+export type { TaskCounts } from '../bindings/TaskCounts';
 export type { TaskSummary } from '../bindings/TaskSummary';
 export type { TasksPage } from '../bindings/TasksPage';
 

@@ -4,9 +4,9 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError } from '../../api/client';
 import type { AgentSummary, Run, Schedule } from '../../api/types';
-import { Ago, Confirm, Empty, ErrorState, Loading, PageHeader, RunBadge, Switch, toast } from '../../components/ui';
+import { Ago, Confirm, Empty, ErrorState, FireTime, Loading, now, PageHeader, RunBadge, Switch, toast } from '../../components/ui';
+import { refreshDelay } from '../../lib/time';
 import { runIsOpen, shortId, triggerLabel } from '../../lib/format';
-import { wallTime } from '../../lib/time';
 import { subscribe } from '../../live/events';
 import { Link, navigate } from '../../router';
 import { replayRun } from '../sessions/RunPanel';
@@ -57,20 +57,25 @@ export function ScheduleDetail(props: { id: string }) {
     loadAgents().then(setAgents, () => undefined);
   }, [props.id]);
 
-  // A Run's status is its task's state: re-read the Runs when one of theirs changes, or when
-  // an open Run may have just got its task.
+  // A Run's status is its task's state: re-read the Runs when a task of this schedule's
+  // changes (the stream names the schedule, so a first Run is news too), or when an open Run
+  // may have just got its task; and the schedule itself, whose next fire moves on.
   const listRef = useRef(runs.list);
   listRef.current = runs.list;
+  const refresh = () => {
+    void loadRuns();
+    getSchedule(props.id).then(setS, () => undefined);
+  };
   useEffect(() => {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const soon = () => {
       clearTimeout(timer);
-      timer = setTimeout(() => void loadRuns(), 150);
+      timer = setTimeout(refresh, 150);
     };
     const off = subscribe({
       task(c) {
         const list = listRef.current;
-        if (list.some((r) => r.task_id === c.taskId || runIsOpen(r.status))) soon();
+        if (c.scheduleId === props.id || list.some((r) => r.task_id === c.taskId || runIsOpen(r.status))) soon();
       },
       resync: soon,
     });
@@ -79,6 +84,15 @@ export function ScheduleDetail(props: { id: string }) {
       clearTimeout(timer);
     };
   }, [props.id]);
+  // At its next fire time the schedule fires, or records a blocked or missed Run (neither has
+  // a task to tell the stream): look again just after it.
+  const nextFire = s?.enabled ? s.next_runs[0]?.utc : undefined;
+  useEffect(() => {
+    const wait = refreshDelay(nextFire, Date.now());
+    if (wait === null) return;
+    const t = setTimeout(refresh, wait);
+    return () => clearTimeout(t);
+  }, [nextFire, props.id]);
 
   const { busy, toggle, run } = useScheduleActions((saved, r) => {
     if (saved) setS(saved);
@@ -167,7 +181,15 @@ export function ScheduleDetail(props: { id: string }) {
             {runs.status === 'error' && <ErrorState error={runs.error ?? ''} retry={() => void loadRuns()} />}
             {runs.status === 'ready' && runs.list.length === 0 && (
               <Empty title="No Runs yet" icon="▷">
-                {s.enabled && s.next_runs[0] ? <>The first one fires <Ago at={s.next_runs[0].utc} />. </> : null}
+                {s.enabled && s.next_runs[0] ? (
+                  Date.parse(s.next_runs[0].utc) > now.value ? (
+                    <>
+                      The first one fires <Ago at={s.next_runs[0].utc} />.{' '}
+                    </>
+                  ) : (
+                    <>The first one is due now. </>
+                  )
+                ) : null}
                 Use <strong>Run now</strong> to try it.
               </Empty>
             )}
@@ -250,7 +272,7 @@ export function ScheduleDetail(props: { id: string }) {
             <ol class="next-list">
               {s.next_runs.map((n) => (
                 <li key={n.utc}>
-                  <span>{wallTime(n.utc, s.timezone, true)}</span>
+                  <FireTime utc={n.utc} zone={s.timezone} withYear stacked />
                   <span class="muted small">
                     <Ago at={n.utc} />
                   </span>

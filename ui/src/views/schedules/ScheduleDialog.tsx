@@ -6,9 +6,9 @@
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError } from '../../api/client';
 import type { AgentSummary, Schedule, ScheduleInput, SchedulePreview } from '../../api/types';
-import { Dialog, FieldError, now } from '../../components/ui';
+import { Dialog, FieldError, FireTime, now } from '../../components/ui';
 import { describeCron } from '../../lib/cron';
-import { localZone, relative, wallTime } from '../../lib/time';
+import { localZone, relative } from '../../lib/time';
 import { createSchedule, previewCron, updateSchedule } from './api';
 import { ZonePicker } from './ZonePicker';
 import { stripField } from '../../lib/format';
@@ -207,7 +207,7 @@ export function ScheduleDialog(props: {
               <ol>
                 {preview.next_runs.map((r) => (
                   <li key={r.utc}>
-                    <span>{wallTime(r.utc, form.timezone, true)}</span>
+                    <FireTime utc={r.utc} zone={form.timezone} withYear />
                     <span class="muted">{relative(Date.parse(r.utc), now.value)}</span>
                   </li>
                 ))}

@@ -4,14 +4,14 @@
 
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { AgentSummary, Run, Schedule } from '../../api/types';
-import { Ago, Confirm, Empty, ErrorState, Loading, PageHeader, RunBadge, Switch, toast } from '../../components/ui';
+import { Ago, Confirm, Empty, ErrorState, FireTime, Loading, PageHeader, RunBadge, Switch, toast } from '../../components/ui';
 import { describeCron } from '../../lib/cron';
 import { runIsOpen } from '../../lib/format';
-import { wallTime } from '../../lib/time';
+import { refreshDelay } from '../../lib/time';
 import { subscribe } from '../../live/events';
 import { Link } from '../../router';
 import { loadAgents } from '../tasks/store';
-import { deleteSchedule, listRuns, listSchedules, runNow, updateSchedule } from './api';
+import { deleteSchedule, getSchedule, listRuns, listSchedules, runNow, updateSchedule } from './api';
 import { ScheduleDialog } from './ScheduleDialog';
 
 /** The plain words of a schedule's expression (the server's when the console cannot read it). */
@@ -78,15 +78,25 @@ export function Schedules() {
     loadAgents().then(setAgents, () => undefined);
   }, []);
 
-  // A Run's status is its task's state: follow the live stream for the Runs shown.
+  // A Run's status is its task's state: follow the live stream for the Runs shown, and for
+  // each schedule's tasks (the stream names the schedule: a first Run is news too), whose
+  // next fire moves on with it.
   const runsRef = useRef(lastRuns);
   runsRef.current = lastRuns;
+  const reloadOne = (id: string) => {
+    void loadLastRun(id);
+    getSchedule(id).then(
+      (saved) => setState((st) => ({ ...st, list: st.list.map((x) => (x.id === saved.id ? saved : x)) })),
+      () => undefined,
+    );
+  };
   useEffect(
     () =>
       subscribe({
         task(c) {
+          if (c.scheduleId) reloadOne(c.scheduleId);
           for (const r of Object.values(runsRef.current)) {
-            if (r && (r.task_id === c.taskId || runIsOpen(r.status))) void loadLastRun(r.schedule_id);
+            if (r && r.schedule_id !== c.scheduleId && (r.task_id === c.taskId || runIsOpen(r.status))) void loadLastRun(r.schedule_id);
           }
         },
         resync() {
@@ -95,6 +105,18 @@ export function Schedules() {
       }),
     [],
   );
+  // At the soonest next fire a schedule fires, or records a blocked or missed Run (which have
+  // no task for the stream to tell): read the list again just after it.
+  const soonest = state.list
+    .filter((x) => x.enabled && x.next_runs[0])
+    .map((x) => x.next_runs[0].utc)
+    .sort((a, b) => Date.parse(a) - Date.parse(b))[0];
+  useEffect(() => {
+    const wait = refreshDelay(soonest, Date.now());
+    if (wait === null) return;
+    const t = setTimeout(() => void load(), wait);
+    return () => clearTimeout(t);
+  }, [soonest]);
 
   const { busy, toggle, run } = useScheduleActions((saved, r) => {
     if (saved) setState((s) => ({ ...s, list: s.list.map((x) => (x.id === saved.id ? saved : x)) }));
@@ -174,7 +196,7 @@ export function Schedules() {
                     <td class="nowrap">
                       {s.enabled && next ? (
                         <>
-                          <div>{wallTime(next.utc, s.timezone)}</div>
+                          <FireTime utc={next.utc} zone={s.timezone} stacked />
                           <div class="muted small">
                             <Ago at={next.utc} />
                           </div>

@@ -65,7 +65,7 @@ export function SessionPage(props: { id: string }) {
                     <Link href={`/tasks/${t.taskId}`} class="link mono">
                       {shortId(t.taskId)}
                     </Link>
-                    <StateBadge state={t.state} />
+                    <StateBadge state={t.state} outcome={t.outcome} />
                     <span class="muted small">
                       <Ago at={t.stateAt} />
                     </span>

@@ -91,6 +91,7 @@ export function useSession(id: string | null | undefined): SessionView {
       state: 'TASK_STATE_SUBMITTED',
       stateAt: at,
       lastSeq: seq,
+      outcome: null,
     }));
   }, [detail, transcript]);
 

@@ -5,7 +5,8 @@ import { useEffect, useState } from 'preact/hooks';
 import { ApiError, api } from '../../api/client';
 import type { TaskSummary } from '../../api/types';
 import { Ago, Empty, ErrorState, Loading, PageHeader, StateBadge } from '../../components/ui';
-import { callerLabel, shortId } from '../../lib/format';
+import { callerLabel, isTerminal, shortId } from '../../lib/format';
+import { subscribe } from '../../live/events';
 import { Link } from '../../router';
 import { LiveDot } from '../sessions/Session';
 import { TranscriptView } from '../sessions/TranscriptView';
@@ -33,6 +34,16 @@ export function TaskDetail(props: { id: string }) {
         }
       });
   }, [props.id, attempt]);
+  // How the task ended comes from the server (the journal's outcome): the live stream says it.
+  useEffect(
+    () =>
+      subscribe({
+        task(c) {
+          if (c.taskId === props.id && c.outcome) setTask((t) => (t ? { ...t, state: c.state, outcome: c.outcome } : t));
+        },
+      }),
+    [props.id],
+  );
   const v = useSession(task?.sessionId);
 
   if (status === 'loading') return <div class="page"><Loading label="Loading the task…" /></div>;
@@ -52,7 +63,7 @@ export function TaskDetail(props: { id: string }) {
       <PageHeader
         title={
           <>
-            Task <span class="mono">{shortId(task.taskId)}</span> <StateBadge state={live.state} />
+            Task <span class="mono">{shortId(task.taskId)}</span> <StateBadge state={live.state} outcome={isTerminal(live.state) ? task.outcome : null} />
           </>
         }
         subtitle={

@@ -1,20 +1,25 @@
 // Live tasks: every task across Agents and Sessions, updating as it happens; filter by Agent
-// and state.
+// and status, kept in the URL.
 
 import { useEffect } from 'preact/hooks';
 import { Ago, Empty, ErrorState, Loading, PageHeader, StateBadge } from '../../components/ui';
-import { callerLabel, shortId, TASK_STATES, taskState } from '../../lib/format';
-import { Link, navigate } from '../../router';
+import { callerLabel, shortId, STATUS_FILTERS, taskStatus } from '../../lib/format';
+import { Link, location, navigate } from '../../router';
+import { filterFromSearch, searchOf, type TaskFilter } from './state';
 import { agents, loadAgents, loadMore, loadTasks, tasks } from './store';
 
 export function Tasks() {
   const s = tasks.value;
+  // The URL is the filter: reload, back/forward and shared links all land here.
+  const search = location.value.path === '/tasks' ? location.value.search : '';
   useEffect(() => {
-    void loadTasks();
+    void loadTasks(filterFromSearch(search));
+  }, [search]);
+  useEffect(() => {
     void loadAgents().catch(() => undefined);
   }, []);
-  const setFilter = (k: 'agent' | 'state', v: string) => void loadTasks({ ...s.filter, [k]: v });
-  const filtered = !!(s.filter.agent || s.filter.state);
+  const setFilter = (k: keyof TaskFilter, v: string) => navigate(`/tasks${searchOf({ ...s.filter, [k]: v })}`, { replace: false });
+  const filtered = !!(s.filter.agent || s.filter.status);
   return (
     <div class="page">
       <PageHeader
@@ -26,6 +31,7 @@ export function Tasks() {
               <span>Agent</span>
               <select class="select" value={s.filter.agent} onChange={(e) => setFilter('agent', (e.target as HTMLSelectElement).value)} aria-label="Filter by Agent">
                 <option value="">All agents</option>
+                <option value="peer:*">Every peer (outbound)</option>
                 {(agents.value ?? []).map((a) => (
                   <option key={a.agentId} value={a.agentId}>
                     {a.name}
@@ -34,12 +40,12 @@ export function Tasks() {
               </select>
             </label>
             <label class="filter">
-              <span>State</span>
-              <select class="select" value={s.filter.state} onChange={(e) => setFilter('state', (e.target as HTMLSelectElement).value)} aria-label="Filter by state">
-                <option value="">All states</option>
-                {TASK_STATES.map((st) => (
-                  <option key={st} value={st}>
-                    {taskState(st).label}
+              <span>Status</span>
+              <select class="select" value={s.filter.status} onChange={(e) => setFilter('status', (e.target as HTMLSelectElement).value)} aria-label="Filter by status">
+                <option value="">Any status</option>
+                {STATUS_FILTERS.map(([v, label]) => (
+                  <option key={v} value={v}>
+                    {label}
                   </option>
                 ))}
               </select>
@@ -74,13 +80,14 @@ export function Tasks() {
                   class={`row-link${s.flash.has(t.taskId) ? ' flash' : ''}`}
                   data-task-id={t.taskId}
                   data-state={t.state}
+                  data-outcome={t.outcome ?? undefined}
                   onClick={(e) => {
                     if ((e.target as HTMLElement).closest('a')) return;
                     navigate(`/tasks/${t.taskId}`);
                   }}
                 >
                   <td>
-                    <StateBadge state={t.state} />
+                    <StateBadge state={t.state} outcome={t.outcome} />
                   </td>
                   <td>
                     <Link href={`/tasks/${t.taskId}`} class="mono link">
@@ -93,7 +100,7 @@ export function Tasks() {
                     <Ago at={t.createdAt} />
                   </td>
                   <td>
-                    {taskState(t.state).label.toLowerCase()} <Ago at={t.stateAt} />
+                    {taskStatus(t.state, t.outcome).label.toLowerCase()} <Ago at={t.stateAt} />
                   </td>
                 </tr>
               ))}

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { TaskChange, TaskSummary } from '../../api/types';
-import { filterQuery, initialTasks, tasksReducer, type TasksState } from './state';
+import { filterFromSearch, filterQuery, initialTasks, searchOf, tasksReducer, type TasksState } from './state';
 
 const task = (id: string, state: string, stateAt: string, agentId = 'shell', lastSeq = 3): TaskSummary => ({
   taskId: id,
@@ -13,6 +13,7 @@ const task = (id: string, state: string, stateAt: string, agentId = 'shell', las
   state,
   stateAt,
   lastSeq,
+  outcome: null,
 });
 const change = (taskId: string, state: string, at: string, seq: number, agentId = 'shell'): TaskChange => ({
   taskId,
@@ -21,6 +22,8 @@ const change = (taskId: string, state: string, at: string, seq: number, agentId 
   caller: 'person:sextant:owner',
   contextId: 'c',
   state,
+  outcome: null,
+  scheduleId: null,
   at,
   seq,
 });
@@ -56,7 +59,7 @@ describe('tasks reducer', () => {
   });
 
   it('applies the filter to live changes: tasks leave and join it', () => {
-    const filter = { agent: 'shell', state: 'TASK_STATE_AUTH_REQUIRED' };
+    const filter = { agent: 'shell', status: 'waiting' };
     let s = loaded([task('a', 'TASK_STATE_AUTH_REQUIRED', '2026-12-01T10:00:00.000Z')], filter);
     s = tasksReducer(s, { type: 'change', change: change('a', 'TASK_STATE_WORKING', '2026-12-01T10:01:00.000Z', 6) });
     expect(s.tasks).toEqual([]);
@@ -96,7 +99,14 @@ describe('tasks reducer', () => {
 
 describe('filterQuery', () => {
   it('sends only the filters that are set', () => {
-    expect(filterQuery({ agent: '', state: '' })).toBe('limit=50');
-    expect(filterQuery({ agent: 'shell', state: 'TASK_STATE_WORKING' }, 'abc')).toBe('agent=shell&state=TASK_STATE_WORKING&cursor=abc&limit=50');
+    expect(filterQuery({ agent: '', status: '' })).toBe('limit=50');
+    expect(filterQuery({ agent: 'shell', status: 'canceled' }, 'abc')).toBe('agent=shell&status=canceled&cursor=abc&limit=50');
+  });
+
+  it('round-trips through the page URL', () => {
+    const f = { agent: 'peer:*', status: 'declined' };
+    expect(filterFromSearch(searchOf(f))).toEqual(f);
+    expect(searchOf({ agent: '', status: '' })).toBe('');
+    expect(filterFromSearch('?status=waiting')).toEqual({ agent: '', status: 'waiting' });
   });
 });

@@ -1,11 +1,14 @@
-// The live task list: `GET /api/v1/tasks` (filtered by Agent and state), then every `task`
-// event from the live stream applied in place. Pure reducer.
+// The live task list: `GET /api/v1/tasks` (filtered by Agent and status), then every `task`
+// event from the live stream applied in place. Pure reducer. The filter lives in the page's
+// URL (`/tasks?agent=shell&status=canceled`), so reload, back and a shared link keep it.
 
 import type { TaskChange, TaskSummary } from '../../api/types';
+import { statusMatches } from '../../lib/format';
 
 export interface TaskFilter {
   agent: string;
-  state: string;
+  /** Where the task is (`unfinished`, `waiting`, `active`) or how it ended (an outcome). */
+  status: string;
 }
 
 export interface TasksState {
@@ -31,7 +34,7 @@ export type TasksAction =
   | { type: 'change'; change: TaskChange }
   | { type: 'unflash'; taskId: string };
 
-export const noFilter: TaskFilter = { agent: '', state: '' };
+export const noFilter: TaskFilter = { agent: '', status: '' };
 
 export const initialTasks: TasksState = {
   status: 'loading',
@@ -44,8 +47,9 @@ export const initialTasks: TasksState = {
 };
 
 /** Whether a task passes the filter. */
-export function matches(f: TaskFilter, t: { agentId: string; state: string }): boolean {
-  return (!f.agent || t.agentId === f.agent) && (!f.state || t.state === f.state);
+export function matches(f: TaskFilter, t: { agentId: string; state: string; outcome?: string | null }): boolean {
+  const agent = !f.agent || (f.agent.endsWith('*') ? t.agentId.startsWith(f.agent.slice(0, -1)) : t.agentId === f.agent);
+  return agent && statusMatches(f.status, t);
 }
 
 const byActivity = (a: TaskSummary, b: TaskSummary) =>
@@ -65,11 +69,12 @@ export function applyChange(t: TaskSummary | undefined, c: TaskChange): TaskSumm
       state: c.state,
       stateAt: c.at,
       lastSeq: c.seq,
+      outcome: c.outcome,
     };
   }
   // A change older than what the row already shows (read after it happened) is stale.
   if (c.seq < t.lastSeq) return t;
-  return { ...t, state: c.state, stateAt: c.at, lastSeq: c.seq };
+  return { ...t, state: c.state, stateAt: c.at, lastSeq: c.seq, outcome: c.outcome };
 }
 
 export function tasksReducer(s: TasksState, a: TasksAction): TasksState {
@@ -116,8 +121,23 @@ export function tasksReducer(s: TasksState, a: TasksAction): TasksState {
 export function filterQuery(f: TaskFilter, cursor?: string | null): string {
   const q = new URLSearchParams();
   if (f.agent) q.set('agent', f.agent);
-  if (f.state) q.set('state', f.state);
+  if (f.status) q.set('status', f.status);
   if (cursor) q.set('cursor', cursor);
   q.set('limit', '50');
   return q.toString();
+}
+
+/** The filter a page URL's query holds (`?agent=…&status=…`). */
+export function filterFromSearch(search: string): TaskFilter {
+  const q = new URLSearchParams(search);
+  return { agent: q.get('agent') ?? '', status: q.get('status') ?? '' };
+}
+
+/** The page URL's query for a filter (empty values left out). */
+export function searchOf(f: TaskFilter): string {
+  const q = new URLSearchParams();
+  if (f.agent) q.set('agent', f.agent);
+  if (f.status) q.set('status', f.status);
+  const s = q.toString();
+  return s ? `?${s}` : '';
 }

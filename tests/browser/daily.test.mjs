@@ -1,0 +1,227 @@
+// Browser tests of the console for daily use (issue #16): numbers and words that are right,
+// finding things, every screen size, sign-in and errors, the inbox at volume. Against a real
+// `sextant serve` (its own temp data dir) in Debian's Chromium.
+//
+//   bash tests/browser/run.sh            (runs console.test.mjs, then this file)
+
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { client, openPage, shot, startBrowser, startServer, until } from './harness.mjs';
+
+let server;
+let browser;
+let api;
+
+before(async () => {
+  server = await startServer();
+  browser = await startBrowser();
+  api = client(server);
+});
+
+after(async () => {
+  await browser?.stop();
+  await server?.stop();
+});
+
+const open = (path, opts) => openPage(browser, server, path, opts);
+
+function noErrors(page) {
+  assert.deepEqual(page.errors.map(String), [], 'the page logged no errors');
+}
+
+async function task(id) {
+  return (await api.call('GET', `/api/v1/tasks/${id}`)).body;
+}
+
+/** Sends `text` to the shell Agent and waits until its approval is pending. */
+async function waitingShell(text) {
+  const t = await api.send('shell', text);
+  const pending = await api.pendingFor(t.id);
+  return { task: t, pending };
+}
+
+async function answerApi(p, option) {
+  const r = await api.call('POST', `/api/v1/interactions/${p.pending.interactionId}/answer`, {
+    task_id: p.task.id,
+    option,
+    message_id: `daily-${option}-${p.task.id}`,
+  });
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+}
+
+async function ended(id) {
+  return until(async () => {
+    const t = await task(id);
+    return ['TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', 'TASK_STATE_CANCELED', 'TASK_STATE_REJECTED'].includes(t.state) && t;
+  }, `task ${id} to end`);
+}
+
+async function newSchedule(dialog, { name, prompt = 'x', cron = '0 9 * * *' }) {
+  await dialog.locator('#s-name').fill(name);
+  await dialog.locator('#s-agent').selectOption('echo');
+  await dialog.locator('#s-prompt').fill(prompt);
+  await dialog.locator('#s-cron').fill(cron);
+}
+
+describe('wrong data', () => {
+  test('a time zone typed in full is saved as typed; anything else is an error on the field', async () => {
+    const page = await open('/schedules');
+    await page.getByRole('button', { name: '+ New schedule' }).click();
+    const dialog = page.locator('dialog[open]');
+    await newSchedule(dialog, { name: 'Tokyo brief' });
+    // Typed, not picked from the list, then straight to Create.
+    await dialog.locator('#s-zone').click();
+    await dialog.locator('#s-zone').fill('Asia/Tokyo');
+    const [created] = await Promise.all([
+      page.waitForResponse((r) => r.url().endsWith('/api/v1/me/schedules') && r.request().method() === 'POST'),
+      dialog.getByRole('button', { name: 'Create schedule' }).click(),
+    ]);
+    assert.equal(created.status(), 201);
+    assert.equal((await created.json()).timezone, 'Asia/Tokyo', 'saved in the zone that was typed');
+    await dialog.waitFor({ state: 'detached' });
+
+    // A typo is the server's error on the zone field, and nothing is saved.
+    const before = (await api.call('GET', '/api/v1/me/schedules')).body.schedules.length;
+    await page.getByRole('button', { name: '+ New schedule' }).click();
+    await newSchedule(dialog, { name: 'Typo' });
+    await dialog.locator('#s-zone').click();
+    await dialog.locator('#s-zone').fill('Asia/Tokio');
+    await dialog.getByRole('button', { name: 'Create schedule' }).click();
+    const err = dialog.locator('[data-field-error="timezone"]');
+    await err.waitFor();
+    const expected = await api.call('POST', '/api/v1/me/schedules/preview', { cron: '0 9 * * *', timezone: 'Asia/Tokio' });
+    assert.equal(expected.status, 422);
+    assert.equal(await err.textContent(), expected.body.error.message.replace(/^timezone: /, ''));
+    assert.equal(await dialog.locator('#s-zone').inputValue(), 'Asia/Tokio', 'the typed text stays in the field');
+    assert.equal((await api.call('GET', '/api/v1/me/schedules')).body.schedules.length, before);
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    noErrors(page);
+    await page.close();
+  });
+
+  test('the overview counts every task in progress, not one page of them', async () => {
+    const waiting = [];
+    for (let i = 0; i < 6; i++) waiting.push(await waitingShell(`echo waiting-${i}`));
+    // More than a page of newer tasks, all finished.
+    const echoes = [];
+    for (let i = 0; i < 55; i++) echoes.push(await api.send('echo', `newer ${i}`));
+    await ended(echoes.at(-1).id);
+    const counts = (await api.call('GET', '/api/v1/tasks/counts')).body;
+    assert.equal(counts.waiting, 6);
+
+    const page = await open('/');
+    const inProgress = page.locator('section[aria-label="In progress"]');
+    await inProgress.locator('.count', { hasText: /^6$/ }).waitFor();
+    await inProgress.getByText('6 waiting for you').waitFor();
+    // Live: one more waiting task is counted without a reload.
+    const seventh = await waitingShell('echo waiting-6');
+    await inProgress.locator('.count', { hasText: /^7$/ }).waitFor();
+    for (const w of [...waiting, seventh]) await answerApi(w, 'decline');
+    await inProgress.locator('.count', { hasText: /^0$/ }).waitFor();
+    noErrors(page);
+    await page.close();
+  });
+
+  test('a schedule’s page and the list follow its first cron Run live', async () => {
+    // A daily schedule whose first slot is a few seconds away (seconds first: 6 fields).
+    const at = new Date(Date.now() + 8000);
+    const cron = `${at.getUTCSeconds()} ${at.getUTCMinutes()} ${at.getUTCHours()} * * *`;
+    const made = await api.call('POST', '/api/v1/me/schedules', {
+      name: 'Soon',
+      prompt: 'fired by cron',
+      cron,
+      timezone: 'UTC',
+      agent_id: 'echo',
+    });
+    assert.equal(made.status, 201, JSON.stringify(made.body));
+    const id = made.body.id;
+    const list = await open('/schedules');
+    const row = list.locator(`tr[data-schedule-id="${id}"]`);
+    await row.getByText('never').waitFor();
+    const page = await open(`/schedules/${id}`);
+    await page.getByText('No Runs yet').waitFor();
+
+    // The first Run appears on both pages, completed, without a reload.
+    await page.locator('tr[data-run-id][data-status="completed"]').waitFor({ timeout: 30_000 });
+    await row.locator('.last-run', { hasText: 'Completed' }).waitFor();
+    // Next fire moves on to the next slot (tomorrow), on both pages.
+    const future = async (p, loc) =>
+      p.waitForFunction((e) => Date.parse(e.getAttribute('data-next-fire')) > Date.now(), await loc.elementHandle(), { timeout: 5000 });
+    await future(page, page.locator('[aria-label="Next fire times"] [data-next-fire]').first());
+    await future(list, row.locator('[data-next-fire]'));
+    assert.doesNotMatch(await page.locator('[aria-label="Next fire times"]').textContent(), /ago/);
+    for (const p of [page, list]) {
+      noErrors(p);
+      await p.close();
+    }
+    await api.call('DELETE', `/api/v1/me/schedules/${id}`);
+  });
+
+  test('schedule times are the person’s local time, with the schedule’s own zone labelled', async () => {
+    const made = await api.call('POST', '/api/v1/me/schedules', {
+      name: 'New York standup',
+      prompt: 'x',
+      cron: '30 7 * * *',
+      timezone: 'America/New_York',
+      agent_id: 'echo',
+    });
+    assert.equal(made.status, 201);
+    // The browser runs in Europe/Berlin: 07:30 in New York is 13:30 there in December.
+    const list = await open('/schedules');
+    const next = list.locator(`tr[data-schedule-id="${made.body.id}"] [data-next-fire]`);
+    await next.waitFor();
+    assert.match(await next.textContent(), /13:30 CET/, 'local time, with its zone');
+    assert.match(await next.textContent(), /07:30 in New York/, 'and the schedule’s own time, labelled');
+    // A schedule in the person's own zone says its time once, labelled.
+    const local = await api.call('POST', '/api/v1/me/schedules', {
+      name: 'Berlin', prompt: 'x', cron: '0 9 * * *', timezone: 'Europe/Berlin', agent_id: 'echo',
+    });
+    await list.reload();
+    const own = list.locator(`tr[data-schedule-id="${local.body.id}"] [data-next-fire]`);
+    await own.waitFor();
+    assert.match(await own.textContent(), /09:00 CET/);
+    assert.doesNotMatch(await own.textContent(), / in /);
+
+    const page = await open(`/schedules/${made.body.id}`);
+    const first = page.locator('[aria-label="Next fire times"] [data-next-fire]').first();
+    assert.match(await first.textContent(), /13:30 CET/);
+    assert.match(await first.textContent(), /07:30 in New York/);
+    for (const p of [list, page]) {
+      noErrors(p);
+      await p.close();
+    }
+    for (const s of [made, local]) await api.call('DELETE', `/api/v1/me/schedules/${s.body.id}`);
+  });
+
+  test('what happened to a task is said in its words: Declined, Canceled, Completed', async () => {
+    const canceled = await waitingShell('echo to-be-canceled');
+    const declined = await waitingShell('echo to-be-declined');
+    const accepted = await waitingShell('echo to-be-run');
+    await answerApi(canceled, 'cancel');
+    await answerApi(declined, 'decline');
+    await answerApi(accepted, 'accept');
+    for (const p of [canceled, declined, accepted]) await ended(p.task.id);
+    assert.equal((await task(canceled.task.id)).outcome, 'canceled');
+    assert.equal((await task(declined.task.id)).outcome, 'declined');
+    assert.equal((await task(accepted.task.id)).outcome, 'completed');
+
+    const page = await open('/tasks');
+    const badge = (t) => page.locator(`tr[data-task-id="${t.task.id}"] .badge`).first();
+    await page.locator(`tr[data-task-id="${canceled.task.id}"]`).waitFor();
+    assert.equal((await badge(canceled).textContent()).trim(), 'Canceled');
+    assert.equal((await badge(declined).textContent()).trim(), 'Declined');
+    assert.equal((await badge(accepted).textContent()).trim(), 'Completed');
+    // The Canceled filter finds the canceled task, and only tasks that were canceled.
+    await page.getByLabel('Filter by status').selectOption({ label: 'Canceled' });
+    await page.locator(`tr[data-task-id="${canceled.task.id}"]`).waitFor();
+    assert.equal(await page.locator(`tr[data-task-id="${declined.task.id}"]`).count(), 0);
+    assert.match(page.url(), /status=canceled/);
+
+    const detail = await open(`/tasks/${declined.task.id}`);
+    await detail.locator('.page-header .badge', { hasText: 'Declined' }).waitFor();
+    for (const p of [page, detail]) {
+      noErrors(p);
+      await p.close();
+    }
+  });
+});
