@@ -54,6 +54,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "20261201230000_task_outcome",
         include_str!("../migrations/20261201230000_task_outcome.sql"),
     ),
+    (
+        "20261201233000_task_search",
+        include_str!("../migrations/20261201233000_task_search.sql"),
+    ),
 ];
 
 /// Applies the pending migrations; returns how many ran.

@@ -1153,3 +1153,205 @@ fn ended_tasks_get_their_outcome() {
     .map(|(a, b)| (a.to_string(), b.map(String::from)));
     assert_eq!(got, want);
 }
+
+fn text_search(q: &str) -> TaskFilter {
+    TaskFilter {
+        text: queries::search::fts_query(q),
+        limit: 50,
+        ..Default::default()
+    }
+}
+
+/// The full-text index follows every append, finds inputs, outputs, questions and reasons,
+/// takes any typed text without an SQL or FTS5 error, and is rebuilt identically from the
+/// journal.
+#[tokio::test]
+async fn task_text_is_searchable_in_step_with_the_journal() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = journal(&dir).await;
+    let deploy = admitted(
+        &j,
+        admission("alice", "d", "Deploy the staging server\nthen report"),
+    )
+    .await;
+    let other = admitted(&j, admission("alice", "o", "summarise the news")).await;
+    let mut ask = raised(&deploy, 1);
+    if let EventBody::InteractionRaised { interaction } = &mut ask.body {
+        interaction.command = Some("kubectl rollout restart".into());
+    }
+    j.append(&deploy.session_id, vec![ask]).await.unwrap();
+    let mut no = answered(&deploy, "decline", false, 2);
+    if let EventBody::InteractionAnswered { answer } = &mut no.body {
+        answer.reason = Some("use the canary first".into());
+    }
+    j.append(
+        &deploy.session_id,
+        vec![no, state(&deploy, TaskState::Completed, 3)],
+    )
+    .await
+    .unwrap();
+    j.append(&other.session_id, vec![output(&other, 1)])
+        .await
+        .unwrap();
+
+    let ids = |q: &'static str| {
+        let j = j.clone();
+        async move {
+            let mut v: Vec<String> = j
+                .list_tasks(text_search(q))
+                .await
+                .unwrap()
+                .tasks
+                .into_iter()
+                .map(|t| t.task_id)
+                .collect();
+            v.sort();
+            v
+        }
+    };
+    assert_eq!(ids("staging").await, [deploy.task_id.as_str()], "the input");
+    assert_eq!(
+        ids("kubectl rollout").await,
+        [deploy.task_id.as_str()],
+        "the command asked"
+    );
+    assert_eq!(
+        ids("canary").await,
+        [deploy.task_id.as_str()],
+        "the reason answered"
+    );
+    assert_eq!(ids("done").await, [other.task_id.as_str()], "the output");
+    assert_eq!(
+        ids("deplo").await,
+        [deploy.task_id.as_str()],
+        "words are prefixes"
+    );
+    assert!(
+        ids("staging news").await.is_empty(),
+        "every word must match"
+    );
+    for hostile in [
+        "\"",
+        "a\" OR \"b",
+        "NEAR(",
+        "x:*",
+        "${IFS}",
+        "'; DROP TABLE tasks; --",
+        "\u{202e}bidi\u{200b}",
+        "\u{1b}[31m",
+    ] {
+        j.list_tasks(text_search(hostile)).await.unwrap();
+    }
+
+    // A snippet marks where it matched.
+    let (page, digests) = j
+        .list_task_digests(text_search("canary"), queries::search::fts_query("canary"))
+        .await
+        .unwrap();
+    assert_eq!(page.tasks.len(), 1);
+    assert_eq!(
+        digests[0].1.as_deref(),
+        Some("use the \u{2}canary\u{3} first")
+    );
+    assert_eq!(
+        digests[0].0.title.as_deref(),
+        Some("Deploy the staging server")
+    );
+
+    // Rebuilt from the journal, the index answers the same.
+    let before: Vec<(String, String)> = j
+        .read(|c| {
+            Ok(
+                c.prepare("SELECT task_id, body FROM task_text ORDER BY task_id, body")?
+                    .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+                    .collect::<rusqlite::Result<_>>()?,
+            )
+        })
+        .await
+        .unwrap();
+    let n = j.rebuild_search().await.unwrap();
+    let after: Vec<(String, String)> = j
+        .read(|c| {
+            Ok(
+                c.prepare("SELECT task_id, body FROM task_text ORDER BY task_id, body")?
+                    .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+                    .collect::<rusqlite::Result<_>>()?,
+            )
+        })
+        .await
+        .unwrap();
+    assert_eq!(before, after);
+    assert_eq!(n as usize, after.len());
+    assert_eq!(ids("canary").await, [deploy.task_id.as_str()]);
+}
+
+/// A journal from before the index gets it built at its next open.
+#[tokio::test]
+async fn an_older_journal_gets_its_index_at_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = journal(&dir).await;
+    let t = admitted(&j, admission("alice", "m", "find me later")).await;
+    drop(j);
+    let path = dir.path().join("journal.db");
+    {
+        let c = rusqlite::Connection::open(&path).unwrap();
+        c.execute_batch("DELETE FROM task_text; UPDATE task_text_state SET built = 0;")
+            .unwrap();
+    }
+    let j = journal(&dir).await;
+    let found = j.list_tasks(text_search("later")).await.unwrap();
+    assert_eq!(found.tasks[0].task_id, t.task_id);
+}
+
+/// A digest says what a task is: its input's first line, its result, and its schedule.
+#[tokio::test]
+async fn a_digest_says_what_a_task_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = journal(&dir).await;
+    let t = admitted(
+        &j,
+        admission("alice", "m", "\n  Check   the disks\nand more"),
+    )
+    .await;
+    let mut done = state(&t, TaskState::Completed, 2);
+    if let EventBody::TaskState { message, .. } = &mut done.body {
+        *message = Some(Message::new(Role::Agent, vec![Part::text("exit code 0")]));
+    }
+    j.append(&t.session_id, vec![output(&t, 1), done])
+        .await
+        .unwrap();
+    let row = j.task(&t.task_id).await.unwrap().unwrap();
+    let d = j.task_digest(row).await.unwrap();
+    assert_eq!(d.title.as_deref(), Some("Check the disks"));
+    assert_eq!(
+        d.result.as_deref(),
+        Some("done"),
+        "the output of a task that completed"
+    );
+    assert_eq!(
+        (d.origin.as_str(), d.caller_kind.as_str()),
+        ("a2a", "person")
+    );
+    assert_eq!(d.schedule_id, None);
+
+    let f = admitted(&j, admission("alice", "f", "x")).await;
+    let mut failed = state(&f, TaskState::Failed, 2);
+    if let EventBody::TaskState { message, .. } = &mut failed.body {
+        *message = Some(Message::new(
+            Role::Agent,
+            vec![Part::text("cannot start sh")],
+        ));
+    }
+    j.append(&f.session_id, vec![output(&f, 1), failed])
+        .await
+        .unwrap();
+    let d = j
+        .task_digest(j.task(&f.task_id).await.unwrap().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(
+        d.result.as_deref(),
+        Some("cannot start sh"),
+        "the error of a task that failed"
+    );
+}

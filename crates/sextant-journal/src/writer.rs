@@ -13,7 +13,7 @@ use tokio::sync::oneshot;
 
 use crate::error::{Error, Result};
 use crate::hub::{Hub, Live};
-use crate::queries::{agents, events, inputs, interactions, sessions, tasks};
+use crate::queries::{agents, events, inputs, interactions, search, sessions, tasks};
 use crate::wal::Wal;
 use crate::{SessionRow, TaskRow};
 
@@ -450,6 +450,7 @@ impl Ctx<'_> {
         };
         self.wrote = true;
         events::insert(self.c, &ev)?;
+        search::index(self.c, ev.task_id.as_deref(), &ev.body)?;
         self.job.seqs.insert(session_id.to_string(), seq);
         self.job
             .sessions

@@ -15,6 +15,7 @@ use serde_json::Value;
 use sextant_core::event::state_wire;
 use sextant_core::interaction::Interaction;
 use sextant_core::projection::Block;
+use sextant_journal::queries::search::TaskDigest;
 use sextant_journal::{SessionRow, TaskRow};
 use sextant_scheduler::view::NextRun;
 use ts_rs::TS;
@@ -105,6 +106,36 @@ pub struct TaskSummary {
     /// (a person said no) or `expired` (nobody answered; the default applied). `null` while
     /// it runs. The A2A state alone cannot say it: a declined shell command completes.
     pub outcome: Option<String>,
+    /// What the task is, in the task list and on the task page (`null` elsewhere): the first
+    /// line of its input.
+    pub title: Option<String>,
+    /// A line of its result, or of its error or status message when it did not end well.
+    pub result: Option<String>,
+    /// What started its Session (`a2a`, `schedule`, …) and its caller's kind (`person`,
+    /// `peer`, `assistant`, …).
+    pub origin: Option<String>,
+    pub caller_kind: Option<String>,
+    /// The schedule whose Run started it, if one did.
+    pub schedule_id: Option<String>,
+    pub schedule_name: Option<String>,
+    /// For a text search: a few words around the match, the match between U+0002 and U+0003.
+    pub matched: Option<String>,
+}
+
+impl TaskSummary {
+    /// The summary with what the task is.
+    pub fn with_digest(t: &TaskRow, d: TaskDigest, matched: Option<String>) -> Self {
+        Self {
+            title: d.title,
+            result: d.result,
+            origin: Some(d.origin),
+            caller_kind: Some(d.caller_kind),
+            schedule_id: d.schedule_id,
+            schedule_name: d.schedule_name,
+            matched,
+            ..Self::from(t)
+        }
+    }
 }
 
 impl From<&TaskRow> for TaskSummary {
@@ -121,6 +152,13 @@ impl From<&TaskRow> for TaskSummary {
             state_at: t.state_at.clone(),
             last_seq: t.last_seq,
             outcome: t.outcome.map(|o| o.as_str().to_string()),
+            title: None,
+            result: None,
+            origin: None,
+            caller_kind: None,
+            schedule_id: None,
+            schedule_name: None,
+            matched: None,
         }
     }
 }
@@ -240,6 +278,10 @@ pub struct TaskChange {
     pub outcome: Option<String>,
     /// The schedule whose Run started the task's Session, if one did.
     pub schedule_id: Option<String>,
+    /// The first line of its input, on the change that created it (`TASK_STATE_SUBMITTED`).
+    pub title: Option<String>,
+    /// A line of its result or error, on the change that ended it.
+    pub result: Option<String>,
     pub at: String,
     /// The journal seq of the change (per Session).
     pub seq: i64,

@@ -15,7 +15,15 @@ outcome: string | null,
 /**
  * The schedule whose Run started the task's Session, if one did.
  */
-scheduleId: string | null, at: string, 
+scheduleId: string | null, 
+/**
+ * The first line of its input, on the change that created it (`TASK_STATE_SUBMITTED`).
+ */
+title: string | null, 
+/**
+ * A line of its result or error, on the change that ended it.
+ */
+result: string | null, at: string, 
 /**
  * The journal seq of the change (per Session).
  */

@@ -20,6 +20,7 @@ pub mod interactions;
 pub mod peers;
 pub mod runs;
 pub mod schedules;
+pub mod search;
 pub mod security;
 pub mod sessions;
 pub mod tasks;

@@ -261,6 +261,8 @@ pub struct TaskFilter {
     /// Only tasks created at or after / before these times (stored format).
     pub created_at_or_after: Option<String>,
     pub created_before: Option<String>,
+    /// Only tasks whose text matches this FTS5 query (see `queries::search::fts_query`).
+    pub text: Option<String>,
     /// Only tasks whose state changed at or after this time (stored format).
     pub state_at_or_after: Option<String>,
     /// (state_at, task_id) of the last row of the previous page.
@@ -364,6 +366,13 @@ fn filter_sql(f: &TaskFilter) -> (String, Vec<rusqlite::types::Value>) {
     }
     if let Some(v) = &f.created_before {
         bind(&mut w, "created_at < ?", v.clone());
+    }
+    if let Some(v) = &f.text {
+        bind(
+            &mut w,
+            "task_id IN (SELECT task_id FROM task_text WHERE task_text MATCH ?)",
+            v.clone(),
+        );
     }
     if let Some(v) = &f.state_at_or_after {
         bind(&mut w, "state_at >= ?", v.clone());
