@@ -358,6 +358,16 @@ impl Journal {
         .await
     }
 
+    /// The schedule (id, and name) whose Run created a Session, if one did.
+    pub async fn session_schedule(
+        &self,
+        session_id: &str,
+    ) -> Result<Option<(String, Option<String>)>> {
+        let id = session_id.to_string();
+        self.read(move |c| queries::search::session_schedule(c, &id))
+            .await
+    }
+
     /// What one task is ([`queries::search::TaskDigest`]).
     pub async fn task_digest(&self, task: TaskRow) -> Result<queries::search::TaskDigest> {
         self.read(move |c| queries::search::digest(c, &task)).await

@@ -450,12 +450,12 @@ async fn state_change(journal: &sextant_journal::Journal, ev: &JournalEvent) -> 
     let task_id = ev.task_id.as_deref()?;
     let row = journal.task(task_id).await.ok().flatten()?;
     // The Runs page follows its schedule's tasks by this (a Run's first task is news to it).
-    let schedule_id = journal
-        .run_by_session(&ev.session_id)
+    let (schedule_id, schedule_name) = journal
+        .session_schedule(&ev.session_id)
         .await
         .ok()
         .flatten()
-        .map(|r| r.schedule_id);
+        .unzip();
     let title = match &ev.body {
         sextant_core::EventBody::TaskCreated { message } => {
             sextant_journal::queries::search::first_line(&sextant_core::projection::message_text(
@@ -486,6 +486,7 @@ async fn state_change(journal: &sextant_journal::Journal, ev: &JournalEvent) -> 
             .flatten()
             .map(|o| o.as_str().to_string()),
         schedule_id,
+        schedule_name: schedule_name.flatten(),
         title,
         result,
         at: sextant_core::ids::format_time(ev.at),

@@ -276,8 +276,9 @@ pub struct TaskChange {
     pub state: String,
     /// What happened, when the change ended the task (see [`TaskSummary::outcome`]).
     pub outcome: Option<String>,
-    /// The schedule whose Run started the task's Session, if one did.
+    /// The schedule whose Run started the task's Session, if one did, and its name.
     pub schedule_id: Option<String>,
+    pub schedule_name: Option<String>,
     /// The first line of its input, on the change that created it (`TASK_STATE_SUBMITTED`).
     pub title: Option<String>,
     /// A line of its result or error, on the change that ended it.

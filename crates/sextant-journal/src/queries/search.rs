@@ -186,6 +186,20 @@ pub fn first_line(text: &str) -> Option<String> {
     Some(line)
 }
 
+/// The schedule (id, and name while it exists) whose Run created a Session, if one did.
+pub fn session_schedule(
+    c: &Connection,
+    session_id: &str,
+) -> Result<Option<(String, Option<String>)>> {
+    Ok(c.prepare_cached(
+        "SELECT r.schedule_id, s.name FROM runs r
+             LEFT JOIN schedules s ON s.schedule_id = r.schedule_id
+             WHERE r.session_id = ?1 LIMIT 1",
+    )?
+    .query_row([session_id], |r| Ok((r.get(0)?, r.get(1)?)))
+    .optional()?)
+}
+
 /// How many of a task's latest events [`digest`] looks at for its result.
 const RESULT_LOOKBACK: u32 = 32;
 
@@ -252,15 +266,8 @@ pub fn digest(c: &Connection, t: &TaskRow) -> Result<TaskDigest> {
     } else {
         status.or(output)
     };
-    let (schedule_id, schedule_name): (Option<String>, Option<String>) = c
-        .prepare_cached(
-            "SELECT r.schedule_id, s.name FROM runs r
-             LEFT JOIN schedules s ON s.schedule_id = r.schedule_id
-             WHERE r.session_id = ?1 LIMIT 1",
-        )?
-        .query_row([&t.session_id], |r| Ok((r.get(0)?, r.get(1)?)))
-        .optional()?
-        .unwrap_or_default();
+    let (schedule_id, schedule_name) = session_schedule(c, &t.session_id)?.unzip();
+    let schedule_name = schedule_name.flatten();
     let (origin, caller_kind): (String, String) = c
         .prepare_cached("SELECT origin, caller_kind FROM sessions WHERE session_id = ?1")?
         .query_row([&t.session_id], |r| Ok((r.get(0)?, r.get(1)?)))
