@@ -225,3 +225,115 @@ describe('wrong data', () => {
     }
   });
 });
+
+describe('find things', () => {
+  test('each task says what it is: its input, its result, where it came from, how long it took', async () => {
+    const t = await api.send('echo', 'Summarise the overnight logs\nin three lines');
+    await ended(t.id);
+    const page = await open('/tasks');
+    const row = page.locator(`tr[data-task-id="${t.id}"]`);
+    await row.locator('.task-title', { hasText: 'Summarise the overnight logs' }).waitFor();
+    assert.doesNotMatch(await row.locator('.task-title').textContent(), /in three lines/, 'the first line only');
+    await row.locator('.task-line', { hasText: 'Summarise the overnight logs' }).waitFor(); // the echo's output
+    await row.locator('.origin', { hasText: 'you' }).waitFor();
+    await row.getByText(/took \d/).waitFor();
+    // A task a schedule's Run started names its schedule.
+    const made = await api.call('POST', '/api/v1/me/schedules', { name: 'Nightly digest', prompt: 'digest please', cron: '0 3 * * *', timezone: 'UTC', agent_id: 'echo' });
+    const run = await api.call('POST', `/api/v1/me/schedules/${made.body.id}/run`, {});
+    assert.equal(run.status, 201, JSON.stringify(run.body));
+    const runRow = page.locator('tr[data-task-id]', { hasText: 'digest please' });
+    await runRow.locator('.origin', { hasText: 'Nightly digest' }).waitFor();
+    noErrors(page);
+    await page.close();
+  });
+
+  test('full-text search with filters in the URL: reload, back and a shared link keep them', async () => {
+    const needle = await api.send('echo', 'rotate the zebrafish certificates');
+    await api.send('echo', 'something else entirely');
+    await ended(needle.id);
+    const page = await open('/tasks');
+    await page.locator('tr[data-task-id]').first().waitFor();
+    // `/` focuses the search from anywhere.
+    await page.keyboard.press('/');
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'task-search');
+    await page.keyboard.type('zebrafi');
+    await page.waitForURL(/q=zebrafi/);
+    const hit = page.locator(`tr[data-task-id="${needle.id}"]`);
+    await hit.waitFor();
+    await page.waitForFunction(() => document.querySelectorAll('tr[data-task-id]').length === 1);
+    assert.equal((await hit.locator('mark').first().textContent()).toLowerCase(), 'zebrafish');
+    await page.getByLabel('Filter by status').selectOption({ label: 'Completed' });
+    await page.waitForURL(/status=completed/);
+    await hit.waitFor();
+    await page.reload();
+    await hit.waitFor();
+    assert.equal(await page.locator('#task-search').inputValue(), 'zebrafi');
+    assert.equal(await page.getByLabel('Filter by status').inputValue(), 'completed');
+    // Back drops the status filter, and the list follows.
+    await page.goBack();
+    await page.waitForURL((u) => !/status=/.test(u.href) && /q=zebrafi/.test(u.href));
+    assert.equal(await page.getByLabel('Filter by status').inputValue(), '');
+    // A shared link opens the same view in another tab.
+    const shared = await open('/tasks?q=zebrafish&agent=echo');
+    await shared.locator(`tr[data-task-id="${needle.id}"]`).waitFor();
+    assert.equal(await shared.locator('tr[data-task-id]').count(), 1);
+    // Hostile text searches nothing but itself.
+    const odd = await open(`/tasks?q=${encodeURIComponent('"a" OR NEAR(b) ${IFS} \u202e')}`);
+    await odd.getByText('No tasks match').waitFor();
+    for (const p of [page, shared, odd]) {
+      noErrors(p);
+      await p.close();
+    }
+  });
+
+  test('group by caller or schedule, and the keys: g i, g t, g s, ?', async () => {
+    const page = await open('/tasks?group=schedule');
+    await page.locator('tr.group-row', { hasText: 'Nightly digest' }).waitFor();
+    await page.locator('tr.group-row', { hasText: 'Not from a schedule' }).waitFor();
+    await page.getByLabel('Group by').selectOption('caller');
+    await page.waitForURL(/group=caller/);
+    await page.locator('tr.group-row', { hasText: 'you' }).waitFor();
+    await shot(page, 'tasks');
+
+    await page.locator('body').click({ position: { x: 5, y: 5 } });
+    await page.keyboard.press('g');
+    await page.keyboard.press('i');
+    await page.waitForURL(/\/inbox$/);
+    await page.keyboard.press('g');
+    await page.keyboard.press('s');
+    await page.waitForURL(/\/schedules$/);
+    await page.keyboard.press('g');
+    await page.keyboard.press('t');
+    await page.waitForURL(/\/tasks/);
+    await page.keyboard.press('?');
+    const help = page.locator('dialog[open]');
+    await help.getByText('Keyboard shortcuts').waitFor();
+    await help.getByText('Go to Approvals').waitFor();
+    await page.keyboard.press('Escape');
+    await help.waitFor({ state: 'detached' });
+    noErrors(page);
+    await page.close();
+  });
+
+  test('a burst of 1,000 tasks into an open list keeps it bounded, with the newer ones behind a button', async () => {
+    const page = await open('/tasks?agent=echo');
+    await page.locator('tr[data-task-id]').first().waitFor();
+    const sends = [];
+    for (let i = 0; i < 1000; i++) {
+      sends.push(api.send('echo', `burst ${i}`));
+      if (sends.length >= 50) await Promise.all(sends.splice(0));
+    }
+    await Promise.all(sends);
+    const newer = page.getByRole('button', { name: /^Show \d+ newer tasks$/ });
+    await newer.waitFor({ timeout: 30_000 });
+    const rows = await page.locator('tr[data-task-id]').count();
+    assert.ok(rows <= 200, `the list holds ${rows} rows`);
+    await page.waitForFunction(() => /Show (\d+) newer/.test(document.body.innerText) && Number(/Show (\d+) newer/.exec(document.body.innerText)[1]) >= 800);
+    await newer.click();
+    await newer.waitFor({ state: 'detached' });
+    assert.equal(await page.locator('tr[data-task-id]').count(), 50, 'the newest page');
+    await page.locator('tr[data-task-id]', { hasText: 'burst 999' }).waitFor();
+    noErrors(page);
+    await page.close();
+  });
+});

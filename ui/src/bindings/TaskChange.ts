@@ -13,9 +13,9 @@ state: string,
  */
 outcome: string | null, 
 /**
- * The schedule whose Run started the task's Session, if one did.
+ * The schedule whose Run started the task's Session, if one did, and its name.
  */
-scheduleId: string | null, 
+scheduleId: string | null, scheduleName: string | null, 
 /**
  * The first line of its input, on the change that created it (`TASK_STATE_SUBMITTED`).
  */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { countdown, refreshDelay, relative, resolveZone, searchZones, wallTime, zonedTimes } from './time';
+import { countdown, duration, refreshDelay, relative, resolveZone, searchZones, wallTime, zonedTimes } from './time';
 
 const T = Date.parse('2026-12-01T12:00:00Z');
 
@@ -93,5 +93,17 @@ describe('refreshDelay', () => {
     expect(refreshDelay('2026-12-01T11:00:00Z', T)).toBe(1500);
     expect(refreshDelay('2026-12-03T12:00:00Z', T)).toBe(3_600_000);
     expect(refreshDelay(null, T)).toBeNull();
+  });
+});
+
+describe('duration', () => {
+  it('reads short and long spans', () => {
+    expect(duration(400)).toBe('0.4 s');
+    expect(duration(3000)).toBe('3 s');
+    expect(duration(12_300)).toBe('12 s');
+    expect(duration(200_000)).toBe('3 min 20 s');
+    expect(duration(7_500_000)).toBe('2 h 5 min');
+    expect(duration(3 * 86_400_000 + 4 * 3_600_000)).toBe('3 d 4 h');
+    expect(duration(-1)).toBe('—');
   });
 });

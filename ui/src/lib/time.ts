@@ -196,3 +196,14 @@ export function refreshDelay(at: string | null | undefined, now: number, afterMs
   if (!Number.isFinite(t)) return null;
   return Math.min(Math.max(t - now + afterMs, afterMs), HOUR);
 }
+
+/** A duration for people: "0.4 s", "12 s", "3 min 20 s", "2 h 5 min", "3 d 4 h". */
+export function duration(ms: number): string {
+  if (!Number.isFinite(ms) || ms < 0) return '—';
+  if (ms < 10 * SEC) return `${(ms / SEC).toFixed(1).replace(/\.0$/, '')} s`;
+  const s = Math.round(ms / SEC);
+  if (s < 60) return `${s} s`;
+  if (s < 3600) return `${Math.floor(s / 60)} min${s % 60 ? ` ${s % 60} s` : ''}`;
+  if (s < 86400) return `${Math.floor(s / 3600)} h${Math.floor((s % 3600) / 60) ? ` ${Math.floor((s % 3600) / 60)} min` : ''}`;
+  return `${Math.floor(s / 86400)} d${Math.floor((s % 86400) / 3600) ? ` ${Math.floor((s % 86400) / 3600)} h` : ''}`;
+}

@@ -104,11 +104,11 @@ export function Home() {
             {active.map((x) => (
               <li key={x.taskId}>
                 <StateBadge state={x.state} outcome={x.outcome} />
-                <Link href={`/tasks/${x.taskId}`} class="link mono">
-                  {shortId(x.taskId)}
+                <Link href={`/tasks/${x.taskId}`} class="link">
+                  {x.title ?? `Task ${shortId(x.taskId)}`}
                 </Link>
                 <span class="muted small">
-                  {agentName(x.agentId)} · {callerLabel(x.caller)} · <Ago at={x.stateAt} />
+                  {agentName(x.agentId)} · {x.scheduleName ?? callerLabel(x.caller)} · <Ago at={x.stateAt} />
                 </span>
               </li>
             ))}
@@ -145,8 +145,8 @@ export function Home() {
             {recent.map((x) => (
               <li key={x.taskId}>
                 <StateBadge state={x.state} outcome={x.outcome} />
-                <Link href={`/tasks/${x.taskId}`} class="link mono">
-                  {shortId(x.taskId)}
+                <Link href={`/tasks/${x.taskId}`} class="link">
+                  {x.title ?? `Task ${shortId(x.taskId)}`}
                 </Link>
                 <span class="muted small">
                   {agentName(x.agentId)} · <Ago at={x.stateAt} />

@@ -92,6 +92,13 @@ export function useSession(id: string | null | undefined): SessionView {
       stateAt: at,
       lastSeq: seq,
       outcome: null,
+      title: null,
+      result: null,
+      origin: s.origin,
+      callerKind: s.callerKind,
+      scheduleId: detail.run?.scheduleId ?? null,
+      scheduleName: null,
+      matched: null,
     }));
   }, [detail, transcript]);
 

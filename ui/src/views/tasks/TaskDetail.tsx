@@ -12,6 +12,7 @@ import { LiveDot } from '../sessions/Session';
 import { TranscriptView } from '../sessions/TranscriptView';
 import { useSession } from '../sessions/useSession';
 import { agents, loadAgents } from './store';
+import { Origin } from './Tasks';
 
 export function TaskDetail(props: { id: string }) {
   const [task, setTask] = useState<TaskSummary | null>(null);
@@ -63,12 +64,18 @@ export function TaskDetail(props: { id: string }) {
       <PageHeader
         title={
           <>
-            Task <span class="mono">{shortId(task.taskId)}</span> <StateBadge state={live.state} outcome={isTerminal(live.state) ? task.outcome : null} />
+            {task.title ?? (
+              <>
+                Task <span class="mono">{shortId(task.taskId)}</span>
+              </>
+            )}{' '}
+            <StateBadge state={live.state} outcome={isTerminal(live.state) ? task.outcome : null} />
           </>
         }
         subtitle={
           <>
-            {agent} · for {callerLabel(task.caller)} · started <Ago at={task.createdAt} /> · last event <Ago at={live.stateAt} />
+            {agent} · {task.scheduleId ? <Origin t={task} /> : <>for {callerLabel(task.caller)}</>} · task{' '}
+            <span class="mono">{shortId(task.taskId)}</span> · started <Ago at={task.createdAt} /> · last event <Ago at={live.stateAt} />
           </>
         }
         actions={
