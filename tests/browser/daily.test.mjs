@@ -6,7 +6,7 @@
 
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { client, openPage, shot, startBrowser, startServer, until } from './harness.mjs';
+import { axeViolations, client, openPage, shot, startBrowser, startServer, until } from './harness.mjs';
 
 let server;
 let browser;
@@ -333,6 +333,86 @@ describe('find things', () => {
     await newer.waitFor({ state: 'detached' });
     assert.equal(await page.locator('tr[data-task-id]').count(), 50, 'the newest page');
     await page.locator('tr[data-task-id]', { hasText: 'burst 999' }).waitFor();
+    noErrors(page);
+    await page.close();
+  });
+});
+
+describe('every screen', () => {
+  const WIDTHS = [360, 420, 768, 1280];
+
+  test('every page fits from 360 px to 1280 px, and axe finds nothing serious', async () => {
+    const waiting = await waitingShell('echo a-card-for-every-screen && ls -la /var/log/with/a/rather/long/path/that/wraps');
+    const sched = (await api.call('POST', '/api/v1/me/schedules', {
+      name: 'A schedule with a fairly long name for small screens', prompt: 'check every screen', cron: '15 8 * * 1-5', timezone: 'America/New_York', agent_id: 'echo',
+    })).body;
+    const run = (await api.call('POST', `/api/v1/me/schedules/${sched.id}/run`, {})).body;
+    const done = await until(async () => (await api.call('GET', `/api/v1/me/schedules/${sched.id}/runs`)).body.runs.find((r) => r.session_id), 'a Run with its Session');
+    const problems = [];
+    const pages = ['/', '/inbox', '/tasks', '/schedules', `/schedules/${sched.id}`, '/peers', `/sessions/${done.session_id}`, `/tasks/${waiting.task.id}`];
+    for (const width of WIDTHS) {
+      const page = await open('/', { viewport: { width, height: 800 } });
+      for (const path of pages) {
+        await page.goto(server.url + path);
+        await page.locator('[data-connection="live"]').waitFor();
+        await page.locator('.page').first().waitFor();
+        await page.locator('.state-loading').first().waitFor({ state: 'detached' }).catch(() => undefined);
+        const where = `${path} at ${width} px`;
+        // Nothing sticks out of its box: every element's right edge is inside the window.
+        const outside = await page.evaluate(() =>
+          [...document.querySelectorAll('body *')]
+            .filter((e) => e.getClientRects().length && e.getBoundingClientRect().right > window.innerWidth + 1 && !e.closest('.table-wrap, pre, thead, .sr-only'))
+            .slice(0, 6)
+            .map((e) => `${e.tagName.toLowerCase()}.${e.className} ${Math.round(e.getBoundingClientRect().right)}`),
+        );
+        if (outside.length) problems.push(`${where}: outside the window: ${outside.join(', ')}`);
+        const fit = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, width: window.innerWidth, bar: document.querySelector('.sidebar').getBoundingClientRect().height }));
+        if (fit.scroll > fit.width) problems.push(`${where}: the page scrolls sideways (${fit.scroll} > ${fit.width})`);
+        if (width < 900 && fit.bar > 64) problems.push(`${where}: the top bar is ${fit.bar} px tall`);
+
+        for (const v of await axeViolations(page)) problems.push(`${where}: axe ${v}`);
+      }
+      // Every nav link has a name, even when only its icon shows.
+      const nav = page.getByRole('navigation', { name: 'Sextant' });
+      for (const n of ['Overview', 'Approvals', 'Tasks', 'Schedules', 'Peers']) {
+        assert.equal(await nav.getByRole('link', { name: new RegExp(`^${n}`) }).count(), 1, `${n} at ${width} px`);
+        assert.ok(await nav.getByRole('link', { name: new RegExp(`^${n}`) }).isVisible(), `${n} shows at ${width} px`);
+      }
+      if (width === 420) {
+        await page.goto(server.url + '/');
+        await page.locator('[data-connection="live"]').waitFor();
+        await shot(page, 'overview-420');
+        await page.goto(server.url + '/inbox');
+        await page.locator('article.interaction').first().waitFor();
+        await shot(page, 'inbox-420');
+        await page.goto(server.url + '/tasks');
+        await page.locator('tr[data-task-id]').first().waitFor();
+        await shot(page, 'tasks-420');
+        await page.goto(server.url + '/schedules');
+        await page.locator('tr[data-schedule-id]').first().waitFor();
+        await shot(page, 'schedules-420');
+      }
+      noErrors(page);
+      await page.close();
+    }
+    await answerApi(waiting, 'decline');
+    assert.ok(run);
+    assert.deepEqual(problems, []);
+  });
+
+  test('a skip link and a main landmark; dialogs open on their first field', async () => {
+    const page = await open('/schedules');
+    assert.equal(await page.locator('main#main').count(), 1);
+    await page.keyboard.press('Tab');
+    const skip = page.getByRole('link', { name: 'Skip to content' });
+    assert.equal(await skip.evaluate((e) => e === document.activeElement), true, 'the first Tab reaches the skip link');
+    await page.keyboard.press('Enter');
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'main');
+    await page.getByRole('button', { name: '+ New schedule' }).click();
+    await page.locator('dialog[open]').waitFor();
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 's-name', 'the first field, not ×');
+    assert.deepEqual(await axeViolations(page), [], 'axe, with the dialog open');
+    await page.keyboard.press('Escape');
     noErrors(page);
     await page.close();
   });

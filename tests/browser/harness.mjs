@@ -172,3 +172,21 @@ export async function until(fn, what, timeoutMs = 15_000) {
     await new Promise((r) => setTimeout(r, 100));
   }
 }
+
+let axeSource;
+
+/**
+ * Runs axe-core (npm) on the page and returns its serious and critical violations, each as
+ * "rule: target (summary)". axe is evaluated over the DevTools protocol, which the page's CSP
+ * (no inline script) does not govern.
+ */
+export async function axeViolations(page) {
+  axeSource ??= readFileSync(join(import.meta.dirname, 'node_modules/axe-core/axe.min.js'), 'utf8');
+  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(axeSource);
+  const result = await page.evaluate(async () => {
+    // eslint-disable-next-line no-undef
+    const r = await axe.run(document, { resultTypes: ['violations'] });
+    return r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => `${n.target.join(' ')} (${n.failureSummary?.split('\n')[1]?.trim() ?? ''})`) }));
+  });
+  return result.filter((v) => v.impact === 'serious' || v.impact === 'critical').flatMap((v) => v.nodes.map((n) => `${v.id}: ${n}`));
+}

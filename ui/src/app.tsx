@@ -65,23 +65,25 @@ function Connection() {
   const s = link.value;
   const words = { connecting: 'Connecting…', live: 'Live', reconnecting: 'Reconnecting…', offline: 'Offline — retrying' }[s];
   return (
-    <div class={`connection live-${s}`} role="status" aria-live="polite" title="Live updates from Sextant" data-connection={s}>
+    <div class={`connection live-${s}`} role="status" aria-live="polite" title={`Live updates from Sextant: ${words}`} data-connection={s}>
       <span class="dot" aria-hidden="true" />
-      {words}
+      <span class="connection-words">{words}</span>
     </div>
   );
 }
 
+/** A navigation link. On narrow screens only its icon shows; its label stays its name. */
 function NavItem(props: { href: string; active: boolean; label: string; icon: string; count?: number }) {
   return (
-    <Link href={props.href} class={`nav-item${props.active ? ' active' : ''}`} aria-current={props.active ? 'page' : undefined}>
+    <Link href={props.href} class={`nav-item${props.active ? ' active' : ''}`} aria-current={props.active ? 'page' : undefined} title={props.label}>
       <span class="nav-icon" aria-hidden="true">
         {props.icon}
       </span>
       <span class="nav-label">{props.label}</span>
       {props.count ? (
-        <span class="nav-count" aria-label={`${props.count} pending`}>
+        <span class="nav-count">
           {props.count}
+          <span class="sr-only"> pending</span>
         </span>
       ) : null}
     </Link>
@@ -198,14 +200,17 @@ export function App() {
   const section = route.name === 'task' ? 'tasks' : route.name === 'schedule' ? 'schedules' : route.name;
   return (
     <div class="shell">
+      <a class="skip-link" href="#main">
+        Skip to content
+      </a>
       <nav class="sidebar" aria-label="Sextant">
-        <Link href="/" class="brand">
+        <Link href="/" class="brand" title="Sextant: overview">
           <svg viewBox="0 0 32 32" width="26" height="26" aria-hidden="true">
             <rect width="32" height="32" rx="7" fill="var(--accent)" />
             <path d="M16 6 L25 24 H7 Z" fill="none" stroke="#fff" stroke-width="2.4" stroke-linejoin="round" />
             <circle cx="16" cy="18" r="2.6" fill="#fff" />
           </svg>
-          <span>Sextant</span>
+          <span class="brand-name">Sextant</span>
         </Link>
         <div class="nav">
           <NavItem href="/" active={section === 'home'} label="Overview" icon="◎" />
@@ -218,7 +223,9 @@ export function App() {
           <Connection />
         </div>
       </nav>
-      <div class="content">{page(route)}</div>
+      <main class="content" id="main" tabIndex={-1}>
+        {page(route)}
+      </main>
       <Toasts />
       <KeysHelp open={help} onClose={() => setHelp(false)} />
     </div>

@@ -159,7 +159,15 @@ export function Dialog(props: {
   useEffect(() => {
     const d = ref.current;
     if (!d) return;
-    if (props.open && !d.open) d.showModal();
+    if (props.open && !d.open) {
+      d.showModal();
+      // The dialog's first field, not its × (the browser focuses the first focusable element);
+      // a dialog without fields (a confirmation) focuses its first button, Cancel.
+      const first = d.querySelector<HTMLElement>(
+        '.dialog-body input:not([type=hidden]):not([disabled]), .dialog-body select, .dialog-body textarea, .dialog-footer button',
+      );
+      first?.focus();
+    }
     if (!props.open && d.open) d.close();
   }, [props.open]);
   return (

@@ -98,6 +98,7 @@ describe('refreshDelay', () => {
 
 describe('duration', () => {
   it('reads short and long spans', () => {
+    expect(duration(30)).toBe('under 0.1 s');
     expect(duration(400)).toBe('0.4 s');
     expect(duration(3000)).toBe('3 s');
     expect(duration(12_300)).toBe('12 s');

@@ -200,6 +200,7 @@ export function refreshDelay(at: string | null | undefined, now: number, afterMs
 /** A duration for people: "0.4 s", "12 s", "3 min 20 s", "2 h 5 min", "3 d 4 h". */
 export function duration(ms: number): string {
   if (!Number.isFinite(ms) || ms < 0) return '—';
+  if (ms < 100) return 'under 0.1 s';
   if (ms < 10 * SEC) return `${(ms / SEC).toFixed(1).replace(/\.0$/, '')} s`;
   const s = Math.round(ms / SEC);
   if (s < 60) return `${s} s`;

@@ -172,7 +172,7 @@ export function ScheduleDetail(props: { id: string }) {
         </div>
       )}
       <div class="split">
-        <main class="split-main">
+        <div class="split-main">
           <section class="panel" aria-label="Runs">
             <h2 class="panel-title">
               Runs <span class="count">{runs.total}</span>
@@ -214,14 +214,14 @@ export function ScheduleDetail(props: { id: string }) {
                         <RunBadge status={r.status} title={r.reason ?? undefined} />
                         {r.reason && <div class="muted small clamp" title={r.reason}>{r.reason}</div>}
                       </td>
-                      <td>
+                      <td data-label="Trigger">
                         <span>{triggerLabel(r.trigger)}</span>
                         {r.replay_of && <div class="muted small">of {shortId(r.replay_of)}</div>}
                       </td>
-                      <td>
+                      <td data-label="Fired">
                         <Ago at={r.created_at} />
                       </td>
-                      <td>{r.finished_at ? <Ago at={r.finished_at} /> : <span class="muted">—</span>}</td>
+                      <td data-label="Finished">{r.finished_at ? <Ago at={r.finished_at} /> : <span class="muted">—</span>}</td>
                       <td>
                         {r.session_id ? (
                           <Link href={`/sessions/${r.session_id}`} class="link" title="Open the Session this Run created">
@@ -249,7 +249,7 @@ export function ScheduleDetail(props: { id: string }) {
               </div>
             )}
           </section>
-        </main>
+        </div>
         <aside class="split-side">
           <section class="panel" aria-label="About this schedule">
             <h2 class="panel-title">Plan</h2>

@@ -158,7 +158,7 @@ export function Schedules() {
       )}
       {state.status === 'ready' && state.list.length > 0 && (
         <div class="table-wrap">
-          <table class="table" aria-label="Schedules">
+          <table class="table cards-md" aria-label="Schedules">
             <thead>
               <tr>
                 <th>Name</th>
@@ -186,14 +186,14 @@ export function Schedules() {
                         {s.prompt}
                       </div>
                     </td>
-                    <td>{agents.find((a) => a.agentId === s.agent_id)?.name ?? s.agent_id}</td>
-                    <td class="when-col">
+                    <td data-label="Agent">{agents.find((a) => a.agentId === s.agent_id)?.name ?? s.agent_id}</td>
+                    <td class="when-col" data-label="When">
                       <div>{cronWords(s)}</div>
                       <div class="muted small nowrap">
                         <span class="mono">{s.cron}</span> · {s.timezone.replace(/_/g, ' ')}
                       </div>
                     </td>
-                    <td class="nowrap">
+                    <td class="nowrap" data-label="Next fire">
                       {s.enabled && next ? (
                         <>
                           <FireTime utc={next.utc} zone={s.timezone} stacked />
@@ -205,7 +205,7 @@ export function Schedules() {
                         <span class="muted">{s.enabled ? '—' : 'paused'}</span>
                       )}
                     </td>
-                    <td>
+                    <td data-label="Last Run">
                       {last === undefined ? (
                         <span class="muted">…</span>
                       ) : last === null ? (
@@ -219,7 +219,7 @@ export function Schedules() {
                         </div>
                       )}
                     </td>
-                    <td>
+                    <td data-label="Enabled">
                       <Switch checked={s.enabled} label={s.enabled ? `Pause ${s.name}` : `Enable ${s.name}`} disabled={busy === s.id} onChange={(v) => void toggle(s, v)} />
                     </td>
                     <td class="row-actions">

@@ -49,9 +49,9 @@ export function SessionPage(props: { id: string }) {
         actions={<LiveDot state={v.live} />}
       />
       <div class="split">
-        <main class="split-main">
+        <div class="split-main">
           <TranscriptView blocks={v.transcript.blocks} showTask={v.tasks.length > 1} />
-        </main>
+        </div>
         <aside class="split-side">
           {v.detail.run && <RunPanel link={v.detail.run} />}
           <section class="panel" aria-label="Tasks of this Session">
