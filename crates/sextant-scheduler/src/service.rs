@@ -144,6 +144,70 @@ impl Scheduler {
             .ok_or(Error::NotFound)
     }
 
+    /// Every problem with `fields` at once, so that a form can show them all (create and
+    /// update stop at the first): what creating them (`creating`) or changing a schedule by
+    /// them would refuse, field by field. Nothing is read or written; create and update still
+    /// check everything themselves.
+    pub fn field_errors(&self, fields: &ScheduleFields, creating: bool) -> Vec<FieldError> {
+        let now = self.clock().now();
+        let mut out = Vec::new();
+        let mut given = |v: &Option<String>, field: &'static str, hint: &str| -> Option<String> {
+            match v {
+                Some(v) => Some(v.clone()),
+                None if creating => {
+                    out.push(FieldError::new(field, format!("is required; {hint}")));
+                    None
+                }
+                None => None,
+            }
+        };
+        let name = given(&fields.name, "name", "a short label");
+        let prompt = given(
+            &fields.prompt,
+            "prompt",
+            "the message sent to the agent at every Run",
+        );
+        let cron = given(&fields.cron, "cron", "e.g. \"0 9 * * 1-5\"");
+        let timezone = given(
+            &fields.timezone,
+            "timezone",
+            "an IANA zone such as \"Europe/Berlin\" or \"UTC\"",
+        );
+        let agent = given(&fields.agent_id, "agent_id", "the agent each Run calls");
+        let mut push = |r: Result<(), FieldError>| {
+            if let Err(e) = r {
+                out.push(e);
+            }
+        };
+        if let Some(n) = &name {
+            push(check_name(n).map(drop));
+        }
+        if let Some(p) = &prompt {
+            push(check_prompt(p).map(drop));
+        }
+        let tz_ok = timezone.as_deref().map(|tz| {
+            let r = crate::cron::parse_timezone(tz).map(drop);
+            let ok = r.is_ok();
+            push(r);
+            ok
+        });
+        if let Some(c) = &cron {
+            match (crate::cron::parse_cron(c), &timezone, tz_ok) {
+                (Err(e), _, _) => push(Err(e)),
+                // Whether it ever fires, and how often, is judged in its zone.
+                (Ok(_), Some(tz), Some(true)) => push(CronSpec::validate(c, tz, now).map(drop)),
+                _ => {}
+            }
+        }
+        if let Some(a) = &agent {
+            push(self.check_agent(a));
+        }
+        if let Some(g) = fields.missed_run_grace_secs {
+            push(check_grace(g).map(drop));
+        }
+        out
+    }
+
     /// The principal's schedules, newest first.
     pub async fn list(&self, principal: &Principal) -> Result<Vec<ScheduleView>> {
         let rows = self.journal().schedules_owned(&principal.key()).await?;

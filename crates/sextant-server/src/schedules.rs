@@ -39,6 +39,19 @@ impl From<SchedError> for ApiError {
     }
 }
 
+/// Refuses a write with every field error at once (a form shows them all), if there is one.
+fn every_field(errors: Vec<sextant_scheduler::cron::FieldError>) -> ApiResult<()> {
+    if errors.is_empty() {
+        return Ok(());
+    }
+    Err(ApiError::InvalidFields(
+        errors
+            .into_iter()
+            .map(|f| (f.field.to_string(), format!("{}: {}", f.field, f.message)))
+            .collect(),
+    ))
+}
+
 /// Refuses a write whose Content-Type is not JSON.
 fn require_json(headers: &HeaderMap) -> ApiResult<()> {
     let ok = headers
@@ -211,6 +224,7 @@ pub async fn create(
 ) -> ApiResult<Response> {
     require_json(&headers)?;
     let (fields, source) = parse_fields(&body, true)?;
+    every_field(app.scheduler.field_errors(&fields, true))?;
     let v = app
         .scheduler
         .create(&p, fields, source.unwrap_or(ScheduleSource::Api))
@@ -246,6 +260,7 @@ pub async fn update(
 ) -> ApiResult<Json<Value>> {
     require_json(&headers)?;
     let (fields, _) = parse_fields(&body, false)?;
+    every_field(app.scheduler.field_errors(&fields, false))?;
     let v = app.scheduler.update(&p, &id, fields).await?;
     Ok(Json(schedule_json(&v, &base_url(&app, &headers))))
 }
@@ -357,6 +372,14 @@ pub async fn preview(
         }
     };
     let (cron, timezone) = (field("cron")?, field("timezone")?);
+    every_field(app.scheduler.field_errors(
+        &ScheduleFields {
+            cron: Some(cron.clone()),
+            timezone: Some(timezone.clone()),
+            ..Default::default()
+        },
+        false,
+    ))?;
     let now = app.runtime.clock().now();
     let spec =
         sextant_scheduler::CronSpec::validate(&cron, &timezone, now).map_err(SchedError::from)?;
