@@ -368,6 +368,13 @@ impl Journal {
             .await
     }
 
+    /// The text of a Session's first message, shortened.
+    pub async fn session_opening(&self, session_id: &str) -> Result<Option<String>> {
+        let id = session_id.to_string();
+        self.read(move |c| queries::search::session_opening(c, &id))
+            .await
+    }
+
     /// What one task is ([`queries::search::TaskDigest`]).
     pub async fn task_digest(&self, task: TaskRow) -> Result<queries::search::TaskDigest> {
         self.read(move |c| queries::search::digest(c, &task)).await

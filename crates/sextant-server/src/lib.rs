@@ -125,6 +125,7 @@ pub fn router(state: AppState) -> Router {
         )
         .route("/api/v1/health", get(api::health))
         .route("/api/v1/session/bootstrap", post(console::bootstrap))
+        .route("/api/v1/session", get(console::session))
         .route_layer(middleware::from_fn_with_state(
             state.clone(),
             auth::optional,
@@ -141,6 +142,10 @@ pub fn router(state: AppState) -> Router {
         .route("/api/v1/tasks/counts", get(api::task_counts))
         .route("/api/v1/tasks/{id}", get(api::task))
         .route("/api/v1/interactions", get(interactions::list))
+        .route(
+            "/api/v1/interactions/answer",
+            post(interactions::answer_many),
+        )
         .route(
             "/api/v1/interactions/{id}/answer",
             post(interactions::answer),

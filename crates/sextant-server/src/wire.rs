@@ -222,6 +222,15 @@ pub struct PendingInteraction {
     pub agent_name: Option<String>,
     /// The caller's principal key (who started the task).
     pub caller: String,
+    /// The caller's kind (`person`, `peer`, `assistant`, `jwt`, …).
+    pub caller_kind: String,
+    /// What started the Session (`a2a`, `schedule`, …), and the schedule whose Run did, if one
+    /// did.
+    pub origin: String,
+    pub schedule_id: Option<String>,
+    pub schedule_name: Option<String>,
+    /// The Session's first message (what the person or agent asked for), shortened.
+    pub first_message: Option<String>,
     pub context_id: String,
     pub session_id: String,
     /// The console page of the Session.
@@ -251,6 +260,36 @@ pub struct AnsweredTask {
     pub context_id: String,
     pub state: String,
     pub state_at: String,
+}
+
+/// One result of `POST /api/v1/interactions/answer` (answers sent together, each journalled
+/// as its own answer).
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export)]
+pub struct BulkAnswerResult {
+    pub interaction_id: String,
+    /// The HTTP status this answer alone would have had (200, 404, 409, 422, …).
+    pub status: u16,
+    /// The task after the answer, when it was taken.
+    pub task: Option<AnsweredTask>,
+    /// Why it was not, in the REST error's words.
+    pub error: Option<BulkAnswerError>,
+}
+
+/// Why one answer of a bulk answer was not taken.
+#[derive(Debug, Clone, Serialize, TS)]
+#[ts(export)]
+pub struct BulkAnswerError {
+    pub code: String,
+    pub message: String,
+}
+
+/// `POST /api/v1/interactions/answer`.
+#[derive(Debug, Clone, Serialize, TS)]
+#[ts(export)]
+pub struct BulkAnswerReply {
+    pub results: Vec<BulkAnswerResult>,
 }
 
 /// `POST /api/v1/interactions/{id}/answer`.

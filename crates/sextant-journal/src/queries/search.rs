@@ -200,6 +200,34 @@ pub fn session_schedule(
     .optional()?)
 }
 
+/// The longest opening message [`session_opening`] gives.
+pub const OPENING_MAX: usize = 600;
+
+/// The text of a Session's first message (the input that started it), shortened to
+/// [`OPENING_MAX`] characters.
+pub fn session_opening(c: &Connection, session_id: &str) -> Result<Option<String>> {
+    let body: Option<String> = c
+        .prepare_cached("SELECT body FROM events WHERE session_id = ?1 ORDER BY seq LIMIT 1")?
+        .query_row([session_id], |r| r.get(0))
+        .optional()?;
+    let Some(body) = body else { return Ok(None) };
+    let body: EventBody =
+        serde_json::from_str(&body).map_err(|e| Error::Corrupt(format!("event body: {e}")))?;
+    let EventBody::TaskCreated { message } = body else {
+        return Ok(None);
+    };
+    let text = message_text(&message);
+    let text = text.trim();
+    if text.is_empty() {
+        return Ok(None);
+    }
+    if text.chars().count() > OPENING_MAX {
+        let cut: String = text.chars().take(OPENING_MAX - 1).collect();
+        return Ok(Some(format!("{}…", cut.trim_end())));
+    }
+    Ok(Some(text.to_string()))
+}
+
 /// How many of a task's latest events [`digest`] looks at for its result.
 const RESULT_LOOKBACK: u32 = 32;
 
