@@ -6,7 +6,7 @@
 
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { axeViolations, client, openPage, shot, startBrowser, startServer, until } from './harness.mjs';
+import { axeViolations, canRunAsOtherUser, client, openPage, shot, startBrowser, startServer, until } from './harness.mjs';
 
 let server;
 let browser;
@@ -414,6 +414,206 @@ describe('every screen', () => {
     assert.deepEqual(await axeViolations(page), [], 'axe, with the dialog open');
     await page.keyboard.press('Escape');
     noErrors(page);
+    await page.close();
+  });
+});
+
+describe('sign-in, offline, errors', () => {
+  test('a browser of another user signs in once: reloads and tabs keep it, and a restart says why it asks again', { skip: !canRunAsOtherUser() && 'needs root and the user run.sh creates' }, async () => {
+    const own = await startServer();
+    const other = await startBrowser({ otherUser: true });
+    try {
+      const page = await other.context.newPage();
+      await page.goto(own.url + '/tasks');
+      const form = page.locator('form.signin-card');
+      await form.getByText('the browser runs as another user than Sextant').waitFor();
+      await form.locator('#token').fill(own.token);
+      await form.getByRole('button', { name: 'Sign in' }).click();
+      await page.locator('[data-connection="live"]').waitFor();
+      await page.getByRole('heading', { name: 'Tasks' }).waitFor();
+      // A reload and a second tab use the cookie: no token asked.
+      await page.reload();
+      await page.locator('[data-connection="live"]').waitFor();
+      assert.equal(await page.locator('form.signin-card').count(), 0, 'no sign-in after a reload');
+      const tab = await other.context.newPage();
+      await tab.goto(own.url + '/inbox');
+      await tab.locator('[data-connection="live"]').waitFor();
+      assert.equal(await tab.locator('form.signin-card').count(), 0, 'no sign-in in a new tab');
+      await tab.close();
+      // Sextant restarts: the cookie ends, and the page says so.
+      await own.restart();
+      const again = page.locator('form.signin-card');
+      await again.getByText('Sextant restarted').waitFor({ timeout: 30_000 });
+      await again.locator('#token').fill(own.token);
+      await again.getByRole('button', { name: 'Sign in' }).click();
+      await page.locator('[data-connection="live"]').waitFor();
+      await page.getByRole('heading', { name: 'Tasks' }).waitFor();
+    } finally {
+      await other.stop();
+      await own.stop();
+    }
+  });
+
+  test('offline: a banner, answers wait, and no raw "Failed to fetch"', async () => {
+    const w = await waitingShell('echo offline-card');
+    const page = await open('/inbox');
+    const card = page.locator(`article[data-interaction-id="${w.pending.interactionId}"]`);
+    await card.waitFor();
+    await browser.context.setOffline(true);
+    try {
+      await page.locator('.offline-banner').waitFor();
+      assert.match(await page.locator('.offline-banner').textContent(), /answers wait until it is back/);
+      await card.locator('button[data-option="accept"][disabled]').waitFor();
+      await page.goto(server.url + '/tasks').catch(() => undefined);
+    } finally {
+      await browser.context.setOffline(false);
+    }
+    const tasks = await open('/tasks');
+    await browser.context.setOffline(true);
+    try {
+      await tasks.getByLabel('Filter by status').selectOption({ label: 'Completed' });
+      await tasks.locator('.offline-banner').waitFor();
+      await tasks.getByText('Sextant is not reachable').first().waitFor();
+      assert.doesNotMatch(await tasks.locator('body').innerText(), /Failed to fetch|NetworkError|TypeError/);
+      await shot(tasks, 'offline');
+    } finally {
+      await browser.context.setOffline(false);
+    }
+    await tasks.locator('[data-connection="live"]').waitFor({ timeout: 30_000 });
+    await tasks.locator('.offline-banner').waitFor({ state: 'detached' });
+    await answerApi(w, 'decline');
+    await page.close();
+    await tasks.close();
+  });
+
+  test('a form shows every invalid field at once, and cron errors name the part', async () => {
+    const page = await open('/schedules');
+    await page.getByRole('button', { name: '+ New schedule' }).click();
+    const dialog = page.locator('dialog[open]');
+    await dialog.locator('#s-name').fill('   ');
+    await dialog.locator('#s-prompt').fill('');
+    await dialog.locator('#s-cron').fill('61 * * * *');
+    await dialog.locator('#s-zone').click();
+    await dialog.locator('#s-zone').fill('Asia/Tokio');
+    await dialog.getByRole('button', { name: 'Create schedule' }).click();
+    for (const f of ['name', 'prompt', 'timezone', 'cron']) await dialog.locator(`[data-field-error="${f}"]`).waitFor();
+    assert.match(await dialog.locator('[data-field-error="cron"]').textContent(), /minute must be 0–59, not 61/);
+    assert.doesNotMatch(await dialog.textContent(), /Component error|Number out of bounds/);
+    await shot(page, 'form-errors');
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    noErrors(page);
+    await page.close();
+  });
+});
+
+describe('the inbox at volume', () => {
+  test('an answer waits a few seconds to be undone, and the next card does not slide under the pointer', async () => {
+    const first = await waitingShell('echo undo-first');
+    const second = await waitingShell('echo undo-second');
+    const page = await open('/inbox');
+    const newer = page.locator(`article[data-interaction-id="${second.pending.interactionId}"]`);
+    const older = page.locator(`article[data-interaction-id="${first.pending.interactionId}"]`);
+    await older.waitFor();
+    // Undo: the answer is not sent.
+    await newer.locator('button[data-option="decline"]').click();
+    await newer.locator('.answer-waiting', { hasText: 'Answering “No, and tell the agent what to do differently”' }).waitFor();
+    await newer.getByRole('button', { name: /Undo/ }).click();
+    await newer.locator('.answer-waiting').waitFor({ state: 'detached' });
+    await page.waitForTimeout(4500); // longer than the undo window: the answer would have gone
+    assert.ok((await api.call('GET', '/api/v1/interactions')).body.interactions.some((i) => i.interactionId === second.pending.interactionId), 'nothing was sent');
+    // `u` undoes from the keyboard too.
+    await newer.locator('button[data-option="decline"]').click();
+    await newer.locator('.answer-waiting').waitFor();
+    await page.keyboard.press('u');
+    await newer.locator('.answer-waiting').waitFor({ state: 'detached' });
+    // Sent after the window; a placeholder keeps its place while the pointer stays.
+    const button = newer.locator('button[data-option="decline"]');
+    const box = await button.boundingBox();
+    const olderTop = (await older.boundingBox()).y;
+    await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+    await page.mouse.down();
+    await page.mouse.up();
+    const ghost = page.locator(`[data-answered="${second.pending.interactionId}"]`);
+    await ghost.waitFor({ timeout: 10_000 });
+    assert.equal((await older.boundingBox()).y, olderTop, 'the next card stays where it was');
+    const under = await page.evaluate(([x, y]) => document.elementFromPoint(x, y)?.closest('[data-answered]')?.getAttribute('data-answered'), [box.x + box.width / 2, box.y + box.height / 2]);
+    assert.equal(under, second.pending.interactionId, 'the pointer is over the placeholder, not the next card');
+    await shot(page, 'inbox-answered');
+    await page.mouse.move(2, 2);
+    await ghost.waitFor({ state: 'detached' });
+    assert.equal((await task(second.task.id)).outcome ?? 'pending', (await ended(second.task.id)).outcome);
+    await answerApi(first, 'decline');
+    noErrors(page);
+    await page.close();
+  });
+
+  test('cards say where they come from; identical requests are answered together, each journalled', async () => {
+    const made = (await api.call('POST', '/api/v1/me/schedules', { name: 'Disk check', prompt: 'df -h /', cron: '0 4 * * *', timezone: 'UTC', agent_id: 'shell' })).body;
+    await api.call('POST', `/api/v1/me/schedules/${made.id}/run`, {});
+    const same = [];
+    for (let i = 0; i < 3; i++) same.push(await waitingShell('uptime'));
+    const different = await waitingShell('echo not-like-the-others');
+    const page = await open('/inbox');
+    const fromSchedule = page.locator('article.interaction', { hasText: 'df -h /' });
+    await fromSchedule.locator('[data-origin]', { hasText: 'from schedule “Disk check”' }).waitFor();
+    await fromSchedule.locator('.first-message', { hasText: 'df -h /' }).waitFor();
+    const oneOfThem = page.locator(`article[data-interaction-id="${same[0].pending.interactionId}"]`);
+    await oneOfThem.locator('[data-origin]', { hasText: 'from you' }).waitFor();
+    await oneOfThem.getByRole('button', { name: 'Select all 3 like this' }).click();
+    const bar = page.getByRole('region', { name: 'Answer the selected' });
+    await bar.getByText('3 selected').waitFor();
+    await shot(page, 'inbox-bulk');
+    const [bulk] = await Promise.all([
+      page.waitForResponse((r) => r.url().endsWith('/api/v1/interactions/answer'), { timeout: 15_000 }),
+      bar.locator('button[data-bulk-option="decline"]').click(),
+    ]);
+    assert.equal(JSON.parse(bulk.request().postData()).answers.length, 3);
+    for (const s of same) {
+      const t = await ended(s.task.id);
+      assert.equal(t.outcome, 'declined');
+      const session = (await api.call('GET', `/api/v1/sessions/${t.sessionId}`)).body;
+      assert.equal(session.transcript.filter((b) => b.kind === 'answer').length, 1, 'each answer in its own journal');
+    }
+    assert.ok((await api.call('GET', '/api/v1/interactions')).body.interactions.some((i) => i.interactionId === different.pending.interactionId), 'the different one still waits');
+    await answerApi(different, 'decline');
+    const sched = (await api.call('GET', '/api/v1/interactions')).body.interactions.find((i) => i.scheduleId === made.id);
+    if (sched) await api.call('POST', `/api/v1/interactions/${sched.interactionId}/answer`, { task_id: sched.taskId, option: 'decline', message_id: 'sched-decline' });
+    noErrors(page);
+    await page.close();
+  });
+
+  test('browser notifications (opt-in) and the tab icon’s badge for new approvals', async () => {
+    await browser.context.grantPermissions(['notifications'], { origin: server.url });
+    const page = await browser.context.newPage();
+    await page.addInitScript(() => {
+      window.__notes = [];
+      const Real = window.Notification;
+      window.Notification = class extends Real {
+        constructor(title, opts) {
+          super(title, opts);
+          window.__notes.push({ title, body: opts?.body });
+        }
+      };
+      // This tab is in the background for the test.
+      Object.defineProperty(document, 'visibilityState', { get: () => 'hidden' });
+    });
+    await page.goto(server.url + '/inbox');
+    await page.locator('[data-connection="live"]').waitFor();
+    await page.getByRole('button', { name: 'Notify me' }).click();
+    await page.getByRole('button', { name: 'Notifications on' }).waitFor();
+    const w = await waitingShell('echo notify-me');
+    await page.waitForFunction(() => window.__notes.length > 0);
+    const notes = await page.evaluate(() => window.__notes);
+    assert.equal(notes[0].title, 'Run this shell command?');
+    assert.match(notes[0].body, /echo notify-me/);
+    await page.waitForFunction(() => document.querySelector('link[rel="icon"]').href.startsWith('data:image/png'));
+    const badge = await page.locator('link[rel="icon"]').getAttribute('data-badge');
+    assert.equal(badge, String((await api.call('GET', '/api/v1/interactions')).body.interactions.length));
+    await answerApi(w, 'decline');
+    // Off again: it stays off after a reload.
+    await page.getByRole('button', { name: 'Notifications on' }).click();
+    await page.reload();
+    await page.getByRole('button', { name: 'Notify me' }).waitFor();
     await page.close();
   });
 });

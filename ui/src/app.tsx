@@ -72,6 +72,18 @@ function Connection() {
   );
 }
 
+/** Said while Sextant cannot be reached: what works and what waits. */
+function OfflineBanner() {
+  const s = link.value;
+  if (s === 'live' || s === 'connecting') return null;
+  return (
+    <div class="offline-banner" role="alert" data-offline={s}>
+      <strong>{s === 'offline' ? 'Sextant is not reachable.' : 'Reconnecting to Sextant…'}</strong> What you see may be out of date, and answers
+      wait until it is back; the page reconnects by itself.
+    </div>
+  );
+}
+
 /** A navigation link. On narrow screens only its icon shows; its label stays its name. */
 function NavItem(props: { href: string; active: boolean; label: string; icon: string; count?: number }) {
   return (
@@ -224,6 +236,7 @@ export function App() {
         </div>
       </nav>
       <main class="content" id="main" tabIndex={-1}>
+        <OfflineBanner />
         {page(route)}
       </main>
       <Toasts />
