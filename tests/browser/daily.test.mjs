@@ -617,3 +617,45 @@ describe('the inbox at volume', () => {
     await page.close();
   });
 });
+
+describe('the page itself', () => {
+  test('the UI goes brotli- or gzip-compressed, and hashed assets are cached as immutable', async () => {
+    const { request } = await import('node:http');
+    const raw = (path, enc) =>
+      new Promise((res, rej) => {
+        const u = new URL(path, server.url);
+        const req = request({ host: u.hostname, port: u.port, path: u.pathname, headers: enc ? { 'Accept-Encoding': enc } : {} }, (r) => {
+          const chunks = [];
+          r.on('data', (c) => chunks.push(c));
+          r.on('end', () => res({ headers: r.headers, bytes: Buffer.concat(chunks) }));
+        });
+        req.on('error', rej);
+        req.end();
+      });
+    const html = (await raw('/', null)).bytes.toString();
+    const js = /src="(\/assets\/[^"]+\.js)"/.exec(html)[1];
+    const css = /href="(\/assets\/[^"]+\.css)"/.exec(html)[1];
+    const { brotliDecompressSync, gunzipSync } = await import('node:zlib');
+    // (index.html is a few hundred bytes: sent as it is.)
+    for (const path of [js, css]) {
+      const plain = await raw(path, null);
+      const br = await raw(path, 'gzip, deflate, br');
+      const gz = await raw(path, 'gzip');
+      assert.equal(plain.headers['content-encoding'], undefined, path);
+      assert.equal(br.headers['content-encoding'], 'br', path);
+      assert.equal(gz.headers['content-encoding'], 'gzip', path);
+      assert.equal(br.headers.vary, 'accept-encoding');
+      assert.ok(br.bytes.length < plain.bytes.length / 2, `${path}: ${br.bytes.length} of ${plain.bytes.length} bytes`);
+      assert.deepEqual(brotliDecompressSync(br.bytes), plain.bytes);
+      assert.deepEqual(gunzipSync(gz.bytes), plain.bytes);
+    }
+    assert.equal((await raw(js, 'br')).headers['cache-control'], 'public, max-age=31536000, immutable');
+    assert.equal((await raw('/', 'br')).headers['cache-control'], 'no-cache');
+    // The browser gets the compressed files and runs them.
+    const page = await open('/');
+    const [res] = await Promise.all([page.waitForResponse((r) => r.url().endsWith(js)), page.reload()]);
+    assert.equal((await res.allHeaders())['content-encoding'], 'br');
+    await page.locator('[data-connection="live"]').waitFor();
+    await page.close();
+  });
+});
