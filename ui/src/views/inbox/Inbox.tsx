@@ -65,7 +65,8 @@ export function Inbox() {
     if (el) ghosts.current.set(i.interactionId, { item: i, height: el.getBoundingClientRect().height });
   }
   const live = new Set(s.items.map((i) => i.interactionId));
-  const placeholders = [...ghosts.current.values()].filter((g) => !live.has(g.item.interactionId) && here[g.item.interactionId]);
+  // Placeholders matter only while a card could slide up into their place.
+  const placeholders = s.items.length ? [...ghosts.current.values()].filter((g) => !live.has(g.item.interactionId) && here[g.item.interactionId]) : [];
   const rows = [...s.items.map((item) => ({ item, ghost: null as Ghost | null })), ...placeholders.map((g) => ({ item: g.item, ghost: g }))].sort(
     (a, b) => Date.parse(b.item.raisedAt) - Date.parse(a.item.raisedAt) || b.item.interactionId.localeCompare(a.item.interactionId),
   );

@@ -64,7 +64,7 @@ function TaskRow(props: { t: TaskSummary; flash: boolean; agentName: string }) {
             <Matched text={t.matched} />
           </div>
         ) : (
-          t.result && <div class={`small clamp task-line${ended && t.outcome !== 'completed' ? ' bad-line' : ' muted'}`}>{t.result}</div>
+          t.result && <div class={`small clamp task-line${t.outcome === 'failed' || t.outcome === 'rejected' ? ' bad-line' : ' muted'}`}>{t.result}</div>
         )}
       </td>
       <td class="col-origin">
