@@ -236,7 +236,7 @@ describe('find things', () => {
     assert.doesNotMatch(await row.locator('.task-title').textContent(), /in three lines/, 'the first line only');
     await row.locator('.task-line', { hasText: 'Summarise the overnight logs' }).waitFor(); // the echo's output
     await row.locator('.origin', { hasText: 'you' }).waitFor();
-    await row.getByText(/took \d/).waitFor();
+    await row.getByText(/took (under )?\d/).waitFor();
     // A task a schedule's Run started names its schedule.
     const made = await api.call('POST', '/api/v1/me/schedules', { name: 'Nightly digest', prompt: 'digest please', cron: '0 3 * * *', timezone: 'UTC', agent_id: 'echo' });
     const run = await api.call('POST', `/api/v1/me/schedules/${made.body.id}/run`, {});
