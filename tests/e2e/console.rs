@@ -289,7 +289,9 @@ async fn a_schedule_write_names_every_bad_field_at_once() {
     assert_eq!(body["error"]["field"], "name", "the first one, as before");
     let cron = &body["error"]["fields"][2]["message"];
     assert!(
-        cron.as_str().unwrap().ends_with("minute must be 0–59, not 61"),
+        cron.as_str()
+            .unwrap()
+            .ends_with("minute must be 0–59, not 61"),
         "{cron}"
     );
     app.shutdown().await;
@@ -307,7 +309,10 @@ async fn the_console_session_is_checked_and_an_ended_one_says_so() {
         }
         async move {
             let res = req.send().await.unwrap();
-            (res.status(), res.json::<Value>().await.unwrap_or(Value::Null))
+            (
+                res.status(),
+                res.json::<Value>().await.unwrap_or(Value::Null),
+            )
         }
     };
     let body = json!({ "token": app.token }).to_string();
