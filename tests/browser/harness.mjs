@@ -4,7 +4,8 @@
 
 import { spawn } from 'node:child_process';
 import { request } from 'node:http';
-import { mkdtempSync, readFileSync, rmSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, mkdirSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -13,15 +14,19 @@ import { chromium } from 'playwright-core';
 const ROOT = resolve(import.meta.dirname, '../..');
 export const SCREENSHOTS = join(ROOT, 'docs/screenshots');
 
-/**
- * Starts `sextant serve`; resolves once it prints its URL. `opts.args` are more arguments,
- * `opts.files` files to write into the data dir first (`{ 'outbound.toml': '…' }`).
- */
-export async function startServer(opts = {}) {
-  const bin = process.env.SEXTANT_BIN ?? join(ROOT, 'target/debug/sextant');
-  const dataDir = mkdtempSync(join(tmpdir(), 'sextant-browser-'));
-  for (const [name, text] of Object.entries(opts.files ?? {})) writeFileSync(join(dataDir, name), text);
-  const child = spawn(bin, ['serve', '--data-dir', dataDir, '--port', '0', ...(opts.args ?? [])], {
+/** A free TCP port on loopback (for a server that must know its own public URL). */
+export async function freePort() {
+  const { createServer: net } = await import('node:net');
+  return new Promise((resolvePort) => {
+    const s = net().listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolvePort(port));
+    });
+  });
+}
+
+function spawnServer(bin, args) {
+  const child = spawn(bin, args, {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, RUST_LOG: process.env.RUST_LOG ?? 'warn' },
   });
@@ -30,7 +35,7 @@ export async function startServer(opts = {}) {
     stderr.push(d.toString());
     if (process.env.SEXTANT_LOG) process.stderr.write(d);
   });
-  const url = await new Promise((resolveUrl, reject) => {
+  const url = new Promise((resolveUrl, reject) => {
     const lines = createInterface({ input: child.stdout });
     lines.on('line', (line) => {
       const m = /^sextant: listening on (http:\/\/\S+)/.exec(line);
@@ -38,26 +43,54 @@ export async function startServer(opts = {}) {
     });
     child.on('exit', (code) => reject(new Error(`sextant exited (${code}) before listening:\n${stderr.join('')}`)));
   });
+  return { child, url };
+}
+
+async function kill(child) {
+  if (child.exitCode === null) {
+    const exited = new Promise((r) => child.once('exit', r));
+    child.kill('SIGTERM');
+    await exited;
+  }
+}
+
+/**
+ * Starts `sextant serve`; resolves once it prints its URL. `port` and `publicUrl` serve it at
+ * a chosen address (port 0 otherwise); `args` are more arguments, `files` files to write into
+ * the data dir first (`{ 'outbound.toml': '…' }`); `restart()` stops it and starts it again on
+ * the same data dir and port.
+ */
+export async function startServer({ port = 0, publicUrl, args: extra = [], files = {} } = {}) {
+  const bin = process.env.SEXTANT_BIN ?? join(ROOT, 'target/debug/sextant');
+  const dataDir = mkdtempSync(join(tmpdir(), 'sextant-browser-'));
+  for (const [name, text] of Object.entries(files)) writeFileSync(join(dataDir, name), text);
+  const args = ['serve', '--data-dir', dataDir, '--port', String(port), ...extra];
+  if (publicUrl) args.push('--public-url', publicUrl);
+  let running = spawnServer(bin, args);
+  const url = await running.url;
   const token = readFileSync(join(dataDir, 'token'), 'utf8').trim();
   return {
     url,
     token,
+    async restart() {
+      await kill(running.child);
+      running = spawnServer(bin, args.map((a, i) => (args[i - 1] === '--port' ? String(new URL(url).port) : a)));
+      await running.url;
+    },
     async stop() {
-      if (child.exitCode === null) {
-        const exited = new Promise((r) => child.once('exit', r));
-        child.kill('SIGTERM');
-        await exited;
-      }
+      await kill(running.child);
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }
 
 /** Debian's Chromium, headless, with a fresh profile and no background traffic. */
-export async function startBrowser() {
+export async function startBrowser({ args = [], otherUser = false } = {}) {
   const profile = mkdtempSync(join(tmpdir(), 'sextant-chromium-'));
+  // Another user's Chromium must own its profile.
+  if (otherUser) chmodSync(profile, 0o777);
   const context = await chromium.launchPersistentContext(profile, {
-    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+    executablePath: otherUser ? join(import.meta.dirname, 'chromium-as-other-user.sh') : (process.env.CHROMIUM ?? '/usr/bin/chromium'),
     headless: true,
     viewport: { width: 1360, height: 860 },
     colorScheme: 'light',
@@ -71,6 +104,7 @@ export async function startBrowser() {
       '--disable-background-networking',
       '--disable-component-update',
       '--disable-sync',
+      ...args,
     ],
   });
   context.setDefaultTimeout(15_000);
@@ -149,4 +183,59 @@ export function rawPost(base, path, headers, body) {
     req.on('error', reject);
     req.end(body);
   });
+}
+
+/** A new tab of `browser` on `path` of `server`, with the console loaded and live. */
+export async function openPage(browser, server, path, { viewport } = {}) {
+  const page = await browser.context.newPage();
+  if (viewport) await page.setViewportSize(viewport);
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e));
+  page.on('console', (m) => {
+    if (m.type() === 'error' && !/Failed to load resource/.test(m.text())) errors.push(new Error(m.text()));
+  });
+  page.errors = errors;
+  await page.goto(server.url + path);
+  await page.locator('[data-connection="live"]').waitFor();
+  return page;
+}
+
+/** Polls `fn` until it returns a truthy value (an API state the test waits for). */
+export async function until(fn, what, timeoutMs = 15_000) {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+let axeSource;
+
+/**
+ * Runs axe-core (npm) on the page and returns its serious and critical violations, each as
+ * "rule: target (summary)". axe is evaluated over the DevTools protocol, which the page's CSP
+ * (no inline script) does not govern.
+ */
+export async function axeViolations(page) {
+  axeSource ??= readFileSync(join(import.meta.dirname, 'node_modules/axe-core/axe.min.js'), 'utf8');
+  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(axeSource);
+  const result = await page.evaluate(async () => {
+    // eslint-disable-next-line no-undef
+    const r = await axe.run(document, { resultTypes: ['violations'] });
+    return r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => `${n.target.join(' ')} (${n.failureSummary?.split('\n')[1]?.trim() ?? ''})`) }));
+  });
+  return result.filter((v) => v.impact === 'serious' || v.impact === 'critical').flatMap((v) => v.nodes.map((n) => `${v.id}: ${n}`));
+}
+
+/** Whether the tests can run a browser as another Unix user (root, and run.sh made the user). */
+export function canRunAsOtherUser() {
+  if (process.getuid?.() !== 0) return false;
+  try {
+    execFileSync('id', ['sextant-browser-other'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -15,6 +15,10 @@ if [ ! -x /usr/bin/chromium ]; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends chromium fonts-liberation
 fi
+# Another Unix user, for the test of a browser that must sign in with the token.
+if [ "$(id -u)" -eq 0 ] && ! id sextant-browser-other >/dev/null 2>&1; then
+  useradd --system --no-create-home --shell /usr/sbin/nologin sextant-browser-other
+fi
 if [ ! -x "$SEXTANT_BIN" ]; then
   echo "no sextant binary at $SEXTANT_BIN (cargo build -p sextant)" >&2
   exit 1
@@ -27,4 +31,4 @@ fi
 
 cd "$here"
 npm ci --no-audit --no-fund --loglevel=error
-node --test --test-concurrency=1 --test-reporter=spec console.test.mjs
+node --test --test-concurrency=1 --test-reporter=spec console.test.mjs daily.test.mjs

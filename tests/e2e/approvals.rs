@@ -233,3 +233,96 @@ async fn a_pending_approval_survives_a_restart_and_its_answer_completes_the_task
     assert!(output.starts_with("after-restart\n"), "{output}");
     app.shutdown().await;
 }
+
+/// Answers sent together: each is its own answer in its own task's journal (checked, audited
+/// and idempotent on its message_id as if sent alone), and one refused answer does not stop the
+/// others.
+#[tokio::test]
+async fn a_bulk_answer_journals_each_answer_on_its_own() {
+    let app = TestApp::spawn().await;
+    let mut waiting = Vec::new();
+    for i in 0..3 {
+        let task = app
+            .send_task_as(Who::Owner, "shell", msg(&format!("echo bulk-{i}")))
+            .await;
+        let interaction = interaction_of(&task);
+        waiting.push((
+            task["id"].as_str().unwrap().to_string(),
+            interaction["interactionId"].as_str().unwrap().to_string(),
+        ));
+    }
+    let bulk = |answers: Value, token: bool| {
+        let mut req = app
+            .client
+            .post(format!("{}/api/v1/interactions/answer", app.url))
+            .json(&json!({ "answers": answers }));
+        if token {
+            req = req.bearer_auth(&app.token);
+        }
+        async move {
+            let resp = req.send().await.expect("sent");
+            (
+                resp.status(),
+                resp.json::<Value>().await.unwrap_or(Value::Null),
+            )
+        }
+    };
+    let one = |(task, id): &(String, String), option: &str, mid: &str| json!({ "interaction_id": id, "task_id": task, "option": option, "message_id": mid });
+    // Only the owner answers (the anonymous loopback caller is asked for the token).
+    let (status, _) = bulk(json!([one(&waiting[0], "decline", "b0")]), false).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    // Two good answers and one naming an undeclared option.
+    let (status, body) = bulk(
+        json!([
+            one(&waiting[0], "decline", "b0"),
+            one(&waiting[1], "approve", "b1"),
+            one(&waiting[2], "decline", "b2"),
+        ]),
+        true,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let statuses: Vec<u64> = body["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["status"].as_u64().unwrap())
+        .collect();
+    assert_eq!(statuses, [200, 422, 200]);
+    assert_eq!(body["results"][1]["error"]["code"], "invalid_field");
+    assert_eq!(pending_ids(&app).await, vec![waiting[1].1.clone()]);
+    // The identical retry is the same answer; a different one for an answered card is 409.
+    let (_, again) = bulk(
+        json!([
+            one(&waiting[0], "decline", "b0"),
+            one(&waiting[2], "accept", "b9")
+        ]),
+        true,
+    )
+    .await;
+    assert_eq!(again["results"][0]["status"], 200, "{again}");
+    assert_eq!(again["results"][1]["status"], 409, "{again}");
+    // Each answered task has exactly one answer in its own journal.
+    for (task, _) in [&waiting[0], &waiting[2]] {
+        app.wait_terminal(Who::Owner, "shell", task).await;
+        let (_, _, t) = app.get_json(&format!("/api/v1/tasks/{task}"), true).await;
+        let (_, _, s) = app
+            .get_json(
+                &format!("/api/v1/sessions/{}", t["sessionId"].as_str().unwrap()),
+                true,
+            )
+            .await;
+        let answers = s["transcript"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|b| b["kind"] == "answer")
+            .count();
+        assert_eq!(answers, 1, "{s}");
+        assert_eq!(t["outcome"], "declined");
+    }
+    // Too many or none at all is refused whole.
+    let (status, _) = bulk(json!([]), true).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    app.shutdown().await;
+}

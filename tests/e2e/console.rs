@@ -263,3 +263,75 @@ async fn the_schedule_preview_gives_words_and_fire_times_or_the_field_error() {
     assert_eq!(list["schedules"].as_array().unwrap().len(), 0);
     app.shutdown().await;
 }
+
+/// A form hears of every bad field at once, each in words that name it.
+#[tokio::test]
+async fn a_schedule_write_names_every_bad_field_at_once() {
+    let app = TestApp::spawn().await;
+    let bad = json!({"name": " ", "prompt": "p", "cron": "61 * * * *", "timezone": "Asia/Tokio", "agent_id": "nobody"});
+    let res = app
+        .client
+        .post(format!("{}/api/v1/me/schedules", app.url))
+        .bearer_auth(&app.token)
+        .json(&bad)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    let body: Value = res.json().await.unwrap();
+    let fields: Vec<&str> = body["error"]["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["field"].as_str().unwrap())
+        .collect();
+    assert_eq!(fields, ["name", "timezone", "cron", "agent_id"], "{body}");
+    assert_eq!(body["error"]["field"], "name", "the first one, as before");
+    let cron = &body["error"]["fields"][2]["message"];
+    assert!(
+        cron.as_str()
+            .unwrap()
+            .ends_with("minute must be 0–59, not 61"),
+        "{cron}"
+    );
+    app.shutdown().await;
+}
+
+/// A page signed in with the token stays signed in across reloads (its cookie is checked, not
+/// the token asked again); a cookie from before a restart is told apart from none at all.
+#[tokio::test]
+async fn the_console_session_is_checked_and_an_ended_one_says_so() {
+    let app = TestApp::spawn().await;
+    let session = |cookie: Option<String>| {
+        let mut req = app.client.get(format!("{}/api/v1/session", app.url));
+        if let Some(c) = cookie {
+            req = req.header(COOKIE, format!("sextant_console={c}"));
+        }
+        async move {
+            let res = req.send().await.unwrap();
+            (
+                res.status(),
+                res.json::<Value>().await.unwrap_or(Value::Null),
+            )
+        }
+    };
+    let body = json!({ "token": app.token }).to_string();
+    let (_, cookie) = bootstrap(&app, &body, &[]).await;
+    let (status, me) = session(cookie.clone()).await;
+    assert_eq!(status, StatusCode::OK, "{me}");
+    assert_eq!(me["principal"], "you");
+    let (status, none) = session(None).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    assert_eq!(none["error"]["code"], "unauthorized");
+    // A cookie of an earlier start (or any other value) has ended.
+    let (status, ended) = session(Some("0".repeat(64))).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    assert_eq!(ended["error"]["code"], "session_ended");
+    assert!(
+        ended["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("Sextant restarted")
+    );
+    app.shutdown().await;
+}

@@ -4,8 +4,9 @@
 
 import { render } from 'preact';
 import { useState } from 'preact/hooks';
+import { UNREACHABLE } from './api/client';
 import { App } from './app';
-import { host, SignInRequired } from './host';
+import { host, signInNeeded, SignInRequired } from './host';
 import { startLive } from './live/events';
 import { showScheduleNotices } from './live/scheduleNotices';
 import { startInbox } from './views/inbox/store';
@@ -62,6 +63,10 @@ function start() {
   startInbox();
   startTasks();
   render(<App />, root);
+  // The sign-in ended while the page was open: ask again, saying why, then start afresh.
+  signInNeeded.subscribe((why) => {
+    if (why) render(<SignIn reason={why} onDone={() => location.reload()} />, root);
+  });
 }
 
 async function boot() {
@@ -76,7 +81,7 @@ async function boot() {
         <div class="signin">
           <div class="card signin-card" role="alert">
             <h1>Sextant is not reachable</h1>
-            <p class="muted">{(e as Error).message}</p>
+            <p class="muted">{e instanceof TypeError ? UNREACHABLE : (e as Error).message}</p>
             <button class="btn btn-primary" onClick={() => location.reload()}>
               Try again
             </button>

@@ -73,7 +73,7 @@ pub use queries::push::{OutboxRow, PushConfigRow};
 pub use queries::schedules::ScheduleRow;
 pub use queries::security::{CredentialRow, PeerCredentialRow};
 pub use queries::sessions::SessionRow;
-pub use queries::tasks::{TaskFilter, TaskPage, TaskRow};
+pub use queries::tasks::{Outcome, TaskCounts, TaskFilter, TaskPage, TaskRow, TaskStatus};
 pub use schedules::Claim;
 pub use writer::{Admission, Admitted, NewEvent, PushPut, Refusal, TurnGuard};
 
@@ -136,6 +136,12 @@ impl Journal {
         let path = path.as_ref().to_path_buf();
         let mut conn = open_connection(&path)?;
         migrate::migrate(&mut conn)?;
+        if queries::search::needs_rebuild(&conn)? {
+            let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+            let rows = queries::search::rebuild(&tx)?;
+            tx.commit()?;
+            tracing::info!(rows, "journal: built the full-text index of task text");
+        }
         let wal = wal::Wal::watch(&mut conn)?;
         let hub = Hub::default();
         let (tx, rx) = std::sync::mpsc::channel();
@@ -336,6 +342,62 @@ impl Journal {
     /// A page of tasks.
     pub async fn list_tasks(&self, filter: TaskFilter) -> Result<TaskPage> {
         self.read(move |c| queries::tasks::list(c, &filter)).await
+    }
+
+    /// Drops the full-text index of task text and builds it again from the events; returns
+    /// how many rows it holds. Runs in the writer, so no event is appended meanwhile.
+    pub async fn rebuild_search(&self) -> Result<u64> {
+        self.call(queries::search::rebuild).await
+    }
+
+    /// A page of tasks with what each one is ([`queries::search::TaskDigest`]), and, for a
+    /// text search, where it matched.
+    pub async fn list_task_digests(
+        &self,
+        filter: TaskFilter,
+        query: Option<String>,
+    ) -> Result<(TaskPage, Vec<(queries::search::TaskDigest, Option<String>)>)> {
+        self.read(move |c| {
+            let page = queries::tasks::list(c, &filter)?;
+            let mut out = Vec::with_capacity(page.tasks.len());
+            for t in &page.tasks {
+                let d = queries::search::digest(c, t)?;
+                let hit = match &query {
+                    Some(q) => queries::search::snippet(c, q, &t.task_id)?,
+                    None => None,
+                };
+                out.push((d, hit));
+            }
+            Ok((page, out))
+        })
+        .await
+    }
+
+    /// The schedule (id, and name) whose Run created a Session, if one did.
+    pub async fn session_schedule(
+        &self,
+        session_id: &str,
+    ) -> Result<Option<(String, Option<String>)>> {
+        let id = session_id.to_string();
+        self.read(move |c| queries::search::session_schedule(c, &id))
+            .await
+    }
+
+    /// The text of a Session's first message, shortened.
+    pub async fn session_opening(&self, session_id: &str) -> Result<Option<String>> {
+        let id = session_id.to_string();
+        self.read(move |c| queries::search::session_opening(c, &id))
+            .await
+    }
+
+    /// What one task is ([`queries::search::TaskDigest`]).
+    pub async fn task_digest(&self, task: TaskRow) -> Result<queries::search::TaskDigest> {
+        self.read(move |c| queries::search::digest(c, &task)).await
+    }
+
+    /// How many tasks are unfinished, by state, across every caller.
+    pub async fn task_counts(&self) -> Result<queries::tasks::TaskCounts> {
+        self.read(queries::tasks::counts).await
     }
 
     /// Tasks that are not in a terminal state (for recovery at start-up).

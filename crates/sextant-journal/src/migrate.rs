@@ -51,6 +51,14 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         include_str!("../migrations/20261201090000_peer_paused.sql"),
     ),
     (
+        "20261201230000_task_outcome",
+        include_str!("../migrations/20261201230000_task_outcome.sql"),
+    ),
+    (
+        "20261201233000_task_search",
+        include_str!("../migrations/20261201233000_task_search.sql"),
+    ),
+    (
         "20261202001000_turn_processes",
         include_str!("../migrations/20261202001000_turn_processes.sql"),
     ),

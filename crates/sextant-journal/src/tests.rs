@@ -1162,3 +1162,515 @@ async fn an_inline_config_covers_the_first_event_and_survives_a_restart() {
     assert!(j.push_config(&tid, "late").await.unwrap().is_some());
     assert!(owed(&j, &tid, "late").await.is_empty());
 }
+
+/// An approval raised for `task` (its task waits on it).
+fn raised(task: &TaskRow, secs: i64) -> NewEvent {
+    use sextant_core::interaction::{Interaction, InteractionKind, command_approval_options};
+    NewEvent {
+        task_id: Some(task.task_id.clone()),
+        body: EventBody::InteractionRaised {
+            interaction: Interaction {
+                interaction_id: format!("i-{}", task.task_id),
+                task_id: task.task_id.clone(),
+                kind: InteractionKind::ToolApproval,
+                title: "Run this?".into(),
+                description: None,
+                command: Some("ls".into()),
+                cwd: None,
+                options: command_approval_options(),
+                fields: vec![],
+                reason_allowed: true,
+                scope: "turn".into(),
+                expires_at: None,
+                default_option: "decline".into(),
+                grant_key: None,
+                engine_ref: serde_json::Value::Null,
+                action: None,
+                from: None,
+            },
+        },
+        at: t0() + chrono::Duration::seconds(secs),
+    }
+}
+
+fn answered(task: &TaskRow, option: &str, expired: bool, secs: i64) -> NewEvent {
+    NewEvent {
+        task_id: Some(task.task_id.clone()),
+        body: EventBody::InteractionAnswered {
+            answer: sextant_core::interaction::Answer {
+                interaction_id: format!("i-{}", task.task_id),
+                option: option.into(),
+                reason: None,
+                values: Default::default(),
+                message_id: format!("a-{}", task.task_id),
+                answered_by: "you".into(),
+                expired,
+                digest: None,
+            },
+        },
+        at: t0() + chrono::Duration::seconds(secs),
+    }
+}
+
+fn output(task: &TaskRow, secs: i64) -> NewEvent {
+    NewEvent {
+        task_id: Some(task.task_id.clone()),
+        body: EventBody::Artifact {
+            artifact: sextant_core::a2a::Artifact {
+                artifact_id: "out".into(),
+                name: None,
+                description: None,
+                parts: vec![Part::text("done")],
+                metadata: None,
+                extensions: None,
+            },
+            append: false,
+            last_chunk: true,
+        },
+        at: t0() + chrono::Duration::seconds(secs),
+    }
+}
+
+/// A task's outcome says what happened, from its last answer or output: a declined command
+/// "completes" and a canceled one "fails" on the A2A wire, but they were declined / canceled.
+#[tokio::test]
+async fn an_ended_task_has_its_outcome_in_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = journal(&dir).await;
+    let t = new_tasks(&j, 7).await;
+    let cases: Vec<(Vec<NewEvent>, &str)> = vec![
+        (
+            vec![
+                answered(&t[0], "decline", false, 1),
+                state(&t[0], TaskState::Completed, 2),
+            ],
+            "declined",
+        ),
+        (
+            vec![
+                answered(&t[1], "cancel", false, 1),
+                state(&t[1], TaskState::Failed, 2),
+            ],
+            "canceled",
+        ),
+        (
+            vec![
+                answered(&t[2], "decline", true, 1),
+                state(&t[2], TaskState::Completed, 2),
+            ],
+            "expired",
+        ),
+        // Accepted, then output: the task did its work.
+        (
+            vec![
+                answered(&t[3], "accept", false, 1),
+                output(&t[3], 2),
+                state(&t[3], TaskState::Completed, 3),
+            ],
+            "completed",
+        ),
+        // Declined, but the agent went on and produced something: it completed.
+        (
+            vec![
+                answered(&t[4], "decline", false, 1),
+                output(&t[4], 2),
+                state(&t[4], TaskState::Completed, 3),
+            ],
+            "completed",
+        ),
+        (vec![state(&t[5], TaskState::Failed, 1)], "failed"),
+        (vec![state(&t[6], TaskState::Working, 1)], ""),
+    ];
+    for (i, (evs, _)) in cases.iter().enumerate() {
+        // The answer in one batch, the end in a later one, as the API and the engine write them.
+        let (first, rest) = evs.split_at(1);
+        let mut first = first.to_vec();
+        if matches!(first[0].body, EventBody::InteractionAnswered { .. }) {
+            first.insert(0, raised(&t[i], 0));
+        }
+        j.append(&t[i].session_id, first).await.unwrap();
+        j.append(&t[i].session_id, rest.to_vec()).await.unwrap();
+    }
+    for (i, (_, want)) in cases.iter().enumerate() {
+        let row = j.task(&t[i].task_id).await.unwrap().unwrap();
+        assert_eq!(row.outcome.map_or("", |o| o.as_str()), *want, "task {i}");
+    }
+    assert_eq!(j.rebuild_check().await.unwrap(), Vec::<String>::new());
+
+    // The filter finds tasks by outcome, and by where they are.
+    let by = |status: &str| {
+        let j = j.clone();
+        let status = TaskStatus::parse(status).unwrap();
+        async move {
+            let mut ids: Vec<String> = j
+                .list_tasks(TaskFilter {
+                    status: Some(status),
+                    limit: 50,
+                    ..Default::default()
+                })
+                .await
+                .unwrap()
+                .tasks
+                .into_iter()
+                .map(|t| t.task_id)
+                .collect();
+            ids.sort();
+            ids
+        }
+    };
+    assert_eq!(by("canceled").await, [t[1].task_id.clone()]);
+    assert_eq!(by("declined").await, [t[0].task_id.clone()]);
+    assert_eq!(by("unfinished").await, [t[6].task_id.clone()]);
+    assert_eq!(by("active").await, [t[6].task_id.clone()]);
+    assert!(by("waiting").await.is_empty());
+    assert!(TaskStatus::parse("nope").is_none());
+
+    // A cached outcome that disagrees with the journal is found.
+    let victim = t[0].task_id.clone();
+    let v = victim.clone();
+    j.read(move |c| {
+        Ok(c.execute(
+            "UPDATE tasks SET outcome = 'completed' WHERE task_id = ?1",
+            [v],
+        )?)
+    })
+    .await
+    .unwrap();
+    assert_eq!(j.rebuild_check().await.unwrap(), vec![victim]);
+}
+
+/// The counts of unfinished tasks are every caller's, whatever the page size.
+#[tokio::test]
+async fn unfinished_tasks_are_counted_by_state() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = journal(&dir).await;
+    let t = new_tasks(&j, 60).await;
+    let bob = admitted(&j, admission("bob", "b1", "x")).await;
+    for (i, task) in t.iter().enumerate() {
+        let s = match i % 3 {
+            0 => TaskState::AuthRequired,
+            1 => TaskState::Completed,
+            _ => TaskState::Working,
+        };
+        j.append(&task.session_id, vec![state(task, s, 1)])
+            .await
+            .unwrap();
+    }
+    let c = j.task_counts().await.unwrap();
+    assert_eq!(
+        (c.auth_required, c.working, c.submitted, c.input_required),
+        (20, 20, 1, 0)
+    );
+    let _ = bob;
+}
+
+/// The agent prefix filter takes its characters literally.
+#[tokio::test]
+async fn the_agent_filter_takes_a_prefix() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = journal(&dir).await;
+    let mut a = admission("alice", "p1", "x");
+    a.agent_id = "peer:helper".into();
+    let mut b = admission("alice", "p2", "x");
+    b.agent_id = "peer_x".into();
+    j.upsert_agents(
+        vec![
+            AgentSpec {
+                id: "peer:helper".into(),
+                ..AgentSpec::echo()
+            },
+            AgentSpec {
+                id: "peer_x".into(),
+                ..AgentSpec::echo()
+            },
+        ],
+        t0(),
+    )
+    .await
+    .unwrap();
+    let p = admitted(&j, a).await;
+    admitted(&j, b).await;
+    admitted(&j, admission("alice", "e1", "x")).await;
+    let list = |agent: &str| {
+        let j = j.clone();
+        let agent = agent.to_string();
+        async move {
+            j.list_tasks(TaskFilter {
+                agent_prefix: Some(agent),
+                limit: 50,
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+        }
+    };
+    let peers = list("peer:").await;
+    assert_eq!(peers.total, 1);
+    assert_eq!(peers.tasks[0].task_id, p.task_id);
+    assert_eq!(list("peer%").await.total, 0);
+    assert_eq!(list("peer_").await.total, 1, "_ is literal");
+    assert_eq!(list("").await.total, 3);
+}
+
+/// The migration that added outcomes gives the tasks that had ended theirs.
+#[test]
+fn ended_tasks_get_their_outcome() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("journal.db");
+    let mut c = rusqlite::Connection::open(&path).unwrap();
+    let before = migrate::MIGRATIONS
+        .iter()
+        .position(|(name, _)| *name == "20261201230000_task_outcome")
+        .unwrap();
+    for (_, sql) in &migrate::MIGRATIONS[..before] {
+        c.execute_batch(sql).unwrap();
+    }
+    c.pragma_update(None, "user_version", before as i64)
+        .unwrap();
+    let answer = |opt: &str, expired: bool| {
+        format!(
+            r#"{{"type":"interaction_answered","answer":{{"interactionId":"i","option":"{opt}","messageId":"m","answeredBy":"you","expired":{expired}}}}}"#
+        )
+    };
+    c.execute_batch(&format!(
+        "INSERT INTO agents VALUES ('echo', 'Echo', '', 'echo', '{{}}', 't', 't');
+         INSERT INTO sessions VALUES ('s', 'echo', 'alice', 'person', 'cx', 'a2a', 't', 't', 9);
+         INSERT INTO events VALUES ('s', 1, 'a', 't', 'task_created', '{{}}');
+         INSERT INTO events VALUES ('s', 2, 'b', 't', 'task_created', '{{}}');
+         INSERT INTO events VALUES ('s', 3, 'c', 't', 'task_created', '{{}}');
+         INSERT INTO events VALUES ('s', 4, 'd', 't', 'task_created', '{{}}');
+         INSERT INTO events VALUES ('s', 5, 'a', 't', 'interaction_answered', '{}');
+         INSERT INTO events VALUES ('s', 6, 'b', 't', 'interaction_answered', '{}');
+         INSERT INTO events VALUES ('s', 7, 'c', 't', 'interaction_answered', '{}');
+         INSERT INTO events VALUES ('s', 8, 'c', 't', 'artifact', '{{}}');
+         INSERT INTO events VALUES ('s', 9, 'e', 't', 'task_created', '{{}}');
+         INSERT INTO tasks VALUES ('a', 's', 'alice', 'echo', 'cx', 'm1', 'h', 't', 'TASK_STATE_COMPLETED', 't', 5, 1);
+         INSERT INTO tasks VALUES ('b', 's', 'alice', 'echo', 'cx', 'm2', 'h', 't', 'TASK_STATE_FAILED', 't', 6, 2);
+         INSERT INTO tasks VALUES ('c', 's', 'alice', 'echo', 'cx', 'm3', 'h', 't', 'TASK_STATE_COMPLETED', 't', 8, 3);
+         INSERT INTO tasks VALUES ('d', 's', 'alice', 'echo', 'cx', 'm4', 'h', 't', 'TASK_STATE_CANCELED', 't', 4, 4);
+         INSERT INTO tasks VALUES ('e', 's', 'alice', 'echo', 'cx', 'm5', 'h', 't', 'TASK_STATE_WORKING', 't', 9, 9);",
+        answer("decline", false),
+        answer("cancel", false),
+        answer("decline", false),
+    ))
+    .unwrap();
+    migrate::migrate(&mut c).unwrap();
+    let got: Vec<(String, Option<String>)> = c
+        .prepare("SELECT task_id, outcome FROM tasks ORDER BY task_id")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap();
+    let want = [
+        ("a", Some("declined")),
+        ("b", Some("canceled")),
+        ("c", Some("completed")),
+        ("d", Some("canceled")),
+        ("e", None),
+    ]
+    .map(|(a, b)| (a.to_string(), b.map(String::from)));
+    assert_eq!(got, want);
+}
+
+fn text_search(q: &str) -> TaskFilter {
+    TaskFilter {
+        text: queries::search::fts_query(q),
+        limit: 50,
+        ..Default::default()
+    }
+}
+
+/// The full-text index follows every append, finds inputs, outputs, questions and reasons,
+/// takes any typed text without an SQL or FTS5 error, and is rebuilt identically from the
+/// journal.
+#[tokio::test]
+async fn task_text_is_searchable_in_step_with_the_journal() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = journal(&dir).await;
+    let deploy = admitted(
+        &j,
+        admission("alice", "d", "Deploy the staging server\nthen report"),
+    )
+    .await;
+    let other = admitted(&j, admission("alice", "o", "summarise the news")).await;
+    let mut ask = raised(&deploy, 1);
+    if let EventBody::InteractionRaised { interaction } = &mut ask.body {
+        interaction.command = Some("kubectl rollout restart".into());
+    }
+    j.append(&deploy.session_id, vec![ask]).await.unwrap();
+    let mut no = answered(&deploy, "decline", false, 2);
+    if let EventBody::InteractionAnswered { answer } = &mut no.body {
+        answer.reason = Some("use the canary first".into());
+    }
+    j.append(
+        &deploy.session_id,
+        vec![no, state(&deploy, TaskState::Completed, 3)],
+    )
+    .await
+    .unwrap();
+    j.append(&other.session_id, vec![output(&other, 1)])
+        .await
+        .unwrap();
+
+    let ids = |q: &'static str| {
+        let j = j.clone();
+        async move {
+            let mut v: Vec<String> = j
+                .list_tasks(text_search(q))
+                .await
+                .unwrap()
+                .tasks
+                .into_iter()
+                .map(|t| t.task_id)
+                .collect();
+            v.sort();
+            v
+        }
+    };
+    assert_eq!(ids("staging").await, [deploy.task_id.as_str()], "the input");
+    assert_eq!(
+        ids("kubectl rollout").await,
+        [deploy.task_id.as_str()],
+        "the command asked"
+    );
+    assert_eq!(
+        ids("canary").await,
+        [deploy.task_id.as_str()],
+        "the reason answered"
+    );
+    assert_eq!(ids("done").await, [other.task_id.as_str()], "the output");
+    assert_eq!(
+        ids("deplo").await,
+        [deploy.task_id.as_str()],
+        "words are prefixes"
+    );
+    assert!(
+        ids("staging news").await.is_empty(),
+        "every word must match"
+    );
+    for hostile in [
+        "\"",
+        "a\" OR \"b",
+        "NEAR(",
+        "x:*",
+        "${IFS}",
+        "'; DROP TABLE tasks; --",
+        "\u{202e}bidi\u{200b}",
+        "\u{1b}[31m",
+    ] {
+        j.list_tasks(text_search(hostile)).await.unwrap();
+    }
+
+    // A snippet marks where it matched.
+    let (page, digests) = j
+        .list_task_digests(text_search("canary"), queries::search::fts_query("canary"))
+        .await
+        .unwrap();
+    assert_eq!(page.tasks.len(), 1);
+    assert_eq!(
+        digests[0].1.as_deref(),
+        Some("use the \u{2}canary\u{3} first")
+    );
+    assert_eq!(
+        digests[0].0.title.as_deref(),
+        Some("Deploy the staging server")
+    );
+
+    // Rebuilt from the journal, the index answers the same.
+    let before: Vec<(String, String)> = j
+        .read(|c| {
+            Ok(
+                c.prepare("SELECT task_id, body FROM task_text ORDER BY task_id, body")?
+                    .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+                    .collect::<rusqlite::Result<_>>()?,
+            )
+        })
+        .await
+        .unwrap();
+    let n = j.rebuild_search().await.unwrap();
+    let after: Vec<(String, String)> = j
+        .read(|c| {
+            Ok(
+                c.prepare("SELECT task_id, body FROM task_text ORDER BY task_id, body")?
+                    .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+                    .collect::<rusqlite::Result<_>>()?,
+            )
+        })
+        .await
+        .unwrap();
+    assert_eq!(before, after);
+    assert_eq!(n as usize, after.len());
+    assert_eq!(ids("canary").await, [deploy.task_id.as_str()]);
+}
+
+/// A journal from before the index gets it built at its next open.
+#[tokio::test]
+async fn an_older_journal_gets_its_index_at_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = journal(&dir).await;
+    let t = admitted(&j, admission("alice", "m", "find me later")).await;
+    drop(j);
+    let path = dir.path().join("journal.db");
+    {
+        let c = rusqlite::Connection::open(&path).unwrap();
+        c.execute_batch("DELETE FROM task_text; UPDATE task_text_state SET built = 0;")
+            .unwrap();
+    }
+    let j = journal(&dir).await;
+    let found = j.list_tasks(text_search("later")).await.unwrap();
+    assert_eq!(found.tasks[0].task_id, t.task_id);
+}
+
+/// A digest says what a task is: its input's first line, its result, and its schedule.
+#[tokio::test]
+async fn a_digest_says_what_a_task_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = journal(&dir).await;
+    let t = admitted(
+        &j,
+        admission("alice", "m", "\n  Check   the disks\nand more"),
+    )
+    .await;
+    let mut done = state(&t, TaskState::Completed, 2);
+    if let EventBody::TaskState { message, .. } = &mut done.body {
+        *message = Some(Message::new(Role::Agent, vec![Part::text("exit code 0")]));
+    }
+    j.append(&t.session_id, vec![output(&t, 1), done])
+        .await
+        .unwrap();
+    let row = j.task(&t.task_id).await.unwrap().unwrap();
+    let d = j.task_digest(row).await.unwrap();
+    assert_eq!(d.title.as_deref(), Some("Check the disks"));
+    assert_eq!(
+        d.result.as_deref(),
+        Some("done"),
+        "the output of a task that completed"
+    );
+    assert_eq!(
+        (d.origin.as_str(), d.caller_kind.as_str()),
+        ("a2a", "person")
+    );
+    assert_eq!(d.schedule_id, None);
+
+    let f = admitted(&j, admission("alice", "f", "x")).await;
+    let mut failed = state(&f, TaskState::Failed, 2);
+    if let EventBody::TaskState { message, .. } = &mut failed.body {
+        *message = Some(Message::new(
+            Role::Agent,
+            vec![Part::text("cannot start sh")],
+        ));
+    }
+    j.append(&f.session_id, vec![output(&f, 1), failed])
+        .await
+        .unwrap();
+    let d = j
+        .task_digest(j.task(&f.task_id).await.unwrap().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(
+        d.result.as_deref(),
+        Some("cannot start sh"),
+        "the error of a task that failed"
+    );
+}

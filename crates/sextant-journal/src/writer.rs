@@ -14,7 +14,7 @@ use tokio::sync::oneshot;
 use crate::error::{Error, Result};
 use crate::hub::{Hub, Live};
 use crate::queries::push::PushConfigRow;
-use crate::queries::{agents, events, inputs, interactions, push, sessions, tasks};
+use crate::queries::{agents, events, inputs, interactions, push, search, sessions, tasks};
 use crate::wal::Wal;
 use crate::{SessionRow, TaskRow};
 
@@ -328,8 +328,9 @@ struct Cache {
 #[derive(Debug, Clone)]
 struct TaskTouch {
     last_seq: i64,
-    /// The latest state change (state, time) in the batch, if any.
-    state: Option<(TaskState, String)>,
+    /// The latest state change (state, time, and the outcome when it ends the task) in the
+    /// batch, if any.
+    state: Option<(TaskState, String, Option<tasks::Outcome>)>,
 }
 
 /// Changes not yet written back: of the current job (inside its savepoint) or of the batch.
@@ -375,7 +376,7 @@ impl Pending {
             sessions::touch(c, &id, seq, &at)?;
         }
         for (id, t) in self.tasks.drain() {
-            let state = t.state.as_ref().map(|(s, at)| (s, at.as_str()));
+            let state = t.state.as_ref().map(|(s, at, o)| (s, at.as_str(), *o));
             tasks::touch(c, &id, t.last_seq, state)?;
         }
         Ok(())
@@ -432,9 +433,10 @@ impl Ctx<'_> {
             .flatten()
         {
             row.last_seq = touch.last_seq;
-            if let Some((state, at)) = &touch.state {
+            if let Some((state, at, outcome)) = &touch.state {
                 row.state = state.clone();
                 row.state_at = at.clone();
+                row.outcome = *outcome;
             }
         }
         Ok(Some(row))
@@ -515,6 +517,7 @@ impl Ctx<'_> {
                 }
             }
         }
+        search::index(self.c, ev.task_id.as_deref(), &ev.body)?;
         self.job.seqs.insert(session_id.to_string(), seq);
         self.job
             .sessions
@@ -527,7 +530,15 @@ impl Ctx<'_> {
             touch.last_seq = seq;
             if let Some(state) = new_state {
                 self.job.states.insert(id.clone(), state.clone());
-                touch.state = Some((state, at_s.clone()));
+                // A task ends once: then read what it ended on (its last answer or output).
+                let outcome = if state.is_terminal() {
+                    let first_seq = tasks::get(self.c, id)?.map_or(0, |t| t.first_seq);
+                    let last = tasks::last_act(self.c, session_id, id, first_seq)?;
+                    tasks::outcome(&state, last.as_ref())
+                } else {
+                    None
+                };
+                touch.state = Some((state, at_s.clone(), outcome));
             }
         }
         match &ev.body {
@@ -1112,6 +1123,7 @@ fn admit(ctx: &mut Ctx<'_>, a: &Admission) -> Result<Result<Admitted, Refusal>> 
         state: TaskState::Submitted,
         state_at: format_time(ev.at),
         last_seq: ev.seq,
+        outcome: None,
     };
     tasks::insert(c, &task)?;
     if let Some(p) = &a.push_config {

@@ -166,11 +166,114 @@ pub fn parse_cron(expr: &str) -> Result<Cron, FieldError> {
         .build()
         .parse(expr)
         .map_err(|e| {
+            // croner's words ("Component error: Number out of bounds") name no part: say
+            // which part is wrong and what it may be, when we can tell.
+            let why = explain(expr).unwrap_or_else(|| e.to_string());
             FieldError::new(
                 "cron",
-                format!("{expr:?} is not a valid cron expression: {e}"),
+                format!("{expr:?} is not a valid cron expression: {why}"),
             )
         })
+}
+
+/// The parts of a 5-field expression (a 6th, `second`, comes first), with their ranges and
+/// names.
+const PARTS: [(&str, u32, u32, &[&str]); 6] = [
+    ("second", 0, 59, &[]),
+    ("minute", 0, 59, &[]),
+    ("hour", 0, 23, &[]),
+    ("day of month", 1, 31, &[]),
+    (
+        "month",
+        1,
+        12,
+        &[
+            "JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC",
+        ],
+    ),
+    (
+        "day of week",
+        0,
+        7,
+        &["SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT"],
+    ),
+];
+
+/// What is wrong with a cron expression, in words that name the part ("minute must be
+/// 0–59, not 61"); `None` when no part is wrong in a way this can tell.
+pub fn explain(expr: &str) -> Option<String> {
+    let fields: Vec<&str> = expr.split_whitespace().collect();
+    let parts = match fields.len() {
+        5 => &PARTS[1..],
+        6 => &PARTS[..],
+        _ => return None,
+    };
+    for (field, (name, lo, hi, names)) in fields.iter().zip(parts) {
+        for item in field.split(',') {
+            if let Some(why) = explain_item(item, name, *lo, *hi, names) {
+                return Some(why);
+            }
+        }
+    }
+    None
+}
+
+fn explain_item(item: &str, name: &str, lo: u32, hi: u32, names: &[&str]) -> Option<String> {
+    let range = if names.is_empty() {
+        format!("{lo}–{hi}")
+    } else {
+        format!("{lo}–{hi} or {}–{}", names[0], names[names.len() - 1])
+    };
+    if item.is_empty() {
+        return Some(format!("{name} has an empty item (two commas in a row?)"));
+    }
+    let (base, step) = match item.split_once('/') {
+        Some((b, s)) => (b, Some(s)),
+        None => (item, None),
+    };
+    if let Some(step) = step {
+        match step.parse::<u32>() {
+            Ok(0) => return Some(format!("{name}: the step after / must be at least 1")),
+            Ok(_) => {}
+            Err(_) => {
+                return Some(format!(
+                    "{name}: the step after / must be a number, not {step:?}"
+                ));
+            }
+        }
+    }
+    // L, W and # (last day, nearest weekday, nth weekday) are croner's to judge.
+    if base == "*" || base == "?" || base.contains(['L', 'W', '#', 'l', 'w']) {
+        return None;
+    }
+    let value = |v: &str| -> Result<u32, String> {
+        if let Ok(n) = v.parse::<u32>() {
+            return if (lo..=hi).contains(&n) {
+                Ok(n)
+            } else {
+                Err(format!("{name} must be {range}, not {n}"))
+            };
+        }
+        match names.iter().position(|n| n.eq_ignore_ascii_case(v)) {
+            Some(i) => Ok(i as u32 + lo.max(if names.len() == 12 { 1 } else { 0 })),
+            None => Err(format!("{name} must be {range}, not {v:?}")),
+        }
+    };
+    let checked = match base.split_once('-') {
+        Some((a, b)) => value(a).and_then(|a| {
+            value(b).and_then(|b| {
+                if a <= b {
+                    Ok(())
+                } else {
+                    Err(format!(
+                        "{name} range {base} runs backwards; write it low to high"
+                    ))
+                }
+            })
+        }),
+        None => value(base).map(drop),
+    };
+    checked.err()
 }
 
 /// Parses an IANA time zone name (`Europe/Berlin`, `America/New_York`, `UTC`).
@@ -338,6 +441,30 @@ mod tests {
             .iter()
             .map(|t| t.to_rfc3339())
             .collect()
+    }
+
+    #[test]
+    fn errors_name_the_part_and_its_range() {
+        let why = |e: &str| parse_cron(e).unwrap_err().message;
+        assert!(
+            why("61 * * * *").ends_with("minute must be 0–59, not 61"),
+            "{}",
+            why("61 * * * *")
+        );
+        assert!(why("* 24 * * *").ends_with("hour must be 0–23, not 24"));
+        assert!(why("0 9 32 * *").ends_with("day of month must be 1–31, not 32"));
+        assert!(why("0 9 * 13 *").ends_with("month must be 1–12 or JAN–DEC, not 13"));
+        assert!(why("0 9 * * 8").ends_with("day of week must be 0–7 or SUN–SAT, not 8"));
+        assert!(why("0 9 * * FOO").ends_with("day of week must be 0–7 or SUN–SAT, not \"FOO\""));
+        assert!(why("*/0 * * * *").ends_with("minute: the step after / must be at least 1"));
+        assert!(
+            why("5-2 * * * *").ends_with("minute range 5-2 runs backwards; write it low to high")
+        );
+        assert!(why("61 0 9 * * *").ends_with("second must be 0–59, not 61"));
+        // Valid names and forms pass the explanation (croner decides the rest).
+        assert_eq!(explain("0 9 * JAN-DEC MON-FRI"), None);
+        assert_eq!(explain("0 9 L * *"), None);
+        assert!(parse_cron("0 9 * * MON-FRI").is_ok());
     }
 
     #[test]

@@ -324,6 +324,124 @@ impl Scheduler {
             .ok_or(Error::NotFound)
     }
 
+    /// Every problem with `fields` at once, so that a form can show them all (create and
+    /// update stop at the first): what creating them (`creating`) or changing a schedule by
+    /// them would refuse, field by field. Nothing is read or written; create and update still
+    /// check everything themselves.
+    pub fn field_errors(&self, fields: &ScheduleFields, creating: bool) -> Vec<FieldError> {
+        let now = self.clock().now();
+        let mut out = Vec::new();
+        let mut fields = fields.clone();
+        let zone = fields.timezone.clone().unwrap_or_else(|| "UTC".into());
+        // The zone's error is reported after the name's and the prompt's (form order).
+        let tz_err = fields
+            .timezone
+            .as_deref()
+            .and_then(|tz| crate::cron::parse_timezone(tz).err());
+        let tz_ok = fields.timezone.as_ref().map(|_| tz_err.is_none());
+        // Plain words become cron or once_at (in the plan's zone, once that zone is valid).
+        let had_when = fields.when.is_some();
+        if tz_ok != Some(false)
+            && let Err(e) = read_when(&mut fields, &zone, now)
+        {
+            out.push(e);
+        }
+        let mut given = |v: &Option<String>, field: &'static str, hint: &str| -> Option<String> {
+            match v {
+                Some(v) => Some(v.clone()),
+                None if creating => {
+                    out.push(FieldError::new(field, format!("is required; {hint}")));
+                    None
+                }
+                None => None,
+            }
+        };
+        let name = given(&fields.name, "name", "a short label");
+        let prompt = given(
+            &fields.prompt,
+            "prompt",
+            "the message sent to the agent at every Run",
+        );
+        if fields.timezone.is_none() {
+            given(
+                &None,
+                "timezone",
+                "an IANA zone such as \"Europe/Berlin\" or \"UTC\"",
+            );
+        }
+        let agent = given(&fields.agent_id, "agent_id", "the agent each Run calls");
+        let mut push = |r: Result<(), FieldError>| {
+            if let Err(e) = r {
+                out.push(e);
+            }
+        };
+        if let Some(n) = &name {
+            push(check_name(n).map(drop));
+        }
+        if let Some(p) = &prompt {
+            push(check_prompt(p).map(drop));
+        }
+        if let Some(e) = tz_err {
+            push(Err(e));
+        }
+        // Whether it ever fires, and how often, is judged in its zone.
+        let timing = match (&fields.cron, &fields.once_at) {
+            (Some(_), Some(_)) => {
+                push(Err(FieldError::new(
+                    "once_at",
+                    "send either cron (a recurring plan) or once_at (a one-shot plan), not both",
+                )));
+                None
+            }
+            (Some(c), None) => match crate::cron::parse_cron(c) {
+                Err(e) => {
+                    push(Err(e));
+                    None
+                }
+                Ok(_) if tz_ok == Some(true) => match Timing::validate_cron(c, &zone, now) {
+                    Ok(t) => Some(t),
+                    Err(e) => {
+                        push(Err(e));
+                        None
+                    }
+                },
+                Ok(_) => None,
+            },
+            (None, Some(at)) if tz_ok == Some(true) => match Timing::validate_once(at, &zone, now)
+            {
+                Ok(t) => Some(t),
+                Err(e) => {
+                    push(Err(e));
+                    None
+                }
+            },
+            (None, Some(_)) => None,
+            (None, None) => {
+                if creating && !had_when {
+                    push(Err(FieldError::new(
+                        "cron",
+                        "is required (or once_at for a one-shot plan, or when in plain words); \
+                         e.g. \"0 9 * * 1-5\"",
+                    )));
+                }
+                None
+            }
+        };
+        if let Some(a) = &agent {
+            push(self.check_agent(a));
+        }
+        if let Some(g) = fields.missed_run_grace_secs {
+            push(check_grace(g).map(drop));
+        }
+        if let (Some(j), Some(t)) = (fields.jitter_secs, &timing) {
+            push(t.check_jitter(j, now).map(drop));
+        }
+        if let Some(p) = fields.pause_after_failures.flatten() {
+            push(check_pause_after(Some(p)).map(drop));
+        }
+        out
+    }
+
     /// The owner's schedules, newest first.
     pub async fn list(&self, owner: &Principal) -> Result<Vec<ScheduleView>> {
         let key = owner.key();

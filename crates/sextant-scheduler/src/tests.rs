@@ -1492,3 +1492,47 @@ async fn plain_words_are_read_and_echoed_back() {
         );
     }
 }
+
+/// A form learns every bad field at once; a change is judged on the fields it sends.
+#[tokio::test]
+async fn every_bad_field_is_named_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = rig(&dir).await;
+    let mut bad = every_minute(" ");
+    bad.name = Some("".into());
+    bad.cron = Some("61 * * * *".into());
+    bad.timezone = Some("Asia/Tokio".into());
+    bad.agent_id = Some("nobody".into());
+    bad.missed_run_grace_secs = Some(5);
+    let errs = r.scheduler.field_errors(&bad, true);
+    let fields: Vec<&str> = errs.iter().map(|e| e.field).collect();
+    assert_eq!(
+        fields,
+        [
+            "name",
+            "prompt",
+            "timezone",
+            "cron",
+            "agent_id",
+            "missed_run_grace_secs"
+        ]
+    );
+    assert!(errs[3].message.ends_with("minute must be 0–59, not 61"));
+    // Missing fields of a new schedule are named; a change sends only what changes.
+    let missing = r.scheduler.field_errors(&ScheduleFields::default(), true);
+    assert_eq!(missing.len(), 5);
+    assert!(
+        r.scheduler
+            .field_errors(&ScheduleFields::default(), false)
+            .is_empty()
+    );
+    assert!(
+        r.scheduler
+            .field_errors(&every_minute("x"), true)
+            .is_empty()
+    );
+    // A cron that never fires is judged in its zone.
+    let mut never = every_minute("x");
+    never.cron = Some("0 9 30 2 *".into());
+    assert_eq!(r.scheduler.field_errors(&never, true)[0].field, "cron");
+}

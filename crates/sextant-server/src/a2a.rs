@@ -1041,6 +1041,7 @@ async fn list_tasks(call: &Call, params: Value) -> Result<Reply, RpcError> {
             state_at_or_after: after,
             cursor,
             limit: page_size,
+            ..Default::default()
         })
         .await
         .map_err(internal)?;

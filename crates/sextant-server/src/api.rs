@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use sextant_core::event::state_wire;
 use sextant_core::projection::blocks;
 use sextant_core::{JournalEvent, Principal};
-use sextant_journal::{SessionRow, TaskFilter, TaskRow};
+use sextant_journal::{SessionRow, TaskFilter, TaskStatus};
 use tokio::sync::broadcast::error::RecvError;
 
 use crate::AppState;
@@ -25,7 +25,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::urls::base_url;
 use crate::wire::{
     AgentList, AgentSummary, AnswerDetail, InteractionChange, InteractionChangeKind, RunLink,
-    SessionDetail, SessionSummary, SessionsPage, TaskChange, TaskSummary, TasksPage,
+    SessionDetail, SessionSummary, SessionsPage, TaskChange, TaskCounts, TaskSummary, TasksPage,
 };
 
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
@@ -84,6 +84,41 @@ pub struct PageQuery {
     agent: Option<String>,
     #[serde(default)]
     state: Option<String>,
+    /// `unfinished`, `active`, `waiting`, or an outcome (`completed`, `declined`, …).
+    #[serde(default)]
+    status: Option<String>,
+    /// Words to find in the tasks' text (inputs, outputs, questions, reasons).
+    #[serde(default)]
+    q: Option<String>,
+    /// A caller's principal key.
+    #[serde(default)]
+    caller: Option<String>,
+    /// A schedule id: the tasks of its Runs.
+    #[serde(default)]
+    schedule: Option<String>,
+    /// Tasks created at or after / before these instants (RFC 3339).
+    #[serde(default)]
+    from: Option<String>,
+    #[serde(default)]
+    to: Option<String>,
+}
+
+/// An RFC 3339 instant of the query, in the journal's stored format.
+fn instant(name: &str, v: &Option<String>) -> ApiResult<Option<String>> {
+    let Some(v) = v.as_deref().filter(|v| !v.is_empty()) else {
+        return Ok(None);
+    };
+    chrono::DateTime::parse_from_rfc3339(v)
+        .map(|t| Some(sextant_core::ids::format_time(t.to_utc())))
+        .map_err(|_| {
+            ApiError::BadRequest(format!(
+                "{name} must be an RFC 3339 time, e.g. 2026-12-01T00:00:00Z"
+            ))
+        })
+}
+
+fn nonempty(v: &Option<String>) -> Option<String> {
+    v.clone().filter(|v| !v.is_empty())
 }
 
 fn limit(q: &PageQuery) -> ApiResult<u32> {
@@ -117,10 +152,6 @@ pub(crate) fn parse_cursor(s: &str) -> Option<(String, String)> {
 pub(crate) fn decode_cursor(s: &str) -> ApiResult<(String, String)> {
     parse_cursor(s)
         .ok_or_else(|| ApiError::BadRequest("cursor is not one this server gave out".into()))
-}
-
-fn task_json(t: &TaskRow) -> Value {
-    json!(TaskSummary::from(t))
 }
 
 /// `GET /api/v1/sessions?cursor&limit`: Sessions, most recently active first.
@@ -247,7 +278,11 @@ pub async fn session_events(
         .into_response())
 }
 
-/// `GET /api/v1/tasks?agent&state&cursor&limit`: every caller's tasks, newest activity first.
+/// `GET /api/v1/tasks?q&agent&state&status&caller&schedule&from&to&cursor&limit`: every
+/// caller's tasks, newest activity first, each with what it is (title, result, origin).
+/// `q` searches the tasks' text (every word, as a prefix; the match comes back in `matched`);
+/// `agent` ending in `*` is a prefix (`peer:*`); `status` is where the task is in words
+/// (`unfinished`, `active`, `waiting`) or how it ended (an outcome word).
 pub async fn tasks(
     State(app): State<AppState>,
     Extension(p): Extension<Principal>,
@@ -262,21 +297,69 @@ pub async fn tasks(
         ),
         None => None,
     };
-    let page = app
+    let status = match &q.status {
+        Some(s) => Some(TaskStatus::parse(s).ok_or_else(|| {
+            ApiError::BadRequest(format!(
+                "status {s:?} is not one of unfinished, active, waiting, {}",
+                sextant_journal::Outcome::ALL.map(|o| o.as_str()).join(", ")
+            ))
+        })?),
+        None => None,
+    };
+    let text =
+        q.q.as_deref()
+            .and_then(sextant_journal::queries::search::fts_query);
+    let agent = nonempty(&q.agent);
+    let (page, digests) = app
         .runtime
         .journal()
-        .list_tasks(TaskFilter {
-            agent_id: q.agent.clone(),
-            state,
-            cursor: q.cursor.as_deref().map(decode_cursor).transpose()?,
-            limit,
-            ..Default::default()
-        })
+        .list_task_digests(
+            TaskFilter {
+                agent_id: agent.clone().filter(|a| !a.ends_with('*')),
+                agent_prefix: agent
+                    .as_deref()
+                    .and_then(|a| a.strip_suffix('*'))
+                    .map(String::from),
+                state,
+                status,
+                caller: nonempty(&q.caller),
+                schedule_id: nonempty(&q.schedule),
+                created_at_or_after: instant("from", &q.from)?,
+                created_before: instant("to", &q.to)?,
+                text: text.clone(),
+                cursor: q.cursor.as_deref().map(decode_cursor).transpose()?,
+                limit,
+                ..Default::default()
+            },
+            text,
+        )
         .await?;
     Ok(Json(json!(TasksPage {
-        tasks: page.tasks.iter().map(TaskSummary::from).collect(),
+        tasks: page
+            .tasks
+            .iter()
+            .zip(digests)
+            .map(|(t, (d, hit))| TaskSummary::with_digest(t, d, hit))
+            .collect(),
         total: page.total,
         next_cursor: page.next.as_ref().map(encode_cursor),
+    })))
+}
+
+/// `GET /api/v1/tasks/counts`: every caller's unfinished tasks, by state.
+pub async fn task_counts(
+    State(app): State<AppState>,
+    Extension(p): Extension<Principal>,
+) -> ApiResult<Json<Value>> {
+    owner_only(&p)?;
+    let c = app.runtime.journal().task_counts().await?;
+    Ok(Json(json!(TaskCounts {
+        unfinished: c.submitted + c.working + c.input_required + c.auth_required,
+        submitted: c.submitted,
+        working: c.working,
+        waiting: c.input_required + c.auth_required,
+        input_required: c.input_required,
+        auth_required: c.auth_required,
     })))
 }
 
@@ -294,7 +377,8 @@ pub async fn task(
         .task(&id)
         .await?
         .ok_or_else(|| ApiError::NotFound(format!("no task {id}")))?;
-    Ok(Json(task_json(&row)))
+    let digest = app.runtime.journal().task_digest(row.clone()).await?;
+    Ok(Json(json!(TaskSummary::with_digest(&row, digest, None))))
 }
 
 /// `GET /api/v1/tasks/events`: SSE of every task's state changes (`event: task`), of
@@ -380,6 +464,30 @@ async fn state_change(journal: &sextant_journal::Journal, ev: &JournalEvent) -> 
     let state = ev.body.new_state()?;
     let task_id = ev.task_id.as_deref()?;
     let row = journal.task(task_id).await.ok().flatten()?;
+    // The Runs page follows its schedule's tasks by this (a Run's first task is news to it).
+    let (schedule_id, schedule_name) = journal
+        .session_schedule(&ev.session_id)
+        .await
+        .ok()
+        .flatten()
+        .unzip();
+    let title = match &ev.body {
+        sextant_core::EventBody::TaskCreated { message } => {
+            sextant_journal::queries::search::first_line(&sextant_core::projection::message_text(
+                message,
+            ))
+        }
+        _ => None,
+    };
+    let result = if state.is_terminal() {
+        journal
+            .task_digest(row.clone())
+            .await
+            .ok()
+            .and_then(|d| d.result)
+    } else {
+        None
+    };
     Some(json!(TaskChange {
         task_id: task_id.to_string(),
         session_id: ev.session_id.clone(),
@@ -387,6 +495,15 @@ async fn state_change(journal: &sextant_journal::Journal, ev: &JournalEvent) -> 
         caller: row.caller,
         context_id: row.context_id,
         state: state_wire(&state),
+        outcome: state
+            .is_terminal()
+            .then_some(row.outcome)
+            .flatten()
+            .map(|o| o.as_str().to_string()),
+        schedule_id,
+        schedule_name: schedule_name.flatten(),
+        title,
+        result,
         at: sextant_core::ids::format_time(ev.at),
         seq: ev.seq,
     }))

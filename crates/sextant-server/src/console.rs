@@ -134,6 +134,37 @@ fn cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
         .map(|(_, v)| v.trim_matches('"'))
 }
 
+/// `GET /api/v1/session`: whether this browser's console cookie is good, so a page signed in
+/// with the token stays signed in across reloads and tabs without asking again. 200 with the
+/// principal; 401 otherwise, with code `session_ended` when the browser sent a cookie that is
+/// no longer valid (Sextant restarted: every start makes a new console session), so the page
+/// can say why it asks for the token again.
+pub async fn session(State(app): State<AppState>, headers: HeaderMap) -> Response {
+    let sent = cookie(&headers, COOKIE).is_some() && same_origin(&app, &headers);
+    let mut resp = if console_cookie_principal(&app, &headers).is_some() {
+        Json(ConsoleSession {
+            principal: Principal::person().display(),
+        })
+        .into_response()
+    } else if sent {
+        (
+            axum::http::StatusCode::UNAUTHORIZED,
+            Json(serde_json::json!({ "error": {
+                "code": "session_ended",
+                "message": "This browser's sign-in ended because Sextant restarted \
+                            (each start begins new console sessions). Sign in again with the token.",
+            }})),
+        )
+            .into_response()
+    } else {
+        ApiError::Unauthorized("this browser is not signed in to the console".into())
+            .into_response()
+    };
+    resp.headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    resp
+}
+
 /// `POST /api/v1/session/bootstrap`: sets the console session cookie (see the module docs).
 pub async fn bootstrap(
     State(app): State<AppState>,

@@ -25,6 +25,9 @@ pub enum ApiError {
     UnsupportedMediaType(String),
     /// 422: one field's value is not acceptable; the body names the field.
     Invalid { field: String, message: String },
+    /// 422: several fields are not acceptable; the body names the first as `field` and lists
+    /// every one in `fields` (`[{field, message}]`), so a form can show them all at once.
+    InvalidFields(Vec<(String, String)>),
     /// 500: logged, not shown.
     Internal(String),
     /// 502: a remote agent Sextant called (an outbound peer) failed or answered badly; the
@@ -50,6 +53,11 @@ impl ApiError {
                 "invalid_field",
                 message.clone(),
             ),
+            ApiError::InvalidFields(all) => (
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "invalid_field",
+                all.first().map(|(_, m)| m.clone()).unwrap_or_default(),
+            ),
             ApiError::Internal(_) => (
                 StatusCode::INTERNAL_SERVER_ERROR,
                 "internal",
@@ -73,8 +81,21 @@ impl IntoResponse for ApiError {
         }
         let (status, code, message) = self.parts();
         let mut body = json!({ "error": { "code": code, "message": message } });
-        if let ApiError::Invalid { field, .. } = &self {
-            body["error"]["field"] = json!(field);
+        match &self {
+            ApiError::Invalid { field, message } => {
+                body["error"]["field"] = json!(field);
+                body["error"]["fields"] = json!([{ "field": field, "message": message }]);
+            }
+            ApiError::InvalidFields(all) => {
+                if let Some((field, _)) = all.first() {
+                    body["error"]["field"] = json!(field);
+                }
+                body["error"]["fields"] = all
+                    .iter()
+                    .map(|(field, message)| json!({ "field": field, "message": message }))
+                    .collect();
+            }
+            _ => {}
         }
         let mut resp = (status, Json(body)).into_response();
         if status == StatusCode::UNAUTHORIZED {

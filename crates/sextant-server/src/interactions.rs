@@ -15,7 +15,10 @@ use sextant_runtime::{AnswerError, AnswerRequest};
 use crate::AppState;
 use crate::error::{ApiError, ApiResult};
 use crate::urls::base_url;
-use crate::wire::{AnswerReply, AnsweredTask, InteractionList, PendingInteraction};
+use crate::wire::{
+    AnswerReply, AnsweredTask, BulkAnswerError, BulkAnswerReply, BulkAnswerResult, InteractionList,
+    PendingInteraction,
+};
 
 /// The answer body.
 #[derive(Debug, Deserialize)]
@@ -54,7 +57,20 @@ pub async fn list(
         let Some(task) = journal.task(&row.task_id).await? else {
             continue;
         };
+        // Where it comes from: a card says its schedule, peer, assistant or caller, and what
+        // its Session was started for.
+        let session = journal.session(&row.session_id).await?;
+        let (schedule_id, schedule_name) = journal.session_schedule(&row.session_id).await?.unzip();
+        let first_message = journal.session_opening(&row.session_id).await?;
         out.push(PendingInteraction {
+            caller_kind: session
+                .as_ref()
+                .map(|s| s.caller_kind.clone())
+                .unwrap_or_default(),
+            origin: session.map(|s| s.origin).unwrap_or_default(),
+            schedule_id,
+            schedule_name: schedule_name.flatten(),
+            first_message,
             interaction: row.interaction.public(),
             agent_name: app.runtime.agent(&task.agent_id).map(|a| a.name.clone()),
             agent_id: task.agent_id,
@@ -88,6 +104,87 @@ pub async fn answer(
             message: "interaction_id does not match the URL".into(),
         });
     }
+    let task = answer_one(&app, p, id.clone(), body).await?;
+    Ok(Json(json!(AnswerReply {
+        interaction_id: id,
+        task,
+    })))
+}
+
+/// The most answers one bulk answer takes.
+pub const MAX_BULK: usize = 200;
+
+/// The bulk answer body: answers to several interactions, each as the single answer's body
+/// with its `interaction_id`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BulkAnswerBody {
+    pub answers: Vec<AnswerBody>,
+}
+
+/// `POST /api/v1/interactions/answer`: several answers in one request (the console's "answer
+/// the selected"). Each is checked and journalled on its own, exactly as if it had been sent
+/// alone (same checks, same audit record, same idempotency on its message_id), in the order
+/// given; one refused answer does not stop the others. 200 with each one's result.
+pub async fn answer_many(
+    State(app): State<AppState>,
+    Extension(p): Extension<Principal>,
+    body: Bytes,
+) -> ApiResult<Json<Value>> {
+    crate::api::owner_only(&p)?;
+    let body: BulkAnswerBody = serde_json::from_slice(&body)
+        .map_err(|e| ApiError::BadRequest(format!("invalid bulk answer body: {e}")))?;
+    if body.answers.is_empty() || body.answers.len() > MAX_BULK {
+        return Err(ApiError::Invalid {
+            field: "answers".into(),
+            message: format!("answers: send between 1 and {MAX_BULK} answers"),
+        });
+    }
+    let mut results = Vec::with_capacity(body.answers.len());
+    for a in body.answers {
+        let Some(id) = a.interaction_id.clone() else {
+            results.push(BulkAnswerResult {
+                interaction_id: String::new(),
+                status: 422,
+                task: None,
+                error: Some(BulkAnswerError {
+                    code: "invalid_field".into(),
+                    message: "interaction_id: is required in a bulk answer".into(),
+                }),
+            });
+            continue;
+        };
+        results.push(match answer_one(&app, p.clone(), id.clone(), a).await {
+            Ok(task) => BulkAnswerResult {
+                interaction_id: id,
+                status: 200,
+                task: Some(task),
+                error: None,
+            },
+            Err(e) => {
+                let (status, code, message) = e.parts();
+                BulkAnswerResult {
+                    interaction_id: id,
+                    status: status.as_u16(),
+                    task: None,
+                    error: Some(BulkAnswerError {
+                        code: code.into(),
+                        message,
+                    }),
+                }
+            }
+        });
+    }
+    Ok(Json(json!(BulkAnswerReply { results })))
+}
+
+/// One answer: checked and journalled by the runtime, and audited.
+async fn answer_one(
+    app: &AppState,
+    p: Principal,
+    id: String,
+    body: AnswerBody,
+) -> ApiResult<AnsweredTask> {
     let audit = crate::audit::Record::new(Some(&p), crate::audit::Outcome::Ok)
         .method("answer")
         .task(Some(body.task_id.clone()), None);
@@ -120,17 +217,14 @@ pub async fn answer(
             return Err(answer_error(e));
         }
     };
-    Ok(Json(json!(AnswerReply {
-        interaction_id: id,
-        task: AnsweredTask {
-            state: sextant_core::event::state_wire(&task.state),
-            task_id: task.task_id,
-            session_id: task.session_id,
-            agent_id: task.agent_id,
-            context_id: task.context_id,
-            state_at: task.state_at,
-        },
-    })))
+    Ok(AnsweredTask {
+        state: sextant_core::event::state_wire(&task.state),
+        task_id: task.task_id,
+        session_id: task.session_id,
+        agent_id: task.agent_id,
+        context_id: task.context_id,
+        state_at: task.state_at,
+    })
 }
 
 /// Maps an answer refusal to the REST error (shared with the MCP bridge's wording).

@@ -142,6 +142,7 @@ pub fn router(state: AppState) -> Router {
         )
         .route("/api/v1/health", get(api::health))
         .route("/api/v1/session/bootstrap", post(console::bootstrap))
+        .route("/api/v1/session", get(console::session))
         .route_layer(middleware::from_fn_with_state(
             state.clone(),
             auth::optional,
@@ -155,8 +156,13 @@ pub fn router(state: AppState) -> Router {
         .route("/api/v1/sessions/{id}/events", get(api::session_events))
         .route("/api/v1/tasks", get(api::tasks))
         .route("/api/v1/tasks/events", get(api::task_events))
+        .route("/api/v1/tasks/counts", get(api::task_counts))
         .route("/api/v1/tasks/{id}", get(api::task))
         .route("/api/v1/interactions", get(interactions::list))
+        .route(
+            "/api/v1/interactions/answer",
+            post(interactions::answer_many),
+        )
         .route(
             "/api/v1/interactions/{id}/answer",
             post(interactions::answer),

@@ -59,6 +59,19 @@ pub fn actor(p: &Principal, grant: Option<&AssistantGrant>) -> ApiResult<Actor> 
     }
 }
 
+/// Refuses a write with every field error at once (a form shows them all), if there is one.
+fn every_field(errors: Vec<sextant_scheduler::cron::FieldError>) -> ApiResult<()> {
+    if errors.is_empty() {
+        return Ok(());
+    }
+    Err(ApiError::InvalidFields(
+        errors
+            .into_iter()
+            .map(|f| (f.field.to_string(), format!("{}: {}", f.field, f.message)))
+            .collect(),
+    ))
+}
+
 /// Refuses a write whose Content-Type is not JSON.
 fn require_json(headers: &HeaderMap) -> ApiResult<()> {
     let ok = headers
@@ -275,6 +288,7 @@ pub async fn create(
     require_json(&headers)?;
     let me = actor(&p, grant.as_deref())?;
     let (fields, source) = parse_fields(&body, true)?;
+    every_field(app.scheduler.field_errors(&fields, true))?;
     let v = app
         .scheduler
         .create(&me, fields, source.unwrap_or(ScheduleSource::Api))
@@ -314,6 +328,7 @@ pub async fn update(
     require_json(&headers)?;
     let me = actor(&p, grant.as_deref())?;
     let (fields, _) = parse_fields(&body, false)?;
+    every_field(app.scheduler.field_errors(&fields, false))?;
     let v = app.scheduler.update(&me, &id, fields).await?;
     Ok(Json(schedule_json(&v, &base_url(&app, &headers))))
 }
@@ -434,7 +449,19 @@ pub async fn preview(
             Some(_) => Err(invalid(k, "must be a string")),
         }
     };
-    let timezone = field("timezone")?.ok_or_else(|| invalid("timezone", "is required"))?;
+    let timezone = field("timezone")?;
+    // Every bad field at once, as a save would name them.
+    every_field(app.scheduler.field_errors(
+        &ScheduleFields {
+            cron: field("cron")?,
+            once_at: field("once_at")?,
+            when: field("when")?,
+            timezone: timezone.clone(),
+            ..Default::default()
+        },
+        false,
+    ))?;
+    let timezone = timezone.ok_or_else(|| invalid("timezone", "is required"))?;
     let now = app.runtime.clock().now();
     let mut cron = field("cron")?;
     let mut once_at = field("once_at")?;

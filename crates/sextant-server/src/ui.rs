@@ -1,7 +1,9 @@
 //! The web console: the built UI (`ui/dist`, embedded at compile time by `build.rs`) served at
 //! `/`, with a strict Content-Security-Policy and the single-page-app fallback.
 //!
-//! - Files of the build are served by path (`/assets/*` are content-hashed: cached for a year).
+//! - Files of the build are served by path (`/assets/*` are content-hashed: cached for a year,
+//!   `immutable`). Text files go brotli- or gzip-compressed when the browser accepts it (the
+//!   copies are made by `build.rs`), with `Vary: Accept-Encoding`.
 //! - The console's client-side routes (`/`, `/inbox`, `/tasks`, `/tasks/{id}`, `/schedules`,
 //!   `/schedules/{id}`, `/peers`, `/webhooks`, `/sessions/{id}`) answer `index.html`; `/sessions/{id}` is the console
 //!   link Sextant puts in results, so it must work as a deep link. Other paths answer
@@ -24,6 +26,35 @@ pub struct UiAsset {
     /// Relative to `ui/dist`, with `/` (e.g. `assets/index-3f2a.js`).
     pub path: &'static str,
     pub bytes: &'static [u8],
+    /// The file brotli- and gzip-compressed, for text files worth it.
+    pub br: Option<&'static [u8]>,
+    pub gzip: Option<&'static [u8]>,
+}
+
+/// The encodings a request accepts (`Accept-Encoding`, q=0 refusing), best first of those a
+/// file has: brotli, then gzip, else none.
+fn pick_encoding(headers: &HeaderMap, a: &UiAsset) -> Option<(&'static str, &'static [u8])> {
+    let accepts = |name: &str| {
+        headers
+            .get_all(header::ACCEPT_ENCODING)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(','))
+            .any(|item| {
+                let mut parts = item.split(';').map(str::trim);
+                let coding = parts.next().unwrap_or("");
+                let q = parts
+                    .find_map(|p| p.strip_prefix("q="))
+                    .and_then(|q| q.trim().parse::<f32>().ok())
+                    .unwrap_or(1.0);
+                (coding.eq_ignore_ascii_case(name) || coding == "*") && q > 0.0
+            })
+    };
+    match (a.br, a.gzip) {
+        (Some(br), _) if accepts("br") => Some(("br", br)),
+        (_, Some(gz)) if accepts("gzip") => Some(("gzip", gz)),
+        _ => None,
+    }
 }
 
 /// The built UI, empty when it was not built before `cargo build`.
@@ -113,9 +144,29 @@ fn page(
     secure(resp)
 }
 
-fn index(assets: &'static [UiAsset], status: StatusCode) -> Response {
+/// A file of the build, compressed when the browser accepts it.
+fn file(
+    status: StatusCode,
+    a: &'static UiAsset,
+    headers: &HeaderMap,
+    ctype: &'static str,
+    cache: &'static str,
+) -> Response {
+    let encoded = pick_encoding(headers, a);
+    let mut resp = page(status, encoded.map_or(a.bytes, |(_, b)| b), ctype, cache);
+    let h = resp.headers_mut();
+    if a.br.is_some() || a.gzip.is_some() {
+        h.insert(header::VARY, HeaderValue::from_static("accept-encoding"));
+    }
+    if let Some((coding, _)) = encoded {
+        h.insert(header::CONTENT_ENCODING, HeaderValue::from_static(coding));
+    }
+    resp
+}
+
+fn index(assets: &'static [UiAsset], status: StatusCode, headers: &HeaderMap) -> Response {
     match asset(assets, "index.html") {
-        Some(a) => page(status, a.bytes, "text/html; charset=utf-8", "no-cache"),
+        Some(a) => file(status, a, headers, "text/html; charset=utf-8", "no-cache"),
         None => page(
             status,
             NOT_BUILT.as_bytes(),
@@ -127,30 +178,30 @@ fn index(assets: &'static [UiAsset], status: StatusCode) -> Response {
 
 /// The router's fallback: the UI for `GET`/`HEAD` outside `/api/` and `/.well-known/`, the
 /// JSON 404 for everything else.
-pub async fn fallback(method: Method, uri: Uri) -> Response {
-    serve(ASSETS, &method, uri.path())
+pub async fn fallback(method: Method, uri: Uri, headers: HeaderMap) -> Response {
+    serve(ASSETS, &method, uri.path(), &headers)
 }
 
-fn serve(assets: &'static [UiAsset], method: &Method, path: &str) -> Response {
+fn serve(assets: &'static [UiAsset], method: &Method, path: &str, headers: &HeaderMap) -> Response {
     let api = path == "/api" || path.starts_with("/api/") || path.starts_with("/.well-known/");
     if api || (method != Method::GET && method != Method::HEAD) {
         return ApiError::NotFound("no such route".into()).into_response();
     }
     if let Some(a) = path.strip_prefix('/').and_then(|p| asset(assets, p)) {
         if a.path == "index.html" {
-            return index(assets, StatusCode::OK);
+            return index(assets, StatusCode::OK, headers);
         }
         let cache = if a.path.starts_with("assets/") {
             "public, max-age=31536000, immutable"
         } else {
             "no-cache"
         };
-        return page(StatusCode::OK, a.bytes, content_type(a.path), cache);
+        return file(StatusCode::OK, a, headers, content_type(a.path), cache);
     }
     if is_ui_route(path) {
-        index(assets, StatusCode::OK)
+        index(assets, StatusCode::OK, headers)
     } else {
-        index(assets, StatusCode::NOT_FOUND)
+        index(assets, StatusCode::NOT_FOUND, headers)
     }
 }
 
@@ -191,19 +242,65 @@ mod tests {
         UiAsset {
             path: "index.html",
             bytes: b"<div id=app></div>",
+            br: Some(b"BR-INDEX"),
+            gzip: Some(b"GZ-INDEX"),
         },
         UiAsset {
             path: "assets/index-abc.js",
             bytes: b"console.log(1)",
+            br: Some(b"BR-JS"),
+            gzip: Some(b"GZ-JS"),
         },
         UiAsset {
             path: "favicon.svg",
             bytes: b"<svg/>",
+            br: None,
+            gzip: None,
         },
     ];
 
     fn get(assets: &'static [UiAsset], path: &str) -> Response {
-        serve(assets, &Method::GET, path)
+        serve(assets, &Method::GET, path, &HeaderMap::new())
+    }
+
+    fn get_with(path: &str, accept: &str) -> Response {
+        let mut h = HeaderMap::new();
+        h.insert(header::ACCEPT_ENCODING, accept.parse().unwrap());
+        serve(BUILT, &Method::GET, path, &h)
+    }
+
+    async fn body(r: Response) -> Vec<u8> {
+        axum::body::to_bytes(r.into_body(), 1 << 20)
+            .await
+            .unwrap()
+            .to_vec()
+    }
+
+    #[tokio::test]
+    async fn files_go_compressed_as_the_browser_accepts() {
+        let r = get_with("/assets/index-abc.js", "gzip, deflate, br, zstd");
+        assert_eq!(header(&r, "content-encoding"), "br");
+        assert_eq!(header(&r, "vary"), "accept-encoding");
+        assert!(header(&r, "cache-control").contains("immutable"));
+        assert_eq!(body(r).await, b"BR-JS");
+        let r = get_with("/assets/index-abc.js", "gzip");
+        assert_eq!(header(&r, "content-encoding"), "gzip");
+        assert_eq!(body(r).await, b"GZ-JS");
+        // q=0 refuses an encoding; nothing accepted is the file itself.
+        let r = get_with("/", "br;q=0, gzip;q=0.5");
+        assert_eq!(header(&r, "content-encoding"), "gzip");
+        assert_eq!(body(r).await, b"GZ-INDEX");
+        let r = get_with("/inbox", "identity");
+        assert_eq!(header(&r, "content-encoding"), "");
+        assert_eq!(header(&r, "vary"), "accept-encoding");
+        assert_eq!(body(r).await, b"<div id=app></div>");
+        let r = get_with("/assets/index-abc.js", "*");
+        assert_eq!(header(&r, "content-encoding"), "br");
+        // A file without compressed copies is sent as it is, without Vary.
+        let r = get_with("/favicon.svg", "br");
+        assert_eq!(header(&r, "content-encoding"), "");
+        assert_eq!(header(&r, "vary"), "");
+        assert_eq!(header(&r, "content-security-policy"), CSP);
     }
 
     fn header<'a>(r: &'a Response, k: &str) -> &'a str {
@@ -252,7 +349,7 @@ mod tests {
             assert_eq!(r.status(), StatusCode::NOT_FOUND, "{path}");
             assert_eq!(header(&r, "content-type"), "application/json");
         }
-        let post = serve(BUILT, &Method::POST, "/inbox");
+        let post = serve(BUILT, &Method::POST, "/inbox", &HeaderMap::new());
         assert_eq!(post.status(), StatusCode::NOT_FOUND);
         assert_eq!(header(&post, "content-type"), "application/json");
     }

@@ -15,6 +15,7 @@ use serde_json::Value;
 use sextant_core::event::state_wire;
 use sextant_core::interaction::Interaction;
 use sextant_core::projection::Block;
+use sextant_journal::queries::search::TaskDigest;
 use sextant_journal::{SessionRow, TaskRow};
 use sextant_scheduler::view::NextRun;
 use ts_rs::TS;
@@ -101,6 +102,40 @@ pub struct TaskSummary {
     pub state_at: String,
     /// The journal seq of its latest event.
     pub last_seq: i64,
+    /// What happened, once it ended: `completed`, `failed`, `canceled`, `rejected`, `declined`
+    /// (a person said no) or `expired` (nobody answered; the default applied). `null` while
+    /// it runs. The A2A state alone cannot say it: a declined shell command completes.
+    pub outcome: Option<String>,
+    /// What the task is, in the task list and on the task page (`null` elsewhere): the first
+    /// line of its input.
+    pub title: Option<String>,
+    /// A line of its result, or of its error or status message when it did not end well.
+    pub result: Option<String>,
+    /// What started its Session (`a2a`, `schedule`, …) and its caller's kind (`person`,
+    /// `peer`, `assistant`, …).
+    pub origin: Option<String>,
+    pub caller_kind: Option<String>,
+    /// The schedule whose Run started it, if one did.
+    pub schedule_id: Option<String>,
+    pub schedule_name: Option<String>,
+    /// For a text search: a few words around the match, the match between U+0002 and U+0003.
+    pub matched: Option<String>,
+}
+
+impl TaskSummary {
+    /// The summary with what the task is.
+    pub fn with_digest(t: &TaskRow, d: TaskDigest, matched: Option<String>) -> Self {
+        Self {
+            title: d.title,
+            result: d.result,
+            origin: Some(d.origin),
+            caller_kind: Some(d.caller_kind),
+            schedule_id: d.schedule_id,
+            schedule_name: d.schedule_name,
+            matched,
+            ..Self::from(t)
+        }
+    }
 }
 
 impl From<&TaskRow> for TaskSummary {
@@ -116,6 +151,14 @@ impl From<&TaskRow> for TaskSummary {
             state: state_wire(&t.state),
             state_at: t.state_at.clone(),
             last_seq: t.last_seq,
+            outcome: t.outcome.map(|o| o.as_str().to_string()),
+            title: None,
+            result: None,
+            origin: None,
+            caller_kind: None,
+            schedule_id: None,
+            schedule_name: None,
+            matched: None,
         }
     }
 }
@@ -179,6 +222,15 @@ pub struct PendingInteraction {
     pub agent_name: Option<String>,
     /// The caller's principal key (who started the task).
     pub caller: String,
+    /// The caller's kind (`person`, `peer`, `assistant`, `jwt`, …).
+    pub caller_kind: String,
+    /// What started the Session (`a2a`, `schedule`, …), and the schedule whose Run did, if one
+    /// did.
+    pub origin: String,
+    pub schedule_id: Option<String>,
+    pub schedule_name: Option<String>,
+    /// The Session's first message (what the person or agent asked for), shortened.
+    pub first_message: Option<String>,
     pub context_id: String,
     pub session_id: String,
     /// The console page of the Session.
@@ -210,6 +262,36 @@ pub struct AnsweredTask {
     pub state_at: String,
 }
 
+/// One result of `POST /api/v1/interactions/answer` (answers sent together, each journalled
+/// as its own answer).
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export)]
+pub struct BulkAnswerResult {
+    pub interaction_id: String,
+    /// The HTTP status this answer alone would have had (200, 404, 409, 422, …).
+    pub status: u16,
+    /// The task after the answer, when it was taken.
+    pub task: Option<AnsweredTask>,
+    /// Why it was not, in the REST error's words.
+    pub error: Option<BulkAnswerError>,
+}
+
+/// Why one answer of a bulk answer was not taken.
+#[derive(Debug, Clone, Serialize, TS)]
+#[ts(export)]
+pub struct BulkAnswerError {
+    pub code: String,
+    pub message: String,
+}
+
+/// `POST /api/v1/interactions/answer`.
+#[derive(Debug, Clone, Serialize, TS)]
+#[ts(export)]
+pub struct BulkAnswerReply {
+    pub results: Vec<BulkAnswerResult>,
+}
+
 /// `POST /api/v1/interactions/{id}/answer`.
 #[derive(Debug, Clone, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
@@ -231,9 +313,34 @@ pub struct TaskChange {
     pub context_id: String,
     /// The new state (A2A 1.0 name).
     pub state: String,
+    /// What happened, when the change ended the task (see [`TaskSummary::outcome`]).
+    pub outcome: Option<String>,
+    /// The schedule whose Run started the task's Session, if one did, and its name.
+    pub schedule_id: Option<String>,
+    pub schedule_name: Option<String>,
+    /// The first line of its input, on the change that created it (`TASK_STATE_SUBMITTED`).
+    pub title: Option<String>,
+    /// A line of its result or error, on the change that ended it.
+    pub result: Option<String>,
     pub at: String,
     /// The journal seq of the change (per Session).
     pub seq: i64,
+}
+
+/// `GET /api/v1/tasks/counts`: every caller's unfinished tasks, counted by the server (a
+/// page of the list would under-count).
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export)]
+pub struct TaskCounts {
+    /// Not ended: the sum of the four below.
+    pub unfinished: u64,
+    pub submitted: u64,
+    pub working: u64,
+    /// Waiting for a person: input or an approval.
+    pub waiting: u64,
+    pub input_required: u64,
+    pub auth_required: u64,
 }
 
 /// `event: interaction` of `GET /api/v1/tasks/events`: raised or answered.

@@ -8,7 +8,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 
 // mimalloc rather than glibc's malloc: a request allocates and frees many small values across
@@ -62,6 +62,12 @@ enum Command {
         data_dir: Option<PathBuf>,
         #[command(subcommand)]
         action: TokenAction,
+    },
+    /// Rebuild the console's full-text index of task text from the journal (while Sextant is
+    /// not running: it holds the data dir).
+    Reindex {
+        #[arg(long, env = "SEXTANT_DATA_DIR")]
+        data_dir: Option<PathBuf>,
     },
     /// Assistant capability tokens: an assistant's workspace token (the MCP bridge, the
     /// schedules API, your Agents as peers on demand), or a token for one Agent.
@@ -283,6 +289,23 @@ fn main() -> Result<()> {
             let dir = data_dir.unwrap_or_else(sextant::default_data_dir);
             println!("{}", sextant::ensure_token(&dir)?);
             Ok(())
+        }
+        Command::Reindex { data_dir } => {
+            let dir = data_dir.unwrap_or_else(sextant::default_data_dir);
+            // A running Sextant holds the data dir; rebuilding under it would stall its writes.
+            let _lock = sextant::data_dir_lock::DataDirLock::acquire(&dir)?;
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()?;
+            rt.block_on(async {
+                let journal = sextant_journal::Journal::open(dir.join("journal.db"))
+                    .context("opening the journal")?;
+                let rows = journal.rebuild_search().await?;
+                eprintln!(
+                    "sextant: the full-text index was rebuilt from the journal ({rows} rows)"
+                );
+                anyhow::Ok(())
+            })
         }
         Command::Serve {
             data_dir,

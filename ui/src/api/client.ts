@@ -9,18 +9,24 @@ export class ApiError extends Error {
   readonly status: number;
   readonly code: string;
   readonly field?: string;
-  constructor(status: number, code: string, message: string, field?: string) {
+  /** Every invalid field of a 422, when the server names several at once. */
+  readonly fields: { field: string; message: string }[];
+  constructor(status: number, code: string, message: string, field?: string, fields?: { field: string; message: string }[]) {
     super(message);
     this.name = 'ApiError';
     this.status = status;
     this.code = code;
     this.field = field;
+    this.fields = fields ?? (field ? [{ field, message }] : []);
   }
 }
 
-/** The server answered something that is not an HTTP response (down, unreachable). */
+/** What a failed request says when Sextant cannot be reached (never the browser's "Failed to fetch"). */
+export const UNREACHABLE = 'Sextant is not reachable. Check that it is running; the page reconnects by itself.';
+
+/** The request never got an HTTP answer (Sextant is down, or the network is). */
 export function isNetworkError(e: unknown): boolean {
-  return e instanceof TypeError;
+  return e instanceof TypeError || (e instanceof ApiError && e.code === 'unreachable');
 }
 
 /** Parses an error response into an `ApiError`. */
@@ -28,17 +34,19 @@ export async function errorFrom(res: Response): Promise<ApiError> {
   let code = 'http_' + res.status;
   let message = `${res.status} ${res.statusText || 'error'}`;
   let field: string | undefined;
+  let fields: { field: string; message: string }[] | undefined;
   try {
     const j = await res.json();
     if (j && typeof j === 'object' && j.error) {
       code = String(j.error.code ?? code);
       message = String(j.error.message ?? message);
       field = j.error.field ?? undefined;
+      if (Array.isArray(j.error.fields)) fields = j.error.fields.map((f: { field: unknown; message: unknown }) => ({ field: String(f.field), message: String(f.message) }));
     }
   } catch {
     /* not JSON */
   }
-  return new ApiError(res.status, code, message, field);
+  return new ApiError(res.status, code, message, field, fields);
 }
 
 /** Headers for a request: auth (when the host has a token) and JSON. */
@@ -76,8 +84,14 @@ export async function api<T>(path: string, opts: RequestOptions = {}): Promise<T
       cache: 'no-store',
     });
   };
-  let res = await send(false);
-  if (res.status === 401) res = await send(true);
+  let res: Response;
+  try {
+    res = await send(false);
+    if (res.status === 401) res = await send(true);
+  } catch (e) {
+    if (e instanceof TypeError) throw new ApiError(0, 'unreachable', UNREACHABLE);
+    throw e;
+  }
   if (!res.ok) throw await errorFrom(res);
   if (res.status === 204) return undefined as T;
   return (await res.json()) as T;

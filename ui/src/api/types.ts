@@ -6,6 +6,7 @@ export type { AgentSummary } from '../bindings/AgentSummary';
 export type { AgentList } from '../bindings/AgentList';
 export type { AnswerReply } from '../bindings/AnswerReply';
 export type { Block } from '../bindings/Block';
+export type { BulkAnswerReply } from '../bindings/BulkAnswerReply';
 export type { ConsoleSession } from '../bindings/ConsoleSession';
 export type { FormField } from '../bindings/FormField';
 export type { Interaction } from '../bindings/Interaction';
@@ -20,6 +21,7 @@ export type { SchedulePreview } from '../bindings/SchedulePreview';
 export type { SessionDetail } from '../bindings/SessionDetail';
 export type { SessionSummary } from '../bindings/SessionSummary';
 export type { TaskChange } from '../bindings/TaskChange';
+export type { TaskCounts } from '../bindings/TaskCounts';
 export type { TaskSummary } from '../bindings/TaskSummary';
 export type { TasksPage } from '../bindings/TasksPage';
 

@@ -12,7 +12,20 @@ export type PendingInteraction = { agentId: string, agentName: string | null,
 /**
  * The caller's principal key (who started the task).
  */
-caller: string, contextId: string, sessionId: string, 
+caller: string, 
+/**
+ * The caller's kind (`person`, `peer`, `assistant`, `jwt`, …).
+ */
+callerKind: string, 
+/**
+ * What started the Session (`a2a`, `schedule`, …), and the schedule whose Run did, if one
+ * did.
+ */
+origin: string, scheduleId: string | null, scheduleName: string | null, 
+/**
+ * The Session's first message (what the person or agent asked for), shortened.
+ */
+firstMessage: string | null, contextId: string, sessionId: string, 
 /**
  * The console page of the Session.
  */

@@ -7,7 +7,23 @@ export type TaskChange = { taskId: string, sessionId: string, agentId: string, c
 /**
  * The new state (A2A 1.0 name).
  */
-state: string, at: string, 
+state: string, 
+/**
+ * What happened, when the change ended the task (see [`TaskSummary::outcome`]).
+ */
+outcome: string | null, 
+/**
+ * The schedule whose Run started the task's Session, if one did, and its name.
+ */
+scheduleId: string | null, scheduleName: string | null, 
+/**
+ * The first line of its input, on the change that created it (`TASK_STATE_SUBMITTED`).
+ */
+title: string | null, 
+/**
+ * A line of its result or error, on the change that ended it.
+ */
+result: string | null, at: string, 
 /**
  * The journal seq of the change (per Session).
  */

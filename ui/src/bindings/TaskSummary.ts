@@ -19,4 +19,32 @@ stateAt: string,
 /**
  * The journal seq of its latest event.
  */
-lastSeq: number, };
+lastSeq: number, 
+/**
+ * What happened, once it ended: `completed`, `failed`, `canceled`, `rejected`, `declined`
+ * (a person said no) or `expired` (nobody answered; the default applied). `null` while
+ * it runs. The A2A state alone cannot say it: a declined shell command completes.
+ */
+outcome: string | null, 
+/**
+ * What the task is, in the task list and on the task page (`null` elsewhere): the first
+ * line of its input.
+ */
+title: string | null, 
+/**
+ * A line of its result, or of its error or status message when it did not end well.
+ */
+result: string | null, 
+/**
+ * What started its Session (`a2a`, `schedule`, …) and its caller's kind (`person`,
+ * `peer`, `assistant`, …).
+ */
+origin: string | null, callerKind: string | null, 
+/**
+ * The schedule whose Run started it, if one did.
+ */
+scheduleId: string | null, scheduleName: string | null, 
+/**
+ * For a text search: a few words around the match, the match between U+0002 and U+0003.
+ */
+matched: string | null, };

@@ -4,8 +4,8 @@
 import { signal } from '@preact/signals';
 import type { ComponentChildren } from 'preact';
 import { useEffect, useRef } from 'preact/hooks';
-import { runStatus, taskState, type Tone } from '../lib/format';
-import { clockTime, relative, wallTime } from '../lib/time';
+import { runStatus, taskStatus, type Tone } from '../lib/format';
+import { clockTime, relative, wallTime, zoneAbbrev, zonedTimes } from '../lib/time';
 
 /** Now, ticking once a second for every view that reads it. */
 export const now = signal(Date.now());
@@ -21,10 +21,11 @@ export function Badge(props: { tone: Tone; children: ComponentChildren; title?: 
   );
 }
 
-export function StateBadge(props: { state: string }) {
-  const s = taskState(props.state);
+/** A task's state, or how it ended when its outcome is given (Declined, Canceled, …). */
+export function StateBadge(props: { state: string; outcome?: string | null }) {
+  const s = taskStatus(props.state, props.outcome);
   return (
-    <Badge tone={s.tone} title={props.state}>
+    <Badge tone={s.tone} title={props.outcome ? `${props.state} (${props.outcome})` : props.state}>
       <span class="dot" aria-hidden="true" />
       {s.label}
     </Badge>
@@ -46,9 +47,23 @@ export function Ago(props: { at: string | null | undefined }) {
   if (!props.at) return <span class="muted">—</span>;
   const t = Date.parse(props.at);
   return (
-    <time dateTime={props.at} title={wallTime(t, undefined, true) + ' · ' + clockTime(t)}>
+    <time dateTime={props.at} title={`${wallTime(t, undefined, true)} · ${clockTime(t)} ${zoneAbbrev(t)}`}>
       {relative(t, now.value)}
     </time>
+  );
+}
+
+/**
+ * A schedule's fire time: the person's local time with its zone, and the schedule's own time,
+ * labelled, where its zone differs (`data-next-fire` holds the instant).
+ */
+export function FireTime(props: { utc: string; zone: string; withYear?: boolean; stacked?: boolean }) {
+  const z = zonedTimes(props.utc, props.zone, undefined, props.withYear);
+  return (
+    <span class={`fire-time${props.stacked ? ' stacked' : ''}`} data-next-fire={props.utc}>
+      <span class="fire-local">{z.local}</span>
+      {z.there && <span class="fire-there muted small">{z.there}</span>}
+    </span>
   );
 }
 
@@ -144,7 +159,15 @@ export function Dialog(props: {
   useEffect(() => {
     const d = ref.current;
     if (!d) return;
-    if (props.open && !d.open) d.showModal();
+    if (props.open && !d.open) {
+      d.showModal();
+      // The dialog's first field, not its × (the browser focuses the first focusable element);
+      // a dialog without fields (a confirmation) focuses its first button, Cancel.
+      const first = d.querySelector<HTMLElement>(
+        '.dialog-body input:not([type=hidden]):not([disabled]), .dialog-body select, .dialog-body textarea, .dialog-footer button',
+      );
+      first?.focus();
+    }
     if (!props.open && d.open) d.close();
   }, [props.open]);
   return (

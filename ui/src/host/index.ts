@@ -5,7 +5,16 @@
 // The desktop shell's host is `desktop.ts`: the server address and per-launch token come from
 // its one Tauri command; `detectHost()` returns it when the page runs inside Tauri.
 
+import { signal } from '@preact/signals';
 import { desktopHost, inTauri } from './desktop';
+import { faviconBadge, webNotify } from './notify';
+
+/**
+ * Set when the page was signed in and no longer is (the server restarted, so its console
+ * cookie ended, and this browser cannot get a new one by itself): why, in words. The page then
+ * asks for the token again, saying so.
+ */
+export const signInNeeded = signal<string | null>(null);
 
 /** What the UI needs from its host. */
 export interface Host {
@@ -64,6 +73,29 @@ async function bootstrap(body: object): Promise<void> {
  * opened by the user Sextant runs as, or after the person pastes the token. The token never
  * appears in a URL and JavaScript never holds it.
  */
+/**
+ * Whether this browser's console cookie still works (`GET /api/v1/session`); otherwise a new
+ * one by loopback trust. A page signed in with the token keeps its cookie across reloads and
+ * tabs, so it is asked for the token only when the cookie ended, and is told why.
+ */
+async function ensureSession(): Promise<void> {
+  const res = await fetch('/api/v1/session', { headers: { Accept: 'application/json' }, credentials: 'same-origin', cache: 'no-store' });
+  if (res.ok) return;
+  let ended: string | null = null;
+  try {
+    const j = await res.json();
+    if (j?.error?.code === 'session_ended') ended = String(j.error.message);
+  } catch {
+    /* not JSON */
+  }
+  try {
+    await bootstrap({});
+  } catch (e) {
+    if (e instanceof SignInRequired && ended) throw new SignInRequired(ended);
+    throw e;
+  }
+}
+
 export function webHost(): Host {
   let ready: Promise<void> | null = null;
   return {
@@ -73,9 +105,12 @@ export function webHost(): Host {
     },
     async getToken(opts) {
       if (!ready || opts?.refresh) {
-        ready = bootstrap({});
-        ready.catch(() => {
+        const mid = !!opts?.refresh;
+        ready = ensureSession();
+        ready.catch((e) => {
           ready = null;
+          // Signed in before, and not any more: the page asks for the token, saying why.
+          if (mid && e instanceof SignInRequired) signInNeeded.value = e.message;
         });
       }
       await ready;
@@ -85,8 +120,8 @@ export function webHost(): Host {
       await bootstrap({ token });
       ready = Promise.resolve();
     },
-    notify: undefined,
-    setBadge: undefined,
+    notify: webNotify,
+    setBadge: faviconBadge,
   };
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { callerLabel, isTerminal, runStatus, shortId, stripField, taskState } from './format';
+import { callerLabel, isTerminal, runStatus, shortId, statusMatches, stripField, taskState, taskStatus } from './format';
 
 describe('format', () => {
   it('names task states and run statuses with a tone', () => {
@@ -8,6 +8,24 @@ describe('format', () => {
     expect(runStatus('blocked')).toEqual({ label: 'Blocked', tone: 'bad' });
     expect(isTerminal('TASK_STATE_CANCELED')).toBe(true);
     expect(isTerminal('TASK_STATE_INPUT_REQUIRED')).toBe(false);
+  });
+
+  it('says how a task ended by its outcome, else where it is', () => {
+    expect(taskStatus('TASK_STATE_COMPLETED', 'declined')).toEqual({ label: 'Declined', tone: 'muted' });
+    expect(taskStatus('TASK_STATE_FAILED', 'canceled').label).toBe('Canceled');
+    expect(taskStatus('TASK_STATE_FAILED', null)).toEqual({ label: 'Failed', tone: 'bad' });
+    expect(taskStatus('TASK_STATE_WORKING', undefined).label).toBe('Working');
+  });
+
+  it('matches the status filter as the server does', () => {
+    const canceled = { state: 'TASK_STATE_FAILED', outcome: 'canceled' };
+    expect(statusMatches('canceled', canceled)).toBe(true);
+    expect(statusMatches('failed', canceled)).toBe(false);
+    expect(statusMatches('unfinished', canceled)).toBe(false);
+    expect(statusMatches('waiting', { state: 'TASK_STATE_AUTH_REQUIRED' })).toBe(true);
+    expect(statusMatches('unfinished', { state: 'TASK_STATE_AUTH_REQUIRED' })).toBe(true);
+    expect(statusMatches('active', { state: 'TASK_STATE_AUTH_REQUIRED' })).toBe(false);
+    expect(statusMatches('', canceled)).toBe(true);
   });
 
   it('says who a principal key is', () => {

@@ -33,6 +33,46 @@ export function taskState(state: string): { label: string; tone: Tone } {
   return { label: state.replace(/^TASK_STATE_/, '').toLowerCase().replace(/_/g, ' '), tone: 'neutral' };
 }
 
+const OUTCOME_WORDS: Record<string, [string, Tone]> = {
+  completed: ['Completed', 'ok'],
+  failed: ['Failed', 'bad'],
+  canceled: ['Canceled', 'muted'],
+  rejected: ['Rejected', 'bad'],
+  declined: ['Declined', 'muted'],
+  expired: ['Expired', 'muted'],
+};
+
+/**
+ * What a task is, in words: how it ended (the server's outcome, from the journal: a declined
+ * shell command is Declined, not Completed), or else where it is (its state).
+ */
+export function taskStatus(state: string, outcome?: string | null): { label: string; tone: Tone } {
+  const w = outcome ? OUTCOME_WORDS[outcome] : undefined;
+  return w ? { label: w[0], tone: w[1] } : taskState(state);
+}
+
+/** The task list's status filter: where a task is, or how it ended (`status=` of the API). */
+export const STATUS_FILTERS: [string, string][] = [
+  ['unfinished', 'In progress'],
+  ['waiting', 'Waiting for you'],
+  ['active', 'Running'],
+  ['completed', 'Completed'],
+  ['declined', 'Declined'],
+  ['canceled', 'Canceled'],
+  ['expired', 'Expired'],
+  ['failed', 'Failed'],
+  ['rejected', 'Rejected'],
+];
+
+/** Whether a task with this state and outcome passes a status filter. */
+export function statusMatches(status: string, t: { state: string; outcome?: string | null }): boolean {
+  if (!status) return true;
+  if (status === 'unfinished') return !isTerminal(t.state);
+  if (status === 'waiting') return isWaiting(t.state);
+  if (status === 'active') return t.state === 'TASK_STATE_SUBMITTED' || t.state === 'TASK_STATE_WORKING';
+  return isTerminal(t.state) && t.outcome === status;
+}
+
 /** Whether a task in this state is finished. */
 export function isTerminal(state: string): boolean {
   return ['TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', 'TASK_STATE_CANCELED', 'TASK_STATE_REJECTED'].includes(state);

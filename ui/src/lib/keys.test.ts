@@ -74,3 +74,18 @@ describe('inbox keys', () => {
     expect(reconcile(s, [])).toEqual(initialKeys);
   });
 });
+
+describe('the console keys of the inbox', () => {
+  const cards = [
+    { interactionId: 'a', options: [{ id: 'accept', shortcut: 'y' }] },
+    { interactionId: 'b', options: [{ id: 'exit', shortcut: 'x' }] },
+  ];
+  it('x selects the card for a bulk answer and u undoes, unless an option took the key', () => {
+    const s = { selectedId: 'a', armed: null, index: 0 };
+    expect(inboxKey(s, { key: 'x' }, cards).action).toEqual({ type: 'toggleSelect', interactionId: 'a' });
+    expect(inboxKey(s, { key: 'u' }, cards).action).toEqual({ type: 'undo' });
+    const onB = { selectedId: 'b', armed: null, index: 1 };
+    expect(inboxKey(onB, { key: 'x' }, cards).state.armed).toBe('exit');
+    expect(inboxKey(s, { key: 'x', inField: true }, cards).action).toEqual({ type: 'none' });
+  });
+});

@@ -31,7 +31,11 @@ export interface KeyInput {
 export type KeyAction =
   | { type: 'none' }
   | { type: 'handled' }
-  | { type: 'answer'; interactionId: string; option: string };
+  | { type: 'answer'; interactionId: string; option: string }
+  /** `x`: select or unselect the card for a bulk answer. */
+  | { type: 'toggleSelect'; interactionId: string }
+  /** `u`: take back the answer that waits to be sent. */
+  | { type: 'undo' };
 
 /** The selection after the card list changed: the same card, or its neighbour. */
 export function reconcile(state: InboxKeys, cards: KeyCard[]): InboxKeys {
@@ -63,6 +67,9 @@ export function inboxKey(prev: InboxKeys, input: KeyInput, cards: KeyCard[]): { 
     const k = input.key.toLowerCase();
     const opt = card.options.find((o) => o.shortcut && o.shortcut.toLowerCase() === k);
     if (opt) return handled({ ...state, selectedId: card.interactionId, armed: opt.id });
+    // The console's own keys, unless the card's engine declared them for an option.
+    if (k === 'x') return { state, action: { type: 'toggleSelect', interactionId: card.interactionId } };
+    if (k === 'u') return { state, action: { type: 'undo' } };
   }
   return none;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { countdown, relative, searchZones, wallTime } from './time';
+import { countdown, duration, refreshDelay, relative, resolveZone, searchZones, wallTime, zonedTimes } from './time';
 
 const T = Date.parse('2026-12-01T12:00:00Z');
 
@@ -54,5 +54,57 @@ describe('searchZones', () => {
     expect(searchZones(zones, 'europe')).toEqual(['Europe/Berlin', 'Europe/Berne']);
     expect(searchZones(zones, '')).toEqual(zones);
     expect(searchZones(zones, 'xyz')).toEqual([]);
+  });
+});
+
+describe('resolveZone', () => {
+  const zones = ['UTC', 'America/New_York', 'Asia/Tokyo', 'Europe/Berlin'];
+  it('takes an exact zone name as typed, whatever its case and with spaces for _', () => {
+    expect(resolveZone(zones, 'Asia/Tokyo')).toBe('Asia/Tokyo');
+    expect(resolveZone(zones, ' asia/tokyo ')).toBe('Asia/Tokyo');
+    expect(resolveZone(zones, 'America/New York')).toBe('America/New_York');
+  });
+  it('keeps anything else as typed, for the server to refuse; empty text changes nothing', () => {
+    expect(resolveZone(zones, 'Asia/Tokio')).toBe('Asia/Tokio');
+    expect(resolveZone(zones, 'tokyo')).toBe('tokyo');
+    expect(resolveZone(zones, '   ')).toBeNull();
+  });
+});
+
+describe('zonedTimes', () => {
+  const at = Date.parse('2026-12-08T12:30:00Z');
+  it('gives the viewer’s time labelled, and the schedule’s own where it differs', () => {
+    expect(zonedTimes(at, 'America/New_York', 'Europe/Berlin')).toEqual({ local: 'Tue 8 Dec, 13:30 CET', there: '07:30 in New York' });
+    expect(zonedTimes(at, 'UTC', 'Europe/Berlin')).toEqual({ local: 'Tue 8 Dec, 13:30 CET', there: '12:30 UTC' });
+  });
+  it('says the day there when it is another day', () => {
+    const late = Date.parse('2026-12-08T04:30:00Z');
+    expect(zonedTimes(late, 'America/New_York', 'Europe/Berlin').there).toBe('Mon 7 Dec, 23:30 in New York');
+  });
+  it('says a time once when both zones agree', () => {
+    expect(zonedTimes(at, 'Europe/Berlin', 'Europe/Berlin')).toEqual({ local: 'Tue 8 Dec, 13:30 CET', there: null });
+    expect(zonedTimes(at, 'Europe/Paris', 'Europe/Berlin').there).toBeNull();
+  });
+});
+
+describe('refreshDelay', () => {
+  it('waits until a little after the time, at least a little, at most an hour', () => {
+    expect(refreshDelay('2026-12-01T12:00:10Z', T)).toBe(11_500);
+    expect(refreshDelay('2026-12-01T11:00:00Z', T)).toBe(1500);
+    expect(refreshDelay('2026-12-03T12:00:00Z', T)).toBe(3_600_000);
+    expect(refreshDelay(null, T)).toBeNull();
+  });
+});
+
+describe('duration', () => {
+  it('reads short and long spans', () => {
+    expect(duration(30)).toBe('under 0.1 s');
+    expect(duration(400)).toBe('0.4 s');
+    expect(duration(3000)).toBe('3 s');
+    expect(duration(12_300)).toBe('12 s');
+    expect(duration(200_000)).toBe('3 min 20 s');
+    expect(duration(7_500_000)).toBe('2 h 5 min');
+    expect(duration(3 * 86_400_000 + 4 * 3_600_000)).toBe('3 d 4 h');
+    expect(duration(-1)).toBe('—');
   });
 });

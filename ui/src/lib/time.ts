@@ -79,6 +79,51 @@ export function wallTime(t: number | string, timeZone?: string, withYear = false
   }
 }
 
+/** The short name of `timeZone` at `ms` in the console's words (`CET`, `GMT-5`, `UTC`). */
+export function zoneAbbrev(ms: number, timeZone?: string): string {
+  try {
+    const parts = new Intl.DateTimeFormat('en-GB', { timeZone, timeZoneName: 'short' }).formatToParts(ms);
+    return parts.find((p) => p.type === 'timeZoneName')?.value ?? '';
+  } catch {
+    return '';
+  }
+}
+
+/** A zone as a label: its city (`New York`), or `UTC`. */
+export function zoneLabel(zone: string): string {
+  if (zone === 'UTC' || zone === 'Etc/UTC') return 'UTC';
+  return (zone.split('/').pop() ?? zone).replace(/_/g, ' ');
+}
+
+/**
+ * A schedule's time for the person: in their own zone, labelled (`Tue 8 Dec, 13:30 CET`), and,
+ * when the schedule's zone is another, the time there, labelled too (`07:30 in New York`; with
+ * the day when it differs: `Mon 7 Dec, 23:30 in New York`). Never a time without its zone.
+ */
+export function zonedTimes(t: number | string, scheduleZone: string, viewerZone = localZone(), withYear = false): { local: string; there: string | null } {
+  const ms = typeof t === 'string' ? parseTime(t) : t;
+  if (!Number.isFinite(ms)) return { local: '—', there: null };
+  const local = `${wallTime(ms, viewerZone, withYear)} ${zoneAbbrev(ms, viewerZone)}`.trim();
+  let sameOffset = scheduleZone === viewerZone;
+  try {
+    sameOffset ||= wallTime(ms, scheduleZone, true) === wallTime(ms, viewerZone, true) && zoneAbbrev(ms, scheduleZone) === zoneAbbrev(ms, viewerZone);
+  } catch {
+    sameOffset = false;
+  }
+  if (sameOffset) return { local, there: null };
+  const day = (z: string) => new Intl.DateTimeFormat('en-GB', { timeZone: z, year: 'numeric', month: 'numeric', day: 'numeric' }).format(ms);
+  let there: string;
+  try {
+    const time = new Intl.DateTimeFormat('en-GB', { hour: '2-digit', minute: '2-digit', hourCycle: 'h23', timeZone: scheduleZone }).format(ms);
+    const label = zoneLabel(scheduleZone);
+    const when = day(scheduleZone) === day(viewerZone) ? time : wallTime(ms, scheduleZone);
+    there = label === 'UTC' ? `${when} UTC` : `${when} in ${label}`;
+  } catch {
+    return { local, there: null };
+  }
+  return { local, there };
+}
+
 /** "14:03:27" in the viewer's zone. */
 export function clockTime(t: number | string): string {
   const ms = typeof t === 'string' ? parseTime(t) : t;
@@ -109,6 +154,19 @@ export function allZones(): string[] {
 }
 
 /**
+ * The zone a person typed into the zone field without picking from the list: the exact zone
+ * name, whatever its case and with spaces for `_` (`asia/tokyo`, `America/New York`), becomes
+ * that zone; anything else is kept as typed, for the server to refuse on the field (never
+ * silently replaced by the previous zone). Empty text changes nothing (`null`).
+ */
+export function resolveZone(zones: string[], typed: string): string | null {
+  const t = typed.trim();
+  if (!t) return null;
+  const key = (z: string) => z.toLowerCase().replace(/ /g, '_');
+  return zones.find((z) => key(z) === key(t)) ?? t;
+}
+
+/**
  * Zones matching a search: every word of the query must appear in the zone name (with `_` as
  * a space), case-insensitive; names starting with the query come first.
  */
@@ -126,4 +184,27 @@ export function searchZones(zones: string[], query: string, limit = 50): string[
   }
   scored.sort((a, b) => a.score - b.score || a.z.localeCompare(b.z));
   return scored.slice(0, limit).map((s) => s.z);
+}
+
+/**
+ * How long to wait before re-reading what changes at `at` (a schedule's next fire): a little
+ * after it, so the server has fired and moved on; at most an hour, then look again (timers
+ * cannot wait longer than ~24 days, and a laptop's sleep stretches them). `null`: nothing due.
+ */
+export function refreshDelay(at: string | null | undefined, now: number, afterMs = 1500): number | null {
+  const t = parseTime(at);
+  if (!Number.isFinite(t)) return null;
+  return Math.min(Math.max(t - now + afterMs, afterMs), HOUR);
+}
+
+/** A duration for people: "0.4 s", "12 s", "3 min 20 s", "2 h 5 min", "3 d 4 h". */
+export function duration(ms: number): string {
+  if (!Number.isFinite(ms) || ms < 0) return '—';
+  if (ms < 100) return 'under 0.1 s';
+  if (ms < 10 * SEC) return `${(ms / SEC).toFixed(1).replace(/\.0$/, '')} s`;
+  const s = Math.round(ms / SEC);
+  if (s < 60) return `${s} s`;
+  if (s < 3600) return `${Math.floor(s / 60)} min${s % 60 ? ` ${s % 60} s` : ''}`;
+  if (s < 86400) return `${Math.floor(s / 3600)} h${Math.floor((s % 3600) / 60) ? ` ${Math.floor((s % 3600) / 60)} min` : ''}`;
+  return `${Math.floor(s / 86400)} d${Math.floor((s % 86400) / 3600) ? ` ${Math.floor((s % 86400) / 3600)} h` : ''}`;
 }

@@ -42,13 +42,24 @@ function emit<K extends keyof LiveListener>(k: K, ...args: Parameters<NonNullabl
 export function startLive(): void {
   if (started) return;
   started = new AbortController();
+  // The browser knows before the stream times out; back online, the stream's own state
+  // stands again (an open stream may have outlived the outage).
+  let streamState: LinkState = 'connecting';
+  window.addEventListener('offline', () => {
+    link.value = 'offline';
+  });
+  window.addEventListener('online', () => {
+    link.value = streamState;
+  });
   void stream('/api/v1/tasks/events', {
     signal: started.signal,
     onState(state, info) {
-      link.value = state;
+      streamState = state;
+      if (navigator.onLine !== false) link.value = state;
       if (state === 'live' && info.reconnected) emit('resync');
     },
     onFatal() {
+      streamState = 'offline';
       link.value = 'offline';
     },
     onEvent(ev) {

@@ -22,6 +22,7 @@ pub mod processes;
 pub mod push;
 pub mod runs;
 pub mod schedules;
+pub mod search;
 pub mod security;
 pub mod sessions;
 pub mod tasks;

@@ -4,6 +4,7 @@
 use a2a::TaskState;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde::Serialize;
+use sextant_core::EventBody;
 use sextant_core::a2a;
 use sextant_core::event::{parse_state, state_wire};
 use sextant_core::ids::format_time;
@@ -30,6 +31,8 @@ pub struct TaskRow {
     pub state: TaskState,
     pub state_at: String,
     pub last_seq: i64,
+    /// What happened, once the task ended (see [`outcome`]); `None` while it runs.
+    pub outcome: Option<Outcome>,
 }
 
 fn ser_state<S: serde::Serializer>(s: &TaskState, ser: S) -> Result<S::Ok, S::Error> {
@@ -41,7 +44,7 @@ fn ser_state<S: serde::Serializer>(s: &TaskState, ser: S) -> Result<S::Ok, S::Er
 macro_rules! columns {
     () => {
         "task_id, session_id, caller, agent_id, context_id, message_id, content_hash, \
-         created_at, state, state_at, last_seq, first_seq"
+         created_at, state, state_at, last_seq, first_seq, outcome"
     };
 }
 
@@ -62,6 +65,9 @@ fn row(r: &Row<'_>) -> rusqlite::Result<TaskRow> {
         state_at: r.get(9)?,
         last_seq: r.get(10)?,
         first_seq: r.get(11)?,
+        outcome: r
+            .get::<_, Option<String>>(12)?
+            .and_then(|o| Outcome::parse(&o)),
     })
 }
 
@@ -78,7 +84,7 @@ pub fn get(c: &Connection, task_id: &str) -> Result<Option<TaskRow>> {
 pub(crate) const INSERT: &str = concat!(
     "INSERT INTO tasks (",
     columns!(),
-    ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
+    ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"
 );
 
 /// Inserts a new task row.
@@ -95,31 +101,145 @@ pub fn insert(c: &Connection, t: &TaskRow) -> Result<()> {
         state_wire(&t.state),
         t.state_at,
         t.last_seq,
-        t.first_seq
+        t.first_seq,
+        t.outcome.map(Outcome::as_str)
     ])?;
     Ok(())
 }
 
 /// The statements behind [`touch`]: the writer runs one per task and batch.
 pub(crate) const TOUCH_STATE: &str =
-    "UPDATE tasks SET state = ?2, state_at = ?3, last_seq = ?4 WHERE task_id = ?1";
+    "UPDATE tasks SET state = ?2, state_at = ?3, last_seq = ?4, outcome = ?5 WHERE task_id = ?1";
 pub(crate) const TOUCH: &str = "UPDATE tasks SET last_seq = ?2 WHERE task_id = ?1";
 
-/// Updates the cache after an event of the task was appended.
+/// Updates the cache after an event of the task was appended (`outcome`: see [`outcome`],
+/// for a state that ends the task).
 pub fn touch(
     c: &Connection,
     task_id: &str,
     seq: i64,
-    new_state: Option<(&TaskState, &str)>,
+    new_state: Option<(&TaskState, &str, Option<Outcome>)>,
 ) -> Result<()> {
     match new_state {
-        Some((state, at)) => {
-            c.prepare_cached(TOUCH_STATE)?
-                .execute(params![task_id, state_wire(state), at, seq])?
-        }
+        Some((state, at, outcome)) => c.prepare_cached(TOUCH_STATE)?.execute(params![
+            task_id,
+            state_wire(state),
+            at,
+            seq,
+            outcome.map(Outcome::as_str)
+        ])?,
         None => c.prepare_cached(TOUCH)?.execute(params![task_id, seq])?,
     };
     Ok(())
+}
+
+/// What a task's last answer or output was, as far as its outcome cares.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LastAct {
+    /// An interaction was answered with this option (`expired`: by its default, at expiry).
+    Answer { option: String, expired: bool },
+    /// The agent produced output (an artifact or a reply) after any answer.
+    Output,
+}
+
+impl LastAct {
+    /// The act an event is, if it is one.
+    pub fn of(body: &EventBody) -> Option<Self> {
+        match body {
+            EventBody::InteractionAnswered { answer } => Some(LastAct::Answer {
+                option: answer.option.clone(),
+                expired: answer.expired,
+            }),
+            EventBody::Artifact { .. } | EventBody::Reply { .. } => Some(LastAct::Output),
+            _ => None,
+        }
+    }
+}
+
+/// What happened to an ended task, in the console's words (see [`outcome`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    Completed,
+    Failed,
+    Canceled,
+    Rejected,
+    /// A person answered no (`decline`), and the task ended on it.
+    Declined,
+    /// Nobody answered in time; the engine's default applied and the task ended on it.
+    Expired,
+}
+
+impl Outcome {
+    /// Every outcome, in the order filters list them.
+    pub const ALL: [Outcome; 6] = [
+        Outcome::Completed,
+        Outcome::Failed,
+        Outcome::Canceled,
+        Outcome::Rejected,
+        Outcome::Declined,
+        Outcome::Expired,
+    ];
+
+    /// Its word, as stored and sent (`declined`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Completed => "completed",
+            Outcome::Failed => "failed",
+            Outcome::Canceled => "canceled",
+            Outcome::Rejected => "rejected",
+            Outcome::Declined => "declined",
+            Outcome::Expired => "expired",
+        }
+    }
+
+    /// The outcome a word names.
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|o| o.as_str() == s)
+    }
+}
+
+/// What happened to a task that ended in `state`, from the journal: `canceled` and `rejected`
+/// as the state says; a task that ended right after an answer (nothing produced since) ended
+/// on that answer: `declined` for the `decline` option, `canceled` for `cancel` (the option ids
+/// every Sextant approval declares, after Codex's), and `expired` when nobody answered and the
+/// default applied. Otherwise `completed` or `failed`. `None` while the task runs.
+pub fn outcome(state: &TaskState, last: Option<&LastAct>) -> Option<Outcome> {
+    let by_state = match state {
+        TaskState::Completed => Outcome::Completed,
+        TaskState::Failed => Outcome::Failed,
+        TaskState::Canceled => return Some(Outcome::Canceled),
+        TaskState::Rejected => return Some(Outcome::Rejected),
+        _ => return None,
+    };
+    Some(match last {
+        Some(LastAct::Answer { expired: true, .. }) => Outcome::Expired,
+        Some(LastAct::Answer { option, .. }) if option == "cancel" => Outcome::Canceled,
+        Some(LastAct::Answer { option, .. }) if option == "decline" => Outcome::Declined,
+        _ => by_state,
+    })
+}
+
+/// The task's last answer or output, read from its Session (for the writer, when it ends).
+pub fn last_act(
+    c: &Connection,
+    session_id: &str,
+    task_id: &str,
+    first_seq: i64,
+) -> Result<Option<LastAct>> {
+    let body: Option<String> = c
+        .prepare_cached(
+            "SELECT body FROM events
+             WHERE session_id = ?1 AND seq >= ?3 AND task_id = ?2
+               AND kind IN ('interaction_answered', 'artifact', 'reply')
+             ORDER BY seq DESC LIMIT 1",
+        )?
+        .query_row(params![session_id, task_id, first_seq], |r| r.get(0))
+        .optional()?;
+    let Some(body) = body else { return Ok(None) };
+    let body: EventBody =
+        serde_json::from_str(&body).map_err(|e| Error::Corrupt(format!("event body: {e}")))?;
+    Ok(LastAct::of(&body))
 }
 
 /// What to list.
@@ -127,14 +247,52 @@ pub fn touch(
 pub struct TaskFilter {
     /// Only this caller's tasks (`None`: every caller's, for the console owner).
     pub caller: Option<String>,
+    /// One Agent.
     pub agent_id: Option<String>,
+    /// Every Agent whose id starts with this (`peer:`: the outbound conversations with every
+    /// peer), its characters taken literally.
+    pub agent_prefix: Option<String>,
     pub context_id: Option<String>,
     pub state: Option<TaskState>,
+    /// Where the task is in words (see [`TaskStatus`]).
+    pub status: Option<TaskStatus>,
+    /// Only the tasks of this schedule's Runs.
+    pub schedule_id: Option<String>,
+    /// Only tasks created at or after / before these times (stored format).
+    pub created_at_or_after: Option<String>,
+    pub created_before: Option<String>,
+    /// Only tasks whose text matches this FTS5 query (see `queries::search::fts_query`).
+    pub text: Option<String>,
     /// Only tasks whose state changed at or after this time (stored format).
     pub state_at_or_after: Option<String>,
     /// (state_at, task_id) of the last row of the previous page.
     pub cursor: Option<(String, String)>,
     pub limit: u32,
+}
+
+/// Where a task is, in the console's words: still going, waiting for a person, or how it ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TaskStatus {
+    /// Not ended (submitted, working or waiting).
+    Unfinished,
+    /// Submitted or working.
+    Active,
+    /// Waiting for input or an approval.
+    Waiting,
+    /// Ended with this outcome.
+    Ended(Outcome),
+}
+
+impl TaskStatus {
+    /// Parses `unfinished`, `active`, `waiting` or an outcome word.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "unfinished" => Some(TaskStatus::Unfinished),
+            "active" => Some(TaskStatus::Active),
+            "waiting" => Some(TaskStatus::Waiting),
+            _ => Outcome::parse(s).map(TaskStatus::Ended),
+        }
+    }
 }
 
 /// A page of tasks, most recently updated first.
@@ -147,34 +305,106 @@ pub struct TaskPage {
     pub next: Option<(String, String)>,
 }
 
+/// `LIKE` pattern of a prefix (its `%`, `_` and `\` taken literally, with `ESCAPE '\'`).
+fn like_prefix(prefix: &str) -> String {
+    let mut p = String::with_capacity(prefix.len() + 1);
+    for ch in prefix.chars() {
+        if matches!(ch, '%' | '_' | '\\') {
+            p.push('\\');
+        }
+        p.push(ch);
+    }
+    p.push('%');
+    p
+}
+
+/// The WHERE clause of a filter (without pagination) and its parameters.
+fn filter_sql(f: &TaskFilter) -> (String, Vec<rusqlite::types::Value>) {
+    use rusqlite::types::Value as V;
+    let mut w: Vec<String> = vec!["1".into()];
+    let mut p: Vec<V> = Vec::new();
+    let mut bind = |w: &mut Vec<String>, sql: &str, v: String| {
+        p.push(V::Text(v));
+        w.push(sql.replace('?', &format!("?{}", p.len())));
+    };
+    if let Some(v) = &f.caller {
+        bind(&mut w, "caller = ?", v.clone());
+    }
+    if let Some(a) = &f.agent_id {
+        bind(&mut w, "agent_id = ?", a.clone());
+    }
+    if let Some(a) = &f.agent_prefix {
+        bind(&mut w, "agent_id LIKE ? ESCAPE '\\'", like_prefix(a));
+    }
+    if let Some(v) = &f.context_id {
+        bind(&mut w, "context_id = ?", v.clone());
+    }
+    if let Some(v) = &f.state {
+        bind(&mut w, "state = ?", state_wire(v));
+    }
+    match &f.status {
+        Some(TaskStatus::Unfinished) => w.push(format!("({})", live_task!())),
+        Some(TaskStatus::Active) => {
+            w.push("state IN ('TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING')".into())
+        }
+        Some(TaskStatus::Waiting) => {
+            w.push("state IN ('TASK_STATE_INPUT_REQUIRED', 'TASK_STATE_AUTH_REQUIRED')".into())
+        }
+        Some(TaskStatus::Ended(o)) => bind(&mut w, "outcome = ?", o.as_str().to_string()),
+        None => {}
+    }
+    if let Some(v) = &f.schedule_id {
+        bind(
+            &mut w,
+            "session_id IN (SELECT session_id FROM runs WHERE schedule_id = ? \
+             AND session_id IS NOT NULL)",
+            v.clone(),
+        );
+    }
+    if let Some(v) = &f.created_at_or_after {
+        bind(&mut w, "created_at >= ?", v.clone());
+    }
+    if let Some(v) = &f.created_before {
+        bind(&mut w, "created_at < ?", v.clone());
+    }
+    if let Some(v) = &f.text {
+        bind(
+            &mut w,
+            "task_id IN (SELECT task_id FROM task_text WHERE task_text MATCH ?)",
+            v.clone(),
+        );
+    }
+    if let Some(v) = &f.state_at_or_after {
+        bind(&mut w, "state_at >= ?", v.clone());
+    }
+    (w.join(" AND "), p)
+}
+
 /// Lists tasks.
 pub fn list(c: &Connection, f: &TaskFilter) -> Result<TaskPage> {
-    let state = f.state.as_ref().map(state_wire);
-    let filters = "(?1 IS NULL OR caller = ?1) AND (?2 IS NULL OR agent_id = ?2)
-         AND (?3 IS NULL OR context_id = ?3) AND (?4 IS NULL OR state = ?4)
-         AND (?5 IS NULL OR state_at >= ?5)";
-    let (cur_at, cur_id) = f.cursor.clone().unwrap_or_default();
+    use rusqlite::types::Value as V;
+    let (filters, params) = filter_sql(f);
     let limit = f.limit.max(1);
+    let mut page_params = params.clone();
+    let mut page_where = filters.clone();
+    if let Some((at, id)) = &f.cursor {
+        let n = page_params.len();
+        page_where.push_str(&format!(
+            " AND (state_at < ?{a} OR (state_at = ?{a} AND task_id < ?{b}))",
+            a = n + 1,
+            b = n + 2
+        ));
+        page_params.push(V::Text(at.clone()));
+        page_params.push(V::Text(id.clone()));
+    }
+    page_params.push(V::Integer(i64::from(limit) + 1));
     let mut tasks = c
         .prepare_cached(&format!(
-            "SELECT {COLUMNS} FROM tasks WHERE {filters}
-               AND (?6 = 0 OR state_at < ?7 OR (state_at = ?7 AND task_id < ?8))
-             ORDER BY state_at DESC, task_id DESC LIMIT ?9"
+            "SELECT {COLUMNS} FROM tasks WHERE {page_where}
+             ORDER BY state_at DESC, task_id DESC LIMIT ?{}",
+            page_params.len()
         ))?
-        .query_map(
-            params![
-                f.caller,
-                f.agent_id,
-                f.context_id,
-                state,
-                f.state_at_or_after,
-                f.cursor.is_some() as i64,
-                cur_at,
-                cur_id,
-                limit + 1
-            ],
-            row,
-        )?
+        .query_map(rusqlite::params_from_iter(page_params), row)?
         .collect::<rusqlite::Result<Vec<_>>>()?;
     let next = if tasks.len() > limit as usize {
         tasks.truncate(limit as usize);
@@ -186,21 +416,46 @@ pub fn list(c: &Connection, f: &TaskFilter) -> Result<TaskPage> {
     };
     let total: i64 = c
         .prepare_cached(&format!("SELECT COUNT(*) FROM tasks WHERE {filters}"))?
-        .query_row(
-            params![
-                f.caller,
-                f.agent_id,
-                f.context_id,
-                state,
-                f.state_at_or_after
-            ],
-            |r| r.get(0),
-        )?;
+        .query_row(rusqlite::params_from_iter(params), |r| r.get(0))?;
     Ok(TaskPage {
         tasks,
         total: total as u64,
         next,
     })
+}
+
+/// How many tasks are unfinished, by state, across every caller (read from the `tasks_live`
+/// index, so it costs what is in progress, not the journal's size).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct TaskCounts {
+    pub submitted: u64,
+    pub working: u64,
+    pub input_required: u64,
+    pub auth_required: u64,
+}
+
+/// Counts tasks (see [`TaskCounts`]).
+pub fn counts(c: &Connection) -> Result<TaskCounts> {
+    let mut out = TaskCounts::default();
+    let mut st = c.prepare_cached(concat!(
+        "SELECT state, COUNT(*) FROM tasks WHERE ",
+        live_task!(),
+        " GROUP BY state"
+    ))?;
+    let rows = st.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))?;
+    for r in rows {
+        let (state, n) = r?;
+        let n = n as u64;
+        match state.as_str() {
+            "TASK_STATE_SUBMITTED" => out.submitted += n,
+            "TASK_STATE_WORKING" => out.working += n,
+            "TASK_STATE_INPUT_REQUIRED" => out.input_required += n,
+            "TASK_STATE_AUTH_REQUIRED" => out.auth_required += n,
+            // An unknown state still counts as in progress.
+            _ => out.working += n,
+        }
+    }
+    Ok(out)
 }
 
 /// The statement behind [`unfinished`]; its WHERE is the `tasks_live` index's condition.
@@ -252,7 +507,13 @@ pub fn rebuild_check(c: &Connection) -> Result<Vec<String>> {
         let evs = events::in_session_for_task(c, &t.session_id, &t.task_id)?;
         let fold = TaskFold::from_events(&t.task_id, &t.context_id, &t.session_id, &evs);
         let at = fold.status_at.map(format_time).unwrap_or_default();
-        if fold.state != t.state || at != t.state_at || fold.last_seq != t.last_seq {
+        let last = evs.iter().rev().find_map(|e| LastAct::of(&e.body));
+        let outcome = outcome(&fold.state, last.as_ref());
+        if fold.state != t.state
+            || at != t.state_at
+            || fold.last_seq != t.last_seq
+            || outcome != t.outcome
+        {
             differing.push(t.task_id);
         }
     }

@@ -1,27 +1,60 @@
 // The overview at `/`: what needs the person now, what is running, and what fires next.
 
 import { useEffect, useState } from 'preact/hooks';
-import type { Schedule } from '../../api/types';
-import { Ago, Empty, Loading, PageHeader, StateBadge } from '../../components/ui';
-import { callerLabel, isTerminal, shortId } from '../../lib/format';
-import { wallTime } from '../../lib/time';
+import { api } from '../../api/client';
+import type { Schedule, TaskCounts, TasksPage, TaskSummary } from '../../api/types';
+import { Ago, Empty, FireTime, Loading, PageHeader, StateBadge } from '../../components/ui';
+import { callerLabel, shortId } from '../../lib/format';
 import { Link } from '../../router';
 import { inbox } from '../inbox/store';
 import { listSchedules } from '../schedules/api';
 import { cronWords } from '../schedules/Schedules';
-import { agents, loadAgents, loadTasks, tasks } from '../tasks/store';
+import { subscribe } from '../../live/events';
+import { agents, loadAgents } from '../tasks/store';
+
+interface Overview {
+  status: 'loading' | 'ready';
+  counts: TaskCounts | null;
+  active: TaskSummary[];
+  recent: TaskSummary[];
+}
+
+/** The overview's numbers and lists, from the server (counts of every task, not of one page). */
+async function readOverview(): Promise<Overview> {
+  const [counts, active, recent] = await Promise.all([
+    api<TaskCounts>('/api/v1/tasks/counts'),
+    api<TasksPage>('/api/v1/tasks?status=unfinished&limit=6'),
+    api<TasksPage>('/api/v1/tasks?limit=6'),
+  ]);
+  return { status: 'ready', counts, active: active.tasks, recent: recent.tasks };
+}
 
 export function Home() {
   const [schedules, setSchedules] = useState<Schedule[] | null>(null);
+  const [t, setT] = useState<Overview>({ status: 'loading', counts: null, active: [], recent: [] });
   useEffect(() => {
-    if (tasks.value.filter.agent || tasks.value.filter.state || tasks.value.status !== 'ready') void loadTasks({ agent: '', state: '' });
     void loadAgents().catch(() => undefined);
     listSchedules().then(setSchedules, () => setSchedules([]));
+    // Read again shortly after each change (a burst of changes is one read).
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let alive = true;
+    const read = () => readOverview().then((o) => alive && setT(o), () => undefined);
+    const soon = () => {
+      clearTimeout(timer);
+      timer = setTimeout(read, 200);
+    };
+    void read();
+    const off = subscribe({ task: soon, resync: soon });
+    return () => {
+      alive = false;
+      off();
+      clearTimeout(timer);
+    };
   }, []);
   const pending = inbox.value;
-  const t = tasks.value;
-  const active = t.tasks.filter((x) => !isTerminal(x.state)).slice(0, 6);
-  const recent = t.tasks.slice(0, 6);
+  const active = t.active;
+  const recent = t.recent;
+  const waiting = t.counts?.waiting ?? 0;
   const upcoming = (schedules ?? [])
     .filter((s) => s.enabled && s.next_runs[0])
     .sort((a, b) => Date.parse(a.next_runs[0].utc) - Date.parse(b.next_runs[0].utc))
@@ -58,19 +91,24 @@ export function Home() {
         </section>
         <section class="panel" aria-label="In progress">
           <h2 class="panel-title">
-            In progress <span class="count">{active.length}</span>
+            In progress <span class="count">{t.counts?.unfinished ?? '…'}</span>
           </h2>
           {t.status === 'loading' && <Loading />}
+          {waiting > 0 && (
+            <Link href="/tasks?status=waiting" class="link small">
+              {waiting} waiting for you
+            </Link>
+          )}
           {t.status === 'ready' && active.length === 0 && <div class="muted">No task is in progress.</div>}
           <ul class="mini-list">
             {active.map((x) => (
               <li key={x.taskId}>
-                <StateBadge state={x.state} />
-                <Link href={`/tasks/${x.taskId}`} class="link mono">
-                  {shortId(x.taskId)}
+                <StateBadge state={x.state} outcome={x.outcome} />
+                <Link href={`/tasks/${x.taskId}`} class="link">
+                  {x.title ?? `Task ${shortId(x.taskId)}`}
                 </Link>
                 <span class="muted small">
-                  {agentName(x.agentId)} · {callerLabel(x.caller)} · <Ago at={x.stateAt} />
+                  {agentName(x.agentId)} · {x.scheduleName ?? callerLabel(x.caller)} · <Ago at={x.stateAt} />
                 </span>
               </li>
             ))}
@@ -90,7 +128,9 @@ export function Home() {
                 <Link href={`/schedules/${s.id}`} class="link strong">
                   {s.name}
                 </Link>
-                <span class="small">{wallTime(s.next_runs[0].utc, s.timezone)}</span>
+                <span class="small">
+                  <FireTime utc={s.next_runs[0].utc} zone={s.timezone} />
+                </span>
                 <span class="muted small">
                   {cronWords(s)} · <Ago at={s.next_runs[0].utc} />
                 </span>
@@ -104,9 +144,9 @@ export function Home() {
           <ul class="mini-list">
             {recent.map((x) => (
               <li key={x.taskId}>
-                <StateBadge state={x.state} />
-                <Link href={`/tasks/${x.taskId}`} class="link mono">
-                  {shortId(x.taskId)}
+                <StateBadge state={x.state} outcome={x.outcome} />
+                <Link href={`/tasks/${x.taskId}`} class="link">
+                  {x.title ?? `Task ${shortId(x.taskId)}`}
                 </Link>
                 <span class="muted small">
                   {agentName(x.agentId)} · <Ago at={x.stateAt} />

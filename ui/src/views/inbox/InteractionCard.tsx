@@ -5,13 +5,15 @@
 
 import { signal } from '@preact/signals';
 import { useEffect } from 'preact/hooks';
-import { ApiError } from '../../api/client';
 import type { PendingInteraction } from '../../api/types';
-import { Ago, Badge, now, toast } from '../../components/ui';
-import { callerLabel, shortId, stripField } from '../../lib/format';
+import { Ago, Badge, now } from '../../components/ui';
+import { shortId } from '../../lib/format';
 import { countdown } from '../../lib/time';
 import { Link } from '../../router';
-import { answer, dropCard, reloadInbox } from './store';
+import { link } from '../../live/events';
+import { originWords } from './bulk';
+import { errors, queueAnswers, queuedFor, sending, undo, type Queued } from './queue';
+import { reloadInbox } from './store';
 
 interface Draft {
   reason: string;
@@ -20,10 +22,6 @@ interface Draft {
 
 /** What the person typed on each card, by interaction id (the keyboard's Enter reads it). */
 const drafts = signal<Record<string, Draft>>({});
-/** Cards with an answer in flight, and the last error of each. */
-const busy = signal<Record<string, boolean>>({});
-const errors = signal<Record<string, { message: string; field?: string }>>({});
-
 function draft(id: string): Draft {
   return drafts.value[id] ?? { reason: '', values: {} };
 }
@@ -38,37 +36,34 @@ const KIND_LABEL: Record<string, string> = {
   form: 'Form',
 };
 
-/** A server error's message without the `field: ` prefix the field's place already says. */
-function fieldMessage(e: Error): string {
-  return e instanceof ApiError && e.field ? stripField(e.field, e.message) : e.message;
+/**
+ * Answers with what the card's fields hold: after a few seconds to undo (see queue.ts).
+ */
+export function submitAnswer(item: PendingInteraction, option: string): void {
+  const d = draft(item.interactionId);
+  queueAnswers([item], option, { reason: d.reason.trim() || undefined, values: d.values });
 }
 
-/** Sends the answer with what the card's fields hold. */
-export async function submitAnswer(item: PendingInteraction, option: string): Promise<void> {
-  const id = item.interactionId;
-  if (busy.value[id]) return;
-  busy.value = { ...busy.value, [id]: true };
-  const { [id]: _old, ...rest } = errors.value;
-  errors.value = rest;
-  const d = draft(id);
-  try {
-    await answer(item, option, { reason: d.reason.trim() || undefined, values: d.values });
-    const label = item.options.find((o) => o.id === option)?.label ?? option;
-    toast(`Answered “${label}”`, 'ok');
-  } catch (e) {
-    if (e instanceof ApiError && (e.status === 409 || e.status === 404)) {
-      dropCard(id);
-      toast(e.status === 409 ? `Already decided: ${e.message}` : 'That task is gone', 'info');
-    } else {
-      errors.value = {
-        ...errors.value,
-        [id]: { message: fieldMessage(e as Error), field: e instanceof ApiError ? e.field : undefined },
-      };
-    }
-  } finally {
-    const { [id]: _b, ...restBusy } = busy.value;
-    busy.value = restBusy;
-  }
+/** "Answering “Yes, run it” in 3 s — Undo", while the answer waits. */
+function Waiting(props: { q: Queued }) {
+  const left = Math.max(0, Math.ceil((props.q.sendAt - now.value) / 1000));
+  return (
+    <div class="answer-waiting" role="status" data-waiting={props.q.option}>
+      <span>
+        Answering “{props.q.label}”{props.q.ids.length > 1 ? ` on ${props.q.ids.length} cards` : ''} in {left} s
+      </span>
+      <button
+        type="button"
+        class="btn btn-small"
+        onClick={(e) => {
+          e.stopPropagation();
+          undo(props.q.batch);
+        }}
+      >
+        Undo <kbd>u</kbd>
+      </button>
+    </div>
+  );
 }
 
 function Expiry(props: { item: PendingInteraction }) {
@@ -94,13 +89,20 @@ export function InteractionCard(props: {
   onArm?(option: string | null): void;
   /** Hide the Session link (on the Session's own page). */
   inSession?: boolean;
+  /** Bulk answers: whether the card is selected, and how to select it or those like it. */
+  checked?: boolean;
+  onToggleSelect?(): void;
+  alikeCount?: number;
+  onSelectAlike?(): void;
 }) {
   const { item } = props;
   const id = item.interactionId;
   const d = draft(id);
   const err = errors.value[id];
-  const isBusy = !!busy.value[id];
+  const waiting = queuedFor(id);
+  const isBusy = !!sending.value[id] || !!waiting;
   const fields = item.fields ?? [];
+  const online = link.value === 'live';
   return (
     <article
       class={`card interaction${props.selected ? ' selected' : ''}`}
@@ -111,9 +113,16 @@ export function InteractionCard(props: {
     >
       <header class="interaction-head">
         <div class="interaction-meta">
+          {props.onToggleSelect && (
+            <label class="select-card" onClick={(e) => e.stopPropagation()}>
+              <input type="checkbox" checked={!!props.checked} onChange={() => props.onToggleSelect?.()} aria-label={`Select “${item.title}” for a bulk answer`} />
+            </label>
+          )}
           <Badge tone="warn">{KIND_LABEL[item.kind] ?? item.kind}</Badge>
           <span class="agent-name">{item.agentName ?? item.agentId}</span>
-          <span class="muted">for {callerLabel(item.caller)}</span>
+          <span class="muted" data-origin>
+            from {originWords(item)}
+          </span>
           <span class="muted">·</span>
           <span class="muted">
             asked <Ago at={item.raisedAt} />
@@ -122,6 +131,12 @@ export function InteractionCard(props: {
         <Expiry item={item} />
       </header>
       <h3 class="interaction-title">{item.title}</h3>
+      {item.firstMessage && (
+        <p class="first-message" title="The message that started this Session">
+          <span class="muted">Asked for: </span>
+          {item.firstMessage}
+        </p>
+      )}
       {item.command && (
         <div class="command">
           {/* The exact command, with invisible and misleading characters shown escaped. */}
@@ -185,26 +200,42 @@ export function InteractionCard(props: {
           />
         </label>
       )}
-      <div class="options" role="group" aria-label="Options">
-        {item.options.map((o) => (
-          <button
-            key={o.id}
-            type="button"
-            class={`option${props.armed === o.id ? ' armed' : ''}${o.id === item.defaultOption ? ' is-default' : ''}`}
-            data-option={o.id}
-            disabled={isBusy}
-            title={o.description ?? o.id}
-            onClick={(e) => {
-              e.stopPropagation();
-              props.onSelect?.();
-              void submitAnswer(item, o.id);
-            }}
-          >
-            {o.shortcut && <kbd>{o.shortcut}</kbd>}
-            <span>{o.label}</span>
-          </button>
-        ))}
+      <div class="options-wrap">
+        <div class="options" role="group" aria-label="Options">
+          {item.options.map((o) => (
+            <button
+              key={o.id}
+              type="button"
+              class={`option${props.armed === o.id ? ' armed' : ''}${o.id === item.defaultOption ? ' is-default' : ''}`}
+              data-option={o.id}
+              disabled={isBusy || !online}
+              title={online ? (o.description ?? o.id) : 'Sextant is not reachable: answers wait until it is back'}
+              onClick={(e) => {
+                e.stopPropagation();
+                props.onSelect?.();
+                submitAnswer(item, o.id);
+              }}
+            >
+              {o.shortcut && <kbd>{o.shortcut}</kbd>}
+              <span>{o.label}</span>
+            </button>
+          ))}
+        </div>
+        {/* Over the options, so the card keeps its height and nothing moves under the pointer. */}
+        {waiting && <Waiting q={waiting} />}
       </div>
+      {props.alikeCount && props.alikeCount > 1 && props.onSelectAlike ? (
+        <button
+          type="button"
+          class="btn btn-ghost btn-small select-alike"
+          onClick={(e) => {
+            e.stopPropagation();
+            props.onSelectAlike?.();
+          }}
+        >
+          Select all {props.alikeCount} like this
+        </button>
+      ) : null}
       {props.armed && props.selected && (
         <div class="armed-hint" role="status">
           Press <kbd>Enter</kbd> to answer “{item.options.find((o) => o.id === props.armed)?.label}” · <kbd>Esc</kbd> to cancel

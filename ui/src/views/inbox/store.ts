@@ -3,7 +3,7 @@
 
 import { computed, signal } from '@preact/signals';
 import { api, newMessageId } from '../../api/client';
-import type { AnswerReply, InteractionList, PendingInteraction } from '../../api/types';
+import type { AnswerReply, BulkAnswerReply, InteractionList, PendingInteraction } from '../../api/types';
 import { isTerminal } from '../../lib/format';
 import { host } from '../../host';
 import { subscribe } from '../../live/events';
@@ -83,19 +83,50 @@ function notifyNew(i: PendingInteraction) {
 /** Message ids per interaction and answer, so a retry of the same answer is the same answer. */
 const messageIds = new Map<string, string>();
 
-/** Answers as the person; the card disappears once the server accepted it. */
-export async function answer(
-  i: PendingInteraction,
-  option: string,
-  extra: { reason?: string; values?: Record<string, string> } = {},
-): Promise<AnswerReply> {
+function messageIdFor(i: PendingInteraction, option: string, extra: { reason?: string; values?: Record<string, string> }): string {
   const key = `${i.interactionId}\n${option}\n${extra.reason ?? ''}\n${JSON.stringify(extra.values ?? {})}`;
   let messageId = messageIds.get(key);
   if (!messageId) {
     messageId = newMessageId('console-answer');
     messageIds.set(key, messageId);
   }
-  const body: Record<string, unknown> = { task_id: i.taskId, option, message_id: messageId };
+  return messageId;
+}
+
+/** One answer of several sent together, and what came of it. */
+export interface ManyResult {
+  interactionId: string;
+  status: number;
+  message?: string;
+}
+
+/**
+ * Answers several cards with one option in one request; the server journals each as its own
+ * answer. Cards it took (or that were decided already) leave the inbox.
+ */
+export async function answerMany(items: PendingInteraction[], option: string): Promise<ManyResult[]> {
+  // Each answer carries the digest of the action its card showed (the server refuses any other).
+  const answers = items.map((i) => ({
+    interaction_id: i.interactionId,
+    task_id: i.taskId,
+    option,
+    message_id: messageIdFor(i, option, {}),
+    ...(i.action?.digest ? { digest: i.action.digest } : {}),
+  }));
+  const reply = await api<BulkAnswerReply>('/api/v1/interactions/answer', { method: 'POST', body: { answers } });
+  for (const r of reply.results) {
+    if (r.status === 200 || r.status === 404 || r.status === 409) dispatch({ type: 'answered', interactionId: r.interactionId });
+  }
+  return reply.results.map((r) => ({ interactionId: r.interactionId, status: r.status, message: r.error?.message }));
+}
+
+/** Answers as the person; the card disappears once the server accepted it. */
+export async function answer(
+  i: PendingInteraction,
+  option: string,
+  extra: { reason?: string; values?: Record<string, string> } = {},
+): Promise<AnswerReply> {
+  const body: Record<string, unknown> = { task_id: i.taskId, option, message_id: messageIdFor(i, option, extra) };
   // The digest of the action this card showed: the server refuses the answer for any other.
   if (i.action?.digest) body.digest = i.action.digest;
   if (extra.reason) body.reason = extra.reason;

@@ -462,10 +462,10 @@ export function Peers() {
               {l.conversations.map((c) => (
                 <tr key={c.session_id} data-session-id={c.session_id}>
                   <td class="strong">{c.peer}</td>
-                  <td class="mono small" title={c.context_id}>
+                  <td data-label="Context" class="mono small" title={c.context_id}>
                     {shortId(c.context_id)}
                   </td>
-                  <td>{c.exchanges}</td>
+                  <td data-label="Exchanges">{c.exchanges}</td>
                   <td>
                     <Ago at={c.updated_at} />
                   </td>

@@ -4,9 +4,9 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError } from '../../api/client';
 import type { AgentSummary, Run, Schedule } from '../../api/types';
-import { Ago, Confirm, Empty, ErrorState, Loading, PageHeader, RunBadge, Switch, toast } from '../../components/ui';
+import { Ago, Confirm, Empty, ErrorState, FireTime, Loading, now, PageHeader, RunBadge, Switch, toast } from '../../components/ui';
+import { refreshDelay } from '../../lib/time';
 import { runIsOpen, shortId, triggerLabel } from '../../lib/format';
-import { wallTime } from '../../lib/time';
 import { subscribe } from '../../live/events';
 import { Link, navigate } from '../../router';
 import { replayRun } from '../sessions/RunPanel';
@@ -60,20 +60,25 @@ export function ScheduleDetail(props: { id: string }) {
     loadAgents().then(setAgents, () => undefined);
   }, [props.id]);
 
-  // A Run's status is its task's state: re-read the Runs when one of theirs changes, or when
-  // an open Run may have just got its task.
+  // A Run's status is its task's state: re-read the Runs when a task of this schedule's
+  // changes (the stream names the schedule, so a first Run is news too), or when an open Run
+  // may have just got its task; and the schedule itself, whose next fire moves on.
   const listRef = useRef(runs.list);
   listRef.current = runs.list;
+  const refresh = () => {
+    void loadRuns();
+    getSchedule(props.id).then(setS, () => undefined);
+  };
   useEffect(() => {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const soon = () => {
       clearTimeout(timer);
-      timer = setTimeout(() => void loadRuns(), 150);
+      timer = setTimeout(refresh, 150);
     };
     const off = subscribe({
       task(c) {
         const list = listRef.current;
-        if (list.some((r) => r.task_id === c.taskId || runIsOpen(r.status))) soon();
+        if (c.scheduleId === props.id || list.some((r) => r.task_id === c.taskId || runIsOpen(r.status))) soon();
       },
       resync: soon,
     });
@@ -82,6 +87,15 @@ export function ScheduleDetail(props: { id: string }) {
       clearTimeout(timer);
     };
   }, [props.id]);
+  // At its next fire time the schedule fires, or records a blocked or missed Run (neither has
+  // a task to tell the stream): look again just after it.
+  const nextFire = s?.enabled ? s.next_runs[0]?.utc : undefined;
+  useEffect(() => {
+    const wait = refreshDelay(nextFire, Date.now());
+    if (wait === null) return;
+    const t = setTimeout(refresh, wait);
+    return () => clearTimeout(t);
+  }, [nextFire, props.id]);
 
   const { busy, toggle, run } = useScheduleActions((saved, r) => {
     if (saved) setS(saved);
@@ -162,7 +176,7 @@ export function ScheduleDetail(props: { id: string }) {
         </div>
       )}
       <div class="split">
-        <main class="split-main">
+        <div class="split-main">
           <section class="panel" aria-label="Runs">
             <h2 class="panel-title">
               Runs <span class="count">{runs.total}</span>
@@ -172,63 +186,69 @@ export function ScheduleDetail(props: { id: string }) {
             {runs.status === 'error' && <ErrorState error={runs.error ?? ''} retry={() => void loadRuns()} />}
             {runs.status === 'ready' && runs.list.length === 0 && (
               <Empty title="No Runs yet" icon="▷">
-                {s.enabled && s.next_runs[0] ? <>The first one fires <Ago at={s.next_runs[0].utc} />. </> : null}
+                {s.enabled && s.next_runs[0] ? (
+                  Date.parse(s.next_runs[0].utc) > now.value ? (
+                    <>
+                      The first one fires <Ago at={s.next_runs[0].utc} />.{' '}
+                    </>
+                  ) : (
+                    <>The first one is due now. </>
+                  )
+                ) : null}
                 Use <strong>Run now</strong> to try it.
               </Empty>
             )}
             {runs.status === 'ready' && runs.list.length > 0 && (
-              <div class="table-scroll">
-                <table class="table" aria-label="Runs of this schedule">
-                  <thead>
-                    <tr>
-                      <th>Status</th>
-                      <th>Trigger</th>
-                      <th>Fired</th>
-                      <th>Finished</th>
-                      <th>Result</th>
-                      <th>Transcript</th>
-                      <th class="actions-col">
-                        <span class="sr-only">Actions</span>
-                      </th>
+              <table class="table" aria-label="Runs of this schedule">
+                <thead>
+                  <tr>
+                    <th>Status</th>
+                    <th>Trigger</th>
+                    <th>Fired</th>
+                    <th>Finished</th>
+                    <th>Result</th>
+                    <th>Transcript</th>
+                    <th class="actions-col">
+                      <span class="sr-only">Actions</span>
+                    </th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {runs.list.map((r) => (
+                    <tr key={r.id} data-run-id={r.id} data-status={r.status}>
+                      <td>
+                        <RunBadge status={r.status} title={r.reason ?? undefined} />
+                        {r.reason && <div class="muted small clamp" title={r.reason}>{r.reason}</div>}
+                      </td>
+                      <td data-label="Trigger">
+                        <span>{triggerLabel(r.trigger)}</span>
+                        {r.replay_of && <div class="muted small">of {shortId(r.replay_of)}</div>}
+                      </td>
+                      <td data-label="Fired">
+                        <Ago at={r.created_at} />
+                      </td>
+                      <td data-label="Finished">{r.finished_at ? <Ago at={r.finished_at} /> : <span class="muted">—</span>}</td>
+                      <td data-label="Result">
+                        <RunResult run={r} />
+                      </td>
+                      <td>
+                        {r.session_id ? (
+                          <Link href={`/sessions/${r.session_id}`} class="link" title="Open the Session this Run created">
+                            Session {shortId(r.session_id)} →
+                          </Link>
+                        ) : (
+                          <span class="muted">none</span>
+                        )}
+                      </td>
+                      <td class="row-actions">
+                        <button class="btn btn-small btn-ghost" disabled={replaying === r.id} onClick={() => void replay(r)} data-action="replay" title="A new Run with this Run's exact prompt and Agent">
+                          ↻ Replay
+                        </button>
+                      </td>
                     </tr>
-                  </thead>
-                  <tbody>
-                    {runs.list.map((r) => (
-                      <tr key={r.id} data-run-id={r.id} data-status={r.status}>
-                        <td>
-                          <RunBadge status={r.status} title={r.reason ?? undefined} />
-                          {r.reason && <div class="muted small clamp" title={r.reason}>{r.reason}</div>}
-                        </td>
-                        <td>
-                          <span>{triggerLabel(r.trigger)}</span>
-                          {r.replay_of && <div class="muted small">of {shortId(r.replay_of)}</div>}
-                        </td>
-                        <td>
-                          <Ago at={r.created_at} />
-                        </td>
-                        <td>{r.finished_at ? <Ago at={r.finished_at} /> : <span class="muted">—</span>}</td>
-                        <td>
-                          <RunResult run={r} />
-                        </td>
-                        <td>
-                          {r.session_id ? (
-                            <Link href={`/sessions/${r.session_id}`} class="link" title="Open the Session this Run created">
-                              Session {shortId(r.session_id)} →
-                            </Link>
-                          ) : (
-                            <span class="muted">none</span>
-                          )}
-                        </td>
-                        <td class="row-actions">
-                          <button class="btn btn-small btn-ghost" disabled={replaying === r.id} onClick={() => void replay(r)} data-action="replay" title="A new Run with this Run's exact prompt and Agent">
-                            ↻ Replay
-                          </button>
-                        </td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
+                  ))}
+                </tbody>
+              </table>
             )}
             {runs.next && (
               <div class="table-foot">
@@ -238,7 +258,7 @@ export function ScheduleDetail(props: { id: string }) {
               </div>
             )}
           </section>
-        </main>
+        </div>
         <aside class="split-side">
           <section class="panel" aria-label="About this schedule">
             <h2 class="panel-title">Plan</h2>
@@ -269,7 +289,7 @@ export function ScheduleDetail(props: { id: string }) {
             <ol class="next-list">
               {s.next_runs.map((n) => (
                 <li key={n.utc}>
-                  <span>{wallTime(n.utc, s.timezone, true)}</span>
+                  <FireTime utc={n.utc} zone={s.timezone} withYear stacked />
                   <span class="muted small">
                     <Ago at={n.utc} />
                   </span>

@@ -6,9 +6,9 @@
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError } from '../../api/client';
 import type { AgentSummary, Schedule, ScheduleInput, SchedulePreview } from '../../api/types';
-import { Dialog, FieldError, now } from '../../components/ui';
+import { Dialog, FieldError, FireTime, now } from '../../components/ui';
 import { describeCron } from '../../lib/cron';
-import { localZone, relative, wallTime } from '../../lib/time';
+import { localZone, relative } from '../../lib/time';
 import { createSchedule, previewCron, updateSchedule } from './api';
 import { ZonePicker } from './ZonePicker';
 import { stripField } from '../../lib/format';
@@ -22,6 +22,11 @@ const PRESETS: [string, string][] = [
 ];
 
 type Errors = Partial<Record<keyof ScheduleInput | 'form', string>>;
+
+/** An error's invalid fields, each with its message (without the `field: ` its place says). */
+function byField(e: ApiError): Record<string, string> {
+  return Object.fromEntries(e.fields.map((f) => [f.field, stripField(f.field, f.message)]));
+}
 
 export function ScheduleDialog(props: {
   open: boolean;
@@ -44,7 +49,7 @@ export function ScheduleDialog(props: {
   const [errors, setErrors] = useState<Errors>({});
   const [saving, setSaving] = useState(false);
   const [preview, setPreview] = useState<SchedulePreview | null>(null);
-  const [previewError, setPreviewError] = useState<{ field?: string; message: string } | null>(null);
+  const [previewError, setPreviewError] = useState<{ fields: Record<string, string>; message: string } | null>(null);
 
   useEffect(() => {
     if (props.open) {
@@ -68,7 +73,7 @@ export function ScheduleDialog(props: {
         .catch((e) => {
           if (ac.signal.aborted) return;
           setPreview(null);
-          setPreviewError(e instanceof ApiError ? { field: e.field, message: e.field ? stripField(e.field, e.message) : e.message } : { message: (e as Error).message });
+          setPreviewError(e instanceof ApiError ? { fields: byField(e), message: e.message } : { fields: {}, message: (e as Error).message });
         });
     }, 300);
     return () => {
@@ -90,7 +95,10 @@ export function ScheduleDialog(props: {
       const saved = editing ? await updateSchedule(editing.id, form) : await createSchedule(form);
       props.onSaved(saved);
     } catch (err) {
-      if (err instanceof ApiError && err.field && err.field in form) setErrors({ [err.field]: stripField(err.field, err.message) });
+      // Every field the server refused, at once, each on its field.
+      const fields = err instanceof ApiError ? byField(err) : {};
+      const known = Object.keys(fields).filter((f) => f in form);
+      if (known.length) setErrors(Object.fromEntries(known.map((f) => [f, fields[f]])));
       else setErrors({ form: (err as Error).message });
     } finally {
       setSaving(false);
@@ -98,8 +106,8 @@ export function ScheduleDialog(props: {
   };
 
   const words = describeCron(form.cron);
-  const cronServerError = errors.cron ?? (previewError?.field === 'cron' ? previewError.message : undefined);
-  const zoneServerError = errors.timezone ?? (previewError?.field === 'timezone' ? previewError.message : undefined);
+  const cronServerError = errors.cron ?? previewError?.fields.cron;
+  const zoneServerError = errors.timezone ?? previewError?.fields.timezone;
   const fresh = preview && preview.cron === form.cron && preview.timezone === form.timezone;
 
   return (
@@ -207,7 +215,7 @@ export function ScheduleDialog(props: {
               <ol>
                 {preview.next_runs.map((r) => (
                   <li key={r.utc}>
-                    <span>{wallTime(r.utc, form.timezone, true)}</span>
+                    <FireTime utc={r.utc} zone={form.timezone} withYear />
                     <span class="muted">{relative(Date.parse(r.utc), now.value)}</span>
                   </li>
                 ))}

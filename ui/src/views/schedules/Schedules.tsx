@@ -4,14 +4,14 @@
 
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { AgentSummary, Run, Schedule } from '../../api/types';
-import { Ago, Confirm, Empty, ErrorState, Loading, PageHeader, RunBadge, Switch, toast } from '../../components/ui';
+import { Ago, Confirm, Empty, ErrorState, FireTime, Loading, PageHeader, RunBadge, Switch, toast } from '../../components/ui';
 import { describeCron } from '../../lib/cron';
 import { runIsOpen } from '../../lib/format';
-import { wallTime } from '../../lib/time';
+import { refreshDelay } from '../../lib/time';
 import { subscribe } from '../../live/events';
 import { Link } from '../../router';
 import { loadAgents } from '../tasks/store';
-import { deleteSchedule, listRuns, listSchedules, runNow, updateSchedule } from './api';
+import { deleteSchedule, getSchedule, listRuns, listSchedules, runNow, updateSchedule } from './api';
 import { ScheduleDialog } from './ScheduleDialog';
 import { HistoryStrip } from './ScheduleHealth';
 
@@ -80,15 +80,25 @@ export function Schedules() {
     loadAgents().then(setAgents, () => undefined);
   }, []);
 
-  // A Run's status is its task's state: follow the live stream for the Runs shown.
+  // A Run's status is its task's state: follow the live stream for the Runs shown, and for
+  // each schedule's tasks (the stream names the schedule: a first Run is news too), whose
+  // next fire moves on with it.
   const runsRef = useRef(lastRuns);
   runsRef.current = lastRuns;
+  const reloadOne = (id: string) => {
+    void loadLastRun(id);
+    getSchedule(id).then(
+      (saved) => setState((st) => ({ ...st, list: st.list.map((x) => (x.id === saved.id ? saved : x)) })),
+      () => undefined,
+    );
+  };
   useEffect(
     () =>
       subscribe({
         task(c) {
+          if (c.scheduleId) reloadOne(c.scheduleId);
           for (const r of Object.values(runsRef.current)) {
-            if (r && (r.task_id === c.taskId || runIsOpen(r.status))) void loadLastRun(r.schedule_id);
+            if (r && r.schedule_id !== c.scheduleId && (r.task_id === c.taskId || runIsOpen(r.status))) void loadLastRun(r.schedule_id);
           }
         },
         resync() {
@@ -97,6 +107,18 @@ export function Schedules() {
       }),
     [],
   );
+  // At the soonest next fire a schedule fires, or records a blocked or missed Run (which have
+  // no task for the stream to tell): read the list again just after it.
+  const soonest = state.list
+    .filter((x) => x.enabled && x.next_runs[0])
+    .map((x) => x.next_runs[0].utc)
+    .sort((a, b) => Date.parse(a) - Date.parse(b))[0];
+  useEffect(() => {
+    const wait = refreshDelay(soonest, Date.now());
+    if (wait === null) return;
+    const t = setTimeout(() => void load(), wait);
+    return () => clearTimeout(t);
+  }, [soonest]);
 
   const { busy, toggle, run } = useScheduleActions((saved, r) => {
     if (saved) setState((s) => ({ ...s, list: s.list.map((x) => (x.id === saved.id ? saved : x)) }));
@@ -138,7 +160,7 @@ export function Schedules() {
       )}
       {state.status === 'ready' && state.list.length > 0 && (
         <div class="table-wrap">
-          <table class="table" aria-label="Schedules">
+          <table class="table cards-md" aria-label="Schedules">
             <thead>
               <tr>
                 <th>Name</th>
@@ -166,17 +188,17 @@ export function Schedules() {
                         {s.prompt}
                       </div>
                     </td>
-                    <td>{agents.find((a) => a.agentId === s.agent_id)?.name ?? s.agent_id}</td>
-                    <td class="when-col">
+                    <td data-label="Agent">{agents.find((a) => a.agentId === s.agent_id)?.name ?? s.agent_id}</td>
+                    <td class="when-col" data-label="When">
                       <div>{cronWords(s)}</div>
                       <div class="muted small nowrap">
                         <span class="mono">{s.cron ?? 'once'}</span> · {s.timezone.replace(/_/g, ' ')}
                       </div>
                     </td>
-                    <td class="nowrap">
+                    <td class="nowrap" data-label="Next fire">
                       {s.enabled && next ? (
                         <>
-                          <div>{wallTime(next.utc, s.timezone)}</div>
+                          <FireTime utc={next.utc} zone={s.timezone} stacked />
                           <div class="muted small">
                             <Ago at={next.utc} />
                           </div>
@@ -185,7 +207,7 @@ export function Schedules() {
                         <span class="muted" title={s.paused?.reason}>{s.enabled ? '—' : s.paused ? 'paused after failures' : 'paused'}</span>
                       )}
                     </td>
-                    <td>
+                    <td data-label="Last Run">
                       {last === undefined ? (
                         <span class="muted">…</span>
                       ) : last === null ? (
@@ -202,7 +224,7 @@ export function Schedules() {
                         <HistoryStrip history={s.history} />
                       )}
                     </td>
-                    <td>
+                    <td data-label="Enabled">
                       <Switch checked={s.enabled} label={s.enabled ? `Pause ${s.name}` : `Enable ${s.name}`} disabled={busy === s.id} onChange={(v) => void toggle(s, v)} />
                     </td>
                     <td class="row-actions">

@@ -1,8 +1,10 @@
 // A searchable IANA time zone field: type to filter `Intl.supportedValuesOf('timeZone')`,
-// arrows to move, Enter to pick.
+// arrows to move, Enter to pick. Text typed and left without picking is the value too (see
+// `resolveZone`): an exact zone name is that zone, anything else goes to the server as typed
+// and comes back as the field's error, never replaced by the previous zone.
 
 import { useMemo, useRef, useState } from 'preact/hooks';
-import { allZones, searchZones } from '../../lib/time';
+import { allZones, resolveZone, searchZones } from '../../lib/time';
 
 let zonesCache: string[] | null = null;
 
@@ -15,6 +17,12 @@ export function ZonePicker(props: { id: string; value: string; invalid?: boolean
   const matches = useMemo(() => (open ? searchZones(zones, query, 80) : []), [zones, query, open]);
   const pick = (z: string) => {
     props.onChange(z);
+    setQuery(null);
+  };
+  /** Leaves the field: what was typed (if anything) becomes the value. */
+  const commit = () => {
+    const z = query === null ? null : resolveZone(zones, query);
+    if (z !== null && z !== props.value) props.onChange(z);
     setQuery(null);
   };
   const move = (d: number) => {
@@ -44,7 +52,7 @@ export function ZonePicker(props: { id: string; value: string; invalid?: boolean
           setQuery((e.target as HTMLInputElement).value);
           setActive(0);
         }}
-        onBlur={() => setTimeout(() => setQuery(null), 150)}
+        onBlur={commit}
         onKeyDown={(e) => {
           if (!open) return;
           if (e.key === 'ArrowDown') {
@@ -55,7 +63,8 @@ export function ZonePicker(props: { id: string; value: string; invalid?: boolean
             move(-1);
           } else if (e.key === 'Enter') {
             e.preventDefault();
-            if (matches[active]) pick(matches[active]);
+            if (query?.trim() && matches[active]) pick(matches[active]);
+            else commit();
           } else if (e.key === 'Escape') {
             e.preventDefault();
             e.stopPropagation();

@@ -49,9 +49,9 @@ export function SessionPage(props: { id: string }) {
         actions={<LiveDot state={v.live} />}
       />
       <div class="split">
-        <main class="split-main">
+        <div class="split-main">
           <TranscriptView blocks={v.transcript.blocks} showTask={v.tasks.length > 1} />
-        </main>
+        </div>
         <aside class="split-side">
           {v.detail.run && <RunPanel link={v.detail.run} />}
           <section class="panel" aria-label="Tasks of this Session">
@@ -65,7 +65,7 @@ export function SessionPage(props: { id: string }) {
                     <Link href={`/tasks/${t.taskId}`} class="link mono">
                       {shortId(t.taskId)}
                     </Link>
-                    <StateBadge state={t.state} />
+                    <StateBadge state={t.state} outcome={t.outcome} />
                     <span class="muted small">
                       <Ago at={t.stateAt} />
                     </span>

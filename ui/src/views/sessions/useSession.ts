@@ -91,6 +91,14 @@ export function useSession(id: string | null | undefined): SessionView {
       state: 'TASK_STATE_SUBMITTED',
       stateAt: at,
       lastSeq: seq,
+      outcome: null,
+      title: null,
+      result: null,
+      origin: s.origin,
+      callerKind: s.callerKind,
+      scheduleId: detail.run?.scheduleId ?? null,
+      scheduleName: null,
+      matched: null,
     }));
   }, [detail, transcript]);
 

@@ -5,12 +5,14 @@ import { useEffect, useState } from 'preact/hooks';
 import { ApiError, api } from '../../api/client';
 import type { TaskSummary } from '../../api/types';
 import { Ago, Empty, ErrorState, Loading, PageHeader, StateBadge } from '../../components/ui';
-import { callerLabel, shortId } from '../../lib/format';
+import { callerLabel, isTerminal, shortId } from '../../lib/format';
+import { subscribe } from '../../live/events';
 import { Link } from '../../router';
 import { LiveDot } from '../sessions/Session';
 import { TranscriptView } from '../sessions/TranscriptView';
 import { useSession } from '../sessions/useSession';
 import { agents, loadAgents } from './store';
+import { Origin } from './Tasks';
 
 export function TaskDetail(props: { id: string }) {
   const [task, setTask] = useState<TaskSummary | null>(null);
@@ -33,6 +35,16 @@ export function TaskDetail(props: { id: string }) {
         }
       });
   }, [props.id, attempt]);
+  // How the task ended comes from the server (the journal's outcome): the live stream says it.
+  useEffect(
+    () =>
+      subscribe({
+        task(c) {
+          if (c.taskId === props.id && c.outcome) setTask((t) => (t ? { ...t, state: c.state, outcome: c.outcome } : t));
+        },
+      }),
+    [props.id],
+  );
   const v = useSession(task?.sessionId);
 
   if (status === 'loading') return <div class="page"><Loading label="Loading the task…" /></div>;
@@ -52,12 +64,18 @@ export function TaskDetail(props: { id: string }) {
       <PageHeader
         title={
           <>
-            Task <span class="mono">{shortId(task.taskId)}</span> <StateBadge state={live.state} />
+            {task.title ?? (
+              <>
+                Task <span class="mono">{shortId(task.taskId)}</span>
+              </>
+            )}{' '}
+            <StateBadge state={live.state} outcome={isTerminal(live.state) ? task.outcome : null} />
           </>
         }
         subtitle={
           <>
-            {agent} · for {callerLabel(task.caller)} · started <Ago at={task.createdAt} /> · last event <Ago at={live.stateAt} />
+            {agent} · {task.scheduleId ? <Origin t={task} /> : <>for {callerLabel(task.caller)}</>} · task{' '}
+            <span class="mono">{shortId(task.taskId)}</span> · started <Ago at={task.createdAt} /> · last event <Ago at={live.stateAt} />
           </>
         }
         actions={

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { TaskChange, TaskSummary } from '../../api/types';
-import { filterQuery, initialTasks, tasksReducer, type TasksState } from './state';
+import { filterFromSearch, filterQuery, groupTasks, initialTasks, MAX_ROWS, noFilter, searchOf, tasksReducer, type TaskFilter, type TasksState } from './state';
+
+const NOW = Date.parse('2026-12-01T12:00:00.000Z');
 
 const task = (id: string, state: string, stateAt: string, agentId = 'shell', lastSeq = 3): TaskSummary => ({
   taskId: id,
@@ -13,65 +15,115 @@ const task = (id: string, state: string, stateAt: string, agentId = 'shell', las
   state,
   stateAt,
   lastSeq,
+  outcome: null,
+  title: `task ${id}`,
+  result: null,
+  origin: 'a2a',
+  callerKind: 'person',
+  scheduleId: null,
+  scheduleName: null,
+  matched: null,
 });
-const change = (taskId: string, state: string, at: string, seq: number, agentId = 'shell'): TaskChange => ({
+
+const change = (taskId: string, state: string, at: string, seq: number, agentId = 'shell', more: Partial<TaskChange> = {}): TaskChange => ({
   taskId,
   sessionId: 's-' + taskId,
   agentId,
   caller: 'person:sextant:owner',
   contextId: 'c',
   state,
+  outcome: null,
+  scheduleId: null,
+  scheduleName: null,
+  title: null,
+  result: null,
   at,
   seq,
+  ...more,
 });
 
-function loaded(tasks: TaskSummary[], filter = initialTasks.filter): TasksState {
+const f = (x: Partial<TaskFilter> = {}): TaskFilter => ({ ...noFilter, ...x });
+
+function loaded(tasks: TaskSummary[], filter = noFilter): TasksState {
   const s = tasksReducer(initialTasks, { type: 'filter', filter });
   return tasksReducer(s, { type: 'loaded', tasks, total: tasks.length, nextCursor: null });
 }
 
+const apply = (s: TasksState, ...changes: TaskChange[]) => tasksReducer(s, { type: 'changes', changes, now: NOW });
+
 describe('tasks reducer', () => {
   it('updates a task in place from a live change and moves it to the top', () => {
     let s = loaded([task('b', 'TASK_STATE_WORKING', '2026-12-01T10:02:00.000Z'), task('a', 'TASK_STATE_WORKING', '2026-12-01T10:01:00.000Z')]);
-    s = tasksReducer(s, { type: 'change', change: change('a', 'TASK_STATE_COMPLETED', '2026-12-01T10:03:00.000Z', 9) });
-    expect(s.tasks.map((t) => [t.taskId, t.state])).toEqual([
-      ['a', 'TASK_STATE_COMPLETED'],
-      ['b', 'TASK_STATE_WORKING'],
+    s = apply(s, change('a', 'TASK_STATE_FAILED', '2026-12-01T10:03:00.000Z', 9, 'shell', { outcome: 'canceled', result: 'Canceled by you' }));
+    expect(s.tasks.map((t) => [t.taskId, t.state, t.outcome])).toEqual([
+      ['a', 'TASK_STATE_FAILED', 'canceled'],
+      ['b', 'TASK_STATE_WORKING', null],
     ]);
-    expect(s.tasks[0]).toMatchObject({ stateAt: '2026-12-01T10:03:00.000Z', lastSeq: 9, messageId: 'm' });
+    expect(s.tasks[0]).toMatchObject({ stateAt: '2026-12-01T10:03:00.000Z', lastSeq: 9, messageId: 'm', title: 'task a', result: 'Canceled by you' });
     expect(s.flash.has('a')).toBe(true);
   });
 
-  it('adds a task it has not seen, and counts it', () => {
+  it('adds a task it has not seen, with its title, and counts it', () => {
     let s = loaded([]);
-    s = tasksReducer(s, { type: 'change', change: change('n', 'TASK_STATE_SUBMITTED', '2026-12-01T11:00:00.000Z', 1) });
+    s = apply(s, change('n', 'TASK_STATE_SUBMITTED', '2026-12-01T11:00:00.000Z', 1, 'shell', { title: 'echo hi' }));
     expect(s.tasks).toHaveLength(1);
-    expect(s.tasks[0]).toMatchObject({ taskId: 'n', createdAt: '2026-12-01T11:00:00.000Z', state: 'TASK_STATE_SUBMITTED' });
+    expect(s.tasks[0]).toMatchObject({ taskId: 'n', createdAt: '2026-12-01T11:00:00.000Z', state: 'TASK_STATE_SUBMITTED', title: 'echo hi' });
     expect(s.total).toBe(1);
   });
 
   it('ignores a change older than the row it read', () => {
     const s = loaded([task('a', 'TASK_STATE_COMPLETED', '2026-12-01T10:05:00.000Z', 'shell', 8)]);
-    expect(tasksReducer(s, { type: 'change', change: change('a', 'TASK_STATE_WORKING', '2026-12-01T10:04:00.000Z', 5) })).toBe(s);
+    expect(apply(s, change('a', 'TASK_STATE_WORKING', '2026-12-01T10:04:00.000Z', 5))).toBe(s);
   });
 
   it('applies the filter to live changes: tasks leave and join it', () => {
-    const filter = { agent: 'shell', state: 'TASK_STATE_AUTH_REQUIRED' };
+    const filter = f({ agent: 'shell', status: 'waiting' });
     let s = loaded([task('a', 'TASK_STATE_AUTH_REQUIRED', '2026-12-01T10:00:00.000Z')], filter);
-    s = tasksReducer(s, { type: 'change', change: change('a', 'TASK_STATE_WORKING', '2026-12-01T10:01:00.000Z', 6) });
+    s = apply(s, change('a', 'TASK_STATE_WORKING', '2026-12-01T10:01:00.000Z', 6));
     expect(s.tasks).toEqual([]);
-    s = tasksReducer(s, { type: 'change', change: change('x', 'TASK_STATE_AUTH_REQUIRED', '2026-12-01T10:02:00.000Z', 2, 'echo') });
+    s = apply(s, change('x', 'TASK_STATE_AUTH_REQUIRED', '2026-12-01T10:02:00.000Z', 2, 'echo'));
     expect(s.tasks).toEqual([]);
-    s = tasksReducer(s, { type: 'change', change: change('y', 'TASK_STATE_AUTH_REQUIRED', '2026-12-01T10:02:00.000Z', 2) });
+    s = apply(s, change('y', 'TASK_STATE_AUTH_REQUIRED', '2026-12-01T10:02:00.000Z', 2));
     expect(s.tasks.map((t) => t.taskId)).toEqual(['y']);
+  });
+
+  it('matches a caller, a schedule, a peer prefix and a time window itself', () => {
+    const base = loaded([], f({ agent: 'peer:*', schedule: 'sch', since: '1h' }));
+    const ok = change('p', 'TASK_STATE_SUBMITTED', '2026-12-01T11:30:00.000Z', 1, 'peer:helper', { scheduleId: 'sch' });
+    expect(apply(base, ok).tasks).toHaveLength(1);
+    expect(apply(base, { ...ok, agentId: 'shell' }).tasks).toHaveLength(0);
+    expect(apply(base, { ...ok, scheduleId: null }).tasks).toHaveLength(0);
+    expect(apply(base, { ...ok, at: '2026-12-01T10:30:00.000Z' }).tasks).toHaveLength(0);
+  });
+
+  it('counts new tasks of a text search as newer: only the server can match them', () => {
+    let s = loaded([task('a', 'TASK_STATE_WORKING', '2026-12-01T10:00:00.000Z')], f({ q: 'deploy' }));
+    s = apply(s, change('n', 'TASK_STATE_SUBMITTED', '2026-12-01T11:00:00.000Z', 1), change('n', 'TASK_STATE_WORKING', '2026-12-01T11:00:01.000Z', 2));
+    expect(s.tasks.map((t) => t.taskId)).toEqual(['a']);
+    expect(s.newer).toBe(1);
+    // A listed task still updates in place.
+    s = apply(s, change('a', 'TASK_STATE_COMPLETED', '2026-12-01T11:01:00.000Z', 9));
+    expect(s.tasks[0].state).toBe('TASK_STATE_COMPLETED');
+  });
+
+  it('stays bounded: a burst beyond MAX_ROWS is counted, not rendered, in one pass', () => {
+    let s = loaded([]);
+    const burst = Array.from({ length: 1000 }, (_, i) => change(`t${String(i).padStart(4, '0')}`, 'TASK_STATE_SUBMITTED', new Date(NOW - 1000 + i).toISOString(), 1));
+    s = apply(s, ...burst);
+    expect(s.tasks).toHaveLength(MAX_ROWS);
+    expect(s.newer).toBe(1000 - MAX_ROWS);
+    expect(s.total).toBe(MAX_ROWS);
+    // Reading the list again clears the count.
+    s = tasksReducer(s, { type: 'loaded', tasks: [], total: 1000, nextCursor: 'c' });
+    expect(s.newer).toBe(0);
   });
 
   it('keeps live changes that arrive during a read, and applies them on top of it', () => {
     // The read was answered before task "n" existed; its changes came in meanwhile.
-    let s = tasksReducer(initialTasks, { type: 'filter', filter: initialTasks.filter });
-    s = tasksReducer(s, { type: 'change', change: change('n', 'TASK_STATE_SUBMITTED', '2026-12-01T11:00:00.000Z', 1) });
-    s = tasksReducer(s, { type: 'change', change: change('n', 'TASK_STATE_AUTH_REQUIRED', '2026-12-01T11:00:01.000Z', 4) });
-    s = tasksReducer(s, { type: 'change', change: change('a', 'TASK_STATE_WORKING', '2026-12-01T09:00:00.000Z', 2) });
+    let s = tasksReducer(initialTasks, { type: 'filter', filter: noFilter });
+    s = apply(s, change('n', 'TASK_STATE_SUBMITTED', '2026-12-01T11:00:00.000Z', 1));
+    s = apply(s, change('n', 'TASK_STATE_AUTH_REQUIRED', '2026-12-01T11:00:01.000Z', 4));
+    s = apply(s, change('a', 'TASK_STATE_WORKING', '2026-12-01T09:00:00.000Z', 2));
     expect(s.tasks).toEqual([]);
     s = tasksReducer(s, { type: 'loaded', tasks: [task('a', 'TASK_STATE_COMPLETED', '2026-12-01T10:00:00.000Z', 'shell', 7)], total: 1, nextCursor: null });
     expect(s.tasks.map((t) => [t.taskId, t.state])).toEqual([
@@ -79,6 +131,17 @@ describe('tasks reducer', () => {
       ['a', 'TASK_STATE_COMPLETED'],
     ]);
     expect(s.buffer).toEqual([]);
+  });
+
+  it('keeps changes during a read of the same filter, applied at once and again on the read', () => {
+    let s = loaded([task('a', 'TASK_STATE_WORKING', '2026-12-01T10:00:00.000Z', 'shell', 3)]);
+    s = tasksReducer(s, { type: 'reading' });
+    s = apply(s, change('a', 'TASK_STATE_COMPLETED', '2026-12-01T10:01:00.000Z', 5));
+    expect(s.tasks[0].state).toBe('TASK_STATE_COMPLETED');
+    // The read was answered before the change: the change still wins.
+    s = tasksReducer(s, { type: 'loaded', tasks: [task('a', 'TASK_STATE_WORKING', '2026-12-01T10:00:00.000Z', 'shell', 3)], total: 1, nextCursor: null });
+    expect(s.tasks[0].state).toBe('TASK_STATE_COMPLETED');
+    expect(s.reading).toBe(false);
   });
 
   it('appends a further page without duplicates', () => {
@@ -94,9 +157,32 @@ describe('tasks reducer', () => {
   });
 });
 
-describe('filterQuery', () => {
-  it('sends only the filters that are set', () => {
-    expect(filterQuery({ agent: '', state: '' })).toBe('limit=50');
-    expect(filterQuery({ agent: 'shell', state: 'TASK_STATE_WORKING' }, 'abc')).toBe('agent=shell&state=TASK_STATE_WORKING&cursor=abc&limit=50');
+describe('filters in the URL', () => {
+  it('sends only the filters that are set, a time window as its start', () => {
+    expect(filterQuery(noFilter)).toBe('limit=50');
+    expect(filterQuery(f({ agent: 'shell', status: 'canceled', q: ' deploy prod ' }), 'abc')).toBe('q=deploy+prod&agent=shell&status=canceled&cursor=abc&limit=50');
+    expect(filterQuery(f({ since: '1h' }), null, NOW)).toBe('from=2026-12-01T11%3A00%3A00.000Z&limit=50');
+  });
+
+  it('round-trips through the page URL, grouping included', () => {
+    const x = f({ q: 'a&b=c', agent: 'peer:*', status: 'declined', caller: 'peer:sextant:ci', schedule: 's1', since: '7d' });
+    expect(filterFromSearch(searchOf(x, 'caller'))).toEqual({ ...x, group: 'caller' });
+    expect(searchOf(noFilter)).toBe('');
+    expect(filterFromSearch('?status=waiting&group=nonsense')).toEqual({ ...noFilter, status: 'waiting', group: '' });
+  });
+});
+
+describe('groupTasks', () => {
+  it('groups by caller and schedule in the order of their newest task', () => {
+    const a = { ...task('a', 'TASK_STATE_WORKING', '2026-12-01T10:03:00.000Z'), caller: 'peer:sextant:ci' };
+    const b = { ...task('b', 'TASK_STATE_WORKING', '2026-12-01T10:02:00.000Z'), scheduleId: 's1', scheduleName: 'Morning' };
+    const c = { ...task('c', 'TASK_STATE_WORKING', '2026-12-01T10:01:00.000Z'), caller: 'peer:sextant:ci' };
+    const words = (k: string) => (k.startsWith('person:') ? 'you' : k);
+    expect(groupTasks([a, b, c], 'caller', words).map((g) => [g.label, g.tasks.map((t) => t.taskId)])).toEqual([
+      ['peer:sextant:ci', ['a', 'c']],
+      ['you', ['b']],
+    ]);
+    expect(groupTasks([a, b, c], 'schedule', words).map((g) => g.label)).toEqual(['Not from a schedule', 'Morning']);
+    expect(groupTasks([a, b], '', words)).toHaveLength(1);
   });
 });

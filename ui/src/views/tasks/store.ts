@@ -1,30 +1,55 @@
 // The live task list's store: reads a page of `GET /api/v1/tasks` for the filter, then applies
-// every `task` event of the live stream; re-reads after a reconnect.
+// the live stream's `task` events in batches (a burst of a thousand tasks is a handful of
+// renders, not a thousand); re-reads after a reconnect.
 
 import { signal } from '@preact/signals';
 import { api } from '../../api/client';
-import type { AgentList, AgentSummary, TasksPage } from '../../api/types';
+import type { AgentList, AgentSummary, TaskChange, TasksPage } from '../../api/types';
 import { subscribe } from '../../live/events';
-import { filterQuery, initialTasks, tasksReducer, type TaskFilter, type TasksAction } from './state';
+import { filterQuery, initialTasks, sameFilter, tasksReducer, type TaskFilter, type TasksAction } from './state';
 
 export const tasks = signal(initialTasks);
 export const agents = signal<AgentSummary[] | null>(null);
 
+/** How long live changes gather before they are applied together. */
+const BATCH_MS = 120;
+/** How long a changed row stays highlighted. */
+const FLASH_MS = 1600;
+
 function dispatch(a: TasksAction) {
   tasks.value = tasksReducer(tasks.value, a);
-  if (a.type === 'change') {
-    const id = a.change.taskId;
-    setTimeout(() => dispatch({ type: 'unflash', taskId: id }), 1600);
-  }
+}
+
+let pending: TaskChange[] = [];
+let flushTimer: ReturnType<typeof setTimeout> | null = null;
+
+function flush() {
+  flushTimer = null;
+  const changes = pending;
+  pending = [];
+  if (changes.length === 0) return;
+  dispatch({ type: 'changes', changes, now: Date.now() });
+  const ids = changes.map((c) => c.taskId);
+  setTimeout(() => dispatch({ type: 'unflash', taskIds: ids }), FLASH_MS);
+}
+
+/** Queues a live change; the batch is applied shortly. */
+export function queueChange(c: TaskChange): void {
+  pending.push(c);
+  flushTimer ??= setTimeout(flush, BATCH_MS);
 }
 
 let generation = 0;
 
-/** Reads the first page for `filter` (or the current filter). */
+/**
+ * Reads the first page for `filter` (or the current filter). A new filter starts an empty
+ * list; the same one is read again in place (a reconnect, "show newer").
+ */
 export async function loadTasks(filter?: TaskFilter): Promise<void> {
-  if (filter) dispatch({ type: 'filter', filter });
+  if (filter && (!sameFilter(filter, tasks.value.filter) || tasks.value.status === 'error')) dispatch({ type: 'filter', filter });
   const gen = ++generation;
   const f = tasks.value.filter;
+  if (tasks.value.status === 'ready') dispatch({ type: 'reading' });
   try {
     const page = await api<TasksPage>(`/api/v1/tasks?${filterQuery(f)}`);
     if (gen === generation) dispatch({ type: 'loaded', tasks: page.tasks, total: page.total, nextCursor: page.nextCursor });
@@ -61,9 +86,7 @@ export function startTasks(): void {
   if (started) return;
   started = true;
   subscribe({
-    task(change) {
-      dispatch({ type: 'change', change });
-    },
+    task: queueChange,
     resync() {
       void loadTasks();
     },

@@ -1,0 +1,661 @@
+// Browser tests of the console for daily use (issue #16): numbers and words that are right,
+// finding things, every screen size, sign-in and errors, the inbox at volume. Against a real
+// `sextant serve` (its own temp data dir) in Debian's Chromium.
+//
+//   bash tests/browser/run.sh            (runs console.test.mjs, then this file)
+
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { axeViolations, canRunAsOtherUser, client, openPage, shot, startBrowser, startServer, until } from './harness.mjs';
+
+let server;
+let browser;
+let api;
+
+before(async () => {
+  server = await startServer();
+  browser = await startBrowser();
+  api = client(server);
+});
+
+after(async () => {
+  await browser?.stop();
+  await server?.stop();
+});
+
+const open = (path, opts) => openPage(browser, server, path, opts);
+
+function noErrors(page) {
+  assert.deepEqual(page.errors.map(String), [], 'the page logged no errors');
+}
+
+async function task(id) {
+  return (await api.call('GET', `/api/v1/tasks/${id}`)).body;
+}
+
+/** Sends `text` to the shell Agent and waits until its approval is pending. */
+async function waitingShell(text) {
+  const t = await api.send('shell', text);
+  const pending = await api.pendingFor(t.id);
+  return { task: t, pending };
+}
+
+async function answerApi(p, option) {
+  const r = await api.call('POST', `/api/v1/interactions/${p.pending.interactionId}/answer`, {
+    task_id: p.task.id,
+    option,
+    message_id: `daily-${option}-${p.task.id}`,
+  });
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+}
+
+async function ended(id) {
+  return until(async () => {
+    const t = await task(id);
+    return ['TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', 'TASK_STATE_CANCELED', 'TASK_STATE_REJECTED'].includes(t.state) && t;
+  }, `task ${id} to end`);
+}
+
+async function newSchedule(dialog, { name, prompt = 'x', cron = '0 9 * * *' }) {
+  await dialog.locator('#s-name').fill(name);
+  await dialog.locator('#s-agent').selectOption('echo');
+  await dialog.locator('#s-prompt').fill(prompt);
+  await dialog.locator('#s-cron').fill(cron);
+}
+
+describe('wrong data', () => {
+  test('a time zone typed in full is saved as typed; anything else is an error on the field', async () => {
+    const page = await open('/schedules');
+    await page.getByRole('button', { name: '+ New schedule' }).click();
+    const dialog = page.locator('dialog[open]');
+    await newSchedule(dialog, { name: 'Tokyo brief' });
+    // Typed, not picked from the list, then straight to Create.
+    await dialog.locator('#s-zone').click();
+    await dialog.locator('#s-zone').fill('Asia/Tokyo');
+    const [created] = await Promise.all([
+      page.waitForResponse((r) => r.url().endsWith('/api/v1/me/schedules') && r.request().method() === 'POST'),
+      dialog.getByRole('button', { name: 'Create schedule' }).click(),
+    ]);
+    assert.equal(created.status(), 201);
+    assert.equal((await created.json()).timezone, 'Asia/Tokyo', 'saved in the zone that was typed');
+    await dialog.waitFor({ state: 'detached' });
+
+    // A typo is the server's error on the zone field, and nothing is saved.
+    const before = (await api.call('GET', '/api/v1/me/schedules')).body.schedules.length;
+    await page.getByRole('button', { name: '+ New schedule' }).click();
+    await newSchedule(dialog, { name: 'Typo' });
+    await dialog.locator('#s-zone').click();
+    await dialog.locator('#s-zone').fill('Asia/Tokio');
+    await dialog.getByRole('button', { name: 'Create schedule' }).click();
+    const err = dialog.locator('[data-field-error="timezone"]');
+    await err.waitFor();
+    const expected = await api.call('POST', '/api/v1/me/schedules/preview', { cron: '0 9 * * *', timezone: 'Asia/Tokio' });
+    assert.equal(expected.status, 422);
+    assert.equal(await err.textContent(), expected.body.error.message.replace(/^timezone: /, ''));
+    assert.equal(await dialog.locator('#s-zone').inputValue(), 'Asia/Tokio', 'the typed text stays in the field');
+    assert.equal((await api.call('GET', '/api/v1/me/schedules')).body.schedules.length, before);
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    noErrors(page);
+    await page.close();
+  });
+
+  test('the overview counts every task in progress, not one page of them', async () => {
+    const waiting = [];
+    for (let i = 0; i < 6; i++) waiting.push(await waitingShell(`echo waiting-${i}`));
+    // More than a page of newer tasks, all finished.
+    const echoes = [];
+    for (let i = 0; i < 55; i++) echoes.push(await api.send('echo', `newer ${i}`));
+    await ended(echoes.at(-1).id);
+    const counts = (await api.call('GET', '/api/v1/tasks/counts')).body;
+    assert.equal(counts.waiting, 6);
+
+    const page = await open('/');
+    const inProgress = page.locator('section[aria-label="In progress"]');
+    await inProgress.locator('.count', { hasText: /^6$/ }).waitFor();
+    await inProgress.getByText('6 waiting for you').waitFor();
+    // Live: one more waiting task is counted without a reload.
+    const seventh = await waitingShell('echo waiting-6');
+    await inProgress.locator('.count', { hasText: /^7$/ }).waitFor();
+    for (const w of [...waiting, seventh]) await answerApi(w, 'decline');
+    await inProgress.locator('.count', { hasText: /^0$/ }).waitFor();
+    noErrors(page);
+    await page.close();
+  });
+
+  test('a schedule’s page and the list follow its first cron Run live', async () => {
+    // A daily schedule whose first slot is a few seconds away (seconds first: 6 fields).
+    const at = new Date(Date.now() + 8000);
+    const cron = `${at.getUTCSeconds()} ${at.getUTCMinutes()} ${at.getUTCHours()} * * *`;
+    const made = await api.call('POST', '/api/v1/me/schedules', {
+      name: 'Soon',
+      prompt: 'fired by cron',
+      cron,
+      timezone: 'UTC',
+      agent_id: 'echo',
+    });
+    assert.equal(made.status, 201, JSON.stringify(made.body));
+    const id = made.body.id;
+    const list = await open('/schedules');
+    const row = list.locator(`tr[data-schedule-id="${id}"]`);
+    await row.getByText('never').waitFor();
+    const page = await open(`/schedules/${id}`);
+    await page.getByText('No Runs yet').waitFor();
+
+    // The first Run appears on both pages, completed, without a reload.
+    await page.locator('tr[data-run-id][data-status="completed"]').waitFor({ timeout: 30_000 });
+    await row.locator('.last-run', { hasText: 'Completed' }).waitFor();
+    // Next fire moves on to the next slot (tomorrow), on both pages.
+    const future = async (p, loc) =>
+      p.waitForFunction((e) => Date.parse(e.getAttribute('data-next-fire')) > Date.now(), await loc.elementHandle(), { timeout: 5000 });
+    await future(page, page.locator('[aria-label="Next fire times"] [data-next-fire]').first());
+    await future(list, row.locator('[data-next-fire]'));
+    assert.doesNotMatch(await page.locator('[aria-label="Next fire times"]').textContent(), /ago/);
+    for (const p of [page, list]) {
+      noErrors(p);
+      await p.close();
+    }
+    await api.call('DELETE', `/api/v1/me/schedules/${id}`);
+  });
+
+  test('schedule times are the person’s local time, with the schedule’s own zone labelled', async () => {
+    const made = await api.call('POST', '/api/v1/me/schedules', {
+      name: 'New York standup',
+      prompt: 'x',
+      cron: '30 7 * * *',
+      timezone: 'America/New_York',
+      agent_id: 'echo',
+    });
+    assert.equal(made.status, 201);
+    // The browser runs in Europe/Berlin: 07:30 in New York is 13:30 there in December.
+    const list = await open('/schedules');
+    const next = list.locator(`tr[data-schedule-id="${made.body.id}"] [data-next-fire]`);
+    await next.waitFor();
+    assert.match(await next.textContent(), /13:30 CET/, 'local time, with its zone');
+    assert.match(await next.textContent(), /07:30 in New York/, 'and the schedule’s own time, labelled');
+    // A schedule in the person's own zone says its time once, labelled.
+    const local = await api.call('POST', '/api/v1/me/schedules', {
+      name: 'Berlin', prompt: 'x', cron: '0 9 * * *', timezone: 'Europe/Berlin', agent_id: 'echo',
+    });
+    await list.reload();
+    const own = list.locator(`tr[data-schedule-id="${local.body.id}"] [data-next-fire]`);
+    await own.waitFor();
+    assert.match(await own.textContent(), /09:00 CET/);
+    assert.doesNotMatch(await own.textContent(), / in /);
+
+    const page = await open(`/schedules/${made.body.id}`);
+    const first = page.locator('[aria-label="Next fire times"] [data-next-fire]').first();
+    assert.match(await first.textContent(), /13:30 CET/);
+    assert.match(await first.textContent(), /07:30 in New York/);
+    for (const p of [list, page]) {
+      noErrors(p);
+      await p.close();
+    }
+    for (const s of [made, local]) await api.call('DELETE', `/api/v1/me/schedules/${s.body.id}`);
+  });
+
+  test('what happened to a task is said in its words: Declined, Canceled, Completed', async () => {
+    const canceled = await waitingShell('echo to-be-canceled');
+    const declined = await waitingShell('echo to-be-declined');
+    const accepted = await waitingShell('echo to-be-run');
+    await answerApi(canceled, 'cancel');
+    await answerApi(declined, 'decline');
+    await answerApi(accepted, 'accept');
+    for (const p of [canceled, declined, accepted]) await ended(p.task.id);
+    assert.equal((await task(canceled.task.id)).outcome, 'canceled');
+    assert.equal((await task(declined.task.id)).outcome, 'declined');
+    assert.equal((await task(accepted.task.id)).outcome, 'completed');
+
+    const page = await open('/tasks');
+    const badge = (t) => page.locator(`tr[data-task-id="${t.task.id}"] .badge`).first();
+    await page.locator(`tr[data-task-id="${canceled.task.id}"]`).waitFor();
+    assert.equal((await badge(canceled).textContent()).trim(), 'Canceled');
+    assert.equal((await badge(declined).textContent()).trim(), 'Declined');
+    assert.equal((await badge(accepted).textContent()).trim(), 'Completed');
+    // The Canceled filter finds the canceled task, and only tasks that were canceled.
+    await page.getByLabel('Filter by status').selectOption({ label: 'Canceled' });
+    await page.locator(`tr[data-task-id="${canceled.task.id}"]`).waitFor();
+    assert.equal(await page.locator(`tr[data-task-id="${declined.task.id}"]`).count(), 0);
+    assert.match(page.url(), /status=canceled/);
+
+    const detail = await open(`/tasks/${declined.task.id}`);
+    await detail.locator('.page-header .badge', { hasText: 'Declined' }).waitFor();
+    for (const p of [page, detail]) {
+      noErrors(p);
+      await p.close();
+    }
+  });
+});
+
+describe('find things', () => {
+  test('each task says what it is: its input, its result, where it came from, how long it took', async () => {
+    const t = await api.send('echo', 'Summarise the overnight logs\nin three lines');
+    await ended(t.id);
+    const page = await open('/tasks');
+    const row = page.locator(`tr[data-task-id="${t.id}"]`);
+    await row.locator('.task-title', { hasText: 'Summarise the overnight logs' }).waitFor();
+    assert.doesNotMatch(await row.locator('.task-title').textContent(), /in three lines/, 'the first line only');
+    await row.locator('.task-line', { hasText: 'Summarise the overnight logs' }).waitFor(); // the echo's output
+    await row.locator('.origin', { hasText: 'you' }).waitFor();
+    await row.getByText(/took (under )?\d/).waitFor();
+    // A task a schedule's Run started names its schedule.
+    const made = await api.call('POST', '/api/v1/me/schedules', { name: 'Nightly digest', prompt: 'digest please', cron: '0 3 * * *', timezone: 'UTC', agent_id: 'echo' });
+    const run = await api.call('POST', `/api/v1/me/schedules/${made.body.id}/run`, {});
+    assert.equal(run.status, 201, JSON.stringify(run.body));
+    const runRow = page.locator('tr[data-task-id]', { hasText: 'digest please' });
+    await runRow.locator('.origin', { hasText: 'Nightly digest' }).waitFor();
+    noErrors(page);
+    await page.close();
+  });
+
+  test('full-text search with filters in the URL: reload, back and a shared link keep them', async () => {
+    const needle = await api.send('echo', 'rotate the zebrafish certificates');
+    await api.send('echo', 'something else entirely');
+    await ended(needle.id);
+    const page = await open('/tasks');
+    await page.locator('tr[data-task-id]').first().waitFor();
+    // `/` focuses the search from anywhere.
+    await page.keyboard.press('/');
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'task-search');
+    await page.keyboard.type('zebrafi');
+    await page.waitForURL(/q=zebrafi/);
+    const hit = page.locator(`tr[data-task-id="${needle.id}"]`);
+    await hit.waitFor();
+    await page.waitForFunction(() => document.querySelectorAll('tr[data-task-id]').length === 1);
+    assert.equal((await hit.locator('mark').first().textContent()).toLowerCase(), 'zebrafish');
+    await page.getByLabel('Filter by status').selectOption({ label: 'Completed' });
+    await page.waitForURL(/status=completed/);
+    await hit.waitFor();
+    await page.reload();
+    await hit.waitFor();
+    assert.equal(await page.locator('#task-search').inputValue(), 'zebrafi');
+    assert.equal(await page.getByLabel('Filter by status').inputValue(), 'completed');
+    // Back drops the status filter, and the list follows.
+    await page.goBack();
+    await page.waitForURL((u) => !/status=/.test(u.href) && /q=zebrafi/.test(u.href));
+    assert.equal(await page.getByLabel('Filter by status').inputValue(), '');
+    // A shared link opens the same view in another tab.
+    const shared = await open('/tasks?q=zebrafish&agent=echo');
+    await shared.locator(`tr[data-task-id="${needle.id}"]`).waitFor();
+    assert.equal(await shared.locator('tr[data-task-id]').count(), 1);
+    // Hostile text searches nothing but itself.
+    const odd = await open(`/tasks?q=${encodeURIComponent('"a" OR NEAR(b) ${IFS} \u202e')}`);
+    await odd.getByText('No tasks match').waitFor();
+    for (const p of [page, shared, odd]) {
+      noErrors(p);
+      await p.close();
+    }
+  });
+
+  test('group by caller or schedule, and the keys: g i, g t, g s, ?', async () => {
+    const page = await open('/tasks?group=schedule');
+    await page.locator('tr.group-row', { hasText: 'Nightly digest' }).waitFor();
+    await page.locator('tr.group-row', { hasText: 'Not from a schedule' }).waitFor();
+    await page.getByLabel('Group by').selectOption('caller');
+    await page.waitForURL(/group=caller/);
+    await page.locator('tr.group-row', { hasText: 'you' }).waitFor();
+    await shot(page, 'tasks');
+
+    await page.locator('body').click({ position: { x: 5, y: 5 } });
+    await page.keyboard.press('g');
+    await page.keyboard.press('i');
+    await page.waitForURL(/\/inbox$/);
+    await page.keyboard.press('g');
+    await page.keyboard.press('s');
+    await page.waitForURL(/\/schedules$/);
+    await page.keyboard.press('g');
+    await page.keyboard.press('t');
+    await page.waitForURL(/\/tasks/);
+    await page.keyboard.press('?');
+    const help = page.locator('dialog[open]');
+    await help.getByText('Keyboard shortcuts').waitFor();
+    await help.getByText('Go to Approvals').waitFor();
+    await page.keyboard.press('Escape');
+    await help.waitFor({ state: 'detached' });
+    noErrors(page);
+    await page.close();
+  });
+
+  test('a burst of 1,000 tasks into an open list keeps it bounded, with the newer ones behind a button', async () => {
+    const page = await open('/tasks?agent=echo');
+    await page.locator('tr[data-task-id]').first().waitFor();
+    const sends = [];
+    for (let i = 0; i < 1000; i++) {
+      sends.push(api.send('echo', `burst ${i}`));
+      if (sends.length >= 50) await Promise.all(sends.splice(0));
+    }
+    await Promise.all(sends);
+    const newer = page.getByRole('button', { name: /^Show \d+ newer tasks$/ });
+    await newer.waitFor({ timeout: 30_000 });
+    const rows = await page.locator('tr[data-task-id]').count();
+    assert.ok(rows <= 200, `the list holds ${rows} rows`);
+    await page.waitForFunction(() => /Show (\d+) newer/.test(document.body.innerText) && Number(/Show (\d+) newer/.exec(document.body.innerText)[1]) >= 800);
+    await newer.click();
+    await newer.waitFor({ state: 'detached' });
+    assert.equal(await page.locator('tr[data-task-id]').count(), 50, 'the newest page');
+    await page.locator('tr[data-task-id]', { hasText: 'burst 999' }).waitFor();
+    noErrors(page);
+    await page.close();
+  });
+});
+
+describe('every screen', () => {
+  const WIDTHS = [360, 420, 768, 1280];
+
+  test('every page fits from 360 px to 1280 px, and axe finds nothing serious', async () => {
+    const waiting = await waitingShell('echo a-card-for-every-screen && ls -la /var/log/with/a/rather/long/path/that/wraps');
+    const sched = (await api.call('POST', '/api/v1/me/schedules', {
+      name: 'A schedule with a fairly long name for small screens', prompt: 'check every screen', cron: '15 8 * * 1-5', timezone: 'America/New_York', agent_id: 'echo',
+    })).body;
+    const run = (await api.call('POST', `/api/v1/me/schedules/${sched.id}/run`, {})).body;
+    const done = await until(async () => (await api.call('GET', `/api/v1/me/schedules/${sched.id}/runs`)).body.runs.find((r) => r.session_id), 'a Run with its Session');
+    const problems = [];
+    const pages = ['/', '/inbox', '/tasks', '/schedules', `/schedules/${sched.id}`, '/peers', `/sessions/${done.session_id}`, `/tasks/${waiting.task.id}`];
+    for (const width of WIDTHS) {
+      const page = await open('/', { viewport: { width, height: 800 } });
+      for (const path of pages) {
+        await page.goto(server.url + path);
+        await page.locator('[data-connection="live"]').waitFor();
+        await page.locator('.page').first().waitFor();
+        await page.locator('.state-loading').first().waitFor({ state: 'detached' }).catch(() => undefined);
+        const where = `${path} at ${width} px`;
+        // Nothing sticks out of its box: every element's right edge is inside the window.
+        const outside = await page.evaluate(() =>
+          [...document.querySelectorAll('body *')]
+            .filter((e) => e.getClientRects().length && e.getBoundingClientRect().right > window.innerWidth + 1 && !e.closest('.table-wrap, pre, thead, .sr-only'))
+            .slice(0, 6)
+            .map((e) => `${e.tagName.toLowerCase()}.${e.className} ${Math.round(e.getBoundingClientRect().right)}`),
+        );
+        if (outside.length) problems.push(`${where}: outside the window: ${outside.join(', ')}`);
+        const fit = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, width: window.innerWidth, bar: document.querySelector('.sidebar').getBoundingClientRect().height }));
+        if (fit.scroll > fit.width) problems.push(`${where}: the page scrolls sideways (${fit.scroll} > ${fit.width})`);
+        if (width < 900 && fit.bar > 64) problems.push(`${where}: the top bar is ${fit.bar} px tall`);
+
+        for (const v of await axeViolations(page)) problems.push(`${where}: axe ${v}`);
+      }
+      // Every nav link has a name, even when only its icon shows.
+      const nav = page.getByRole('navigation', { name: 'Sextant' });
+      for (const n of ['Overview', 'Approvals', 'Tasks', 'Schedules', 'Peers']) {
+        assert.equal(await nav.getByRole('link', { name: new RegExp(`^${n}`) }).count(), 1, `${n} at ${width} px`);
+        assert.ok(await nav.getByRole('link', { name: new RegExp(`^${n}`) }).isVisible(), `${n} shows at ${width} px`);
+      }
+      if (width === 420) {
+        await page.goto(server.url + '/');
+        await page.locator('[data-connection="live"]').waitFor();
+        await shot(page, 'overview-420');
+        await page.goto(server.url + '/inbox');
+        await page.locator('article.interaction').first().waitFor();
+        await shot(page, 'inbox-420');
+        await page.goto(server.url + '/tasks');
+        await page.locator('tr[data-task-id]').first().waitFor();
+        await shot(page, 'tasks-420');
+        await page.goto(server.url + '/schedules');
+        await page.locator('tr[data-schedule-id]').first().waitFor();
+        await shot(page, 'schedules-420');
+      }
+      noErrors(page);
+      await page.close();
+    }
+    await answerApi(waiting, 'decline');
+    assert.ok(run);
+    assert.deepEqual(problems, []);
+  });
+
+  test('a skip link and a main landmark; dialogs open on their first field', async () => {
+    const page = await open('/schedules');
+    assert.equal(await page.locator('main#main').count(), 1);
+    await page.keyboard.press('Tab');
+    const skip = page.getByRole('link', { name: 'Skip to content' });
+    assert.equal(await skip.evaluate((e) => e === document.activeElement), true, 'the first Tab reaches the skip link');
+    await page.keyboard.press('Enter');
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'main');
+    await page.getByRole('button', { name: '+ New schedule' }).click();
+    await page.locator('dialog[open]').waitFor();
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 's-name', 'the first field, not ×');
+    assert.deepEqual(await axeViolations(page), [], 'axe, with the dialog open');
+    await page.keyboard.press('Escape');
+    noErrors(page);
+    await page.close();
+  });
+});
+
+describe('sign-in, offline, errors', () => {
+  test('a browser of another user signs in once: reloads and tabs keep it, and a restart says why it asks again', { skip: !canRunAsOtherUser() && 'needs root and the user run.sh creates' }, async () => {
+    const own = await startServer();
+    const other = await startBrowser({ otherUser: true });
+    try {
+      const page = await other.context.newPage();
+      await page.goto(own.url + '/tasks');
+      const form = page.locator('form.signin-card');
+      await form.getByText('the browser runs as another user than Sextant').waitFor();
+      await form.locator('#token').fill(own.token);
+      await form.getByRole('button', { name: 'Sign in' }).click();
+      await page.locator('[data-connection="live"]').waitFor();
+      await page.getByRole('heading', { name: 'Tasks' }).waitFor();
+      // A reload and a second tab use the cookie: no token asked.
+      await page.reload();
+      await page.locator('[data-connection="live"]').waitFor();
+      assert.equal(await page.locator('form.signin-card').count(), 0, 'no sign-in after a reload');
+      const tab = await other.context.newPage();
+      await tab.goto(own.url + '/inbox');
+      await tab.locator('[data-connection="live"]').waitFor();
+      assert.equal(await tab.locator('form.signin-card').count(), 0, 'no sign-in in a new tab');
+      await tab.close();
+      // Sextant restarts: the cookie ends, and the page says so.
+      await own.restart();
+      const again = page.locator('form.signin-card');
+      await again.getByText('Sextant restarted').waitFor({ timeout: 30_000 });
+      await again.locator('#token').fill(own.token);
+      await again.getByRole('button', { name: 'Sign in' }).click();
+      await page.locator('[data-connection="live"]').waitFor();
+      await page.getByRole('heading', { name: 'Tasks' }).waitFor();
+    } finally {
+      await other.stop();
+      await own.stop();
+    }
+  });
+
+  test('offline: a banner, answers wait, and no raw "Failed to fetch"', async () => {
+    const w = await waitingShell('echo offline-card');
+    const page = await open('/inbox');
+    const card = page.locator(`article[data-interaction-id="${w.pending.interactionId}"]`);
+    await card.waitFor();
+    await browser.context.setOffline(true);
+    try {
+      await page.locator('.offline-banner').waitFor();
+      assert.match(await page.locator('.offline-banner').textContent(), /answers wait until it is back/);
+      await card.locator('button[data-option="accept"][disabled]').waitFor();
+      await page.goto(server.url + '/tasks').catch(() => undefined);
+    } finally {
+      await browser.context.setOffline(false);
+    }
+    const tasks = await open('/tasks');
+    await browser.context.setOffline(true);
+    try {
+      await tasks.getByLabel('Filter by status').selectOption({ label: 'Completed' });
+      await tasks.locator('.offline-banner').waitFor();
+      await tasks.getByText('Sextant is not reachable').first().waitFor();
+      assert.doesNotMatch(await tasks.locator('body').innerText(), /Failed to fetch|NetworkError|TypeError/);
+      await shot(tasks, 'offline');
+    } finally {
+      await browser.context.setOffline(false);
+    }
+    await tasks.locator('[data-connection="live"]').waitFor({ timeout: 30_000 });
+    await tasks.locator('.offline-banner').waitFor({ state: 'detached' });
+    await answerApi(w, 'decline');
+    await page.close();
+    await tasks.close();
+  });
+
+  test('a form shows every invalid field at once, and cron errors name the part', async () => {
+    const page = await open('/schedules');
+    await page.getByRole('button', { name: '+ New schedule' }).click();
+    const dialog = page.locator('dialog[open]');
+    await dialog.locator('#s-name').fill('   ');
+    await dialog.locator('#s-prompt').fill('');
+    await dialog.locator('#s-cron').fill('61 * * * *');
+    await dialog.locator('#s-zone').click();
+    await dialog.locator('#s-zone').fill('Asia/Tokio');
+    await dialog.getByRole('button', { name: 'Create schedule' }).click();
+    for (const f of ['name', 'prompt', 'timezone', 'cron']) await dialog.locator(`[data-field-error="${f}"]`).waitFor();
+    assert.match(await dialog.locator('[data-field-error="cron"]').textContent(), /minute must be 0–59, not 61/);
+    assert.doesNotMatch(await dialog.textContent(), /Component error|Number out of bounds/);
+    await shot(page, 'form-errors');
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    noErrors(page);
+    await page.close();
+  });
+});
+
+describe('the inbox at volume', () => {
+  test('an answer waits a few seconds to be undone, and the next card does not slide under the pointer', async () => {
+    const first = await waitingShell('echo undo-first');
+    const second = await waitingShell('echo undo-second');
+    const page = await open('/inbox');
+    const newer = page.locator(`article[data-interaction-id="${second.pending.interactionId}"]`);
+    const older = page.locator(`article[data-interaction-id="${first.pending.interactionId}"]`);
+    await older.waitFor();
+    // Undo: the answer is not sent.
+    await newer.locator('button[data-option="decline"]').click();
+    await newer.locator('.answer-waiting', { hasText: 'Answering “No, and tell the agent what to do differently”' }).waitFor();
+    await newer.getByRole('button', { name: /Undo/ }).click();
+    await newer.locator('.answer-waiting').waitFor({ state: 'detached' });
+    await page.waitForTimeout(4500); // longer than the undo window: the answer would have gone
+    assert.ok((await api.call('GET', '/api/v1/interactions')).body.interactions.some((i) => i.interactionId === second.pending.interactionId), 'nothing was sent');
+    // `u` undoes from the keyboard too.
+    await newer.locator('button[data-option="decline"]').click();
+    await newer.locator('.answer-waiting').waitFor();
+    await page.keyboard.press('u');
+    await newer.locator('.answer-waiting').waitFor({ state: 'detached' });
+    // Sent after the window; a placeholder keeps its place while the pointer stays.
+    const button = newer.locator('button[data-option="decline"]');
+    const box = await button.boundingBox();
+    const olderTop = (await older.boundingBox()).y;
+    await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+    await page.mouse.down();
+    await page.mouse.up();
+    const ghost = page.locator(`[data-answered="${second.pending.interactionId}"]`);
+    await ghost.waitFor({ timeout: 10_000 });
+    assert.equal((await older.boundingBox()).y, olderTop, 'the next card stays where it was');
+    const under = await page.evaluate(([x, y]) => document.elementFromPoint(x, y)?.closest('[data-answered]')?.getAttribute('data-answered'), [box.x + box.width / 2, box.y + box.height / 2]);
+    assert.equal(under, second.pending.interactionId, 'the pointer is over the placeholder, not the next card');
+    await shot(page, 'inbox-answered');
+    await page.mouse.move(2, 2);
+    await ghost.waitFor({ state: 'detached' });
+    assert.equal((await task(second.task.id)).outcome ?? 'pending', (await ended(second.task.id)).outcome);
+    await answerApi(first, 'decline');
+    noErrors(page);
+    await page.close();
+  });
+
+  test('cards say where they come from; identical requests are answered together, each journalled', async () => {
+    const made = (await api.call('POST', '/api/v1/me/schedules', { name: 'Disk check', prompt: 'df -h /', cron: '0 4 * * *', timezone: 'UTC', agent_id: 'shell' })).body;
+    await api.call('POST', `/api/v1/me/schedules/${made.id}/run`, {});
+    const same = [];
+    for (let i = 0; i < 3; i++) same.push(await waitingShell('uptime'));
+    const different = await waitingShell('echo not-like-the-others');
+    const page = await open('/inbox');
+    const fromSchedule = page.locator('article.interaction', { hasText: 'df -h /' });
+    await fromSchedule.locator('[data-origin]', { hasText: 'from schedule “Disk check”' }).waitFor();
+    await fromSchedule.locator('.first-message', { hasText: 'df -h /' }).waitFor();
+    const oneOfThem = page.locator(`article[data-interaction-id="${same[0].pending.interactionId}"]`);
+    await oneOfThem.locator('[data-origin]', { hasText: 'from you' }).waitFor();
+    await oneOfThem.getByRole('button', { name: 'Select all 3 like this' }).click();
+    const bar = page.getByRole('region', { name: 'Answer the selected' });
+    await bar.getByText('3 selected').waitFor();
+    await shot(page, 'inbox-bulk');
+    const [bulk] = await Promise.all([
+      page.waitForResponse((r) => r.url().endsWith('/api/v1/interactions/answer'), { timeout: 15_000 }),
+      bar.locator('button[data-bulk-option="decline"]').click(),
+    ]);
+    assert.equal(JSON.parse(bulk.request().postData()).answers.length, 3);
+    for (const s of same) {
+      const t = await ended(s.task.id);
+      assert.equal(t.outcome, 'declined');
+      const session = (await api.call('GET', `/api/v1/sessions/${t.sessionId}`)).body;
+      assert.equal(session.transcript.filter((b) => b.kind === 'answer').length, 1, 'each answer in its own journal');
+    }
+    assert.ok((await api.call('GET', '/api/v1/interactions')).body.interactions.some((i) => i.interactionId === different.pending.interactionId), 'the different one still waits');
+    await answerApi(different, 'decline');
+    const sched = (await api.call('GET', '/api/v1/interactions')).body.interactions.find((i) => i.scheduleId === made.id);
+    if (sched) await api.call('POST', `/api/v1/interactions/${sched.interactionId}/answer`, { task_id: sched.taskId, option: 'decline', message_id: 'sched-decline' });
+    noErrors(page);
+    await page.close();
+  });
+
+  test('browser notifications (opt-in) and the tab icon’s badge for new approvals', async () => {
+    await browser.context.grantPermissions(['notifications'], { origin: server.url });
+    const page = await browser.context.newPage();
+    await page.addInitScript(() => {
+      window.__notes = [];
+      const Real = window.Notification;
+      window.Notification = class extends Real {
+        constructor(title, opts) {
+          super(title, opts);
+          window.__notes.push({ title, body: opts?.body });
+        }
+      };
+      // This tab is in the background for the test.
+      Object.defineProperty(document, 'visibilityState', { get: () => 'hidden' });
+    });
+    await page.goto(server.url + '/inbox');
+    await page.locator('[data-connection="live"]').waitFor();
+    await page.getByRole('button', { name: 'Notify me' }).click();
+    await page.getByRole('button', { name: 'Notifications on' }).waitFor();
+    const w = await waitingShell('echo notify-me');
+    await page.waitForFunction(() => window.__notes.length > 0);
+    const notes = await page.evaluate(() => window.__notes);
+    assert.equal(notes[0].title, 'Run this shell command?');
+    assert.match(notes[0].body, /echo notify-me/);
+    await page.waitForFunction(() => document.querySelector('link[rel="icon"]').href.startsWith('data:image/png'));
+    const badge = await page.locator('link[rel="icon"]').getAttribute('data-badge');
+    assert.equal(badge, String((await api.call('GET', '/api/v1/interactions')).body.interactions.length));
+    await answerApi(w, 'decline');
+    // Off again: it stays off after a reload.
+    await page.getByRole('button', { name: 'Notifications on' }).click();
+    await page.reload();
+    await page.getByRole('button', { name: 'Notify me' }).waitFor();
+    await page.close();
+  });
+});
+
+describe('the page itself', () => {
+  test('the UI goes brotli- or gzip-compressed, and hashed assets are cached as immutable', async () => {
+    const { request } = await import('node:http');
+    const raw = (path, enc) =>
+      new Promise((res, rej) => {
+        const u = new URL(path, server.url);
+        const req = request({ host: u.hostname, port: u.port, path: u.pathname, headers: enc ? { 'Accept-Encoding': enc } : {} }, (r) => {
+          const chunks = [];
+          r.on('data', (c) => chunks.push(c));
+          r.on('end', () => res({ headers: r.headers, bytes: Buffer.concat(chunks) }));
+        });
+        req.on('error', rej);
+        req.end();
+      });
+    const html = (await raw('/', null)).bytes.toString();
+    const js = /src="(\/assets\/[^"]+\.js)"/.exec(html)[1];
+    const css = /href="(\/assets\/[^"]+\.css)"/.exec(html)[1];
+    const { brotliDecompressSync, gunzipSync } = await import('node:zlib');
+    // (index.html is a few hundred bytes: sent as it is.)
+    for (const path of [js, css]) {
+      const plain = await raw(path, null);
+      const br = await raw(path, 'gzip, deflate, br');
+      const gz = await raw(path, 'gzip');
+      assert.equal(plain.headers['content-encoding'], undefined, path);
+      assert.equal(br.headers['content-encoding'], 'br', path);
+      assert.equal(gz.headers['content-encoding'], 'gzip', path);
+      assert.equal(br.headers.vary, 'accept-encoding');
+      assert.ok(br.bytes.length < plain.bytes.length / 2, `${path}: ${br.bytes.length} of ${plain.bytes.length} bytes`);
+      assert.deepEqual(brotliDecompressSync(br.bytes), plain.bytes);
+      assert.deepEqual(gunzipSync(gz.bytes), plain.bytes);
+    }
+    assert.equal((await raw(js, 'br')).headers['cache-control'], 'public, max-age=31536000, immutable');
+    assert.equal((await raw('/', 'br')).headers['cache-control'], 'no-cache');
+    // The browser gets the compressed files and runs them.
+    const page = await open('/');
+    const [res] = await Promise.all([page.waitForResponse((r) => r.url().endsWith(js)), page.reload()]);
+    assert.equal((await res.allHeaders())['content-encoding'], 'br');
+    await page.locator('[data-connection="live"]').waitFor();
+    await page.close();
+  });
+});
