@@ -144,6 +144,17 @@ describe('tasks reducer', () => {
     expect(s.reading).toBe(false);
   });
 
+  it('leaves a change older than the oldest row of a partial page to the pages below', () => {
+    // The first page of many: a live change for a task further down, delivered after the read
+    // that had it in a later page, is not a new row at the top.
+    const page = [task('b', 'TASK_STATE_COMPLETED', '2026-12-01T10:02:00.000Z'), task('a', 'TASK_STATE_COMPLETED', '2026-12-01T10:01:00.000Z')];
+    let s = tasksReducer(tasksReducer(initialTasks, { type: 'filter', filter: noFilter }), { type: 'loaded', tasks: page, total: 900, nextCursor: 'c' });
+    expect(apply(s, change('old', 'TASK_STATE_COMPLETED', '2026-12-01T10:00:30.000Z', 4))).toBe(s);
+    // A change after the oldest row's is newer activity: it joins the list.
+    s = apply(s, change('moved', 'TASK_STATE_COMPLETED', '2026-12-01T10:03:00.000Z', 4));
+    expect(s.tasks.map((t) => t.taskId)).toEqual(['moved', 'b', 'a']);
+  });
+
   it('appends a further page without duplicates', () => {
     let s = loaded([task('a', 'TASK_STATE_WORKING', '2026-12-01T10:00:00.000Z')]);
     s = tasksReducer(s, {

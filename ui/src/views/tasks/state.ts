@@ -152,8 +152,13 @@ function applyChanges(s: TasksState, changes: TaskChange[], now: number): TasksS
   let { total, newer } = s;
   const flash = new Set(s.flash);
   let changed = false;
+  // With older pages still unread, a task the list does not hold whose change is older than
+  // the list's oldest row belongs to one of those pages (the list is ordered by activity): a
+  // change the live stream delivered after the read that already placed it, not a new row.
+  const oldest = s.nextCursor && s.tasks.length ? Math.min(...s.tasks.map((t) => Date.parse(t.stateAt))) : null;
   for (const c of changes) {
     const before = rows.get(c.taskId);
+    if (!before && oldest !== null && Date.parse(c.at) < oldest) continue;
     const after = applyChange(before, c);
     if (after === before) continue;
     const fits = matches(s.filter, after, now);
