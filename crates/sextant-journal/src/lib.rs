@@ -67,8 +67,8 @@ pub use hub::{Hub, Live};
 pub use queries::interactions::InteractionRow;
 pub use queries::peers::PeerRow;
 pub use queries::processes::ProcessRow;
-pub use queries::runs::{History, RunRow, Settled};
 pub use queries::push::{OutboxRow, PushConfigRow};
+pub use queries::runs::{History, RunRow, Settled};
 
 pub use queries::schedules::ScheduleRow;
 pub use queries::security::{CredentialRow, PeerCredentialRow};

@@ -407,14 +407,15 @@ impl Scheduler {
                 },
                 Ok(_) => None,
             },
-            (None, Some(at)) if tz_ok == Some(true) => match Timing::validate_once(at, &zone, now)
-            {
-                Ok(t) => Some(t),
-                Err(e) => {
-                    push(Err(e));
-                    None
+            (None, Some(at)) if tz_ok == Some(true) => {
+                match Timing::validate_once(at, &zone, now) {
+                    Ok(t) => Some(t),
+                    Err(e) => {
+                        push(Err(e));
+                        None
+                    }
                 }
-            },
+            }
             (None, Some(_)) => None,
             (None, None) => {
                 if creating && !had_when {
