@@ -140,6 +140,7 @@ fn config_from_env() -> sextant::Config {
         port: 0,
         public_url: None,
         conformance: false,
+        turns: sextant::TurnSettings::default(),
     }
 }
 

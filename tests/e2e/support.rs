@@ -84,6 +84,7 @@ pub fn config(dir: &std::path::Path, host: &str, public_url: Option<&str>) -> se
         port: 0,
         public_url: public_url.map(String::from),
         conformance: false,
+        turns: sextant::TurnSettings::default(),
     }
 }
 

@@ -443,11 +443,26 @@ impl Ctx<'_> {
     }
 
     /// Refuses a list of events to append, before anything is written, if one of them would
-    /// move an ended task or names an unknown Session.
-    fn check(&self, session_id: &str, events: &[NewEvent]) -> Result<()> {
+    /// move an ended task or names an unknown Session. A turn's output (`turn_output`: an
+    /// append under a [`TurnGuard`]) is refused altogether once its task has ended: a task
+    /// canceled while its turn runs keeps what the turn reported before, and nothing after.
+    fn check(&self, session_id: &str, events: &[NewEvent], turn_output: bool) -> Result<()> {
         self.last_seq(session_id)?;
         let mut states: HashMap<&str, TaskState> = HashMap::new();
         for e in events {
+            if turn_output
+                && let Some(id) = &e.task_id
+                && !states.contains_key(id.as_str())
+                && !matches!(e.body, EventBody::TaskCreated { .. })
+            {
+                let current = self.state(id)?;
+                if current.is_terminal() {
+                    return Err(Error::Conflict(format!(
+                        "task {id} is already {}; its turn's output is not recorded",
+                        sextant_core::event::state_wire(&current)
+                    )));
+                }
+            }
             let (Some(id), Some(next)) = (&e.task_id, e.body.new_state()) else {
                 continue;
             };
@@ -844,8 +859,9 @@ impl Writer {
                         EventBody::InteractionRaised { .. } | EventBody::InteractionAnswered { .. }
                     )
                 });
+                let turn_output = guard.is_some();
                 let run = |ctx: &mut Ctx<'_>| -> Result<Vec<Arc<JournalEvent>>> {
-                    ctx.check(&session_id, &events)?;
+                    ctx.check(&session_id, &events, turn_output)?;
                     events
                         .into_iter()
                         .map(|e| {

@@ -19,6 +19,7 @@
 //! Not here: HTTP and wire formats (sextant-server), SQL (sextant-journal).
 
 pub mod access;
+mod cancel;
 pub mod engine;
 pub mod interactions;
 pub mod peers;
@@ -41,20 +42,9 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 pub use access::AccessError;
+pub use cancel::{CancelOutcome, CancelRequest};
 pub use engine::{AskError, Engine, EngineEnv, Outcome, Turn, TurnSink};
 pub use interactions::{AnswerError, AnswerRequest};
-
-/// What [`Runtime::request_cancel`] did.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum CancelOutcome {
-    /// There is no such task.
-    NotFound,
-    /// The task had already ended, in this state; nothing to cancel.
-    AlreadyEnded(sextant_core::a2a::TaskState),
-    /// The task goes on, in this state: Sextant cannot interrupt a running turn (or withdraw
-    /// a queued input) yet.
-    NotPossibleYet(sextant_core::a2a::TaskState),
-}
 
 /// Why an input was not admitted.
 #[derive(Debug, thiserror::Error)]
@@ -129,6 +119,8 @@ pub struct RuntimeConfig {
     pub work_dir: PathBuf,
     /// How long a worker with nothing to do stays alive.
     pub idle_worker: Duration,
+    /// How long a canceled turn's processes have between `SIGTERM` and `SIGKILL`.
+    pub cancel_grace: Duration,
 }
 
 /// The runtime handle. Clones share everything.
@@ -150,6 +142,10 @@ pub(crate) struct Inner {
     pub(crate) waiters: Arc<interactions::Waiters>,
     /// The process groups of running turns, by task id.
     pub(crate) running: process::Running,
+    /// Each running turn's stop token ([`Turn::stop`]), by task id.
+    pub(crate) turns: Mutex<HashMap<String, CancellationToken>>,
+    /// See [`RuntimeConfig::cancel_grace`].
+    pub(crate) cancel_grace: Duration,
     /// Who may call which Agent; checked on every admission.
     access: access::AccessPolicy,
     /// Per-principal caps, checked on every admission.
@@ -204,6 +200,8 @@ impl Runtime {
                 workers: Mutex::default(),
                 waiters: Arc::default(),
                 running: Arc::default(),
+                turns: Mutex::default(),
+                cancel_grace: config.cancel_grace,
                 access: access::AccessPolicy::default(),
                 limits: std::sync::RwLock::new(Limits::default()),
                 creating: Mutex::default(),
@@ -573,28 +571,6 @@ impl Runtime {
             .spawn(worker::run(inner, session_id, agent, rx));
     }
 
-    /// Asks for a task to be canceled, and says what came of it. Sextant cannot interrupt a
-    /// turn yet (A2A CancelTask answers TaskNotCancelable for the same reason: a turn may
-    /// carry several inputs, and the engines cannot be stopped mid-turn), so a task that has
-    /// not ended goes on and the answer says so; the caller records that. The one caller for
-    /// now is the scheduler's `cancel_previous` overlap policy; stop-and-steer will make this
-    /// call cancel for real, and its callers need not change.
-    pub async fn request_cancel(
-        &self,
-        task_id: &str,
-    ) -> Result<CancelOutcome, sextant_journal::Error> {
-        let Some(task) = self.inner.journal.task(task_id).await? else {
-            return Ok(CancelOutcome::NotFound);
-        };
-        let state = task.state;
-        if state.is_terminal() {
-            return Ok(CancelOutcome::AlreadyEnded(state));
-        }
-        tracing::info!(task_id, state = %sextant_core::event::state_wire(&state),
-            "cancellation asked for; not possible yet");
-        Ok(CancelOutcome::NotPossibleYet(state))
-    }
-
     /// Folds a task's journal into its current view.
     pub async fn project(&self, task: &TaskRow) -> Result<TaskFold, sextant_journal::Error> {
         let events = self.inner.journal.task_events(&task.task_id, 0).await?;
@@ -726,10 +702,7 @@ impl Runtime {
     /// groups, `SIGKILL` to what is left after `grace`. The building block of cancelling a
     /// running task; the turn then ends as its command's exit makes it end.
     pub async fn stop_processes(&self, task_id: &str, grace: Duration) -> usize {
-        let groups = self.process_groups(task_id);
-        let n = groups.len();
-        futures::future::join_all(groups.iter().map(|g| g.stop(grace))).await;
-        n
+        stop_groups(&self.inner, task_id, grace).await
     }
 
     /// Re-delivers accepted inputs that never ran, fails turns a crash interrupted, and starts
@@ -810,6 +783,21 @@ impl Runtime {
             let _ = tokio::time::timeout(Duration::from_secs(10), self.inner.tracker.wait()).await;
         }
     }
+}
+
+/// `SIGTERM` to each process group of the task's running turn, `SIGKILL` to what is left
+/// after `grace`; how many groups there were.
+pub(crate) async fn stop_groups(inner: &Inner, task_id: &str, grace: Duration) -> usize {
+    let groups = inner
+        .running
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(task_id)
+        .cloned()
+        .unwrap_or_default();
+    let n = groups.len();
+    futures::future::join_all(groups.iter().map(|g| g.stop(grace))).await;
+    n
 }
 
 /// What a task interrupted by a crash says at the next start. A turn that may have acted

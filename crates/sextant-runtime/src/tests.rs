@@ -44,6 +44,7 @@ async fn runtime(dir: &tempfile::TempDir, agents: Vec<AgentSpec>) -> Runtime {
         RuntimeConfig {
             work_dir: dir.path().join("work"),
             idle_worker: Duration::from_secs(60),
+            cancel_grace: std::time::Duration::from_secs(5),
         },
     )
 }
@@ -411,11 +412,16 @@ async fn shell_commands_wait_for_approval_and_run_on_accept() {
         .unwrap();
     let f = settled_after(&rt, &row).await;
     assert_eq!(f.state, TaskState::Completed);
-    let out = artifact_text(&f);
-    assert!(
-        out.starts_with("hi\n") && out.contains("[stderr]\noops"),
-        "{out}"
-    );
+    let named = |name: &str| -> String {
+        f.artifacts
+            .iter()
+            .filter(|a| a.name.as_deref() == Some(name))
+            .flat_map(|a| a.parts.iter())
+            .filter_map(|p| p.as_text())
+            .collect()
+    };
+    assert_eq!(named("output"), "hi\n");
+    assert_eq!(named("stderr"), "oops\n");
     assert!(rt.pending_interactions().await.unwrap().is_empty());
 
     // An identical retry is the same answer; a different one is refused.
@@ -987,4 +993,194 @@ async fn a_running_turns_process_groups_can_be_stopped() {
     assert_eq!(f.state, TaskState::Failed, "{:?}", f.status_message);
     assert!(rt.process_groups(&task).is_empty());
     assert!(!group.is_alive());
+}
+
+/// Reads the task's events live until one matches; panics after 10 s.
+async fn until_event(
+    rt: &Runtime,
+    task: &sextant_journal::TaskRow,
+    want: impl Fn(&EventBody) -> bool,
+) {
+    use futures::StreamExt;
+    let events = stream::task_events(rt.journal(), task, 0, stream::StopAt::Never);
+    futures::pin_mut!(events);
+    let found = tokio::time::timeout(Duration::from_secs(10), async {
+        while let Some(ev) = events.next().await {
+            if want(&ev.unwrap().body) {
+                return;
+            }
+        }
+        panic!("the task's events ended");
+    });
+    found.await.expect("the event came in time");
+}
+
+fn canceler(reason: Option<&str>) -> CancelRequest {
+    CancelRequest {
+        by: "you".into(),
+        reason: reason.map(String::from),
+    }
+}
+
+async fn state_of(rt: &Runtime, task_id: &str) -> sextant_core::projection::TaskFold {
+    let task = rt.journal().task(task_id).await.unwrap().unwrap();
+    rt.project(&task).await.unwrap()
+}
+
+#[tokio::test]
+async fn canceling_a_running_command_stops_its_group_and_keeps_what_it_printed() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(&dir, vec![shell_agent(3600)]).await;
+    let pid_file = dir.path().join("pid");
+    // The whole group ignores SIGTERM, so only the SIGKILL after the grace ends it.
+    let command = format!(
+        "trap '' TERM; echo $$ > {}; echo started; while true; do sleep 0.1; done",
+        pid_file.display()
+    );
+    let a = rt.admit(input("shell", "m1", &command)).await.unwrap();
+    let i = pending(&rt, &a).await;
+    let mut ok = answer(&a.task().task_id, &i.interaction_id, "accept", "a1");
+    ok.digest = i.action.as_ref().map(|x| x.digest.clone());
+    let task = rt.answer(ok).await.unwrap();
+    // What the command prints is journalled while it runs.
+    until_event(&rt, &task, |b| {
+        matches!(b, EventBody::Artifact { artifact, .. }
+            if artifact.parts.iter().any(|p| p.as_text() == Some("started\n")))
+    })
+    .await;
+    let pid: i32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let group = rt.process_groups(&task.task_id)[0].clone();
+    assert!(group.is_alive());
+
+    let out = rt
+        .cancel(&task.task_id, &canceler(Some("took too long")))
+        .await
+        .unwrap();
+    assert!(matches!(out, CancelOutcome::Canceled(ref t) if t.state == TaskState::Canceled));
+    let f = state_of(&rt, &task.task_id).await;
+    assert_eq!(f.state, TaskState::Canceled);
+    let said = message_text(f.status_message.as_ref().unwrap());
+    assert_eq!(said, "Canceled by you. Reason: took too long");
+    assert_eq!(
+        artifact_text(&f),
+        "started\n",
+        "output before the cancel is kept"
+    );
+
+    // SIGTERM is ignored; the grace (5 s here) ends in SIGKILL for the whole group.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
+    while group.is_alive() || std::path::Path::new(&format!("/proc/{pid}")).exists() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the group was killed"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // Canceling again changes nothing; nothing the turn reported after the cancel was kept.
+    let again = rt.cancel(&task.task_id, &canceler(None)).await.unwrap();
+    assert!(matches!(again, CancelOutcome::AlreadyCanceled(_)));
+    let events = rt.journal().task_events(&task.task_id, 0).await.unwrap();
+    let canceled_at = events
+        .iter()
+        .position(|e| e.body.new_state() == Some(TaskState::Canceled))
+        .unwrap();
+    assert_eq!(
+        canceled_at,
+        events.len() - 1,
+        "{:?}",
+        &events[canceled_at..]
+    );
+}
+
+#[tokio::test]
+async fn canceling_a_task_that_waits_for_a_decision_closes_its_card() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(&dir, vec![shell_agent(3600)]).await;
+    let a = rt.admit(input("shell", "m1", "touch x")).await.unwrap();
+    let i = pending(&rt, &a).await;
+    let out = rt.cancel(&a.task().task_id, &canceler(None)).await.unwrap();
+    assert!(matches!(out, CancelOutcome::Canceled(_)));
+    assert!(rt.pending_interactions().await.unwrap().is_empty());
+    let f = state_of(&rt, &a.task().task_id).await;
+    assert_eq!(f.state, TaskState::Canceled);
+    let (_, answered) = f
+        .interactions
+        .iter()
+        .find(|(x, _)| x.interaction_id == i.interaction_id)
+        .unwrap();
+    let answered = answered.as_ref().expect("the card is closed");
+    assert_eq!(answered.option, "cancel");
+    assert_eq!(answered.answered_by, "you");
+    assert_eq!(answered.reason.as_deref(), Some("canceled by you"));
+    // An answer after the cancel is refused, and nothing ran.
+    let mut late = answer(&a.task().task_id, &i.interaction_id, "accept", "late");
+    late.digest = i.action.as_ref().map(|x| x.digest.clone());
+    assert!(rt.answer(late).await.is_err());
+    assert!(!dir.path().join("work").join("x").exists());
+}
+
+#[tokio::test]
+async fn a_queued_task_is_canceled_and_never_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(&dir, vec![shell_agent(3600)]).await;
+    // The Session's worker is held by the first task's question, so the second waits queued.
+    let a = rt.admit(input("shell", "m1", "echo first")).await.unwrap();
+    let i = pending(&rt, &a).await;
+    let mut second = input("shell", "m2", "touch queued");
+    second.message.context_id = Some(a.task().context_id.clone());
+    let b = rt.admit(second).await.unwrap();
+    assert_eq!(b.task().session_id, a.task().session_id);
+    assert_eq!(b.task().state, TaskState::Submitted);
+    let out = rt.cancel(&b.task().task_id, &canceler(None)).await.unwrap();
+    assert!(matches!(out, CancelOutcome::Canceled(_)));
+
+    // The first task goes on; when its turn ends, the canceled one does not start.
+    let mut no = answer(&a.task().task_id, &i.interaction_id, "decline", "a1");
+    no.digest = i.action.as_ref().map(|x| x.digest.clone());
+    let row = rt.answer(no).await.unwrap();
+    assert_eq!(settled_after(&rt, &row).await.state, TaskState::Completed);
+    let c = rt
+        .admit(input_in("shell", "m3", "echo third", &a))
+        .await
+        .unwrap();
+    pending(&rt, &c).await;
+    let events = rt
+        .journal()
+        .task_events(&b.task().task_id, 0)
+        .await
+        .unwrap();
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e.body, EventBody::TurnStarted { .. })),
+        "{events:?}"
+    );
+    assert_eq!(
+        state_of(&rt, &b.task().task_id).await.state,
+        TaskState::Canceled
+    );
+}
+
+fn input_in(agent: &str, id: &str, text: &str, a: &Admitted) -> Input {
+    let mut i = input(agent, id, text);
+    i.message.context_id = Some(a.task().context_id.clone());
+    i
+}
+
+#[tokio::test]
+async fn an_ended_task_cannot_be_canceled() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(&dir, vec![AgentSpec::echo()]).await;
+    let a = rt.admit(input("echo", "m1", "hello")).await.unwrap();
+    assert_eq!(settle(&rt, &a).await.state, TaskState::Completed);
+    let out = rt.cancel(&a.task().task_id, &canceler(None)).await.unwrap();
+    assert_eq!(out, CancelOutcome::AlreadyEnded(TaskState::Completed));
+    assert_eq!(
+        rt.cancel("no-such-task", &canceler(None)).await.unwrap(),
+        CancelOutcome::NotFound
+    );
 }

@@ -11,7 +11,7 @@ use sextant_journal::{NewEvent, TaskRow};
 use tokio::sync::mpsc;
 
 use crate::Inner;
-use crate::engine::{Engine, Outcome, Turn, TurnSink, make_engine, withdrawal};
+use crate::engine::{Engine, Outcome, StopHow, Turn, TurnSink, make_engine, withdrawal};
 
 /// How many earlier messages a turn carries for stateless engines.
 const HISTORY_MAX: usize = 50;
@@ -282,6 +282,10 @@ async fn turn(
     } else {
         Vec::new()
     };
+    // Registered before the turn's start is journalled: a cancel committed after that start
+    // finds the token; one committed before it makes the start refused (the task has ended).
+    let stop = tokio_util::sync::CancellationToken::new();
+    let _registered = Registered::new(inner, &task_id, stop.clone());
     let turn = Turn {
         session_id: task.session_id.clone(),
         context_id: task.context_id.clone(),
@@ -291,6 +295,7 @@ async fn turn(
         history,
         grants,
         cancel: inner.cancel_turns.child_token(),
+        stop: stop.clone(),
         from: sextant_core::Principal::display_remote_key(&task.caller),
     };
     let sink = TurnSink::new(
@@ -316,21 +321,51 @@ async fn turn(
                     at,
                 })
                 .collect();
-            journal.append(&task.session_id, start).await?;
+            match journal.append(&task.session_id, start).await {
+                Ok(_) => {}
+                // Canceled while it was queued: it never runs.
+                Err(sextant_journal::Error::Conflict(_)) if ended(inner, &task_id).await => {
+                    return Ok(());
+                }
+                Err(e) => return Err(e),
+            }
         } else {
             sink.put_all(start).await?;
         }
     }
-    let outcome = match resume {
-        Some(Continue::Resume(resumed)) => {
-            let (interaction, answer) = *resumed;
-            engine.resume(turn, interaction, answer, &sink).await
+    let how = engine.stop_how();
+    let run = async {
+        match resume {
+            Some(Continue::Resume(resumed)) => {
+                let (interaction, answer) = *resumed;
+                engine.resume(turn, interaction, answer, &sink).await
+            }
+            Some(Continue::Follow(note)) => match engine.follow(turn, note, &sink) {
+                Some(followed) => followed.await,
+                None => Outcome::Failed(crate::interrupted_reason(true, false)),
+            },
+            None => engine.run_turn(turn, &sink).await,
         }
-        Some(Continue::Follow(note)) => match engine.follow(turn, note, &sink) {
-            Some(followed) => followed.await,
-            None => Outcome::Failed(crate::interrupted_reason(true, false)),
-        },
-        None => engine.run_turn(turn, &sink).await,
+    };
+    tokio::pin!(run);
+    let outcome = tokio::select! {
+        o = &mut run => Some(o),
+        _ = stop.cancelled() => None,
+    };
+    let outcome = match (outcome, how) {
+        (Some(o), _) => Some(o),
+        // The task is canceled (already journalled): stop the turn as its engine needs.
+        (None, StopHow::Drop) => None,
+        (None, StopHow::Processes) => {
+            let stopping = crate::stop_groups(inner, &task_id, inner.cancel_grace);
+            Some(tokio::join!(run, stopping).0)
+        }
+        (None, StopHow::Engine) => Some(run.await),
+    };
+    // A canceled turn's own end is not recorded: the journal already says how it ended.
+    let Some(outcome) = outcome.filter(|_| !stop.is_cancelled()) else {
+        let _ = sink.flush().await;
+        return Ok(());
     };
     let with_text = |t: Option<String>| t.map(|t| agent_text(&task, &t));
     let (state, message) = match outcome {
@@ -346,7 +381,46 @@ async fn turn(
         Outcome::Rejected(t) => (TaskState::Rejected, with_text(t)),
         Outcome::InputRequired(t) => (TaskState::InputRequired, with_text(t)),
     };
-    sink.finish(state, message).await
+    match sink.finish(state, message).await {
+        // Canceled just as the turn ended: the cancel's state stands.
+        Err(sextant_journal::Error::Conflict(_)) if ended(inner, &task_id).await => Ok(()),
+        r => r,
+    }
+}
+
+/// Whether the task has ended (a cancel got in first).
+async fn ended(inner: &Inner, task_id: &str) -> bool {
+    matches!(inner.journal.task(task_id).await, Ok(Some(t)) if t.state.is_terminal())
+}
+
+/// A running turn's entry in [`Inner::turns`], removed when the turn ends however it ends.
+struct Registered<'a> {
+    inner: &'a Inner,
+    task_id: String,
+}
+
+impl<'a> Registered<'a> {
+    fn new(inner: &'a Inner, task_id: &str, stop: tokio_util::sync::CancellationToken) -> Self {
+        inner
+            .turns
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(task_id.to_string(), stop);
+        Self {
+            inner,
+            task_id: task_id.to_string(),
+        }
+    }
+}
+
+impl Drop for Registered<'_> {
+    fn drop(&mut self) {
+        self.inner
+            .turns
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&self.task_id);
+    }
 }
 
 /// Closes a decision whose engine is gone and cannot continue from an answer

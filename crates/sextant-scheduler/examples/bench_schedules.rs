@@ -93,6 +93,7 @@ async fn rig(dir: &std::path::Path, clock: Arc<dyn Clock>) -> (Scheduler, Runtim
         RuntimeConfig {
             work_dir: dir.join("work"),
             idle_worker: Duration::from_secs(60),
+            cancel_grace: std::time::Duration::from_secs(5),
         },
     );
     (Scheduler::new(runtime.clone()), runtime)

@@ -22,7 +22,7 @@ use sextant_core::event::state_wire;
 use sextant_core::ids::{format_time, new_id, parse_time};
 use sextant_core::{MissedRunPolicy, OverlapPolicy, Principal, RunRecord, RunTrigger};
 use sextant_journal::{Claim, RunRow, ScheduleRow};
-use sextant_runtime::{AdmitError, CancelOutcome, Input};
+use sextant_runtime::{AdmitError, CancelOutcome, CancelRequest, Input};
 use tokio_util::sync::CancellationToken;
 
 use crate::plan::{Decision, plan};
@@ -43,6 +43,17 @@ pub(crate) struct Overlap {
     pub active: Vec<RunRow>,
     /// How many of its Runs are buffered.
     pub buffered: u64,
+}
+
+/// Who cancels a Run that a newer one replaces, and why.
+fn replaced(new: &RunRow) -> CancelRequest {
+    CancelRequest {
+        by: "the scheduler".into(),
+        reason: Some(format!(
+            "Run {} replaced it (overlap policy cancel_previous)",
+            short_id(&new.run_id)
+        )),
+    }
 }
 
 /// A claim, and the running Runs its new Run asks to cancel (`cancel_previous`).
@@ -210,8 +221,8 @@ impl Scheduler {
         Ok(started)
     }
 
-    /// Asks the runtime to cancel the running Runs `new` replaces (`cancel_previous`), and
-    /// records on `new` what came of each request.
+    /// Cancels the running Runs `new` replaces (`cancel_previous`), and records on `new` what
+    /// came of each.
     async fn cancel_previous(&self, new: &RunRow, previous: &[RunRow]) {
         for old in previous {
             let note = match &old.task_id {
@@ -220,13 +231,14 @@ impl Scheduler {
                      was left to start",
                     short_id(&old.run_id)
                 ),
-                Some(task_id) => match self.runtime().request_cancel(task_id).await {
-                    Ok(CancelOutcome::NotPossibleYet(state)) => format!(
-                        "overlap policy cancel_previous: asked to cancel Run {} (task {task_id}, \
-                         {}); Sextant cannot interrupt a running turn yet, so it goes on beside \
-                         this one",
-                        short_id(&old.run_id),
-                        state_wire(&state)
+                Some(task_id) => match self.runtime().cancel(task_id, &replaced(new)).await {
+                    Ok(CancelOutcome::Canceled(_)) => format!(
+                        "overlap policy cancel_previous: canceled Run {} (task {task_id})",
+                        short_id(&old.run_id)
+                    ),
+                    Ok(CancelOutcome::AlreadyCanceled(_)) => format!(
+                        "overlap policy cancel_previous: Run {} had already been canceled",
+                        short_id(&old.run_id)
                     ),
                     Ok(CancelOutcome::AlreadyEnded(state)) => format!(
                         "overlap policy cancel_previous: Run {} had already ended ({})",
@@ -238,7 +250,7 @@ impl Scheduler {
                         short_id(&old.run_id)
                     ),
                     Err(e) => format!(
-                        "overlap policy cancel_previous: could not ask to cancel Run {}: {e}",
+                        "overlap policy cancel_previous: could not cancel Run {}: {e}",
                         short_id(&old.run_id)
                     ),
                 },

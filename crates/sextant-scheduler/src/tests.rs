@@ -44,6 +44,7 @@ async fn rig_on(path: &std::path::Path, clock: &ManualClock) -> Rig {
         RuntimeConfig {
             work_dir: path.with_extension("work"),
             idle_worker: StdDuration::from_secs(60),
+            cancel_grace: std::time::Duration::from_secs(5),
         },
     );
     Rig {
@@ -938,7 +939,7 @@ async fn overlap_allow_all_starts_beside_the_running_one() {
 }
 
 #[tokio::test]
-async fn overlap_cancel_previous_asks_the_runtime_and_records_what_happened() {
+async fn overlap_cancel_previous_cancels_the_running_run_and_records_it() {
     let dir = tempfile::tempdir().unwrap();
     let r = rig(&dir).await;
     let (id, first) = overlapping(&r, sextant_core::OverlapPolicy::CancelPrevious).await;
@@ -948,15 +949,29 @@ async fn overlap_cancel_previous_asks_the_runtime_and_records_what_happened() {
     assert!(new.session_id.is_some(), "{new:?}");
     let why = new.reason.as_deref().unwrap();
     assert!(why.contains("overlap policy cancel_previous"), "{why}");
-    // Sextant cannot interrupt a turn yet: the Run says so, and the first one goes on.
+    assert!(why.contains("canceled Run"), "{why}");
+    let first_task = first.task_id.as_deref().unwrap();
+    assert!(why.contains(first_task), "{why}");
+    // The first Run's task is canceled, its approval card closed, saying who and why.
+    let task = r.runtime.journal().task(first_task).await.unwrap().unwrap();
+    let fold = r.runtime.project(&task).await.unwrap();
+    assert_eq!(fold.state, TaskState::Canceled);
+    assert!(fold.pending_interaction().is_none());
+    let said = fold
+        .status_message
+        .as_ref()
+        .map(sextant_core::projection::message_text)
+        .unwrap_or_default();
+    assert!(said.contains("Canceled by the scheduler"), "{said}");
     assert!(
-        why.contains("cannot interrupt a running turn yet, so it goes on"),
-        "{why}"
+        r.runtime
+            .pending_interactions()
+            .await
+            .unwrap()
+            .iter()
+            .all(|i| i.task_id != first_task)
     );
-    assert!(why.contains(first.task_id.as_deref().unwrap()), "{why}");
-    assert_eq!(runs[0].status, "auth_required");
     // A previous Run that has ended by then is not asked about.
-    end_shell_run(&r, &first).await;
     settle_waiting(&r, new).await;
     end_shell_run(&r, new).await;
     tick_at(&r, "2026-12-01T10:03:00Z").await;

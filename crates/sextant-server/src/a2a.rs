@@ -245,8 +245,11 @@ pub(crate) async fn handle(
         );
         return resp;
     }
-    if matches!(method, Method::SendMessage | Method::SendStreamingMessage)
-        && let Ok(r) = rights
+    // Canceling stops work, so it needs the right to call, as sending does.
+    if matches!(
+        method,
+        Method::SendMessage | Method::SendStreamingMessage | Method::CancelTask
+    ) && let Ok(r) = rights
         && r < Rights::Call
     {
         let why = AccessError::ReadOnly {
@@ -497,17 +500,7 @@ async fn dispatch_read(call: &Call, method: Method, params: Value) -> Result<Rep
     match method {
         Method::GetTask => get_task(call, params).await,
         Method::ListTasks => list_tasks(call, params).await,
-        Method::CancelTask => {
-            let task = visible_task(call, &params).await?;
-            Err(RpcError::new(
-                Code::TaskNotCancelable,
-                format!(
-                    "task {} cannot be canceled: Sextant does not interrupt a turn, which may \
-                     carry several inputs",
-                    task.task_id
-                ),
-            ))
-        }
+        Method::CancelTask => cancel_task(call, params).await,
         Method::SubscribeToTask => subscribe(call, params).await,
         Method::GetExtendedAgentCard => extended_card(call),
         Method::SendMessage | Method::SendStreamingMessage => Err(RpcError::of(Code::Internal)),
@@ -980,6 +973,53 @@ async fn get_task(call: &Call, params: Value) -> Result<Reply, RpcError> {
     let task = visible_task(call, &params).await?;
     let view = render_task(&call.app, task, &call.base, history_length, None).await?;
     Ok(Reply::Json(view.task))
+}
+
+/// `CancelTask`: the caller's own task, canceled (queued, running or waiting for a decision),
+/// answered with the task as it is then. Canceling a canceled task returns it again.
+async fn cancel_task(call: &Call, params: Value) -> Result<Reply, RpcError> {
+    let task = visible_task(call, &params).await?;
+    let reason = params
+        .pointer("/metadata/reason")
+        .and_then(Value::as_str)
+        .map(String::from);
+    let request = sextant_runtime::CancelRequest {
+        by: call.principal.display(),
+        reason,
+    };
+    let row = cancel(&call.app, &task, &request).await?;
+    let view = render_task(&call.app, row, &call.base, None, None).await?;
+    Ok(Reply::Json(view.task))
+}
+
+/// Cancels a task the caller may see, with A2A's errors: an ended task is
+/// `TaskNotCancelable`, one that vanished `TaskNotFound`.
+pub async fn cancel(
+    app: &AppState,
+    task: &TaskRow,
+    request: &sextant_runtime::CancelRequest,
+) -> Result<TaskRow, RpcError> {
+    use sextant_runtime::CancelOutcome;
+    match app
+        .runtime
+        .cancel(&task.task_id, request)
+        .await
+        .map_err(internal)?
+    {
+        CancelOutcome::Canceled(row) | CancelOutcome::AlreadyCanceled(row) => Ok(row),
+        CancelOutcome::AlreadyEnded(state) => Err(RpcError::new(
+            Code::TaskNotCancelable,
+            format!(
+                "task {} has already ended ({}); it cannot be canceled",
+                task.task_id,
+                sextant_core::event::state_wire(&state)
+            ),
+        )),
+        CancelOutcome::NotFound => Err(RpcError::new(
+            Code::TaskNotFound,
+            format!("Task not found: {}", task.task_id),
+        )),
+    }
 }
 
 async fn list_tasks(call: &Call, params: Value) -> Result<Reply, RpcError> {

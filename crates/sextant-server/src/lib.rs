@@ -86,6 +86,9 @@ pub struct ServerConfig {
     pub default_agent: String,
     /// The bound address (fallback for advertised URLs).
     pub bind: SocketAddr,
+    /// How long a blocking `SendMessage` waits before it answers with the task as it is;
+    /// `None`: until the task ends or waits for someone. The task runs on either way.
+    pub reply_timeout: Option<std::time::Duration>,
 }
 
 /// Shared state: one reference-counted handle, because axum clones the state for every

@@ -51,6 +51,27 @@ pub struct Config {
     pub public_url: Option<String>,
     /// Add the conformance test Agent and make it the default.
     pub conformance: bool,
+    /// How turns are stopped and waited for.
+    pub turns: TurnSettings,
+}
+
+/// How turns are stopped and how long a blocking caller waits for one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TurnSettings {
+    /// Between `SIGTERM` and `SIGKILL` for a canceled turn's processes.
+    pub cancel_grace: Duration,
+    /// How long a blocking `SendMessage` waits before it answers with the task as it is
+    /// (still running); `None`: until the task ends or waits for someone.
+    pub reply_timeout: Option<Duration>,
+}
+
+impl Default for TurnSettings {
+    fn default() -> Self {
+        Self {
+            cancel_grace: Duration::from_secs(5),
+            reply_timeout: Some(Duration::from_secs(300)),
+        }
+    }
 }
 
 /// The platform data dir (`$XDG_DATA_HOME/sextant`, else `~/.local/share/sextant`).
@@ -281,6 +302,7 @@ async fn start_inner(
         RuntimeConfig {
             work_dir: config.data_dir.join("work"),
             idle_worker: Duration::from_secs(300),
+            cancel_grace: config.turns.cancel_grace,
         },
     )
     .with_peers(peers);
@@ -384,6 +406,7 @@ async fn start_inner(
             public_url: config.public_url.clone(),
             default_agent,
             bind: addr,
+            reply_timeout: config.turns.reply_timeout,
         }),
         started: clock.now(),
         shutdown: shutdown.clone(),

@@ -50,6 +50,13 @@ enum Command {
         /// Add the A2A conformance test agent and make it the default agent.
         #[arg(long)]
         conformance: bool,
+        /// Seconds a canceled turn's processes get between SIGTERM and SIGKILL.
+        #[arg(long, env = "SEXTANT_CANCEL_GRACE_SECS", default_value_t = 5)]
+        cancel_grace_secs: u64,
+        /// Seconds a blocking SendMessage waits before it answers with the task as it is (it
+        /// runs on); 0 waits until the task ends or waits for someone.
+        #[arg(long, env = "SEXTANT_REPLY_TIMEOUT_SECS", default_value_t = 300)]
+        reply_timeout_secs: u64,
     },
     /// Print the console owner's bearer token (creating it on first use).
     Token {
@@ -313,6 +320,8 @@ fn main() -> Result<()> {
             port,
             public_url,
             conformance,
+            cancel_grace_secs,
+            reply_timeout_secs,
         } => {
             tracing_subscriber::fmt()
                 .with_env_filter(
@@ -328,6 +337,11 @@ fn main() -> Result<()> {
                 port,
                 public_url,
                 conformance,
+                turns: sextant::TurnSettings {
+                    cancel_grace: std::time::Duration::from_secs(cancel_grace_secs),
+                    reply_timeout: (reply_timeout_secs > 0)
+                        .then(|| std::time::Duration::from_secs(reply_timeout_secs)),
+                },
             };
             server_runtime()?.block_on(serve(config))
         }

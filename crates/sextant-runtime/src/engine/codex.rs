@@ -88,6 +88,12 @@ impl CodexEngine {
 }
 
 impl Engine for CodexEngine {
+    /// A canceled turn is interrupted through the app-server (`turn/interrupt`); its
+    /// process stays up for the Session's next turn.
+    fn stop_how(&self) -> super::StopHow {
+        super::StopHow::Engine
+    }
+
     /// The app-server process and its thread live between turns.
     fn keeps_state(&self) -> bool {
         true
@@ -609,6 +615,7 @@ impl<'a> TurnRun<'a> {
             m = self.conn.next() => m.map_or(Next::Closed, Next::Msg),
             _ = tokio::time::sleep(self.budget) => Next::TimedOut,
             _ = self.turn.cancel.cancelled() => Next::Canceled,
+            _ = self.turn.stop.cancelled() => Next::Canceled,
         };
         self.budget = self.budget.saturating_sub(started.elapsed());
         next
@@ -873,6 +880,11 @@ impl<'a> TurnRun<'a> {
             }
             // Codex resolved it, its turn ended or its process died: nothing to send.
             Ok(Asked::Withdrawn(_)) => None,
+            // The task was canceled while it waited: Codex is told no, and its turn stops.
+            Err(AskError::Suspended) if self.turn.stop.is_cancelled() => {
+                self.conn.respond(id, json!({ "decision": "cancel" })).await;
+                Some(self.interrupt("the task was canceled".into()).await)
+            }
             Err(AskError::Suspended) => Some(Outcome::Suspended),
             Err(AskError::Journal(e)) => Some(Outcome::Failed(format!(
                 "could not record the approval request: {e}"

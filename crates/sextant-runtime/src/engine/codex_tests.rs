@@ -59,6 +59,7 @@ async fn runtime_with(dir: &tempfile::TempDir, agent: AgentSpec, idle: Duration)
         RuntimeConfig {
             work_dir: dir.path().join("work"),
             idle_worker: idle,
+            cancel_grace: std::time::Duration::from_secs(5),
         },
     )
 }

@@ -187,6 +187,11 @@ enum FinalStatus {
 }
 
 impl Engine for ExecEngine {
+    /// A canceled turn's commands get SIGTERM, then SIGKILL after the grace period.
+    fn stop_how(&self) -> super::StopHow {
+        super::StopHow::Processes
+    }
+
     fn wants_history(&self) -> bool {
         true
     }

@@ -40,6 +40,10 @@ pub struct Turn {
     pub grants: Vec<String>,
     /// Cancelled when Sextant shuts down; engines stop promptly and report what they have.
     pub cancel: CancellationToken,
+    /// Cancelled when the task is canceled (its `canceled` state is already in the journal,
+    /// so nothing the turn reports from then on is recorded). How a turn reacts depends on
+    /// the engine ([`Engine::stop_how`]).
+    pub stop: CancellationToken,
     /// Who sent this task's input, when it is a remote caller (`peer alice`): engines put it
     /// on their cards beside the action, so the person sees whose text it is.
     pub from: Option<String>,
@@ -74,10 +78,28 @@ pub enum Outcome {
     Suspended,
 }
 
+/// How a running turn is stopped when its task is canceled ([`Turn::stop`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopHow {
+    /// The turn's future is dropped at once: the engine leaves nothing half-done outside the
+    /// journal (an `a2a` turn's remote task is canceled by the canceller itself).
+    Drop,
+    /// The turn's process groups get `SIGTERM`, then `SIGKILL` after the runtime's grace
+    /// period; the turn ends when its processes exit, as they make it end.
+    Processes,
+    /// The engine watches [`Turn::stop`] itself (Codex interrupts the app-server's turn).
+    Engine,
+}
+
 /// A turn executor. One instance per Session, used by that Session's worker only.
 pub trait Engine: Send {
     /// Runs one turn to its end.
     fn run_turn<'a>(&'a mut self, turn: Turn, sink: &'a TurnSink) -> BoxFuture<'a, Outcome>;
+
+    /// How a turn of this engine is stopped when its task is canceled.
+    fn stop_how(&self) -> StopHow {
+        StopHow::Drop
+    }
 
     /// Whether this engine may answer `input` with a direct Message instead of a task (a
     /// stream then waits for the first output instead of sending the submitted Task first).
