@@ -191,7 +191,12 @@ async fn every_principal_sees_only_its_own_tasks_on_every_a2a_method() {
             } else {
                 not_found(&got, task);
                 not_found(&sub, task);
-                not_found(&cancel, task);
+                if reader.calls {
+                    not_found(&cancel, task);
+                } else {
+                    // Canceling stops work: read-only access may not, whatever it names.
+                    assert_eq!(code(&cancel), -32004, "{}: {cancel}", reader.name);
+                }
             }
             // A follow-up naming another caller's task finds nothing.
             if reader.calls && !own {

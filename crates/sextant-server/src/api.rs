@@ -381,6 +381,55 @@ pub async fn task(
     Ok(Json(json!(TaskSummary::with_digest(&row, digest, None))))
 }
 
+/// `POST /api/v1/tasks/{id}/cancel` (`{"reason"?: string}`): the owner cancels any caller's
+/// task, queued, running or waiting for a decision (see `Runtime::cancel`); the task as it is
+/// then. Canceling a canceled task returns it again; an ended one is 409.
+pub async fn cancel_task(
+    State(app): State<AppState>,
+    Extension(p): Extension<Principal>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: axum::body::Bytes,
+) -> ApiResult<Json<Value>> {
+    owner_only(&p)?;
+    crate::schedules::require_json(&headers)?;
+    let reason = if body.iter().all(u8::is_ascii_whitespace) {
+        None
+    } else {
+        let v: Value = serde_json::from_slice(&body)
+            .map_err(|e| ApiError::BadRequest(format!("the body is not JSON: {e}")))?;
+        match v.get("reason") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(r)) if r.chars().count() <= 2000 => {
+                Some(r.trim().to_string()).filter(|r| !r.is_empty())
+            }
+            Some(_) => {
+                return Err(ApiError::Invalid {
+                    field: "reason".into(),
+                    message: "reason must be a string of at most 2000 characters".into(),
+                });
+            }
+        }
+    };
+    let request = sextant_runtime::CancelRequest {
+        by: p.display(),
+        reason,
+    };
+    use sextant_runtime::CancelOutcome;
+    let row = match app.runtime.cancel(&id, &request).await? {
+        CancelOutcome::Canceled(row) | CancelOutcome::AlreadyCanceled(row) => row,
+        CancelOutcome::AlreadyEnded(state) => {
+            return Err(ApiError::Conflict(format!(
+                "task {id} has already ended ({}); it cannot be canceled",
+                state_wire(&state)
+            )));
+        }
+        CancelOutcome::NotFound => return Err(ApiError::NotFound(format!("no task {id}"))),
+    };
+    let digest = app.runtime.journal().task_digest(row.clone()).await?;
+    Ok(Json(json!(TaskSummary::with_digest(&row, digest, None))))
+}
+
 /// `GET /api/v1/tasks/events`: SSE of every task's state changes (`event: task`), of
 /// interactions raised and answered (`event: interaction`), and of schedule notices (`event:
 /// schedule`: a plan started failing, recovered, or was paused after failures), for the live

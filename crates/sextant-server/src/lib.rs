@@ -161,6 +161,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/v1/tasks/events", get(api::task_events))
         .route("/api/v1/tasks/counts", get(api::task_counts))
         .route("/api/v1/tasks/{id}", get(api::task))
+        .route("/api/v1/tasks/{id}/cancel", post(api::cancel_task))
         .route("/api/v1/interactions", get(interactions::list))
         .route(
             "/api/v1/interactions/answer",

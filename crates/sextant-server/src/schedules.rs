@@ -73,7 +73,7 @@ fn every_field(errors: Vec<sextant_scheduler::cron::FieldError>) -> ApiResult<()
 }
 
 /// Refuses a write whose Content-Type is not JSON.
-fn require_json(headers: &HeaderMap) -> ApiResult<()> {
+pub(crate) fn require_json(headers: &HeaderMap) -> ApiResult<()> {
     let ok = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
