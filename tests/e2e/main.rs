@@ -32,4 +32,5 @@ mod scoping;
 mod send;
 mod sessions_api;
 mod signed_cards;
+mod steer;
 mod streams;

@@ -60,7 +60,6 @@ pub enum RpcSurface {
     Assistant,
 }
 
-const KEEP_ALIVE: Duration = Duration::from_secs(15);
 const LIST_DEFAULT: u32 = 50;
 const LIST_MAX: i64 = 100;
 
@@ -469,7 +468,7 @@ fn sse(
         Ok::<_, Infallible>(event)
     });
     Sse::new(events)
-        .keep_alive(KeepAlive::new().interval(KEEP_ALIVE))
+        .keep_alive(KeepAlive::new().interval(crate::SSE_KEEP_ALIVE))
         .into_response()
 }
 
@@ -937,12 +936,21 @@ async fn send(call: &Call, params: Value, streaming: bool) -> Result<Reply, RpcE
     }
     let mut settled = None;
     if blocking {
-        // At shutdown the wait ends and the caller gets the task as journalled so far.
+        // At shutdown, or once the reply timeout passes, the wait ends and the caller gets the
+        // task as journalled so far; the task runs on (a timeout observes, it never decides).
+        let limit = call.app.config.reply_timeout;
+        let timed_out = async move {
+            match limit {
+                Some(d) => tokio::time::sleep(d).await,
+                None => std::future::pending::<()>().await,
+            }
+        };
         tokio::select! {
             r = call.app.runtime.wait_accepted(accepted) => {
                 settled = Some(r.map_err(internal)?);
             }
             _ = call.app.shutdown.cancelled() => {}
+            _ = timed_out => {}
         }
     }
     let (events, fold) = match settled {
@@ -1199,6 +1207,45 @@ fn stream_item(ev: &JournalEvent, task: &TaskRow, modes: &OutputModes) -> Option
     sextant_core::projection::stream_response(ev, &task.task_id, &task.context_id, modes)
 }
 
+/// A stream's status updates carry the Session's URL (`metadata.sessionUrl`), as snapshots
+/// do; a completed one also ends with the `Session: …` line when the Agent links Sessions
+/// (`link`), so a streaming caller reads the same result as a blocking one.
+fn with_session_link(mut item: Value, url: &str, link: Option<&str>) -> Value {
+    let Some(update) = item.get_mut("statusUpdate").and_then(Value::as_object_mut) else {
+        return item;
+    };
+    let meta = update
+        .entry("metadata")
+        .or_insert_with(|| Value::Object(Default::default()));
+    if let Some(m) = meta.as_object_mut() {
+        m.insert("sessionUrl".into(), Value::String(url.to_string()));
+    }
+    let Some(status) = update.get_mut("status") else {
+        return item;
+    };
+    let completed = status.get("state").and_then(Value::as_str) == Some("TASK_STATE_COMPLETED");
+    if let (Some(link), true) = (link, completed) {
+        let text = |t: String| serde_json::json!({ "text": t });
+        match status
+            .pointer_mut("/message/parts")
+            .and_then(Value::as_array_mut)
+        {
+            Some(parts) if parts.iter().any(|p| p.get("text").is_some()) => {
+                parts.push(text(format!("\n\nSession: {link}")))
+            }
+            Some(_) => {}
+            None => {
+                status["message"] = serde_json::json!({
+                    "messageId": sextant_core::ids::new_id(),
+                    "role": "ROLE_AGENT",
+                    "parts": [text(format!("Session: {link}"))],
+                });
+            }
+        }
+    }
+    item
+}
+
 fn ends_stream(ev: &JournalEvent) -> bool {
     ev.body.new_state().is_some_and(|s| is_terminal(&s))
 }
@@ -1215,6 +1262,11 @@ fn task_stream(
     modes: OutputModes,
 ) -> std::pin::Pin<Box<dyn Stream<Item = Frame> + Send>> {
     let session_url = call.session_url(&task.session_id);
+    let link = call.agent.session_link.then(|| session_url.clone());
+    let linked = {
+        let url = session_url.clone();
+        move |item: Value| with_session_link(item, &url, link.as_deref())
+    };
     let base = call.base.clone();
     let frames = Box::pin(async_stream::stream! {
         let mut live = events;
@@ -1281,7 +1333,7 @@ fn task_stream(
             if ev.seq <= last { continue; }
             last = ev.seq;
             if let Some(item) = stream_item(&ev, &task, &modes) {
-                yield Frame::Item(Some(ev.seq), item);
+                yield Frame::Item(Some(ev.seq), linked(item));
             }
             if ends_stream(&ev) { return; }
         }
@@ -1290,7 +1342,7 @@ fn task_stream(
             if ev.seq <= last { continue; }
             last = ev.seq;
             if let Some(item) = stream_item(&ev, &task, &modes) {
-                yield Frame::Item(Some(ev.seq), item);
+                yield Frame::Item(Some(ev.seq), linked(item));
             }
             if ends_stream(&ev) { return; }
         }

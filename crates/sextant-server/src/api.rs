@@ -3,7 +3,6 @@
 //! shows every caller's conversations.
 
 use std::convert::Infallible;
-use std::time::Duration;
 
 use axum::Json;
 use axum::extract::{Extension, Path, Query, State};
@@ -27,8 +26,6 @@ use crate::wire::{
     AgentList, AgentSummary, AnswerDetail, InteractionChange, InteractionChangeKind, RunLink,
     SessionDetail, SessionSummary, SessionsPage, TaskChange, TaskCounts, TaskSummary, TasksPage,
 };
-
-const KEEP_ALIVE: Duration = Duration::from_secs(15);
 
 pub(crate) fn owner_only(p: &Principal) -> ApiResult<()> {
     match p.kind {
@@ -274,7 +271,7 @@ pub async fn session_events(
     });
     let sse = sse.take_until(app.shutdown.clone().cancelled_owned());
     Ok(Sse::new(sse)
-        .keep_alive(KeepAlive::new().interval(KEEP_ALIVE))
+        .keep_alive(KeepAlive::new().interval(crate::SSE_KEEP_ALIVE))
         .into_response())
 }
 
@@ -475,7 +472,7 @@ pub async fn task_events(
     };
     let stream = stream.take_until(app.shutdown.clone().cancelled_owned());
     Ok(Sse::new(stream)
-        .keep_alive(KeepAlive::new().interval(KEEP_ALIVE))
+        .keep_alive(KeepAlive::new().interval(crate::SSE_KEEP_ALIVE))
         .into_response())
 }
 

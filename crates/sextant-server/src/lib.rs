@@ -72,6 +72,11 @@ use tokio_util::sync::CancellationToken;
 use tower_http::limit::RequestBodyLimitLayer;
 use tower_http::trace::TraceLayer;
 
+/// How often an idle SSE stream sends a keep-alive comment. Under the official Python SDK's
+/// default 5 s read timeout, so a client whose task waits for the person's approval (or runs a
+/// long command quietly) is not cut off by its own HTTP library.
+pub const SSE_KEEP_ALIVE: std::time::Duration = std::time::Duration::from_secs(3);
+
 /// Largest request body accepted (JSON-RPC or REST), as the official SDKs do.
 pub const MAX_BODY: usize = 10 * 1024 * 1024;
 
