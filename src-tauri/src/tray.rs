@@ -24,7 +24,26 @@ struct Items {
 pub fn create(app: &App) -> tauri::Result<()> {
     let open = MenuItem::with_id(app, "open", "Open Sextant", true, None::<&str>)?;
     let pending = MenuItem::with_id(app, "inbox", pending_text(0), true, None::<&str>)?;
-    let pause = CheckMenuItem::with_id(app, "pause", "Pause schedules", true, false, None::<&str>)?;
+    let scheduler = app.state::<Console>().scheduler.clone();
+    let pause = CheckMenuItem::with_id(
+        app,
+        "pause",
+        "Pause schedules",
+        true,
+        scheduler.is_paused(),
+        None::<&str>,
+    )?;
+    // The pause is one stored flag: a change from the web console shows here too.
+    let mut changes = scheduler.pause_changes();
+    let mark = pause.clone();
+    tauri::async_runtime::spawn(async move {
+        while changes.changed().await.is_ok() {
+            let paused = *changes.borrow_and_update();
+            if let Err(e) = mark.set_checked(paused) {
+                tracing::warn!(error = %e, "could not update the tray's pause mark");
+            }
+        }
+    });
     let quit = MenuItem::with_id(app, "quit", "Quit Sextant", true, None::<&str>)?;
     let menu = Menu::with_items(
         app,
@@ -47,8 +66,13 @@ pub fn create(app: &App) -> tauri::Result<()> {
             "inbox" => crate::open_path(app, "/inbox"),
             "pause" => {
                 let paused = pause.is_checked().unwrap_or(false);
-                app.state::<Console>().scheduler.pause(paused);
-                tracing::info!(paused, "schedules paused from the tray");
+                let scheduler = app.state::<Console>().scheduler.clone();
+                tauri::async_runtime::spawn(async move {
+                    match scheduler.set_paused(paused).await {
+                        Ok(()) => tracing::info!(paused, "schedules paused from the tray"),
+                        Err(e) => tracing::error!(error = %e, "could not pause schedules"),
+                    }
+                });
             }
             "quit" => app.exit(0),
             _ => {}

@@ -105,3 +105,101 @@ async fn a_stream_carries_the_same_session_link_as_a_snapshot() {
     }
     app.shutdown().await;
 }
+
+#[tokio::test]
+async fn pausing_every_schedule_is_stored_and_survives_a_restart() {
+    use reqwest::Method;
+    let app = TestApp::spawn().await;
+    let path = "/api/v1/me/schedules/pause";
+    let (status, _, v) = app.get_json(path, true).await;
+    assert_eq!((status.as_u16(), &v["paused"]), (200, &json!(false)), "{v}");
+    let (status, _, _) = app
+        .request(
+            Who::Anon,
+            Method::PUT,
+            path,
+            Some(json!({ "paused": true })),
+        )
+        .await;
+    assert!(status == 401 || status == 403, "{status}");
+    let (status, _, bad) = app
+        .request(
+            Who::Owner,
+            Method::PUT,
+            path,
+            Some(json!({ "paused": "yes" })),
+        )
+        .await;
+    assert_eq!(status, 422, "{bad}");
+    assert_eq!(bad["error"]["field"], "paused", "{bad}");
+    let (status, _, v) = app
+        .request(
+            Who::Owner,
+            Method::PUT,
+            path,
+            Some(json!({ "paused": true })),
+        )
+        .await;
+    assert_eq!((status.as_u16(), &v["paused"]), (200, &json!(true)), "{v}");
+    let app = app.restart().await;
+    let (_, _, v) = app.get_json(path, true).await;
+    assert_eq!(v["paused"], true, "a restart keeps the pause: {v}");
+    app.shutdown().await;
+}
+
+#[tokio::test]
+async fn run_now_with_an_edited_prompt_leaves_the_plan_unchanged_and_says_so() {
+    use reqwest::Method;
+    let app = TestApp::spawn().await;
+    let (status, _, plan) = app
+        .request(
+            Who::Owner,
+            Method::POST,
+            "/api/v1/me/schedules",
+            Some(
+                json!({ "name": "brief", "prompt": "the plan's prompt", "cron": "0 9 * * *",
+                         "timezone": "Europe/Berlin", "agent_id": "echo" }),
+            ),
+        )
+        .await;
+    assert_eq!(status, 201, "{plan}");
+    let id = plan["id"].as_str().unwrap();
+    let run_path = format!("/api/v1/me/schedules/{id}/run");
+    let (status, _, bad) = app
+        .request(
+            Who::Owner,
+            Method::POST,
+            &run_path,
+            Some(json!({ "prompt": 5 })),
+        )
+        .await;
+    assert_eq!(status, 422, "{bad}");
+    assert_eq!(bad["error"]["field"], "prompt");
+    let (status, _, run) = app
+        .request(
+            Who::Owner,
+            Method::POST,
+            &run_path,
+            Some(json!({ "prompt": "just this once" })),
+        )
+        .await;
+    assert_eq!(status, 201, "{run}");
+    assert_eq!(run["prompt"], "just this once", "{run}");
+    assert!(
+        run["reason"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("edited prompt"),
+        "{run}"
+    );
+    let (_, _, after) = app
+        .get_json(&format!("/api/v1/me/schedules/{id}"), true)
+        .await;
+    assert_eq!(after["prompt"], "the plan's prompt", "{after}");
+    // Without a body, run now sends the plan's own prompt, with no note.
+    let (status, _, plain) = app.request(Who::Owner, Method::POST, &run_path, None).await;
+    assert_eq!(status, 201, "{plain}");
+    assert_eq!(plain["prompt"], "the plan's prompt");
+    assert!(plain["reason"].is_null(), "{plain}");
+    app.shutdown().await;
+}

@@ -94,6 +94,19 @@ impl Journal {
             .await
     }
 
+    /// An instance setting (`settings` table), if set.
+    pub async fn setting(&self, key: &str) -> Result<Option<String>> {
+        let key = key.to_string();
+        self.read(move |c| security::setting(c, &key)).await
+    }
+
+    /// Sets an instance setting.
+    pub async fn set_setting(&self, key: &str, value: &str) -> Result<()> {
+        let (key, value) = (key.to_string(), value.to_string());
+        self.call(move |c| security::set_setting(c, &key, &value))
+            .await
+    }
+
     /// This data dir's workspace id, created (from `candidate`) on first use.
     pub async fn workspace_id(&self, candidate: &str) -> Result<String> {
         let candidate = candidate.to_string();

@@ -37,7 +37,6 @@ pub mod view;
 pub mod words;
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use sextant_core::Clock;
@@ -92,10 +91,15 @@ struct Inner {
     /// One tick at a time in this process (the loop's and [`Scheduler::run_due_now`]'s).
     tick: tokio::sync::Mutex<()>,
     /// Set by [`Scheduler::pause`]: the loop claims no slot while it is set.
-    paused: AtomicBool,
+    /// Whether every schedule is paused (see [`Scheduler::set_paused`]); watched by the loop
+    /// and by the desktop tray.
+    paused: tokio::sync::watch::Sender<bool>,
     /// Failures, recoveries and pauses, for whoever listens ([`Scheduler::notices`]).
     notices: broadcast::Sender<ScheduleNotice>,
 }
+
+/// The `settings` key of [`Scheduler::set_paused`].
+const PAUSED_KEY: &str = "schedules_paused";
 
 /// Notices a slow listener may fall behind by before it misses some.
 const NOTICES: usize = 256;
@@ -129,7 +133,7 @@ impl Scheduler {
                 runtime,
                 changed: Notify::new(),
                 tick: tokio::sync::Mutex::new(()),
-                paused: AtomicBool::new(false),
+                paused: tokio::sync::watch::channel(false).0,
                 notices: broadcast::channel(NOTICES).0,
             }),
         }
@@ -159,19 +163,37 @@ impl Scheduler {
         self.inner.changed.notify_one();
     }
 
-    /// Pauses (`true`) or resumes (`false`) this process's loop, e.g. from the desktop tray.
-    /// While paused the loop claims no due slot; run now and replay still work, since the
-    /// person asks for those. On resume, slots that came due meanwhile are handled under each
-    /// schedule's missed-run policy, exactly as after the machine slept. Not persisted: a
-    /// restart resumes, and another process on the same data dir is not paused.
-    pub fn pause(&self, paused: bool) {
-        self.inner.paused.store(paused, Ordering::SeqCst);
+    /// Pauses (`true`) or resumes (`false`) every schedule: from the desktop tray, the web
+    /// console or the API, all of which see the same flag. It is stored in the journal
+    /// (`settings`), so a restart keeps it ([`Scheduler::restore_pause`]). While paused the
+    /// loop claims no due slot; run now and replay still work, since the person asks for
+    /// those. On resume, slots that came due meanwhile are handled under each schedule's
+    /// missed-run policy, exactly as after the machine slept. (Another process on the same data
+    /// dir reads the flag at its next start.)
+    pub async fn set_paused(&self, paused: bool) -> sextant_journal::Result<()> {
+        let value = if paused { "true" } else { "false" };
+        self.journal().set_setting(PAUSED_KEY, value).await?;
+        self.inner.paused.send_replace(paused);
+        tracing::info!(paused, "schedules paused or resumed");
         self.changed();
+        Ok(())
     }
 
-    /// Whether [`Scheduler::pause`] paused the loop.
+    /// Reads the stored pause (call once, before [`Scheduler::start`]).
+    pub async fn restore_pause(&self) -> sextant_journal::Result<bool> {
+        let paused = self.journal().setting(PAUSED_KEY).await?.as_deref() == Some("true");
+        self.inner.paused.send_replace(paused);
+        Ok(paused)
+    }
+
+    /// Whether every schedule is paused.
     pub fn is_paused(&self) -> bool {
-        self.inner.paused.load(Ordering::SeqCst)
+        *self.inner.paused.borrow()
+    }
+
+    /// The pause flag as it changes (the desktop tray keeps its check mark in step with it).
+    pub fn pause_changes(&self) -> tokio::sync::watch::Receiver<bool> {
+        self.inner.paused.subscribe()
     }
 
     /// Starts the loop: first it starts Runs that were claimed but never started (a crash or

@@ -736,12 +736,41 @@ impl Scheduler {
     /// overlap policy (the person asked). A Run is recorded either way; if the creator (or
     /// the acting assistant) may not call the Agent, it is `blocked`.
     pub async fn run_now(&self, actor: impl Into<Actor>, schedule_id: &str) -> Result<RunView> {
+        self.run_now_with(actor, schedule_id, None).await
+    }
+
+    /// [`Scheduler::run_now`], with this prompt instead of the plan's for this one Run: the
+    /// plan is unchanged, and the Run says it ran an edited prompt.
+    pub async fn run_now_with(
+        &self,
+        actor: impl Into<Actor>,
+        schedule_id: &str,
+        prompt: Option<&str>,
+    ) -> Result<RunView> {
         let actor = &actor.into();
         let schedule = self.owned(&actor.owner, schedule_id).await?;
-        let prompt = schedule.prompt.clone();
+        let edited = match prompt {
+            Some(p) if p != schedule.prompt => Some(check_prompt(p)?),
+            _ => None,
+        };
         let agent_id = schedule.agent_id.clone();
-        self.start_extra_run(actor, &schedule, RunTrigger::Manual, prompt, agent_id, None)
-            .await
+        let Some(prompt) = edited else {
+            let prompt = schedule.prompt.clone();
+            return self
+                .start_extra_run(actor, &schedule, RunTrigger::Manual, prompt, agent_id, None)
+                .await;
+        };
+        let note = "run now with an edited prompt; the plan's own prompt is unchanged";
+        self.start_extra_run_noted(
+            actor,
+            &schedule,
+            RunTrigger::Manual,
+            prompt,
+            agent_id,
+            None,
+            Some(note.to_string()),
+        )
+        .await
     }
 
     /// Runs an earlier Run again: a new Run with that Run's exact prompt and Agent (not the
@@ -779,6 +808,22 @@ impl Scheduler {
         agent_id: String,
         replay_of: Option<String>,
     ) -> Result<RunView> {
+        self.start_extra_run_noted(actor, schedule, trigger, prompt, agent_id, replay_of, None)
+            .await
+    }
+
+    /// [`start_extra_run`](Self::start_extra_run), with a note on the Run (its `reason`).
+    #[allow(clippy::too_many_arguments)]
+    async fn start_extra_run_noted(
+        &self,
+        actor: &Actor,
+        schedule: &ScheduleRow,
+        trigger: RunTrigger,
+        prompt: String,
+        agent_id: String,
+        replay_of: Option<String>,
+        note: Option<String>,
+    ) -> Result<RunView> {
         let now = format_time(self.clock().now());
         let run = RunRow {
             run_id: new_id(),
@@ -789,7 +834,7 @@ impl Scheduler {
             agent_id,
             executed_as: schedule.creator.clone(),
             record: RunRecord::Pending.as_str().to_string(),
-            reason: None,
+            reason: note,
             session_id: None,
             task_id: None,
             replay_of,

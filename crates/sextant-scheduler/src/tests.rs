@@ -595,7 +595,7 @@ async fn pending_runs_are_started_at_the_next_start() {
 async fn a_paused_loop_claims_nothing_until_resumed() {
     let dir = tempfile::tempdir().unwrap();
     let r = rig(&dir).await;
-    r.scheduler.pause(true);
+    r.scheduler.set_paused(true).await.unwrap();
     assert!(r.scheduler.is_paused());
     let handle = r.scheduler.start(CancellationToken::new());
     let s = r
@@ -612,7 +612,7 @@ async fn a_paused_loop_claims_nothing_until_resumed() {
     let page = r.scheduler.runs(&owner(), &s.id, None, 10).await.unwrap();
     assert_eq!(page.total, 0);
 
-    r.scheduler.pause(false);
+    r.scheduler.set_paused(false).await.unwrap();
     let ev = tokio::time::timeout(StdDuration::from_secs(10), events.recv())
         .await
         .expect("the resumed loop fired the slot")
@@ -1550,4 +1550,25 @@ async fn every_bad_field_is_named_at_once() {
     let mut never = every_minute("x");
     never.cron = Some("0 9 30 2 *".into());
     assert_eq!(r.scheduler.field_errors(&never, true)[0].field, "cron");
+}
+
+#[tokio::test]
+async fn the_pause_is_stored_and_a_new_scheduler_restores_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = rig(&dir).await;
+    let mut seen = r.scheduler.pause_changes();
+    r.scheduler.set_paused(true).await.unwrap();
+    assert!(*seen.borrow_and_update());
+    // Another Scheduler over the same journal (a restart) starts paused once it reads it.
+    let again = Scheduler::new(r.runtime.clone());
+    assert!(!again.is_paused());
+    assert!(again.restore_pause().await.unwrap());
+    assert!(again.is_paused());
+    r.scheduler.set_paused(false).await.unwrap();
+    assert!(
+        !Scheduler::new(r.runtime.clone())
+            .restore_pause()
+            .await
+            .unwrap()
+    );
 }

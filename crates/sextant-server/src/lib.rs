@@ -233,6 +233,10 @@ pub fn router(state: AppState) -> Router {
         )
         .route("/api/v1/me/schedules/preview", post(schedules::preview))
         .route(
+            "/api/v1/me/schedules/pause",
+            get(schedules::pause_state).put(schedules::set_pause),
+        )
+        .route(
             "/api/v1/me/schedules/{id}",
             get(schedules::get)
                 .patch(schedules::update)

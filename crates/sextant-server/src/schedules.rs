@@ -345,18 +345,39 @@ pub async fn delete(
     Ok(StatusCode::NO_CONTENT)
 }
 
-/// `POST /api/v1/me/schedules/{id}/run`: a Run now (201 with the Run; `blocked` if the caller
-/// may no longer call the Agent).
+/// `POST /api/v1/me/schedules/{id}/run` (`{"prompt"?: string}`): a Run now (201 with the Run;
+/// `blocked` if the caller may no longer call the Agent). With a `prompt`, that Run sends it
+/// instead of the plan's (the plan is unchanged, and the Run says so).
 pub async fn run_now(
     State(app): State<AppState>,
     Extension(p): Extension<Principal>,
     grant: Option<Extension<AssistantGrant>>,
     Path(id): Path<String>,
     headers: HeaderMap,
+    body: Bytes,
 ) -> ApiResult<Response> {
     require_json(&headers)?;
+    let prompt = if body.iter().all(u8::is_ascii_whitespace) {
+        None
+    } else {
+        let v: Value = serde_json::from_slice(&body)
+            .map_err(|e| ApiError::BadRequest(format!("the body is not JSON: {e}")))?;
+        match v.get("prompt") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(_) => {
+                return Err(ApiError::Invalid {
+                    field: "prompt".into(),
+                    message: "prompt must be a string".into(),
+                });
+            }
+        }
+    };
     let me = actor(&p, grant.as_deref())?;
-    let run = app.scheduler.run_now(&me, &id).await?;
+    let run = app
+        .scheduler
+        .run_now_with(&me, &id, prompt.as_deref())
+        .await?;
     Ok(created_run(&app, &headers, &run))
 }
 
@@ -708,4 +729,37 @@ mod tests {
         h.insert(header::CONTENT_TYPE, "text/plain".parse().unwrap());
         assert!(require_json(&h).is_err());
     }
+}
+
+/// `GET /api/v1/me/schedules/pause`: whether every schedule is paused (`{"paused": bool}`).
+pub async fn pause_state(
+    State(app): State<AppState>,
+    Extension(p): Extension<Principal>,
+) -> ApiResult<Json<Value>> {
+    owner_only(&p)?;
+    Ok(Json(json!({ "paused": app.scheduler.is_paused() })))
+}
+
+/// `PUT /api/v1/me/schedules/pause` (`{"paused": bool}`): pauses or resumes every schedule.
+/// Stored in the journal, so the desktop tray, the console and a restart agree; while paused
+/// no slot fires (run now and replay still work), and on resume missed slots follow each
+/// plan's missed-run policy.
+pub async fn set_pause(
+    State(app): State<AppState>,
+    Extension(p): Extension<Principal>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> ApiResult<Json<Value>> {
+    owner_only(&p)?;
+    require_json(&headers)?;
+    let v: Value = serde_json::from_slice(&body)
+        .map_err(|e| ApiError::BadRequest(format!("the body is not JSON: {e}")))?;
+    let Some(paused) = v.get("paused").and_then(Value::as_bool) else {
+        return Err(ApiError::Invalid {
+            field: "paused".into(),
+            message: "paused must be true or false".into(),
+        });
+    };
+    app.scheduler.set_paused(paused).await?;
+    Ok(Json(json!({ "paused": app.scheduler.is_paused() })))
 }

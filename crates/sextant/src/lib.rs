@@ -397,6 +397,10 @@ async fn start_inner(
     }
     let shutdown = CancellationToken::new();
     let scheduler = Scheduler::new(runtime.clone());
+    scheduler
+        .restore_pause()
+        .await
+        .context("reading whether schedules are paused")?;
     let scheduler_loop = scheduler.start(shutdown.child_token());
     let state = AppState::new(App {
         runtime: runtime.clone(),

@@ -246,6 +246,26 @@ pub fn set_denials(c: &Connection, agent_id: &str, principals: &[String], at: &s
     Ok(())
 }
 
+/// A setting's stored value, if it is set.
+pub fn setting(c: &Connection, key: &str) -> Result<Option<String>> {
+    use rusqlite::OptionalExtension;
+    Ok(
+        c.prepare_cached("SELECT value FROM settings WHERE key = ?1")?
+            .query_row([key], |r| r.get(0))
+            .optional()?,
+    )
+}
+
+/// Sets a setting.
+pub fn set_setting(c: &Connection, key: &str, value: &str) -> Result<()> {
+    c.prepare_cached(
+        "INSERT INTO settings (key, value) VALUES (?1, ?2)
+         ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+    )?
+    .execute([key, value])?;
+    Ok(())
+}
+
 /// A setting, created with `default` if it is missing; the stored value.
 pub fn setting_or_insert(c: &Connection, key: &str, default: &str) -> Result<String> {
     c.prepare_cached("INSERT OR IGNORE INTO settings (key, value) VALUES (?1, ?2)")?

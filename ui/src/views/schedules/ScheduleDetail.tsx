@@ -12,6 +12,7 @@ import { Link, navigate } from '../../router';
 import { replayRun } from '../sessions/RunPanel';
 import { loadAgents } from '../tasks/store';
 import { deleteSchedule, getSchedule, listRuns } from './api';
+import { RunEdited } from './RunEdited';
 import { ScheduleDialog } from './ScheduleDialog';
 import { HistoryStrip, PausedNotice, RunResult } from './ScheduleHealth';
 import { cronWords, useScheduleActions } from './Schedules';
@@ -160,6 +161,7 @@ export function ScheduleDetail(props: { id: string }) {
             <button class="btn btn-primary" disabled={busy === s.id} onClick={() => void run(s)} data-action="run-now">
               ▶ Run now
             </button>
+            <RunEdited schedule={s} />
             <button class="btn" onClick={() => setEditing(true)} data-action="edit">
               Edit
             </button>

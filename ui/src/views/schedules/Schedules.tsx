@@ -11,7 +11,7 @@ import { refreshDelay } from '../../lib/time';
 import { subscribe } from '../../live/events';
 import { Link } from '../../router';
 import { loadAgents } from '../tasks/store';
-import { deleteSchedule, getSchedule, listRuns, listSchedules, runNow, updateSchedule } from './api';
+import { deleteSchedule, getPaused, getSchedule, listRuns, listSchedules, runNow, setPaused, updateSchedule } from './api';
 import { ScheduleDialog } from './ScheduleDialog';
 import { HistoryStrip } from './ScheduleHealth';
 
@@ -146,9 +146,12 @@ export function Schedules() {
         title="Schedules"
         subtitle="Your personal plans: a prompt sent to an Agent, as you, at the times you choose."
         actions={
-          <button class="btn btn-primary" onClick={() => setDialog({ open: true, schedule: null })} disabled={agents.length === 0}>
-            + New schedule
-          </button>
+          <>
+            <PauseAll />
+            <button class="btn btn-primary" onClick={() => setDialog({ open: true, schedule: null })} disabled={agents.length === 0}>
+              + New schedule
+            </button>
+          </>
         }
       />
       {state.status === 'loading' && <Loading label="Loading schedules…" />}
@@ -275,5 +278,41 @@ export function Schedules() {
         </p>
       </Confirm>
     </div>
+  );
+}
+
+/** Pause or resume every schedule, with a banner while they are paused. */
+function PauseAll() {
+  const [paused, setState] = useState<boolean | null>(null);
+  const [busy, setBusy] = useState(false);
+  useEffect(() => {
+    getPaused()
+      .then(setState)
+      .catch(() => setState(null));
+  }, []);
+  if (paused === null) return null;
+  const toggle = async () => {
+    setBusy(true);
+    try {
+      const now = await setPaused(!paused);
+      setState(now);
+      toast(now ? 'All schedules are paused.' : 'Schedules are running again.', 'ok');
+    } catch (e) {
+      toast(`Could not ${paused ? 'resume' : 'pause'} schedules: ${(e as Error).message}`, 'bad');
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <>
+      {paused && (
+        <span class="badge badge-warn" role="status" data-schedules-paused>
+          All paused
+        </span>
+      )}
+      <button class="btn" data-pause-all={paused ? 'resume' : 'pause'} disabled={busy} onClick={() => void toggle()}>
+        {paused ? 'Resume all schedules' : 'Pause all schedules'}
+      </button>
+    </>
   );
 }

@@ -6,6 +6,11 @@ import type { Run, RunsPage, Schedule, ScheduleInput, ScheduleList, SchedulePrev
 const BASE = '/api/v1/me/schedules';
 const one = (id: string) => `${BASE}/${encodeURIComponent(id)}`;
 
+/** Whether every schedule is paused (stored: the tray, this page and a restart agree). */
+export const getPaused = () => api<{ paused: boolean }>(`${BASE}/pause`).then((r) => r.paused);
+export const setPaused = (paused: boolean) =>
+  api<{ paused: boolean }>(`${BASE}/pause`, { method: 'PUT', body: { paused } }).then((r) => r.paused);
+
 export const listSchedules = () => api<ScheduleList>(BASE).then((r) => r.schedules);
 export const getSchedule = (id: string) => api<Schedule>(one(id));
 export const createSchedule = (s: ScheduleInput) => api<Schedule>(BASE, { method: 'POST', body: { ...s, source: 'console' } });

@@ -4,7 +4,9 @@
 import { Ago, Empty, ErrorState, Loading, PageHeader, StateBadge } from '../../components/ui';
 import { callerLabel, shortId } from '../../lib/format';
 import { Link } from '../../router';
+import { StopTask } from '../tasks/StopTask';
 import { agents } from '../tasks/store';
+import { Reply } from './Reply';
 import { RunPanel } from './RunPanel';
 import { TranscriptView } from './TranscriptView';
 import { useSession } from './useSession';
@@ -51,6 +53,7 @@ export function SessionPage(props: { id: string }) {
       <div class="split">
         <div class="split-main">
           <TranscriptView blocks={v.transcript.blocks} showTask={v.tasks.length > 1} />
+          <Reply agentId={s.agentId} contextId={s.contextId} caller={s.caller} />
         </div>
         <aside class="split-side">
           {v.detail.run && <RunPanel link={v.detail.run} />}
@@ -69,6 +72,7 @@ export function SessionPage(props: { id: string }) {
                     <span class="muted small">
                       <Ago at={t.stateAt} />
                     </span>
+                    <StopTask task={t} compact />
                   </li>
                 ))}
               </ul>

@@ -61,6 +61,16 @@ describe('transcript items', () => {
     ]);
   });
 
+  it('continues each artifact on its own: stdout and stderr arriving interleaved', () => {
+    const out = (seq: number, text: string, append: boolean): Block => ({ ...agent(seq, text, append), artifact: 'output' }) as Block;
+    const err = (seq: number, text: string, append: boolean): Block => ({ ...agent(seq, text, append), artifact: 'stderr' }) as Block;
+    const got = items([out(1, 'a', false), err(2, 'x', false), out(3, 'b', true), err(4, 'y', true)]);
+    expect(got.map((i) => (i.type === 'agent' ? [i.artifact, i.text] : i.type))).toEqual([
+      ['output', 'ab'],
+      ['stderr', 'xy'],
+    ]);
+  });
+
   it('shows who answered an interaction on the interaction', () => {
     const blocks: Block[] = [
       user(1, 'ls'),

@@ -85,11 +85,16 @@ export type Item =
 
 /**
  * The items of `blocks`, optionally of one task only: agent text with `append` continues the
- * previous text of its task; an answer is shown on the interaction it answers.
+ * previous text of its task's same artifact (a command's stdout and stderr arrive interleaved,
+ * each its own artifact); an answer is shown on the interaction it answers.
  */
 export function items(blocks: Block[], taskId?: string): Item[] {
   const out: Item[] = [];
+  // The open text item of each (task, artifact).
   const lastText = new Map<string, number>();
+  const endTexts = (task: string) => {
+    for (const k of [...lastText.keys()]) if (k.startsWith(`${task}\u0000`)) lastText.delete(k);
+  };
   const asked = new Map<string, number>();
   blocks.forEach((b, i) => {
     if (taskId && b.taskId !== taskId) return;
@@ -99,15 +104,16 @@ export function items(blocks: Block[], taskId?: string): Item[] {
     switch (b.kind) {
       case 'user_input':
         out.push({ ...base, type: 'user', text: b.text });
-        lastText.delete(task);
+        endTexts(task);
         break;
       case 'agent_text': {
-        const prev = lastText.get(task);
+        const textKey = `${task}\u0000${b.artifact ?? ''}`;
+        const prev = lastText.get(textKey);
         if (b.append && prev !== undefined) {
           const p = out[prev] as Extract<Item, { type: 'agent' }>;
           out[prev] = { ...p, text: p.text + b.text };
         } else {
-          lastText.set(task, out.length);
+          lastText.set(textKey, out.length);
           out.push({ ...base, type: 'agent', text: b.text, artifact: b.artifact });
         }
         break;
@@ -121,7 +127,7 @@ export function items(blocks: Block[], taskId?: string): Item[] {
       case 'interaction':
         asked.set(b.interaction.interactionId, out.length);
         out.push({ ...base, type: 'interaction', interaction: b.interaction });
-        lastText.delete(task);
+        endTexts(task);
         break;
       case 'answer': {
         const at = asked.get(b.interactionId);

@@ -12,6 +12,7 @@ import { LiveDot } from '../sessions/Session';
 import { TranscriptView } from '../sessions/TranscriptView';
 import { useSession } from '../sessions/useSession';
 import { agents, loadAgents } from './store';
+import { StopTask } from './StopTask';
 import { Origin } from './Tasks';
 
 export function TaskDetail(props: { id: string }) {
@@ -81,6 +82,7 @@ export function TaskDetail(props: { id: string }) {
         actions={
           <>
             <LiveDot state={v.live} />
+            <StopTask task={{ ...task, state: live.state }} />
             <Link href={`/sessions/${task.sessionId}`} class="btn">
               Open Session
             </Link>

@@ -11,6 +11,8 @@ import { callerLabel, isTerminal, shortId, STATUS_FILTERS, taskStatus } from '..
 import { duration } from '../../lib/time';
 import { Link, location, navigate } from '../../router';
 import { listSchedules } from '../schedules/api';
+import { NewTask } from './NewTask';
+import { StopTask } from './StopTask';
 import { filterFromSearch, groupTasks, SINCE_CHOICES, searchOf, type Grouping, type TaskFilter } from './state';
 import { agents, loadAgents, loadMore, loadTasks, tasks } from './store';
 
@@ -54,6 +56,11 @@ function TaskRow(props: { t: TaskSummary; flash: boolean; agentName: string }) {
     >
       <td class="col-status">
         <StateBadge state={t.state} outcome={t.outcome} />
+        {!ended && (
+          <div class="row-stop">
+            <StopTask task={t} compact />
+          </div>
+        )}
       </td>
       <td class="col-task">
         <Link href={`/tasks/${t.taskId}`} class="link task-title">
@@ -88,6 +95,7 @@ export function Tasks() {
   const key = searchOf(filter);
   const [schedules, setSchedules] = useState<Schedule[]>([]);
   const [typed, setTyped] = useState(filter.q);
+  const [composing, setComposing] = useState(false);
   const searchRef = useRef<HTMLInputElement>(null);
 
   // The URL is the filter: reload, back/forward and shared links all land here.
@@ -115,7 +123,16 @@ export function Tasks() {
 
   return (
     <div class="page">
-      <PageHeader title="Tasks" subtitle="Every task across your Agents and Sessions, live." />
+      <PageHeader
+        title="Tasks"
+        subtitle="Every task across your Agents and Sessions, live."
+        actions={
+          <button class="btn btn-primary" data-new-task onClick={() => setComposing(true)}>
+            + New task
+          </button>
+        }
+      />
+      <NewTask open={composing} onClose={() => setComposing(false)} />
       <div class="toolbar" role="search">
         <label class="search-field">
           <span class="sr-only">Search tasks</span>

@@ -1,0 +1,158 @@
+// Browser tests of stopping and steering (issue #15): a running command's output is visible
+// while it runs, and Stop ends it after a confirmation that says what will happen, keeping what
+// it printed. Against a real `sextant serve` in Debian's Chromium.
+//
+//   bash tests/browser/run.sh            (runs console.test.mjs, daily.test.mjs, then this file)
+
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { client, openPage, shot, startBrowser, startServer, until } from './harness.mjs';
+
+let server;
+let browser;
+let api;
+
+before(async () => {
+  server = await startServer({ args: ['--cancel-grace-secs', '1'] });
+  browser = await startBrowser();
+  api = client(server);
+});
+
+after(async () => {
+  await browser?.stop();
+  await server?.stop();
+});
+
+const task = async (id) => (await api.call('GET', `/api/v1/tasks/${id}`)).body;
+
+/** Sends a shell command and approves it through the API; the task. */
+async function approvedShell(command) {
+  const t = await api.send('shell', command);
+  const pending = await api.pendingFor(t.id);
+  const r = await api.call('POST', `/api/v1/interactions/${pending.interactionId}/answer`, {
+    task_id: t.id,
+    option: 'accept',
+    digest: pending.action?.digest,
+    message_id: `steer-${t.id}`,
+  });
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+  return t;
+}
+
+test('a running command shows its output live, and Stop ends it keeping what it printed', async () => {
+  const t = await approvedShell('echo line-one; sleep 1; echo line-two; sleep 60; echo finished');
+  const page = await openPage(browser, server, `/tasks/${t.id}`);
+  // Output appears while the command runs, long before it would end.
+  await page.getByText('line-two').first().waitFor();
+  assert.equal((await task(t.id)).state, 'TASK_STATE_WORKING');
+
+  await page.locator(`[data-stop-task="${t.id}"]`).first().click();
+  const dialog = page.locator('dialog[open]');
+  await dialog.getByText('SIGTERM').waitFor();
+  await dialog.getByRole('textbox').fill('not needed any more');
+  await shot(page, 'task-stop-confirm');
+  await dialog.getByRole('button', { name: 'Stop task' }).click();
+
+  const ended = await until(async () => {
+    const x = await task(t.id);
+    return x.state === 'TASK_STATE_CANCELED' && x;
+  }, 'the task to be canceled');
+  assert.equal(ended.outcome, 'canceled');
+  await page.getByText('Canceled by you. Reason: not needed any more').first().waitFor();
+  await page.locator('[data-task-state="TASK_STATE_CANCELED"]').waitFor({ state: 'attached' });
+  // What it printed before is kept; the Stop button is gone with the running task.
+  assert.ok(await page.getByText('line-one').first().isVisible());
+  assert.equal(await page.locator(`[data-stop-task="${t.id}"]`).count(), 0);
+  assert.equal(await page.getByText('finished').count(), 0);
+  await shot(page, 'task-stopped');
+  assert.deepEqual(page.errors.map(String), []);
+  await page.close();
+});
+
+test('Stop in the task list ends a task that waits for a decision and closes its card', async () => {
+  const t = await api.send('shell', 'touch should-never-exist');
+  await api.pendingFor(t.id);
+  const page = await openPage(browser, server, '/tasks');
+  const row = page.locator(`tr[data-task-id="${t.id}"]`);
+  await row.locator(`[data-stop-task="${t.id}"]`).click();
+  const dialog = page.locator('dialog[open]');
+  await dialog.getByText('Its open decision is closed').waitFor();
+  await dialog.getByRole('button', { name: 'Stop task' }).click();
+  await row.locator('[data-outcome="canceled"], .badge').filter({ hasText: 'Canceled' }).first().waitFor();
+  const inbox = await api.call('GET', '/api/v1/interactions');
+  assert.equal(inbox.body.interactions.filter((i) => i.taskId === t.id).length, 0);
+  assert.deepEqual(page.errors.map(String), []);
+  await page.close();
+});
+
+test('New task sends a message as you and its page follows it; Reply continues the Session', async () => {
+  const page = await openPage(browser, server, '/tasks');
+  await page.locator('[data-new-task]').click();
+  const dialog = page.locator('dialog[open]');
+  await dialog.locator('#nt-agent').selectOption('echo');
+  await dialog.locator('#nt-text').fill('hello from the console');
+  await dialog.getByRole('button', { name: 'Send' }).click();
+  await page.waitForURL(/\/tasks\/[0-9a-f-]+$/);
+  const first = page.url().split('/tasks/')[1];
+  await page.getByText('hello from the console').first().waitFor();
+  const t1 = await until(async () => {
+    const x = await task(first);
+    return x.state === 'TASK_STATE_COMPLETED' && x;
+  }, 'the new task to complete');
+  assert.ok(t1.caller.startsWith('person:'), t1.caller);
+
+  await page.goto(`${server.url}/sessions/${t1.sessionId}`);
+  await page.locator('#reply-text').fill('and a second message');
+  await shot(page, 'session-reply');
+  await page.getByRole('button', { name: 'Send reply' }).click();
+  await page.waitForURL((u) => u.pathname.startsWith('/tasks/') && !u.pathname.endsWith(first));
+  const second = page.url().split('/tasks/')[1];
+  const t2 = await until(async () => {
+    const x = await task(second);
+    return x.state === 'TASK_STATE_COMPLETED' && x;
+  }, 'the reply to complete');
+  assert.equal(t2.sessionId, t1.sessionId, 'the reply continues the same Session');
+  assert.equal(t2.contextId, t1.contextId);
+  assert.deepEqual(page.errors.map(String), []);
+  await page.close();
+});
+
+test('Pause all schedules is stored: the page, the API and a reload agree', async () => {
+  const page = await openPage(browser, server, '/schedules');
+  await page.locator('[data-pause-all="pause"]').click();
+  await page.locator('[data-schedules-paused]').waitFor();
+  assert.equal((await api.call('GET', '/api/v1/me/schedules/pause')).body.paused, true);
+  await page.reload();
+  await page.locator('[data-pause-all="resume"]').waitFor();
+  await shot(page, 'schedules-paused-all');
+  await page.locator('[data-pause-all="resume"]').click();
+  await page.locator('[data-pause-all="pause"]').waitFor();
+  assert.equal((await api.call('GET', '/api/v1/me/schedules/pause')).body.paused, false);
+  assert.deepEqual(page.errors.map(String), []);
+  await page.close();
+});
+
+test('Run with edits sends another prompt once; the plan keeps its own', async () => {
+  const created = await api.call('POST', '/api/v1/me/schedules', {
+    name: 'Edited once',
+    prompt: 'the plan prompt',
+    cron: '0 9 * * *',
+    timezone: 'Europe/Berlin',
+    agent_id: 'echo',
+  });
+  assert.equal(created.status, 201, JSON.stringify(created.body));
+  const id = created.body.id;
+  const page = await openPage(browser, server, `/schedules/${id}`);
+  await page.locator('[data-action="run-edited"]').click();
+  const dialog = page.locator('dialog[open]');
+  await dialog.locator('#re-prompt').fill('only this time');
+  await dialog.getByRole('button', { name: 'Run now' }).click();
+  await page.waitForURL(/\/sessions\//);
+  await page.getByText('only this time').first().waitFor();
+  const runs = (await api.call('GET', `/api/v1/me/schedules/${id}/runs`)).body.runs;
+  assert.equal(runs[0].prompt, 'only this time');
+  assert.match(runs[0].reason, /edited prompt/);
+  assert.equal((await api.call('GET', `/api/v1/me/schedules/${id}`)).body.prompt, 'the plan prompt');
+  assert.deepEqual(page.errors.map(String), []);
+  await page.close();
+});
