@@ -1207,6 +1207,13 @@ fn stream_item(ev: &JournalEvent, task: &TaskRow, modes: &OutputModes) -> Option
     sextant_core::projection::stream_response(ev, &task.task_id, &task.context_id, modes)
 }
 
+/// [`with_session_link`] for a task's stream on this call.
+fn linker(call: &Call, task: &TaskRow) -> impl Fn(Value) -> Value + Send + 'static {
+    let url = call.session_url(&task.session_id);
+    let link = call.agent.session_link.then(|| url.clone());
+    move |item| with_session_link(item, &url, link.as_deref())
+}
+
 /// A stream's status updates carry the Session's URL (`metadata.sessionUrl`), as snapshots
 /// do; a completed one also ends with the `Session: …` line when the Agent links Sessions
 /// (`link`), so a streaming caller reads the same result as a blocking one.
@@ -1262,11 +1269,7 @@ fn task_stream(
     modes: OutputModes,
 ) -> std::pin::Pin<Box<dyn Stream<Item = Frame> + Send>> {
     let session_url = call.session_url(&task.session_id);
-    let link = call.agent.session_link.then(|| session_url.clone());
-    let linked = {
-        let url = session_url.clone();
-        move |item: Value| with_session_link(item, &url, link.as_deref())
-    };
+    let linked = linker(call, &task);
     let base = call.base.clone();
     let frames = Box::pin(async_stream::stream! {
         let mut live = events;
@@ -1371,13 +1374,14 @@ fn resume_stream(
 ) -> std::pin::Pin<Box<dyn Stream<Item = Frame> + Send>> {
     let journal = call.app.runtime.journal().clone();
     let base = call.base.clone();
+    let linked = linker(call, &task);
     let frames = Box::pin(async_stream::stream! {
         let mut events = Box::pin(task_events(&journal, &task, after, StopAt::Terminal));
         while let Some(ev) = events.next().await {
             match ev {
                 Ok(ev) => {
                     if let Some(item) = stream_item(&ev, &task, &OutputModes::Any) {
-                        yield Frame::Item(Some(ev.seq), item);
+                        yield Frame::Item(Some(ev.seq), linked(item));
                     }
                 }
                 Err(e) => { yield Frame::Error(internal(e)); return; }

@@ -50,7 +50,8 @@ function TaskRow(props: { t: TaskSummary; flash: boolean; agentName: string }) {
       data-state={t.state}
       data-outcome={t.outcome ?? undefined}
       onClick={(e) => {
-        if ((e.target as HTMLElement).closest('a')) return;
+        // Links, and the Stop button with its confirmation (rendered inside the row), act alone.
+        if ((e.target as HTMLElement).closest('a, button, dialog')) return;
         navigate(`/tasks/${t.taskId}`);
       }}
     >
