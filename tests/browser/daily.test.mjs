@@ -226,6 +226,156 @@ describe('wrong data', () => {
   });
 });
 
+/** `t` as a `datetime-local` field holds it in the browser's zone (Europe/Berlin). */
+function berlinInput(t) {
+  const parts = Object.fromEntries(
+    new Intl.DateTimeFormat('en-GB', { timeZone: 'Europe/Berlin', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' })
+      .formatToParts(t)
+      .map((p) => [p.type, p.value]),
+  );
+  return `${parts.year}-${parts.month}-${parts.day}T${parts.hour}:${parts.minute}`;
+}
+
+describe('schedules, the whole plan (issue #20)', () => {
+  test('a plan from plain words: the server echoes them back as cron before anything is saved', async () => {
+    const page = await open('/schedules');
+    await page.getByRole('button', { name: '+ New schedule' }).click();
+    const dialog = page.locator('dialog[open]');
+    await dialog.locator('#s-name').fill('Weekday words');
+    await dialog.locator('#s-agent').selectOption('echo');
+    await dialog.locator('#s-prompt').fill('the morning brief');
+    await dialog.locator('.chip-radio', { hasText: 'In words' }).click();
+    await dialog.locator('#s-when').fill('every weekday at 9');
+    await dialog.locator('[data-echo-cron]', { hasText: /^0 9 \* \* 1-5$/ }).waitFor();
+    assert.match(await dialog.locator('[data-echo]').textContent(), /Understood “every weekday at 9” as 0 9 \* \* 1-5, a recurring plan/);
+    await dialog.locator('.next-runs li').first().waitFor();
+    // "in 30 minutes" is one Run, said so, never a recurring plan.
+    await dialog.locator('#s-when').fill('in 30 minutes');
+    await dialog.locator('[data-echo-once]').waitFor();
+    assert.match(await dialog.locator('[data-echo]').textContent(), /one Run at .* not a recurring plan/);
+    // Words it cannot read are the server's error on the field, with examples.
+    await dialog.locator('#s-when').fill('every 7 minutes');
+    await dialog.locator('[data-field-error="when"]').waitFor();
+    assert.match(await dialog.locator('#s-when').getAttribute('class'), /invalid/);
+    await dialog.locator('#s-when').fill('every weekday at 9');
+    await dialog.locator('[data-echo-cron]').waitFor();
+    await shot(page, 'schedule-words');
+    await page.setViewportSize({ width: 420, height: 860 });
+    await shot(page, 'schedule-words-420');
+    await page.setViewportSize({ width: 1360, height: 860 });
+    const [created] = await Promise.all([
+      page.waitForResponse((r) => r.url().endsWith('/api/v1/me/schedules') && r.request().method() === 'POST'),
+      dialog.getByRole('button', { name: 'Create schedule' }).click(),
+    ]);
+    assert.equal(created.status(), 201);
+    const body = await created.json();
+    assert.equal(body.cron, '0 9 * * 1-5', 'saved as the cron it echoed');
+    assert.equal(body.understood.input, 'every weekday at 9');
+    await dialog.waitFor({ state: 'detached' });
+    noErrors(page);
+    await page.close();
+    await api.call('DELETE', `/api/v1/me/schedules/${body.id}`);
+  });
+
+  test('overlap policy, jitter and pause-after-failures are saved, and each refusal is on its field', async () => {
+    const page = await open('/schedules');
+    await page.getByRole('button', { name: '+ New schedule' }).click();
+    const dialog = page.locator('dialog[open]');
+    await newSchedule(dialog, { name: 'Hourly sweep', cron: '0 * * * *' });
+    await dialog.getByText('More settings').click();
+    await dialog.locator('#s-overlap').selectOption('buffer_one');
+    await dialog.locator('#s-jitter').fill('4000');
+    await dialog.locator('#s-pause').fill('0');
+    await dialog.getByRole('button', { name: 'Create schedule' }).click();
+    // Both refusals at once, each on its field.
+    await dialog.locator('[data-field-error="jitter_secs"]').waitFor();
+    await dialog.locator('[data-field-error="pause_after_failures"]').waitFor();
+    assert.match(await dialog.locator('[data-field-error="jitter_secs"]').textContent(), /between 0 and 3600 seconds/);
+    await shot(page, 'schedule-more-settings');
+    await dialog.locator('#s-jitter').fill('30');
+    await dialog.locator('#s-pause').fill('3');
+    const [created] = await Promise.all([
+      page.waitForResponse((r) => r.url().endsWith('/api/v1/me/schedules') && r.request().method() === 'POST'),
+      dialog.getByRole('button', { name: 'Create schedule' }).click(),
+    ]);
+    assert.equal(created.status(), 201, await created.text());
+    const id = (await created.json()).id;
+    const saved = (await api.call('GET', `/api/v1/me/schedules/${id}`)).body;
+    assert.equal(saved.overlap_policy, 'buffer_one');
+    assert.equal(saved.jitter_secs, 30);
+    assert.equal(saved.pause_after_failures, 3);
+
+    // The schedule's page says them, and editing starts from them.
+    const detail = await open(`/schedules/${id}`);
+    await detail.locator('[data-fact="overlap"]', { hasText: 'Queue one slot' }).waitFor();
+    await detail.locator('[data-fact="jitter"]', { hasText: 'up to 30 s late' }).waitFor();
+    await detail.locator('[data-fact="pause"]', { hasText: 'pauses after 3 in a row' }).waitFor();
+    await detail.getByRole('button', { name: 'Edit' }).click();
+    const edit = detail.locator('dialog[open]');
+    assert.equal(await edit.locator('#s-overlap').inputValue(), 'buffer_one');
+    assert.equal(await edit.locator('#s-jitter').inputValue(), '30');
+    await edit.locator('#s-overlap').selectOption('allow_all');
+    await edit.locator('#s-pause').fill('');
+    await edit.getByRole('button', { name: 'Save changes' }).click();
+    await edit.waitFor({ state: 'detached' });
+    await detail.locator('[data-fact="overlap"]', { hasText: 'Run them side by side' }).waitFor();
+    await detail.locator('[data-fact="pause"]', { hasText: 'keeps running' }).waitFor();
+    const after = (await api.call('GET', `/api/v1/me/schedules/${id}`)).body;
+    assert.equal(after.overlap_policy, 'allow_all');
+    assert.equal(after.pause_after_failures, null);
+    assert.equal(after.jitter_secs, 30);
+    for (const p of [page, detail]) {
+      noErrors(p);
+      await p.close();
+    }
+    await api.call('DELETE', `/api/v1/me/schedules/${id}`);
+  });
+
+  test('backfill a past range from the schedule’s page: one backfill Run per slot, once', async () => {
+    const made = await api.call('POST', '/api/v1/me/schedules', { name: 'Hourly report', prompt: 'backfilled', cron: '0 * * * *', timezone: 'UTC', agent_id: 'echo' });
+    assert.equal(made.status, 201);
+    const id = made.body.id;
+    const page = await open(`/schedules/${id}`);
+    await page.getByText('No Runs yet').waitFor();
+    await page.getByRole('button', { name: 'Backfill…' }).click();
+    const dialog = page.locator('dialog[open]');
+    // A range that reaches into the future is refused on its field.
+    const hour = 3_600_000;
+    const start = new Date(Math.floor((Date.now() - 5 * hour) / hour) * hour + hour / 2); // hh:30, five hours ago
+    await dialog.locator('#b-from').fill(berlinInput(start));
+    await dialog.locator('#b-to').fill(berlinInput(new Date(Date.now() + 2 * hour)));
+    await dialog.getByRole('button', { name: 'Backfill' }).click();
+    await dialog.locator('[data-field-error="to"]', { hasText: 'must not be in the future' }).waitFor();
+    // Three hourly slots.
+    await dialog.locator('#b-to').fill(berlinInput(new Date(start.getTime() + 3 * hour)));
+    await shot(page, 'schedule-backfill');
+    await page.setViewportSize({ width: 420, height: 860 });
+    await shot(page, 'schedule-backfill-420');
+    await page.setViewportSize({ width: 1360, height: 860 });
+    await dialog.getByRole('button', { name: 'Backfill' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    await page.locator('.toast', { hasText: '3 backfill Runs' }).waitFor();
+    const rows = page.locator('tr[data-run-id]', { hasText: 'Backfill' });
+    await until(async () => (await rows.count()) === 3, 'three backfill Runs on the page');
+    // One at a time (the default), each completes.
+    await until(async () => (await page.locator('tr[data-run-id][data-status="completed"]').count()) === 3, 'the backfill Runs to complete', 30_000);
+    const runs = (await api.call('GET', `/api/v1/me/schedules/${id}/runs`)).body.runs;
+    assert.deepEqual(runs.map((r) => r.trigger), ['backfill', 'backfill', 'backfill']);
+    const slots = runs.map((r) => Date.parse(r.scheduled_for)).sort();
+    assert.deepEqual(slots, [1, 2, 3].map((i) => start.getTime() + i * hour - hour / 2));
+    // The same range again runs nothing twice.
+    await page.getByRole('button', { name: 'Backfill…' }).click();
+    await dialog.locator('#b-from').fill(berlinInput(start));
+    await dialog.locator('#b-to').fill(berlinInput(new Date(start.getTime() + 3 * hour)));
+    await dialog.getByRole('button', { name: 'Backfill' }).click();
+    await page.locator('.toast', { hasText: '0 backfill Runs; 3 backfilled before' }).waitFor();
+    assert.equal((await api.call('GET', `/api/v1/me/schedules/${id}/runs`)).body.total, 3);
+    noErrors(page);
+    await page.close();
+    await api.call('DELETE', `/api/v1/me/schedules/${id}`);
+  });
+});
+
 describe('find things', () => {
   test('each task says what it is: its input, its result, where it came from, how long it took', async () => {
     const t = await api.send('echo', 'Summarise the overnight logs\nin three lines');
