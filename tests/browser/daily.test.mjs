@@ -654,6 +654,44 @@ describe('sign-in, offline, errors', () => {
     noErrors(page);
     await page.close();
   });
+
+  test('registering a peer shows every invalid field at once: the browser’s and the server’s', async () => {
+    const page = await open('/peers');
+    await page.getByRole('button', { name: '+ Register a peer' }).click();
+    const dialog = page.locator('dialog[open]');
+    // What the browser can see: nothing is sent.
+    let posted = 0;
+    page.on('request', (r) => {
+      if (r.url().endsWith('/api/v1/peers') && r.method() === 'POST') posted++;
+    });
+    await dialog.locator('#p-timeout').fill('soon');
+    await dialog.getByRole('button', { name: 'Register peer' }).click();
+    for (const f of ['name', 'url', 'timeout']) await dialog.locator(`[data-field-error="${f}"]`).waitFor();
+    assert.equal(posted, 0);
+    // What only the server can see: every field it refuses, each on its field, in one answer.
+    await dialog.locator('#p-name').fill('Bad Name');
+    await dialog.locator('#p-url').fill('ftp://example.com/agent');
+    await dialog.locator('#p-token').fill('has a space');
+    await dialog.locator('#p-timeout').fill('30');
+    const [refused] = await Promise.all([
+      page.waitForResponse((r) => r.url().endsWith('/api/v1/peers') && r.request().method() === 'POST'),
+      dialog.getByRole('button', { name: 'Register peer' }).click(),
+    ]);
+    assert.equal(refused.status(), 422);
+    assert.deepEqual((await refused.json()).error.fields.map((f) => f.field), ['name', 'url', 'token']);
+    for (const f of ['name', 'url', 'token']) {
+      await dialog.locator(`[data-field-error="${f}"]`).waitFor();
+      assert.match(await dialog.locator(`#p-${f}`).getAttribute('class'), /invalid/);
+    }
+    assert.match(await dialog.locator('[data-field-error="url"]').textContent(), /^use an https URL/);
+    assert.equal(await dialog.locator('[data-field-error="timeout"]').count(), 0);
+    await shot(page, 'peer-form-errors');
+    await page.setViewportSize({ width: 420, height: 860 });
+    await shot(page, 'peer-form-errors-420');
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    noErrors(page);
+    await page.close();
+  });
 });
 
 describe('the inbox at volume', () => {
