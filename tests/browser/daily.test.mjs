@@ -499,7 +499,7 @@ describe('every screen', () => {
     const run = (await api.call('POST', `/api/v1/me/schedules/${sched.id}/run`, {})).body;
     const done = await until(async () => (await api.call('GET', `/api/v1/me/schedules/${sched.id}/runs`)).body.runs.find((r) => r.session_id), 'a Run with its Session');
     const problems = [];
-    const pages = ['/', '/inbox', '/tasks', '/schedules', `/schedules/${sched.id}`, '/peers', `/sessions/${done.session_id}`, `/tasks/${waiting.task.id}`];
+    const pages = ['/', '/inbox', '/tasks', '/schedules', `/schedules/${sched.id}`, '/peers', '/webhooks', `/sessions/${done.session_id}`, `/tasks/${waiting.task.id}`];
     for (const width of WIDTHS) {
       const page = await open('/', { viewport: { width, height: 800 } });
       for (const path of pages) {
@@ -524,7 +524,7 @@ describe('every screen', () => {
       }
       // Every nav link has a name, even when only its icon shows.
       const nav = page.getByRole('navigation', { name: 'Sextant' });
-      for (const n of ['Overview', 'Approvals', 'Tasks', 'Schedules', 'Peers']) {
+      for (const n of ['Overview', 'Approvals', 'Tasks', 'Schedules', 'Peers', 'Webhooks']) {
         assert.equal(await nav.getByRole('link', { name: new RegExp(`^${n}`) }).count(), 1, `${n} at ${width} px`);
         assert.ok(await nav.getByRole('link', { name: new RegExp(`^${n}`) }).isVisible(), `${n} shows at ${width} px`);
       }
@@ -547,6 +547,43 @@ describe('every screen', () => {
     }
     await answerApi(waiting, 'decline');
     assert.ok(run);
+    assert.deepEqual(problems, []);
+  });
+
+  test('in the dark scheme too, axe finds nothing serious on any page, at 1280 and 420 px', async () => {
+    const waiting = await waitingShell('echo a-card-in-the-dark');
+    const sched = (await api.call('POST', '/api/v1/me/schedules', { name: 'Dark', prompt: 'in the dark', cron: '0 9 * * *', timezone: 'UTC', agent_id: 'echo' })).body;
+    await api.call('POST', `/api/v1/me/schedules/${sched.id}/run`, {});
+    const done = await until(async () => (await api.call('GET', `/api/v1/me/schedules/${sched.id}/runs`)).body.runs.find((r) => r.session_id && r.status === 'completed'), 'a completed Run');
+    const pages = ['/', '/inbox', '/tasks', '/schedules', `/schedules/${sched.id}`, '/peers', '/webhooks', `/sessions/${done.session_id}`, `/tasks/${waiting.task.id}`];
+    const problems = [];
+    for (const width of [1280, 420]) {
+      const page = await open('/', { viewport: { width, height: 800 } });
+      await page.emulateMedia({ colorScheme: 'dark' });
+      assert.equal(await page.evaluate(() => matchMedia('(prefers-color-scheme: dark)').matches), true);
+      for (const path of pages) {
+        await page.goto(server.url + path);
+        await page.locator('[data-connection="live"]').waitFor();
+        await page.locator('.page').first().waitFor();
+        await page.locator('.state-loading').first().waitFor({ state: 'detached' }).catch(() => undefined);
+        for (const v of await axeViolations(page)) problems.push(`${path} at ${width} px, dark: axe ${v}`);
+      }
+      // A dialog, and a toast, in the dark.
+      await page.goto(server.url + '/schedules');
+      await page.locator('[data-connection="live"]').waitFor();
+      await page.getByRole('button', { name: '+ New schedule' }).click();
+      await page.locator('dialog[open] .next-runs li').first().waitFor();
+      for (const v of await axeViolations(page)) problems.push(`schedule dialog at ${width} px, dark: axe ${v}`);
+      if (width === 1280) await shot(page, 'schedule-dialog-dark');
+      await page.keyboard.press('Escape');
+      await page.goto(server.url + '/inbox');
+      await page.locator('article.interaction').first().waitFor();
+      await shot(page, width === 1280 ? 'inbox-dark' : 'inbox-dark-420');
+      noErrors(page);
+      await page.close();
+    }
+    await answerApi(waiting, 'decline');
+    await api.call('DELETE', `/api/v1/me/schedules/${sched.id}`);
     assert.deepEqual(problems, []);
   });
 
