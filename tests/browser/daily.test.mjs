@@ -436,6 +436,93 @@ describe('find things', () => {
     }
   });
 
+  test('caller, schedule, time and every-peer filters, and grouping by Session, keep to the URL too', async () => {
+    // Tasks from two callers, one from a schedule's Run, and two in one Session.
+    const rpc = async (headers, message) => {
+      const res = await fetch(`${server.url}/api/v1/agents/echo/a2a`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', 'A2A-Version': '1.0', ...headers },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message: { messageId: `filters-${Math.random()}`, role: 'ROLE_USER', ...message }, configuration: { returnImmediately: true } } }),
+      });
+      const body = await res.json();
+      if (body.error) throw new Error(JSON.stringify(body.error));
+      return body.result.task ?? body.result;
+    };
+    const owner = { Authorization: `Bearer ${server.token}` };
+    const mine = await rpc(owner, { parts: [{ text: 'from the owner, for the filters' }] });
+    const anon = await rpc({}, { parts: [{ text: 'from the loopback caller, no token' }] });
+    const plan = (await api.call('POST', '/api/v1/me/schedules', { name: 'Filter plan', prompt: 'from the filter plan', cron: '0 5 * * *', timezone: 'UTC', agent_id: 'echo' })).body;
+    const run = (await api.call('POST', `/api/v1/me/schedules/${plan.id}/run`, {})).body;
+    const runTask = await until(async () => (await api.call('GET', `/api/v1/me/schedules/${plan.id}/runs/${run.id}`)).body.task_id, 'the Run’s task');
+    const ctx = `filters-session-${Date.now()}`;
+    const first = await rpc(owner, { contextId: ctx, parts: [{ text: 'deploy the staging site' }] });
+    await ended(first.id);
+    const second = await rpc(owner, { contextId: ctx, parts: [{ text: 'and now the logs' }] });
+    const sessionId = (await ended(second.id)).sessionId;
+    for (const id of [mine.id, anon.id, runTask]) await ended(id);
+    assert.equal((await task(first.id)).sessionId, sessionId, 'one Session');
+
+    const row = (p, id) => p.locator(`tr[data-task-id="${id}"]`);
+    const page = await open('/tasks');
+    await row(page, mine.id).waitFor();
+    // caller=: chosen, reloaded, and back.
+    await page.getByLabel('Filter by caller').selectOption('anonymous-local:loopback:anonymous');
+    await page.waitForURL(/caller=anonymous-local%3Aloopback%3Aanonymous/);
+    await row(page, anon.id).waitFor();
+    await row(page, mine.id).waitFor({ state: 'detached' });
+    await page.reload();
+    await row(page, anon.id).waitFor();
+    assert.equal(await row(page, mine.id).count(), 0);
+    assert.equal(await page.getByLabel('Filter by caller').inputValue(), 'anonymous-local:loopback:anonymous');
+    await page.goBack();
+    await page.waitForURL((u) => !/caller=/.test(u.href));
+    await row(page, mine.id).waitFor();
+    // schedule=: chosen by name, and as a shared link.
+    await page.getByLabel('Filter by schedule').selectOption({ label: 'Filter plan' });
+    await page.waitForURL(new RegExp(`schedule=${plan.id}`));
+    await row(page, runTask).waitFor();
+    await page.waitForFunction(() => document.querySelectorAll('tr[data-task-id]').length === 1);
+    const shared = await open(`/tasks?schedule=${plan.id}`);
+    await row(shared, runTask).waitFor();
+    assert.equal(await shared.locator('tr[data-task-id]').count(), 1);
+    assert.equal(await shared.getByLabel('Filter by schedule').inputValue(), plan.id);
+    await page.goBack();
+    await page.waitForURL((u) => !/schedule=/.test(u.href));
+    // since=: the URL keeps the choice, the server is asked from an hour ago.
+    const [asked] = await Promise.all([
+      page.waitForRequest((r) => /\/api\/v1\/tasks\?.*from=/.test(r.url())),
+      page.getByLabel('Filter by time').selectOption('1h'),
+    ]);
+    await page.waitForURL(/since=1h/);
+    const from = Date.parse(new URL(asked.url()).searchParams.get('from'));
+    assert.ok(Math.abs(Date.now() - 3_600_000 - from) < 60_000, `from ${new Date(from).toISOString()}`);
+    await row(page, mine.id).waitFor();
+    await page.reload();
+    await row(page, mine.id).waitFor();
+    assert.equal(await page.getByLabel('Filter by time').inputValue(), '1h');
+    // agent=peer:*: only outbound conversations (none here), kept through a reload.
+    const peers = await open('/tasks?agent=peer%3A*');
+    await peers.getByText('No tasks match').waitFor();
+    assert.equal(await peers.getByLabel('Filter by Agent').inputValue(), 'peer:*');
+    await peers.reload();
+    await peers.getByText('No tasks match').waitFor();
+    assert.equal(await peers.getByLabel('Filter by Agent').inputValue(), 'peer:*');
+    assert.equal(await row(peers, mine.id).count(), 0);
+    // group=session: a Session's two tasks under one heading, named by its first message.
+    const grouped = await open('/tasks?group=session');
+    const session = grouped.locator(`tbody[data-group="${sessionId}"]`);
+    await session.locator('tr.group-row', { hasText: 'Session of “deploy the staging site”' }).waitFor();
+    assert.equal(await session.locator('tr[data-task-id]').count(), 2);
+    await grouped.reload();
+    await session.locator('tr.group-row').waitFor();
+    assert.equal(await grouped.getByLabel('Group by').inputValue(), 'session');
+    for (const p of [page, shared, peers, grouped]) {
+      noErrors(p);
+      await p.close();
+    }
+    await api.call('DELETE', `/api/v1/me/schedules/${plan.id}`);
+  });
+
   test('group by caller or schedule, and the keys: g i, g t, g s, ?', async () => {
     const page = await open('/tasks?group=schedule');
     await page.locator('tr.group-row', { hasText: 'Nightly digest' }).waitFor();
