@@ -245,6 +245,10 @@ describe('schedules, the whole plan (issue #20)', () => {
     await dialog.locator('#s-agent').selectOption('echo');
     await dialog.locator('#s-prompt').fill('the morning brief');
     await dialog.locator('.chip-radio', { hasText: 'In words' }).click();
+    // Nothing typed yet is a hint, not an error (the preview would wait 300 ms).
+    await dialog.getByText('Say when in a few words').waitFor();
+    await page.waitForTimeout(800);
+    assert.equal(await dialog.locator('[data-field-error]').count(), 0, 'no error before anything is typed');
     await dialog.locator('#s-when').fill('every weekday at 9');
     await dialog.locator('[data-echo-cron]', { hasText: /^0 9 \* \* 1-5$/ }).waitFor();
     assert.match(await dialog.locator('[data-echo]').textContent(), /Understood “every weekday at 9” as 0 9 \* \* 1-5, a recurring plan/);

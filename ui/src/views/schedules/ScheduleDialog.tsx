@@ -87,9 +87,16 @@ export function ScheduleDialog(props: {
   const key = previewKey(form);
   useEffect(() => {
     if (!props.open) return;
+    // Nothing typed yet is not an error: the readout says what to type.
+    const timing = timingOf(form);
+    if (Object.values(timing).every((v) => !v?.trim())) {
+      setPreview(null);
+      setPreviewError(null);
+      return;
+    }
     const ac = new AbortController();
     const t = setTimeout(() => {
-      previewTiming(timingOf(form), form.timezone, ac.signal)
+      previewTiming(timing, form.timezone, ac.signal)
         .then((p) => {
           setPreview({ key, p });
           setPreviewError(null);
@@ -298,7 +305,13 @@ export function ScheduleDialog(props: {
               <div class="cron-words">{fresh.description}</div>
             </>
           ) : (
-            <div class="cron-words muted">{form.kind === 'words' && form.when.trim() === '' ? 'Say when in a few words, e.g. “every weekday at 9”.' : 'Reading it…'}</div>
+            <div class="cron-words muted">
+              {form.kind === 'words' && form.when.trim() === ''
+                ? 'Say when in a few words, e.g. “every weekday at 9”.'
+                : form.kind === 'once' && form.once_at.trim() === ''
+                  ? 'Pick a date and time.'
+                  : 'Reading it…'}
+            </div>
           )}
           {!timingError && fresh && fresh.next_runs.length > 0 && (
             <div class="next-runs">
