@@ -296,6 +296,7 @@ describe('schedules, the whole plan (issue #20)', () => {
     await dialog.locator('[data-field-error="pause_after_failures"]').waitFor();
     assert.match(await dialog.locator('[data-field-error="jitter_secs"]').textContent(), /between 0 and 3600 seconds/);
     await shot(page, 'schedule-more-settings');
+    assert.deepEqual(await axeViolations(page), [], 'axe, with More settings open and its errors shown');
     await dialog.locator('#s-jitter').fill('30');
     await dialog.locator('#s-pause').fill('3');
     const [created] = await Promise.all([
@@ -353,6 +354,7 @@ describe('schedules, the whole plan (issue #20)', () => {
     // Three hourly slots.
     await dialog.locator('#b-to').fill(berlinInput(new Date(start.getTime() + 3 * hour)));
     await shot(page, 'schedule-backfill');
+    assert.deepEqual(await axeViolations(page), [], 'axe, with the backfill dialog open');
     await page.setViewportSize({ width: 420, height: 860 });
     await shot(page, 'schedule-backfill-420');
     await page.setViewportSize({ width: 1360, height: 860 });
