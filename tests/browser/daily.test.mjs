@@ -336,6 +336,49 @@ describe('schedules, the whole plan (issue #20)', () => {
     await api.call('DELETE', `/api/v1/me/schedules/${id}`);
   });
 
+  test('a one-shot plan from a date and time, with the catch-up window of a late Run', async () => {
+    const page = await open('/schedules');
+    await page.getByRole('button', { name: '+ New schedule' }).click();
+    const dialog = page.locator('dialog[open]');
+    await newSchedule(dialog, { name: 'Christmas note' });
+    await dialog.locator('.chip-radio', { hasText: 'Once' }).click();
+    const year = new Date().getFullYear() + 1;
+    await dialog.locator('#s-once').fill(`${year}-12-24T09:00`);
+    await dialog.locator('.cron-words', { hasText: `Once, on` }).waitFor();
+    await dialog.locator('.next-runs', { hasText: 'Fires at' }).waitFor();
+    assert.equal(await dialog.locator('.next-runs li').count(), 1);
+    // A time in the past is the server's error on the field.
+    await dialog.locator('#s-once').fill('2001-01-01T09:00');
+    await dialog.locator('[data-field-error="once_at"]').waitFor();
+    await dialog.locator('#s-once').fill(`${year}-12-24T09:00`);
+    await dialog.locator('#s-missed').selectOption('run_once');
+    await dialog.locator('#s-grace').selectOption({ label: '15 minutes' });
+    const [created] = await Promise.all([
+      page.waitForResponse((r) => r.url().endsWith('/api/v1/me/schedules') && r.request().method() === 'POST'),
+      dialog.getByRole('button', { name: 'Create schedule' }).click(),
+    ]);
+    assert.equal(created.status(), 201, await created.text());
+    const body = await created.json();
+    assert.equal(body.cron, null);
+    assert.equal(body.once_at, `${year}-12-24T09:00:00`);
+    assert.equal(body.missed_run_policy, 'run_once');
+    assert.equal(body.missed_run_grace_secs, 900);
+    // Editing it starts as a one-shot plan; the page has no Backfill for it.
+    const detail = await open(`/schedules/${body.id}`);
+    await detail.getByText('run once, late (within 15 min)').waitFor();
+    assert.equal(await detail.getByRole('button', { name: 'Backfill…' }).count(), 0);
+    await detail.getByRole('button', { name: 'Edit' }).click();
+    const edit = detail.locator('dialog[open]');
+    assert.equal(await edit.locator('#s-once').inputValue(), `${year}-12-24T09:00`);
+    assert.equal(await edit.locator('#s-grace').inputValue(), '900');
+    await edit.getByRole('button', { name: 'Cancel' }).click();
+    for (const p of [page, detail]) {
+      noErrors(p);
+      await p.close();
+    }
+    await api.call('DELETE', `/api/v1/me/schedules/${body.id}`);
+  });
+
   test('backfill a past range from the schedule’s page: one backfill Run per slot, once', async () => {
     const made = await api.call('POST', '/api/v1/me/schedules', { name: 'Hourly report', prompt: 'backfilled', cron: '0 * * * *', timezone: 'UTC', agent_id: 'echo' });
     assert.equal(made.status, 201);
