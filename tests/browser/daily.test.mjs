@@ -226,6 +226,205 @@ describe('wrong data', () => {
   });
 });
 
+/** `t` as a `datetime-local` field holds it in the browser's zone (Europe/Berlin). */
+function berlinInput(t) {
+  const parts = Object.fromEntries(
+    new Intl.DateTimeFormat('en-GB', { timeZone: 'Europe/Berlin', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' })
+      .formatToParts(t)
+      .map((p) => [p.type, p.value]),
+  );
+  return `${parts.year}-${parts.month}-${parts.day}T${parts.hour}:${parts.minute}`;
+}
+
+describe('schedules, the whole plan (issue #20)', () => {
+  test('a plan from plain words: the server echoes them back as cron before anything is saved', async () => {
+    const page = await open('/schedules');
+    await page.getByRole('button', { name: '+ New schedule' }).click();
+    const dialog = page.locator('dialog[open]');
+    await dialog.locator('#s-name').fill('Weekday words');
+    await dialog.locator('#s-agent').selectOption('echo');
+    await dialog.locator('#s-prompt').fill('the morning brief');
+    await dialog.locator('.chip-radio', { hasText: 'In words' }).click();
+    // Nothing typed yet is a hint, not an error (the preview would wait 300 ms).
+    await dialog.getByText('Say when in a few words').waitFor();
+    await page.waitForTimeout(800);
+    assert.equal(await dialog.locator('[data-field-error]').count(), 0, 'no error before anything is typed');
+    await dialog.locator('#s-when').fill('every weekday at 9');
+    await dialog.locator('[data-echo-cron]', { hasText: /^0 9 \* \* 1-5$/ }).waitFor();
+    assert.match(await dialog.locator('[data-echo]').textContent(), /Understood “every weekday at 9” as 0 9 \* \* 1-5, a recurring plan/);
+    await dialog.locator('.next-runs li').first().waitFor();
+    // "in 30 minutes" is one Run, said so, never a recurring plan.
+    await dialog.locator('#s-when').fill('in 30 minutes');
+    await dialog.locator('[data-echo-once]').waitFor();
+    assert.match(await dialog.locator('[data-echo]').textContent(), /one Run at .* not a recurring plan/);
+    // Words it cannot read are the server's error on the field, with examples.
+    await dialog.locator('#s-when').fill('every 7 minutes');
+    await dialog.locator('[data-field-error="when"]').waitFor();
+    assert.match(await dialog.locator('#s-when').getAttribute('class'), /invalid/);
+    await dialog.locator('#s-when').fill('every weekday at 9');
+    await dialog.locator('[data-echo-cron]').waitFor();
+    await shot(page, 'schedule-words');
+    await page.setViewportSize({ width: 420, height: 860 });
+    await shot(page, 'schedule-words-420');
+    await page.setViewportSize({ width: 1360, height: 860 });
+    const [created] = await Promise.all([
+      page.waitForResponse((r) => r.url().endsWith('/api/v1/me/schedules') && r.request().method() === 'POST'),
+      dialog.getByRole('button', { name: 'Create schedule' }).click(),
+    ]);
+    assert.equal(created.status(), 201);
+    const body = await created.json();
+    assert.equal(body.cron, '0 9 * * 1-5', 'saved as the cron it echoed');
+    assert.equal(body.understood.input, 'every weekday at 9');
+    await dialog.waitFor({ state: 'detached' });
+    noErrors(page);
+    await page.close();
+    await api.call('DELETE', `/api/v1/me/schedules/${body.id}`);
+  });
+
+  test('overlap policy, jitter and pause-after-failures are saved, and each refusal is on its field', async () => {
+    const page = await open('/schedules');
+    await page.getByRole('button', { name: '+ New schedule' }).click();
+    const dialog = page.locator('dialog[open]');
+    await newSchedule(dialog, { name: 'Hourly sweep', cron: '0 * * * *' });
+    await dialog.getByText('More settings').click();
+    await dialog.locator('#s-overlap').selectOption('buffer_one');
+    await dialog.locator('#s-jitter').fill('4000');
+    await dialog.locator('#s-pause').fill('0');
+    await dialog.getByRole('button', { name: 'Create schedule' }).click();
+    // Both refusals at once, each on its field.
+    await dialog.locator('[data-field-error="jitter_secs"]').waitFor();
+    await dialog.locator('[data-field-error="pause_after_failures"]').waitFor();
+    assert.match(await dialog.locator('[data-field-error="jitter_secs"]').textContent(), /between 0 and 3600 seconds/);
+    await shot(page, 'schedule-more-settings');
+    assert.deepEqual(await axeViolations(page), [], 'axe, with More settings open and its errors shown');
+    await dialog.locator('#s-jitter').fill('30');
+    await dialog.locator('#s-pause').fill('3');
+    const [created] = await Promise.all([
+      page.waitForResponse((r) => r.url().endsWith('/api/v1/me/schedules') && r.request().method() === 'POST'),
+      dialog.getByRole('button', { name: 'Create schedule' }).click(),
+    ]);
+    assert.equal(created.status(), 201, await created.text());
+    const id = (await created.json()).id;
+    const saved = (await api.call('GET', `/api/v1/me/schedules/${id}`)).body;
+    assert.equal(saved.overlap_policy, 'buffer_one');
+    assert.equal(saved.jitter_secs, 30);
+    assert.equal(saved.pause_after_failures, 3);
+
+    // The schedule's page says them, and editing starts from them.
+    const detail = await open(`/schedules/${id}`);
+    await detail.locator('[data-fact="overlap"]', { hasText: 'Queue one slot' }).waitFor();
+    await detail.locator('[data-fact="jitter"]', { hasText: 'up to 30 s late' }).waitFor();
+    await detail.locator('[data-fact="pause"]', { hasText: 'pauses after 3 in a row' }).waitFor();
+    await detail.getByRole('button', { name: 'Edit' }).click();
+    const edit = detail.locator('dialog[open]');
+    assert.equal(await edit.locator('#s-overlap').inputValue(), 'buffer_one');
+    assert.equal(await edit.locator('#s-jitter').inputValue(), '30');
+    await edit.locator('#s-overlap').selectOption('allow_all');
+    await edit.locator('#s-pause').fill('');
+    await edit.getByRole('button', { name: 'Save changes' }).click();
+    await edit.waitFor({ state: 'detached' });
+    await detail.locator('[data-fact="overlap"]', { hasText: 'Run them side by side' }).waitFor();
+    await detail.locator('[data-fact="pause"]', { hasText: 'keeps running' }).waitFor();
+    const after = (await api.call('GET', `/api/v1/me/schedules/${id}`)).body;
+    assert.equal(after.overlap_policy, 'allow_all');
+    assert.equal(after.pause_after_failures, null);
+    assert.equal(after.jitter_secs, 30);
+    for (const p of [page, detail]) {
+      noErrors(p);
+      await p.close();
+    }
+    await api.call('DELETE', `/api/v1/me/schedules/${id}`);
+  });
+
+  test('a one-shot plan from a date and time, with the catch-up window of a late Run', async () => {
+    const page = await open('/schedules');
+    await page.getByRole('button', { name: '+ New schedule' }).click();
+    const dialog = page.locator('dialog[open]');
+    await newSchedule(dialog, { name: 'Christmas note' });
+    await dialog.locator('.chip-radio', { hasText: 'Once' }).click();
+    const year = new Date().getFullYear() + 1;
+    await dialog.locator('#s-once').fill(`${year}-12-24T09:00`);
+    await dialog.locator('.cron-words', { hasText: `Once, on` }).waitFor();
+    await dialog.locator('.next-runs', { hasText: 'Fires at' }).waitFor();
+    assert.equal(await dialog.locator('.next-runs li').count(), 1);
+    // A time in the past is the server's error on the field.
+    await dialog.locator('#s-once').fill('2001-01-01T09:00');
+    await dialog.locator('[data-field-error="once_at"]').waitFor();
+    await dialog.locator('#s-once').fill(`${year}-12-24T09:00`);
+    await dialog.locator('#s-missed').selectOption('run_once');
+    await dialog.locator('#s-grace').selectOption({ label: '15 minutes' });
+    const [created] = await Promise.all([
+      page.waitForResponse((r) => r.url().endsWith('/api/v1/me/schedules') && r.request().method() === 'POST'),
+      dialog.getByRole('button', { name: 'Create schedule' }).click(),
+    ]);
+    assert.equal(created.status(), 201, await created.text());
+    const body = await created.json();
+    assert.equal(body.cron, null);
+    assert.equal(body.once_at, `${year}-12-24T09:00:00`);
+    assert.equal(body.missed_run_policy, 'run_once');
+    assert.equal(body.missed_run_grace_secs, 900);
+    // Editing it starts as a one-shot plan; the page has no Backfill for it.
+    const detail = await open(`/schedules/${body.id}`);
+    await detail.getByText('run once, late (within 15 min)').waitFor();
+    assert.equal(await detail.getByRole('button', { name: 'Backfill…' }).count(), 0);
+    await detail.getByRole('button', { name: 'Edit' }).click();
+    const edit = detail.locator('dialog[open]');
+    assert.equal(await edit.locator('#s-once').inputValue(), `${year}-12-24T09:00`);
+    assert.equal(await edit.locator('#s-grace').inputValue(), '900');
+    await edit.getByRole('button', { name: 'Cancel' }).click();
+    for (const p of [page, detail]) {
+      noErrors(p);
+      await p.close();
+    }
+    await api.call('DELETE', `/api/v1/me/schedules/${body.id}`);
+  });
+
+  test('backfill a past range from the schedule’s page: one backfill Run per slot, once', async () => {
+    const made = await api.call('POST', '/api/v1/me/schedules', { name: 'Hourly report', prompt: 'backfilled', cron: '0 * * * *', timezone: 'UTC', agent_id: 'echo' });
+    assert.equal(made.status, 201);
+    const id = made.body.id;
+    const page = await open(`/schedules/${id}`);
+    await page.getByText('No Runs yet').waitFor();
+    await page.getByRole('button', { name: 'Backfill…' }).click();
+    const dialog = page.locator('dialog[open]');
+    // A range that reaches into the future is refused on its field.
+    const hour = 3_600_000;
+    const start = new Date(Math.floor((Date.now() - 5 * hour) / hour) * hour + hour / 2); // hh:30, five hours ago
+    await dialog.locator('#b-from').fill(berlinInput(start));
+    await dialog.locator('#b-to').fill(berlinInput(new Date(Date.now() + 2 * hour)));
+    await dialog.getByRole('button', { name: 'Backfill' }).click();
+    await dialog.locator('[data-field-error="to"]', { hasText: 'must not be in the future' }).waitFor();
+    // Three hourly slots.
+    await dialog.locator('#b-to').fill(berlinInput(new Date(start.getTime() + 3 * hour)));
+    await shot(page, 'schedule-backfill');
+    assert.deepEqual(await axeViolations(page), [], 'axe, with the backfill dialog open');
+    await page.setViewportSize({ width: 420, height: 860 });
+    await shot(page, 'schedule-backfill-420');
+    await page.setViewportSize({ width: 1360, height: 860 });
+    await dialog.getByRole('button', { name: 'Backfill' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    await page.locator('.toast', { hasText: '3 backfill Runs' }).waitFor();
+    const rows = page.locator('tr[data-run-id]', { hasText: 'Backfill' });
+    await until(async () => (await rows.count()) === 3, 'three backfill Runs on the page');
+    // One at a time (the default), each completes.
+    await until(async () => (await page.locator('tr[data-run-id][data-status="completed"]').count()) === 3, 'the backfill Runs to complete', 30_000);
+    const runs = (await api.call('GET', `/api/v1/me/schedules/${id}/runs`)).body.runs;
+    assert.deepEqual(runs.map((r) => r.trigger), ['backfill', 'backfill', 'backfill']);
+    const slots = runs.map((r) => Date.parse(r.scheduled_for)).sort();
+    assert.deepEqual(slots, [1, 2, 3].map((i) => start.getTime() + i * hour - hour / 2));
+    // The same range again runs nothing twice.
+    await page.getByRole('button', { name: 'Backfill…' }).click();
+    await dialog.locator('#b-from').fill(berlinInput(start));
+    await dialog.locator('#b-to').fill(berlinInput(new Date(start.getTime() + 3 * hour)));
+    await dialog.getByRole('button', { name: 'Backfill' }).click();
+    await page.locator('.toast', { hasText: '0 backfill Runs; 3 backfilled before' }).waitFor();
+    assert.equal((await api.call('GET', `/api/v1/me/schedules/${id}/runs`)).body.total, 3);
+    noErrors(page);
+    await page.close();
+    await api.call('DELETE', `/api/v1/me/schedules/${id}`);
+  });
+});
+
 describe('find things', () => {
   test('each task says what it is: its input, its result, where it came from, how long it took', async () => {
     const t = await api.send('echo', 'Summarise the overnight logs\nin three lines');
@@ -284,6 +483,93 @@ describe('find things', () => {
       noErrors(p);
       await p.close();
     }
+  });
+
+  test('caller, schedule, time and every-peer filters, and grouping by Session, keep to the URL too', async () => {
+    // Tasks from two callers, one from a schedule's Run, and two in one Session.
+    const rpc = async (headers, message) => {
+      const res = await fetch(`${server.url}/api/v1/agents/echo/a2a`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', 'A2A-Version': '1.0', ...headers },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message: { messageId: `filters-${Math.random()}`, role: 'ROLE_USER', ...message }, configuration: { returnImmediately: true } } }),
+      });
+      const body = await res.json();
+      if (body.error) throw new Error(JSON.stringify(body.error));
+      return body.result.task ?? body.result;
+    };
+    const owner = { Authorization: `Bearer ${server.token}` };
+    const mine = await rpc(owner, { parts: [{ text: 'from the owner, for the filters' }] });
+    const anon = await rpc({}, { parts: [{ text: 'from the loopback caller, no token' }] });
+    const plan = (await api.call('POST', '/api/v1/me/schedules', { name: 'Filter plan', prompt: 'from the filter plan', cron: '0 5 * * *', timezone: 'UTC', agent_id: 'echo' })).body;
+    const run = (await api.call('POST', `/api/v1/me/schedules/${plan.id}/run`, {})).body;
+    const runTask = await until(async () => (await api.call('GET', `/api/v1/me/schedules/${plan.id}/runs/${run.id}`)).body.task_id, 'the Run’s task');
+    const ctx = `filters-session-${Date.now()}`;
+    const first = await rpc(owner, { contextId: ctx, parts: [{ text: 'deploy the staging site' }] });
+    await ended(first.id);
+    const second = await rpc(owner, { contextId: ctx, parts: [{ text: 'and now the logs' }] });
+    const sessionId = (await ended(second.id)).sessionId;
+    for (const id of [mine.id, anon.id, runTask]) await ended(id);
+    assert.equal((await task(first.id)).sessionId, sessionId, 'one Session');
+
+    const row = (p, id) => p.locator(`tr[data-task-id="${id}"]`);
+    const page = await open('/tasks');
+    await row(page, mine.id).waitFor();
+    // caller=: chosen, reloaded, and back.
+    await page.getByLabel('Filter by caller').selectOption('anonymous-local:loopback:anonymous');
+    await page.waitForURL(/caller=anonymous-local%3Aloopback%3Aanonymous/);
+    await row(page, anon.id).waitFor();
+    await row(page, mine.id).waitFor({ state: 'detached' });
+    await page.reload();
+    await row(page, anon.id).waitFor();
+    assert.equal(await row(page, mine.id).count(), 0);
+    assert.equal(await page.getByLabel('Filter by caller').inputValue(), 'anonymous-local:loopback:anonymous');
+    await page.goBack();
+    await page.waitForURL((u) => !/caller=/.test(u.href));
+    await row(page, mine.id).waitFor();
+    // schedule=: chosen by name, and as a shared link.
+    await page.getByLabel('Filter by schedule').selectOption({ label: 'Filter plan' });
+    await page.waitForURL(new RegExp(`schedule=${plan.id}`));
+    await row(page, runTask).waitFor();
+    await page.waitForFunction(() => document.querySelectorAll('tr[data-task-id]').length === 1);
+    const shared = await open(`/tasks?schedule=${plan.id}`);
+    await row(shared, runTask).waitFor();
+    assert.equal(await shared.locator('tr[data-task-id]').count(), 1);
+    assert.equal(await shared.getByLabel('Filter by schedule').inputValue(), plan.id);
+    await page.goBack();
+    await page.waitForURL((u) => !/schedule=/.test(u.href));
+    // since=: the URL keeps the choice, the server is asked from an hour ago.
+    const [asked] = await Promise.all([
+      page.waitForRequest((r) => /\/api\/v1\/tasks\?.*from=/.test(r.url())),
+      page.getByLabel('Filter by time').selectOption('1h'),
+    ]);
+    await page.waitForURL(/since=1h/);
+    const from = Date.parse(new URL(asked.url()).searchParams.get('from'));
+    assert.ok(Math.abs(Date.now() - 3_600_000 - from) < 60_000, `from ${new Date(from).toISOString()}`);
+    await row(page, mine.id).waitFor();
+    await page.reload();
+    await row(page, mine.id).waitFor();
+    assert.equal(await page.getByLabel('Filter by time').inputValue(), '1h');
+    // agent=peer:*: only outbound conversations (none here), kept through a reload.
+    const peers = await open('/tasks?agent=peer%3A*');
+    await peers.getByText('No tasks match').waitFor();
+    assert.equal(await peers.getByLabel('Filter by Agent').inputValue(), 'peer:*');
+    await peers.reload();
+    await peers.getByText('No tasks match').waitFor();
+    assert.equal(await peers.getByLabel('Filter by Agent').inputValue(), 'peer:*');
+    assert.equal(await row(peers, mine.id).count(), 0);
+    // group=session: a Session's two tasks under one heading, named by its first message.
+    const grouped = await open('/tasks?group=session');
+    const session = grouped.locator(`tbody[data-group="${sessionId}"]`);
+    await session.locator('tr.group-row', { hasText: 'Session of “deploy the staging site”' }).waitFor();
+    assert.equal(await session.locator('tr[data-task-id]').count(), 2);
+    await grouped.reload();
+    await session.locator('tr.group-row').waitFor();
+    assert.equal(await grouped.getByLabel('Group by').inputValue(), 'session');
+    for (const p of [page, shared, peers, grouped]) {
+      noErrors(p);
+      await p.close();
+    }
+    await api.call('DELETE', `/api/v1/me/schedules/${plan.id}`);
   });
 
   test('group by caller or schedule, and the keys: g i, g t, g s, ?', async () => {
@@ -349,7 +635,7 @@ describe('every screen', () => {
     const run = (await api.call('POST', `/api/v1/me/schedules/${sched.id}/run`, {})).body;
     const done = await until(async () => (await api.call('GET', `/api/v1/me/schedules/${sched.id}/runs`)).body.runs.find((r) => r.session_id), 'a Run with its Session');
     const problems = [];
-    const pages = ['/', '/inbox', '/tasks', '/schedules', `/schedules/${sched.id}`, '/peers', `/sessions/${done.session_id}`, `/tasks/${waiting.task.id}`];
+    const pages = ['/', '/inbox', '/tasks', '/schedules', `/schedules/${sched.id}`, '/peers', '/webhooks', `/sessions/${done.session_id}`, `/tasks/${waiting.task.id}`];
     for (const width of WIDTHS) {
       const page = await open('/', { viewport: { width, height: 800 } });
       for (const path of pages) {
@@ -374,7 +660,7 @@ describe('every screen', () => {
       }
       // Every nav link has a name, even when only its icon shows.
       const nav = page.getByRole('navigation', { name: 'Sextant' });
-      for (const n of ['Overview', 'Approvals', 'Tasks', 'Schedules', 'Peers']) {
+      for (const n of ['Overview', 'Approvals', 'Tasks', 'Schedules', 'Peers', 'Webhooks']) {
         assert.equal(await nav.getByRole('link', { name: new RegExp(`^${n}`) }).count(), 1, `${n} at ${width} px`);
         assert.ok(await nav.getByRole('link', { name: new RegExp(`^${n}`) }).isVisible(), `${n} shows at ${width} px`);
       }
@@ -397,6 +683,43 @@ describe('every screen', () => {
     }
     await answerApi(waiting, 'decline');
     assert.ok(run);
+    assert.deepEqual(problems, []);
+  });
+
+  test('in the dark scheme too, axe finds nothing serious on any page, at 1280 and 420 px', async () => {
+    const waiting = await waitingShell('echo a-card-in-the-dark');
+    const sched = (await api.call('POST', '/api/v1/me/schedules', { name: 'Dark', prompt: 'in the dark', cron: '0 9 * * *', timezone: 'UTC', agent_id: 'echo' })).body;
+    await api.call('POST', `/api/v1/me/schedules/${sched.id}/run`, {});
+    const done = await until(async () => (await api.call('GET', `/api/v1/me/schedules/${sched.id}/runs`)).body.runs.find((r) => r.session_id && r.status === 'completed'), 'a completed Run');
+    const pages = ['/', '/inbox', '/tasks', '/schedules', `/schedules/${sched.id}`, '/peers', '/webhooks', `/sessions/${done.session_id}`, `/tasks/${waiting.task.id}`];
+    const problems = [];
+    for (const width of [1280, 420]) {
+      const page = await open('/', { viewport: { width, height: 800 } });
+      await page.emulateMedia({ colorScheme: 'dark' });
+      assert.equal(await page.evaluate(() => matchMedia('(prefers-color-scheme: dark)').matches), true);
+      for (const path of pages) {
+        await page.goto(server.url + path);
+        await page.locator('[data-connection="live"]').waitFor();
+        await page.locator('.page').first().waitFor();
+        await page.locator('.state-loading').first().waitFor({ state: 'detached' }).catch(() => undefined);
+        for (const v of await axeViolations(page)) problems.push(`${path} at ${width} px, dark: axe ${v}`);
+      }
+      // A dialog, and a toast, in the dark.
+      await page.goto(server.url + '/schedules');
+      await page.locator('[data-connection="live"]').waitFor();
+      await page.getByRole('button', { name: '+ New schedule' }).click();
+      await page.locator('dialog[open] .next-runs li').first().waitFor();
+      for (const v of await axeViolations(page)) problems.push(`schedule dialog at ${width} px, dark: axe ${v}`);
+      if (width === 1280) await shot(page, 'schedule-dialog-dark');
+      await page.keyboard.press('Escape');
+      await page.goto(server.url + '/inbox');
+      await page.locator('article.interaction').first().waitFor();
+      await shot(page, width === 1280 ? 'inbox-dark' : 'inbox-dark-420');
+      noErrors(page);
+      await page.close();
+    }
+    await answerApi(waiting, 'decline');
+    await api.call('DELETE', `/api/v1/me/schedules/${sched.id}`);
     assert.deepEqual(problems, []);
   });
 
@@ -500,6 +823,44 @@ describe('sign-in, offline, errors', () => {
     assert.match(await dialog.locator('[data-field-error="cron"]').textContent(), /minute must be 0–59, not 61/);
     assert.doesNotMatch(await dialog.textContent(), /Component error|Number out of bounds/);
     await shot(page, 'form-errors');
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    noErrors(page);
+    await page.close();
+  });
+
+  test('registering a peer shows every invalid field at once: the browser’s and the server’s', async () => {
+    const page = await open('/peers');
+    await page.getByRole('button', { name: '+ Register a peer' }).click();
+    const dialog = page.locator('dialog[open]');
+    // What the browser can see: nothing is sent.
+    let posted = 0;
+    page.on('request', (r) => {
+      if (r.url().endsWith('/api/v1/peers') && r.method() === 'POST') posted++;
+    });
+    await dialog.locator('#p-timeout').fill('soon');
+    await dialog.getByRole('button', { name: 'Register peer' }).click();
+    for (const f of ['name', 'url', 'timeout']) await dialog.locator(`[data-field-error="${f}"]`).waitFor();
+    assert.equal(posted, 0);
+    // What only the server can see: every field it refuses, each on its field, in one answer.
+    await dialog.locator('#p-name').fill('Bad Name');
+    await dialog.locator('#p-url').fill('ftp://example.com/agent');
+    await dialog.locator('#p-token').fill('has a space');
+    await dialog.locator('#p-timeout').fill('30');
+    const [refused] = await Promise.all([
+      page.waitForResponse((r) => r.url().endsWith('/api/v1/peers') && r.request().method() === 'POST'),
+      dialog.getByRole('button', { name: 'Register peer' }).click(),
+    ]);
+    assert.equal(refused.status(), 422);
+    assert.deepEqual((await refused.json()).error.fields.map((f) => f.field), ['name', 'url', 'token']);
+    for (const f of ['name', 'url', 'token']) {
+      await dialog.locator(`[data-field-error="${f}"]`).waitFor();
+      assert.match(await dialog.locator(`#p-${f}`).getAttribute('class'), /invalid/);
+    }
+    assert.match(await dialog.locator('[data-field-error="url"]').textContent(), /^use an https URL/);
+    assert.equal(await dialog.locator('[data-field-error="timeout"]').count(), 0);
+    await shot(page, 'peer-form-errors');
+    await page.setViewportSize({ width: 420, height: 860 });
+    await shot(page, 'peer-form-errors-420');
     await dialog.getByRole('button', { name: 'Cancel' }).click();
     noErrors(page);
     await page.close();

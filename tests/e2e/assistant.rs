@@ -120,6 +120,61 @@ async fn req(
     (status, v)
 }
 
+/// Run now, replay and backfill say each Run's slot in words, in the plan's zone (New York
+/// here, where 10:00:30 UTC is 05:00:30 EST), as list_schedule_runs does; not as RFC 3339.
+#[tokio::test]
+async fn run_now_replay_and_backfill_say_the_slot_in_the_plans_zone() {
+    let clock = ManualClock::new(t0());
+    let app = spawn(&clock).await;
+    let token = workspace_token(&app, "hermes").await;
+    let a = connect(&app, Some(&token)).await;
+    let created = call(
+        &a,
+        "create_schedule",
+        json!({ "name": "Hourly", "prompt": "p", "agent_id": "echo",
+                "cron": "0 * * * *", "timezone": "America/New_York" }),
+    )
+    .await;
+    let id = ok(&created)["id"].as_str().unwrap().to_string();
+
+    let now = call(&a, "run_schedule_now", json!({ "schedule_id": id })).await;
+    let run = ok(&now);
+    assert!(
+        text(&now).contains("for Tuesday 1 December 2026 at 05:00:30 EST)"),
+        "{}",
+        text(&now)
+    );
+    app.wait_terminal(Who::Owner, "echo", run["task_id"].as_str().unwrap())
+        .await;
+    let replay = call(
+        &a,
+        "replay_schedule_run",
+        json!({ "schedule_id": id, "run_id": run["id"] }),
+    )
+    .await;
+    assert!(
+        text(&replay).contains("for Tuesday 1 December 2026 at 05:00:30 EST)"),
+        "{}",
+        text(&replay)
+    );
+    app.wait_terminal(Who::Owner, "echo", ok(&replay)["task_id"].as_str().unwrap())
+        .await;
+    let backfill = call(
+        &a,
+        "backfill_schedule",
+        json!({ "schedule_id": id, "from": "2026-12-01T07:00:30Z", "to": "2026-12-01T10:00:30Z" }),
+    )
+    .await;
+    ok(&backfill);
+    let said = text(&backfill);
+    for slot in ["03:00", "04:00", "05:00"] {
+        assert!(
+            said.contains(&format!("for Tuesday 1 December 2026 at {slot} EST)")),
+            "{said}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn the_assistant_manages_the_owners_plans_over_mcp() {
     let clock = ManualClock::new(t0());

@@ -377,6 +377,67 @@ async fn answer_card(app: &TestApp, r: &Value, card_id: &str, answer: Value) -> 
     }
 }
 
+/// A registration with several bad fields names every one of them at once, in the shape the
+/// schedules API uses (`field` is the first, `fields` lists them all), before any card is
+/// fetched; so the console's form can show each on its field.
+#[tokio::test]
+async fn a_registration_names_every_bad_field_at_once() {
+    let app = TestApp::spawn().await;
+    let fields = |v: &Value| -> Vec<String> {
+        v["error"]["fields"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .map(|f| f["field"].as_str().unwrap_or_default().to_string())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let (status, bad) = api(
+        &app,
+        "POST",
+        "/api/v1/peers",
+        Some(json!({"name": "Bad Name", "url": "ftp://example.com/agent",
+                    "timeout_secs": 0, "token": "has a space"})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{bad}");
+    assert_eq!(bad["error"]["code"], "invalid_field");
+    assert_eq!(bad["error"]["field"], "name");
+    assert_eq!(
+        fields(&bad),
+        ["name", "url", "timeout_secs", "token"],
+        "{bad}"
+    );
+    assert!(
+        bad["error"]["fields"][3]["message"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("token:") && !m.contains("has a space")),
+        "the token is not echoed: {bad}"
+    );
+
+    let (status, empty) = api(&app, "POST", "/api/v1/peers", Some(json!({}))).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{empty}");
+    assert_eq!(fields(&empty), ["name", "url"], "{empty}");
+
+    let (_, reserved) = api(
+        &app,
+        "POST",
+        "/api/v1/peers",
+        Some(json!({"name": "discover", "url": "https://x.example", "timeout_secs": 99999})),
+    )
+    .await;
+    assert_eq!(fields(&reserved), ["name", "timeout_secs"], "{reserved}");
+    assert!(
+        reserved["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("reserved")),
+        "{reserved}"
+    );
+    let (_, list) = api(&app, "GET", "/api/v1/peers", None).await;
+    assert_eq!(list["peers"], json!([]), "nothing was registered: {list}");
+}
+
 #[tokio::test]
 async fn register_call_stream_multi_turn_and_history() {
     let app = TestApp::spawn().await;

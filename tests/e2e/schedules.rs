@@ -769,5 +769,20 @@ async fn one_shot_plans_backfill_and_preview_over_http() {
     .await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{e}");
     assert_eq!(e["error"]["field"], "to");
+    // Every unreadable field at once (the console's backfill form shows each on its field).
+    let (status, e) = call(
+        &app,
+        Who::Owner,
+        Method::POST,
+        &format!("/api/v1/me/schedules/{mid}/backfill"),
+        Some(json!({ "from": "", "to": "yesterday", "overlap_policy": "later" })),
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{e}");
+    let fields: Vec<&Value> = e["error"]["fields"]
+        .as_array()
+        .map(|a| a.iter().map(|f| &f["field"]).collect())
+        .unwrap_or_default();
+    assert_eq!(fields, ["from", "to", "overlap_policy"], "{e}");
     app.shutdown().await;
 }

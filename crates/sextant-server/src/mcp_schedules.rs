@@ -407,6 +407,13 @@ impl AgentTools {
     fn tz_of(&self, v: &ScheduleView) -> Option<sextant_scheduler::Tz> {
         v.timezone.parse().ok()
     }
+
+    /// The zone of one of the owner's plans, to say a Run's slot in (after the Run was made:
+    /// if the plan cannot be read now, the slot is said in RFC 3339 rather than failing).
+    async fn zone_of(&self, me: &Actor, schedule_id: &str) -> Option<sextant_scheduler::Tz> {
+        let v = self.app.scheduler.get(&me.owner, schedule_id).await.ok()?;
+        self.tz_of(&v)
+    }
 }
 
 /// Runs `$body` as the caller's actor, turning refusals into tool errors with the REST wording.
@@ -631,14 +638,14 @@ impl AgentTools {
         Extension(parts): Extension<http::request::Parts>,
         Parameters(args): Parameters<ScheduleIdArgs>,
     ) -> Result<CallToolResult, ErrorData> {
-        let r = acting!(self, parts, |me| self
-            .app
-            .scheduler
-            .run_now(&me, &args.schedule_id)
-            .await);
+        let (r, tz) = acting!(self, parts, |me| async {
+            let r = self.app.scheduler.run_now(&me, &args.schedule_id).await?;
+            Ok::<_, sextant_scheduler::Error>((r, self.zone_of(&me, &args.schedule_id).await))
+        }
+        .await);
         self.audit(&parts, "run_schedule_now", &format!("run {}", r.id));
         let base = base_url(&self.app, &parts.headers);
-        let text = format!("Started. {}", run_text(&r, None, &base));
+        let text = format!("Started. {}", run_text(&r, tz, &base));
         Ok(self.reply(&parts, text, run_json(&r, &base)))
     }
 
@@ -701,17 +708,21 @@ impl AgentTools {
         Extension(parts): Extension<http::request::Parts>,
         Parameters(args): Parameters<ReplayArgs>,
     ) -> Result<CallToolResult, ErrorData> {
-        let r = acting!(self, parts, |me| self
-            .app
-            .scheduler
-            .replay(&me, &args.schedule_id, &args.run_id)
-            .await);
+        let (r, tz) = acting!(self, parts, |me| async {
+            let r = self
+                .app
+                .scheduler
+                .replay(&me, &args.schedule_id, &args.run_id)
+                .await?;
+            Ok::<_, sextant_scheduler::Error>((r, self.zone_of(&me, &args.schedule_id).await))
+        }
+        .await);
         self.audit(&parts, "replay_schedule_run", &format!("run {}", r.id));
         let base = base_url(&self.app, &parts.headers);
         let text = format!(
             "Replaying Run {}. {}",
             short_id(&args.run_id),
-            run_text(&r, None, &base)
+            run_text(&r, tz, &base)
         );
         Ok(self.reply(&parts, text, run_json(&r, &base)))
     }
@@ -749,11 +760,15 @@ impl AgentTools {
             Ok(r) => r,
             Err(e) => return api_refusal(e),
         };
-        let done = acting!(self, parts, |me| self
-            .app
-            .scheduler
-            .backfill(&me, &args.schedule_id, request)
-            .await);
+        let (done, tz) = acting!(self, parts, |me| async {
+            let done = self
+                .app
+                .scheduler
+                .backfill(&me, &args.schedule_id, request)
+                .await?;
+            Ok::<_, sextant_scheduler::Error>((done, self.zone_of(&me, &args.schedule_id).await))
+        }
+        .await);
         let base = base_url(&self.app, &parts.headers);
         let mut text = format!(
             "Backfill: {} Run(s) recorded (overlap policy {}); {} slot(s) had been backfilled \
@@ -764,7 +779,7 @@ impl AgentTools {
         );
         for r in &done.runs {
             text.push_str("\n- ");
-            text.push_str(&run_text(r, None, &base));
+            text.push_str(&run_text(r, tz, &base));
         }
         let body = json!({
             "runs": done.runs.iter().map(|r| run_json(r, &base)).collect::<Vec<_>>(),

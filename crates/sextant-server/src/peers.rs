@@ -6,7 +6,7 @@
 //! | route | |
 //! |---|---|
 //! | `GET /api/v1/peers` | peers with metrics, saved conversations (`a2a_list`) |
-//! | `POST /api/v1/peers` | register (fetches and pins the card) |
+//! | `POST /api/v1/peers` | register (fetches and pins the card); 422 names every bad field |
 //! | `GET/PATCH/DELETE /api/v1/peers/{name}` | one peer |
 //! | `POST /api/v1/peers/{name}/pin` | re-pin to the current card (`{"hash"}` optional) |
 //! | `POST /api/v1/peers/discover` | `{"url"}` → card summary and problems |
@@ -95,13 +95,25 @@ pub async fn register(
 ) -> ApiResult<Response> {
     owner_only(&p)?;
     let settings: PeerSettings = body(&bytes)?;
+    // Every bad field at once (a form shows them all), before the card is fetched.
+    let mut errors: Vec<(String, String)> = sextant_runtime::peers::registration_errors(&settings)
+        .into_iter()
+        .map(|(field, message)| (field.to_string(), message))
+        .collect();
     if let Some(n) = &settings.name
         && RESERVED_NAMES.contains(&n.as_str())
     {
-        return Err(ApiError::Invalid {
-            field: "name".into(),
-            message: format!("name {n:?} is reserved ({})", RESERVED_NAMES.join(", ")),
-        });
+        errors.retain(|(field, _)| field != "name");
+        errors.insert(
+            0,
+            (
+                "name".into(),
+                format!("name {n:?} is reserved ({})", RESERVED_NAMES.join(", ")),
+            ),
+        );
+    }
+    if !errors.is_empty() {
+        return Err(ApiError::InvalidFields(errors));
     }
     let view = service(&app)?.register(settings).await?;
     Ok((StatusCode::CREATED, to_json(&view)?).into_response())

@@ -564,13 +564,31 @@ pub async fn backfill(
                 )
             })
     };
+    let (from, to) = (time("from"), time("to"));
+    let policy = obj
+        .get("overlap_policy")
+        .map(|v| overlap_policy("overlap_policy", v))
+        .transpose();
+    // Every bad field at once, as a form shows them.
+    let errors: Vec<(String, String)> = [
+        from.as_ref().err(),
+        to.as_ref().err(),
+        policy.as_ref().err(),
+    ]
+    .into_iter()
+    .flatten()
+    .filter_map(|e| match e {
+        ApiError::Invalid { field, message } => Some((field.clone(), message.clone())),
+        _ => None,
+    })
+    .collect();
+    if errors.len() > 1 {
+        return Err(ApiError::InvalidFields(errors));
+    }
     let request = sextant_scheduler::Backfill {
-        from: time("from")?,
-        to: time("to")?,
-        overlap_policy: obj
-            .get("overlap_policy")
-            .map(|v| overlap_policy("overlap_policy", v))
-            .transpose()?,
+        from: from?,
+        to: to?,
+        overlap_policy: policy?,
     };
     let me = actor(&p, grant.as_deref())?;
     let done = app.scheduler.backfill(&me, &id, request).await?;

@@ -46,14 +46,29 @@ export interface RunsPage {
   next_cursor: string | null;
 }
 
-/** The schedule fields a client writes. */
+/** The schedule fields a client writes (the timing is one of `cron`, `when` and `once_at`). */
 export interface ScheduleInput {
   name: string;
   prompt: string;
-  cron: string;
+  cron?: string;
+  /** Plain words ("every weekday at 9"), read by the server as cron or a one-shot time. */
+  when?: string;
+  /** A one-shot plan's wall-clock time in `timezone`, `YYYY-MM-DDTHH:MM`. */
+  once_at?: string;
   timezone: string;
   agent_id: string;
   enabled?: boolean;
   missed_run_policy?: 'skip' | 'run_once';
+  missed_run_grace_secs?: number;
+  overlap_policy?: 'skip' | 'buffer_one' | 'buffer_all' | 'allow_all' | 'cancel_previous';
+  jitter_secs?: number;
+  pause_after_failures?: number | null;
   source?: 'console';
+}
+
+/** `POST /api/v1/me/schedules/{id}/backfill`. */
+export interface BackfillReply {
+  runs: Run[];
+  already_backfilled: number;
+  overlap_policy: string;
 }

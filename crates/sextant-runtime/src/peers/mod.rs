@@ -358,6 +358,40 @@ fn check_jwks(set: Option<Value>) -> Result<Option<Value>, PeerError> {
     Ok(Some(serde_json::json!({ "keys": keys })))
 }
 
+/// Every field of a registration that is not acceptable, each with its message, checked
+/// without I/O (no card fetch, no network guard), so a form can show them all at once.
+/// `register` checks the same again, one at a time.
+pub fn registration_errors(s: &PeerSettings) -> Vec<(&'static str, String)> {
+    let mut checks: Vec<Result<(), PeerError>> = vec![
+        match &s.name {
+            None => Err(PeerError::invalid("name", "name is required")),
+            Some(n) => valid_name(n),
+        },
+        match &s.url {
+            None => Err(PeerError::invalid("url", "url is required")),
+            Some(u) => parse_url("url", u).map(drop),
+        },
+        timeout_of(s.timeout_secs).map(drop),
+        check_jwks(s.card_jwks.clone().flatten()).map(drop),
+    ];
+    if let Some(Some(t)) = &s.token {
+        checks.push(check_token(t));
+    }
+    if let Some(c) = &s.capabilities {
+        checks.push(clean_list("capabilities", c.clone()).map(drop));
+    }
+    if let Some(a) = &s.allowed_skills {
+        checks.push(clean_list("allowed_skills", a.clone()).map(drop));
+    }
+    checks
+        .into_iter()
+        .filter_map(|r| match r {
+            Err(PeerError::Invalid { field, message }) => Some((field, message)),
+            _ => None,
+        })
+        .collect()
+}
+
 fn timeout_of(secs: Option<u64>) -> Result<u64, PeerError> {
     match secs {
         None => Ok(DEFAULT_TIMEOUT_SECS),

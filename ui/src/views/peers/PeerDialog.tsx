@@ -1,14 +1,14 @@
 // Register a peer: name, URL, bearer token, timeout, private network. Saving fetches and pins
-// the peer's card on the server, so a refusal comes back at once: a field error (422) on the
-// field it names, anything else (the guard's 403, the peer's 502, a taken name) above the form.
+// the peer's card on the server, so a refusal comes back at once: every field error (422; the
+// server names them all at once) on the field it names, anything else (the guard's 403, the
+// peer's 502, a taken name) above the form.
 // The token is sent once and never shown again: the server keeps it and says only `has_token`.
 
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError } from '../../api/client';
 import { Dialog, FieldError } from '../../components/ui';
-import { stripField } from '../../lib/format';
 import { registerPeer, type PeerView } from './api';
-import { emptyPeerForm, FIELD_OF, MAX_TIMEOUT_SECS, MIN_TIMEOUT_SECS, registrationBody, type PeerForm } from './format';
+import { emptyPeerForm, MAX_TIMEOUT_SECS, MIN_TIMEOUT_SECS, registrationBody, registrationErrors, type PeerForm } from './format';
 
 type Errors = Partial<Record<keyof PeerForm | 'form', string>>;
 
@@ -34,7 +34,7 @@ export function PeerDialog(props: { open: boolean; onClose(): void; onSaved(p: P
     e?.preventDefault();
     const checked = registrationBody(form);
     if (!checked.ok) {
-      setErrors({ [checked.field]: checked.message });
+      setErrors(checked.errors);
       return;
     }
     setSaving(true);
@@ -42,9 +42,8 @@ export function PeerDialog(props: { open: boolean; onClose(): void; onSaved(p: P
     try {
       props.onSaved(await registerPeer(checked.body));
     } catch (err) {
-      const field = err instanceof ApiError && err.field ? FIELD_OF[err.field] : undefined;
-      if (field && err instanceof ApiError && err.field) setErrors({ [field]: stripField(err.field, err.message) });
-      else setErrors({ form: (err as Error).message });
+      // Every field the server refused, at once, each on its field.
+      setErrors(err instanceof ApiError ? registrationErrors(err.fields, err.message) : { form: (err as Error).message });
     } finally {
       setSaving(false);
     }

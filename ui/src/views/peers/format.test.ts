@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { CardSummary, PeerView } from './api';
-import { callsSummary, emptyPeerForm, hashToPin, latency, peerStatus, registrationBody, reviewDiffers, shortHash, sortPeers } from './format';
+import { callsSummary, emptyPeerForm, hashToPin, latency, peerStatus, registrationBody, registrationErrors, reviewDiffers, shortHash, sortPeers } from './format';
 
 const OLD = 'a'.repeat(64);
 const NEW = 'b'.repeat(64);
@@ -117,11 +117,30 @@ describe('peers format', () => {
     });
   });
 
-  it('puts what the browser can check on its field', () => {
+  it('puts what the browser can check on its field, every field at once', () => {
     const f = { ...emptyPeerForm(), name: 'helper', url: 'https://h.example' };
-    expect(registrationBody({ ...f, name: '  ' })).toMatchObject({ ok: false, field: 'name' });
-    expect(registrationBody({ ...f, url: '' })).toMatchObject({ ok: false, field: 'url' });
-    for (const t of ['0', '3601', '1.5', 'soon']) expect(registrationBody({ ...f, timeout: t })).toMatchObject({ ok: false, field: 'timeout' });
+    expect(registrationBody({ ...f, name: '  ' })).toEqual({ ok: false, errors: { name: 'a name is required' } });
+    expect(registrationBody({ ...f, url: '' })).toMatchObject({ ok: false, errors: { url: expect.any(String) } });
+    for (const t of ['0', '3601', '1.5', 'soon']) expect(registrationBody({ ...f, timeout: t })).toMatchObject({ ok: false, errors: { timeout: expect.any(String) } });
     expect(registrationBody({ ...f, timeout: '3600' })).toMatchObject({ ok: true });
+    const all = registrationBody({ ...f, name: '', url: ' ', timeout: 'soon' });
+    expect(all.ok ? [] : Object.keys(all.errors).sort()).toEqual(['name', 'timeout', 'url']);
+  });
+
+  it('puts each field the server refused on its field, and the rest above the form', () => {
+    const server = [
+      { field: 'name', message: 'name "Bad Name": use 1-64 lowercase letters, digits, \'-\' or \'_\'' },
+      { field: 'url', message: 'url: use an https URL (or plain http to loopback)' },
+      { field: 'timeout_secs', message: 'timeout_secs: between 1 and 3600' },
+      { field: 'token', message: 'token: 1-4096 visible ASCII characters, no spaces' },
+    ];
+    expect(registrationErrors(server, 'first')).toEqual({
+      name: 'name "Bad Name": use 1-64 lowercase letters, digits, \'-\' or \'_\'',
+      url: 'use an https URL (or plain http to loopback)',
+      timeout: 'between 1 and 3600',
+      token: '1-4096 visible ASCII characters, no spaces',
+    });
+    expect(registrationErrors([], 'peer "helper" already exists')).toEqual({ form: 'peer "helper" already exists' });
+    expect(registrationErrors([{ field: 'card_jwks', message: 'card_jwks must be a JWKS' }], 'x')).toEqual({ form: 'card_jwks must be a JWKS' });
   });
 });

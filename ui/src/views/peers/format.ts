@@ -92,24 +92,44 @@ export const FIELD_OF: Record<string, keyof PeerForm> = {
   allow_private_network: 'allowPrivate',
 };
 
+/** A field error of the registration form, per field. */
+export type PeerFormErrors = Partial<Record<keyof PeerForm, string>>;
+
 /**
- * The registration body, or the first field the server would refuse for its form (the
- * server still checks everything; this catches what the browser can see, like a timeout
- * that is not a number). An empty token is left out: no token.
+ * The registration body, or every field the browser can already see is wrong (the server
+ * still checks everything, and names every bad field at once too; this catches what the
+ * browser can see, like a timeout that is not a number). An empty token is left out: no token.
  */
-export function registrationBody(f: PeerForm): { ok: true; body: PeerInput } | { ok: false; field: keyof PeerForm; message: string } {
+export function registrationBody(f: PeerForm): { ok: true; body: PeerInput } | { ok: false; errors: PeerFormErrors } {
   const name = f.name.trim();
   const url = f.url.trim();
-  if (!name) return { ok: false, field: 'name', message: 'a name is required' };
-  if (!url) return { ok: false, field: 'url', message: 'the agent’s URL is required' };
+  const errors: PeerFormErrors = {};
+  if (!name) errors.name = 'a name is required';
+  if (!url) errors.url = 'the agent’s URL is required';
   const body: PeerInput = { name, url, allow_private_network: f.allowPrivate };
   const t = f.timeout.trim();
   if (t) {
     const n = Number(t);
-    if (!Number.isInteger(n) || n < MIN_TIMEOUT_SECS || n > MAX_TIMEOUT_SECS)
-      return { ok: false, field: 'timeout', message: `a whole number of seconds, ${MIN_TIMEOUT_SECS}–${MAX_TIMEOUT_SECS}` };
-    body.timeout_secs = n;
+    if (!Number.isInteger(n) || n < MIN_TIMEOUT_SECS || n > MAX_TIMEOUT_SECS) errors.timeout = `a whole number of seconds, ${MIN_TIMEOUT_SECS}–${MAX_TIMEOUT_SECS}`;
+    else body.timeout_secs = n;
   }
+  if (Object.keys(errors).length) return { ok: false, errors };
   if (f.token) body.token = f.token;
   return { ok: true, body };
+}
+
+/**
+ * A refused registration's errors on the form's fields: every invalid field the server named,
+ * each without the `field: ` prefix its place already says; `form` for what names no field of
+ * the form (a taken name, the network guard, the peer's own error).
+ */
+export function registrationErrors(fields: { field: string; message: string }[], message: string): PeerFormErrors & { form?: string } {
+  const out: PeerFormErrors & { form?: string } = {};
+  for (const f of fields) {
+    const k = FIELD_OF[f.field];
+    if (k && !out[k]) out[k] = f.message.startsWith(`${f.field}: `) ? f.message.slice(f.field.length + 2) : f.message;
+    else if (!k) out.form = out.form ? `${out.form} ${f.message}` : f.message;
+  }
+  if (!fields.length) out.form = message;
+  return out;
 }

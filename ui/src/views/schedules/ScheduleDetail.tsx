@@ -1,5 +1,6 @@
-// One schedule: what it does and when, its actions, and its Runs (newest first, live), each
-// linking to the Session transcript it created and offering a replay.
+// One schedule: what it does and when, its actions (run now, backfill a past range, edit,
+// delete), and its Runs (newest first, live), each linking to the Session transcript it
+// created and offering a replay.
 
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError } from '../../api/client';
@@ -12,8 +13,10 @@ import { Link, navigate } from '../../router';
 import { replayRun } from '../sessions/RunPanel';
 import { loadAgents } from '../tasks/store';
 import { deleteSchedule, getSchedule, listRuns } from './api';
+import { BackfillDialog } from './BackfillDialog';
 import { RunEdited } from './RunEdited';
 import { ScheduleDialog } from './ScheduleDialog';
+import { OVERLAP_WORDS, type OverlapPolicy } from './form';
 import { HistoryStrip, PausedNotice, RunResult } from './ScheduleHealth';
 import { cronWords, useScheduleActions } from './Schedules';
 
@@ -29,6 +32,7 @@ export function ScheduleDetail(props: { id: string }) {
   });
   const [agents, setAgents] = useState<AgentSummary[]>([]);
   const [editing, setEditing] = useState(false);
+  const [backfilling, setBackfilling] = useState(false);
   const [confirmDelete, setConfirmDelete] = useState(false);
   const [replaying, setReplaying] = useState<string | null>(null);
 
@@ -162,6 +166,11 @@ export function ScheduleDetail(props: { id: string }) {
               ▶ Run now
             </button>
             <RunEdited schedule={s} />
+            {s.cron !== null && (
+              <button class="btn" onClick={() => setBackfilling(true)} data-action="backfill" title="Runs for the times it would have fired in a past range">
+                Backfill…
+              </button>
+            )}
             <button class="btn" onClick={() => setEditing(true)} data-action="edit">
               Edit
             </button>
@@ -274,9 +283,17 @@ export function ScheduleDetail(props: { id: string }) {
               <dt>Time zone</dt>
               <dd>{s.timezone.replace(/_/g, ' ')}</dd>
               <dt>Missed runs</dt>
-              <dd>{s.missed_run_policy === 'run_once' ? 'run once, late' : 'skipped'}</dd>
+              <dd>{s.missed_run_policy === 'run_once' ? `run once, late (within ${graceWords(s.missed_run_grace_secs)})` : 'skipped'}</dd>
               <dt>While one runs</dt>
-              <dd class="mono">{s.overlap_policy}</dd>
+              <dd data-fact="overlap">{OVERLAP_WORDS[s.overlap_policy as OverlapPolicy] ?? s.overlap_policy}</dd>
+              {s.jitter_secs > 0 && (
+                <>
+                  <dt>Jitter</dt>
+                  <dd data-fact="jitter">up to {s.jitter_secs} s late</dd>
+                </>
+              )}
+              <dt>After failures</dt>
+              <dd data-fact="pause">{s.pause_after_failures === null ? 'keeps running' : `pauses after ${s.pause_after_failures} in a row`}</dd>
               {s.source === 'assistant' && (
                 <>
                   <dt>Made by</dt>
@@ -312,6 +329,20 @@ export function ScheduleDetail(props: { id: string }) {
           toast('Saved', 'ok');
         }}
       />
+      {s.cron !== null && (
+        <BackfillDialog
+          open={backfilling}
+          schedule={s}
+          onClose={() => setBackfilling(false)}
+          onDone={(r) => {
+            setBackfilling(false);
+            const n = r.runs.length;
+            const before = r.already_backfilled ? `; ${r.already_backfilled} backfilled before` : '';
+            toast(`${n} backfill Run${n === 1 ? '' : 's'}${before}`, 'ok');
+            void loadRuns();
+          }}
+        />
+      )}
       <Confirm
         open={confirmDelete}
         title="Delete this schedule?"
@@ -331,4 +362,12 @@ export function ScheduleDetail(props: { id: string }) {
       </Confirm>
     </div>
   );
+}
+
+/** A catch-up window in words: "1 h", "15 min", "90 s". */
+function graceWords(secs: number): string {
+  if (secs % 86400 === 0) return `${secs / 86400} d`;
+  if (secs % 3600 === 0) return `${secs / 3600} h`;
+  if (secs % 60 === 0) return `${secs / 60} min`;
+  return `${secs} s`;
 }

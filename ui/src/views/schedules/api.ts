@@ -1,7 +1,7 @@
 // Calls of the schedules API (`/api/v1/me/schedules`), the person's own plans.
 
 import { api } from '../../api/client';
-import type { Run, RunsPage, Schedule, ScheduleInput, ScheduleList, SchedulePreview } from '../../api/types';
+import type { BackfillReply, Run, RunsPage, Schedule, ScheduleInput, ScheduleList, SchedulePreview } from '../../api/types';
 
 const BASE = '/api/v1/me/schedules';
 const one = (id: string) => `${BASE}/${encodeURIComponent(id)}`;
@@ -19,5 +19,9 @@ export const deleteSchedule = (id: string) => api<void>(one(id), { method: 'DELE
 export const runNow = (id: string) => api<Run>(`${one(id)}/run`, { method: 'POST' });
 export const listRuns = (id: string, limit = 50, cursor?: string | null) =>
   api<RunsPage>(`${one(id)}/runs?limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
-export const previewCron = (cron: string, timezone: string, signal?: AbortSignal) =>
-  api<SchedulePreview>(`${BASE}/preview`, { method: 'POST', body: { cron, timezone }, signal });
+/** What a timing (one of cron, plain words or a one-shot time) means in a zone; saves nothing. */
+export const previewTiming = (timing: Pick<ScheduleInput, 'cron' | 'when' | 'once_at'>, timezone: string, signal?: AbortSignal) =>
+  api<SchedulePreview>(`${BASE}/preview`, { method: 'POST', body: { ...timing, timezone }, signal });
+/** One `backfill` Run per slot of the schedule in `[from, to)` (RFC 3339). */
+export const backfill = (id: string, b: { from: string; to: string; overlap_policy: string }) =>
+  api<BackfillReply>(`${one(id)}/backfill`, { method: 'POST', body: b });

@@ -196,4 +196,21 @@ describe('groupTasks', () => {
     expect(groupTasks([a, b, c], 'schedule', words).map((g) => g.label)).toEqual(['Not from a schedule', 'Morning']);
     expect(groupTasks([a, b], '', words)).toHaveLength(1);
   });
+
+  it('groups by Session, named by its first message, in the order of its newest task', () => {
+    // Two tasks of one Session (a turn and its follow-up), one of another; newest first.
+    const second = { ...task('second', 'TASK_STATE_WORKING', '2026-12-01T10:03:00.000Z'), sessionId: 's-1', title: 'and now the logs' };
+    const other = { ...task('other', 'TASK_STATE_COMPLETED', '2026-12-01T10:02:00.000Z'), sessionId: 's-2' };
+    const first = { ...task('first', 'TASK_STATE_COMPLETED', '2026-12-01T10:01:00.000Z'), sessionId: 's-1', title: 'deploy the site' };
+    const untitled = { ...task('untitled', 'TASK_STATE_COMPLETED', '2026-12-01T10:00:00.000Z'), sessionId: '01a2b3c4-0000-7000-8000-00000000abcd', title: null };
+    const groups = groupTasks([second, other, first, untitled], 'session', (k) => k);
+    expect(groups.map((g) => [g.key, g.tasks.map((t) => t.taskId)])).toEqual([
+      ['s-1', ['second', 'first']],
+      ['s-2', ['other']],
+      ['01a2b3c4-0000-7000-8000-00000000abcd', ['untitled']],
+    ]);
+    expect(groups[0].label, 'its first message, not the latest').toBe('Session of “deploy the site”');
+    expect(groups[1].label).toBe('Session of “task other”');
+    expect(groups[2].label, 'a Session without a title is named by its id').toBe('Session 0000abcd');
+  });
 });

@@ -270,7 +270,7 @@ export interface TaskGroup {
   tasks: TaskSummary[];
 }
 
-/** The rows grouped by Session, caller or schedule, groups in the order of their newest task. */
+/** The rows grouped by Session (named by its oldest task shown), caller or schedule, groups in the order of their newest task. */
 export function groupTasks(tasks: TaskSummary[], by: Grouping, callerWords: (key: string) => string): TaskGroup[] {
   if (!by) return [{ key: '', label: '', tasks }];
   const groups = new Map<string, TaskGroup>();
@@ -283,6 +283,9 @@ export function groupTasks(tasks: TaskSummary[], by: Grouping, callerWords: (key
           : [t.scheduleId ?? '', t.scheduleId ? (t.scheduleName ?? 'A schedule') : 'Not from a schedule'];
     let g = groups.get(key);
     if (!g) groups.set(key, (g = { key, label, tasks: [] }));
+    // A Session is named by its first message: the list is newest first, so by its oldest
+    // task shown that has one.
+    else if (by === 'session' && t.title) g.label = label;
     g.tasks.push(t);
   }
   return [...groups.values()];
