@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { client, rawPost, shot, startBrowser, startServer } from './harness.mjs';
+import { startFakePeer } from './fake-peer.mjs';
 
 let server;
 let browser;
@@ -328,67 +329,6 @@ describe('overview', () => {
     await page.close();
   });
 });
-
-/**
- * A tiny A2A 1.0 peer on 127.0.0.1:0: its card at /.well-known/agent-card.json (changeable),
- * and a JSON-RPC endpoint at /rpc whose SendMessage completes at once with an echo.
- */
-async function startFakePeer() {
-  const seen = [];
-  let card;
-  const server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c) => (body += c));
-    req.on('end', () => {
-      const json = (status, v) => {
-        res.writeHead(status, { 'Content-Type': 'application/json' });
-        res.end(JSON.stringify(v));
-      };
-      if (req.method === 'GET' && req.url === '/.well-known/agent-card.json') return json(200, card);
-      if (req.method === 'POST' && req.url === '/rpc') {
-        const rpc = JSON.parse(body);
-        const msg = rpc.params?.message ?? {};
-        seen.push({ method: rpc.method, authorization: req.headers.authorization });
-        return json(200, {
-          jsonrpc: '2.0',
-          id: rpc.id,
-          result: {
-            task: {
-              id: `remote-task-${seen.length}`,
-              contextId: msg.contextId ?? 'remote-context',
-              status: { state: 'TASK_STATE_COMPLETED' },
-              artifacts: [{ artifactId: 'a1', name: 'reply', parts: [{ text: `helper heard: ${msg.parts?.[0]?.text ?? ''}` }] }],
-            },
-          },
-        });
-      }
-      json(404, { error: 'not found' });
-    });
-  });
-  await new Promise((r) => server.listen(0, '127.0.0.1', r));
-  const url = `http://127.0.0.1:${server.address().port}`;
-  card = {
-    name: 'Helper',
-    description: 'A fake peer for the console test',
-    version: '1.0.0',
-    supportedInterfaces: [{ url: `${url}/rpc`, protocolBinding: 'JSONRPC', protocolVersion: '1.0' }],
-    capabilities: { streaming: false },
-    defaultInputModes: ['text/plain'],
-    defaultOutputModes: ['text/plain'],
-    skills: [{ id: 'echo', name: 'Echo', description: 'Repeats what it is told', tags: ['echo', 'test'] }],
-  };
-  return {
-    url,
-    seen,
-    addSkill(id, name) {
-      card = { ...card, skills: [...card.skills, { id, name, description: `Does ${id}`, tags: [id] }] };
-    },
-    close() {
-      server.closeAllConnections();
-      return new Promise((r) => server.close(r));
-    },
-  };
-}
 
 describe('webhooks', () => {
   test('a stopped webhook shows its health, keeps the final state and is re-enabled', async () => {

@@ -6,6 +6,7 @@
 
 import assert from 'node:assert/strict';
 import { after, afterEach, before, test } from 'node:test';
+import { startFakePeer } from './fake-peer.mjs';
 import { client, openPage, shot, startBrowser, startServer, until } from './harness.mjs';
 
 let server;
@@ -59,6 +60,7 @@ test('a running command shows its output live, and Stop ends it keeping what it 
   await page.getByText('line-1').first().waitFor();
   await page.getByText('line-2').first().waitFor();
   assert.equal((await task(t.id)).state, 'TASK_STATE_WORKING');
+  assert.match(await page.locator('[data-elapsed]').innerText(), /^running for /);
 
   await page.locator(`[data-stop-task="${t.id}"]`).first().click();
   const dialog = page.locator('dialog[open]');
@@ -76,6 +78,7 @@ test('a running command shows its output live, and Stop ends it keeping what it 
   await page.locator('[data-task-state="TASK_STATE_CANCELED"]').waitFor({ state: 'attached' });
   // What it printed before is kept; the Stop button is gone with the running task.
   assert.ok(await page.getByText('line-2').first().isVisible());
+  await page.locator('[data-elapsed]', { hasText: /^took / }).waitFor();
   assert.equal(await page.locator(`[data-stop-task="${t.id}"]`).count(), 0);
   // The command's last line (its text shows in the card, so it is computed) never ran.
   assert.equal(await page.getByText('fin2shed').count(), 0);
@@ -172,4 +175,24 @@ test('Run with edits sends another prompt once; the plan keeps its own', async (
   assert.equal((await api.call('GET', `/api/v1/me/schedules/${id}`)).body.prompt, 'the plan prompt');
   assert.deepEqual(page.errors.map(String), []);
   await page.close();
+});
+
+test('Call on a peer sends it a message as you and opens the conversation', async () => {
+  const fake = await startFakePeer();
+  try {
+    const reg = await api.call('POST', '/api/v1/peers', { name: 'callee', url: fake.url });
+    assert.equal(reg.status, 201, JSON.stringify(reg.body));
+    const page = await open('/peers');
+    await page.locator('article[data-peer="callee"] [data-action="call"]').click();
+    const dialog = page.locator('dialog[open]');
+    await dialog.locator('#cp-message').fill('hello peer');
+    await dialog.getByRole('button', { name: 'Call' }).click();
+    await page.waitForURL(/\/sessions\//);
+    await page.getByText('helper heard: hello peer').first().waitFor();
+    assert.equal(fake.seen.length, 1);
+    assert.equal(fake.seen[0].method, 'SendMessage');
+    assert.deepEqual(page.errors.map(String), []);
+  } finally {
+    await fake.close();
+  }
 });

@@ -13,6 +13,7 @@ import { Ago, Badge, Confirm, Empty, ErrorState, Loading, PageHeader, toast } fr
 import { shortId } from '../../lib/format';
 import { subscribe } from '../../live/events';
 import { Link } from '../../router';
+import { CallPeer } from './CallPeer';
 import { discoverPeer, listPeers, pinPeer, removePeer, setPeerPaused, type CardSummary, type PeerListing, type PeerView } from './api';
 import { callsSummary, hashToPin, latency, peerStatus, plural, reviewDiffers, shortHash, sortPeers } from './format';
 import { Assistants } from './Assistants';
@@ -202,6 +203,7 @@ function PeerCard(props: {
           <div class="mono small muted wrap peer-url">{p.url}</div>
         </div>
         <div class="row-actions">
+          <CallPeer name={p.name} disabled={!p.enabled} />
           {p.paused_at ? (
             <button class="btn btn-small" disabled={props.busy} onClick={() => props.onPause(false)} data-action="resume" title="Let Sextant and your agents call it again">
               Resume

@@ -4,8 +4,9 @@
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, api } from '../../api/client';
 import type { TaskSummary } from '../../api/types';
-import { Ago, Empty, ErrorState, Loading, PageHeader, StateBadge } from '../../components/ui';
-import { callerLabel, isTerminal, shortId } from '../../lib/format';
+import { Ago, Empty, ErrorState, Loading, now, PageHeader, StateBadge } from '../../components/ui';
+import { callerLabel, isTerminal, isWaiting, shortId } from '../../lib/format';
+import { duration } from '../../lib/time';
 import { subscribe } from '../../live/events';
 import { Link } from '../../router';
 import { LiveDot } from '../sessions/Session';
@@ -76,7 +77,12 @@ export function TaskDetail(props: { id: string }) {
         subtitle={
           <>
             {agent} · {task.scheduleId ? <Origin t={task} /> : <>for {callerLabel(task.caller)}</>} · task{' '}
-            <span class="mono">{shortId(task.taskId)}</span> · started <Ago at={task.createdAt} /> · last event <Ago at={live.stateAt} />
+            <span class="mono">{shortId(task.taskId)}</span> · started <Ago at={task.createdAt} /> · last event <Ago at={live.stateAt} /> ·{' '}
+            <span data-elapsed>
+              {isTerminal(live.state)
+                ? `took ${duration(Date.parse(live.stateAt) - Date.parse(task.createdAt))}`
+                : `${isWaiting(live.state) ? 'waiting' : 'running'} for ${duration(now.value - Date.parse(task.createdAt))}`}
+            </span>
           </>
         }
         actions={
