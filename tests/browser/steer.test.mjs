@@ -196,3 +196,29 @@ test('Call on a peer sends it a message as you and opens the conversation', asyn
     await fake.close();
   }
 });
+
+test('Pause an Agent from the Overview: new messages are refused until it is resumed; Stop all', async () => {
+  const page = await open('/');
+  const row = page.locator('li[data-agent="echo"]');
+  await row.locator('[data-action="pause-agent"]').click();
+  await page.locator('li[data-agent="echo"][data-paused="true"]').waitFor();
+  await assert.rejects(api.send('echo', 'while paused'), /paused/);
+  await row.locator('[data-action="resume-agent"]').click();
+  await page.locator('li[data-agent="echo"]:not([data-paused])').waitFor();
+  const sent = await api.send('echo', 'after resuming');
+  assert.ok(sent.id);
+
+  // Stop all: the shell Agent's waiting tasks are canceled, after a confirmation.
+  const a = await api.send('shell', 'touch one');
+  const b = await api.send('shell', 'touch two');
+  await api.pendingFor(a.id);
+  await page.locator('li[data-agent="shell"] [data-action="stop-all"]').click();
+  const dialog = page.locator('dialog[open]');
+  await dialog.getByText('Every unfinished task').waitFor();
+  await shot(page, 'agent-stop-all');
+  await dialog.getByRole('button', { name: 'Stop all' }).click();
+  for (const t of [a, b]) {
+    await until(async () => (await task(t.id)).state === 'TASK_STATE_CANCELED', `task ${t.id} to be canceled`);
+  }
+  assert.deepEqual(page.errors.map(String), []);
+});

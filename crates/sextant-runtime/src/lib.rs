@@ -22,6 +22,7 @@ pub mod access;
 mod cancel;
 pub mod engine;
 pub mod interactions;
+mod pause;
 pub mod peers;
 pub mod process;
 pub mod stream;
@@ -72,6 +73,12 @@ pub enum AdmitError {
     /// The task waits for a decision; a message is never an answer.
     #[error("the task is waiting for a decision on interaction {interaction_id}")]
     AwaitingDecision { interaction_id: String },
+    /// The owner paused the Agent: new inputs are refused, queued ones wait.
+    #[error(
+        "agent {agent:?} is paused by its owner: new messages are refused until it is resumed \
+         (tasks already queued wait)"
+    )]
+    AgentPaused { agent: String },
     #[error(transparent)]
     Journal(#[from] sextant_journal::Error),
 }
@@ -144,6 +151,8 @@ pub(crate) struct Inner {
     pub(crate) running: process::Running,
     /// Each running turn's stop token ([`Turn::stop`]), by task id.
     pub(crate) turns: Mutex<HashMap<String, CancellationToken>>,
+    /// Agents the owner paused (see [`Runtime::set_agent_paused`]).
+    pub(crate) paused_agents: std::sync::RwLock<HashSet<String>>,
     /// See [`RuntimeConfig::cancel_grace`].
     pub(crate) cancel_grace: Duration,
     /// Who may call which Agent; checked on every admission.
@@ -201,6 +210,7 @@ impl Runtime {
                 waiters: Arc::default(),
                 running: Arc::default(),
                 turns: Mutex::default(),
+                paused_agents: Default::default(),
                 cancel_grace: config.cancel_grace,
                 access: access::AccessPolicy::default(),
                 limits: std::sync::RwLock::new(Limits::default()),
@@ -455,6 +465,11 @@ impl Runtime {
         let agent = self
             .agent(&input.agent_id)
             .ok_or(AdmitError::UnknownAgent)?;
+        if self.agent_paused(&agent.id) {
+            return Err(AdmitError::AgentPaused {
+                agent: agent.id.clone(),
+            });
+        }
         let input_key = if agent.dedupe_message_ids {
             message.message_id.clone()
         } else {
@@ -718,6 +733,7 @@ impl Runtime {
             .map(|(task, _)| task)
             .collect();
         self.load_access().await?;
+        self.load_paused_agents().await?;
         self.inner.tracker.spawn(self.clone().expiry_loop());
         let tasks = self.inner.journal.unfinished_tasks().await?;
         let mut redelivered = 0;

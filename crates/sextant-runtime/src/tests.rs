@@ -1184,3 +1184,66 @@ async fn an_ended_task_cannot_be_canceled() {
         CancelOutcome::NotFound
     );
 }
+
+#[tokio::test]
+async fn a_paused_agent_refuses_new_input_and_its_queued_tasks_wait_until_resumed() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(&dir, vec![shell_agent(3600)]).await;
+    // One task holds the Session's worker with its question; a second waits queued behind it.
+    let a = rt.admit(input("shell", "m1", "echo first")).await.unwrap();
+    let i = pending(&rt, &a).await;
+    let b = rt
+        .admit(input_in("shell", "m2", "echo second", &a))
+        .await
+        .unwrap();
+    assert!(rt.set_agent_paused("shell", true).await.unwrap());
+    assert!(!rt.set_agent_paused("nobody", true).await.unwrap());
+    assert!(matches!(
+        rt.admit(input("shell", "m3", "echo third")).await,
+        Err(AdmitError::AgentPaused { .. })
+    ));
+    // The running task goes on: its answer lands and it ends; the queued one does not start.
+    let mut no = answer(&a.task().task_id, &i.interaction_id, "decline", "a1");
+    no.digest = i.action.as_ref().map(|x| x.digest.clone());
+    let row = rt.answer(no).await.unwrap();
+    assert_eq!(settled_after(&rt, &row).await.state, TaskState::Completed);
+    // A bounded look for something that must not happen: the worker is free, the task queued.
+    let started = tokio::time::timeout(
+        Duration::from_millis(500),
+        until_event(&rt, b.task(), |e| {
+            matches!(e, EventBody::TurnStarted { .. })
+        }),
+    )
+    .await;
+    assert!(started.is_err(), "a paused agent's queued task started");
+    assert_eq!(
+        state_of(&rt, &b.task().task_id).await.state,
+        TaskState::Submitted
+    );
+    // Resumed: the queued task runs (it asks its question).
+    rt.set_agent_paused("shell", false).await.unwrap();
+    pending(&rt, &b).await;
+
+    // Stop all cancels every unfinished task of the Agent.
+    let stopped = rt
+        .stop_all("shell", &canceler(Some("enough")))
+        .await
+        .unwrap();
+    assert_eq!(stopped, 1);
+    assert_eq!(
+        state_of(&rt, &b.task().task_id).await.state,
+        TaskState::Canceled
+    );
+}
+
+#[tokio::test]
+async fn an_agents_pause_survives_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(&dir, vec![AgentSpec::echo()]).await;
+    rt.set_agent_paused("echo", true).await.unwrap();
+    rt.shutdown(Duration::from_secs(1)).await;
+    drop(rt);
+    let again = runtime(&dir, vec![AgentSpec::echo()]).await;
+    again.recover().await.unwrap();
+    assert!(again.agent_paused("echo"));
+}

@@ -215,6 +215,17 @@ async fn turn(
 ) -> Result<(), sextant_journal::Error> {
     let journal = &inner.journal;
     let task_id = item.task_id().to_string();
+    // A paused Agent's queued tasks wait (resuming it hands them over again); a turn that has
+    // started (an answer to resume, remote work to follow) goes on.
+    if matches!(item, WorkItem::Task { .. })
+        && inner
+            .paused_agents
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains(&agent.id)
+    {
+        return Ok(());
+    }
     // A task admission just created needs no reads: its only input is the one it was created
     // with, and a new Session has no history and no grants.
     let (task, inputs, through, new_session, resume) = match item {

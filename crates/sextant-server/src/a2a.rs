@@ -844,6 +844,9 @@ fn refusal(r: AdmitError) -> RpcError {
             ),
         ),
         AdmitError::ShuttingDown => RpcError::new(Code::Internal, "Sextant is shutting down"),
+        e @ AdmitError::AgentPaused { .. } => {
+            RpcError::new(Code::UnsupportedOperation, e.to_string())
+        }
         AdmitError::Journal(e) => internal(e),
     }
 }

@@ -66,9 +66,78 @@ pub async fn agents(
             default: a.id == app.config.default_agent,
             card_url: format!("{base}/api/v1/agents/{}/.well-known/agent-card.json", a.id),
             card: card(a, &base),
+            paused: app.runtime.agent_paused(&a.id),
         })
         .collect();
     Ok(Json(json!(AgentList { agents })))
+}
+
+/// `PUT /api/v1/agents/{id}/paused` (`{"paused": bool}`): pauses or resumes an Agent. While
+/// paused, new messages are refused (A2A -32004 saying so; a schedule's Run fails saying so)
+/// and queued tasks wait; resuming starts them. Stored, so a restart keeps it.
+pub async fn set_agent_paused(
+    State(app): State<AppState>,
+    Extension(p): Extension<Principal>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: axum::body::Bytes,
+) -> ApiResult<Json<Value>> {
+    owner_only(&p)?;
+    crate::schedules::require_json(&headers)?;
+    let v: Value = serde_json::from_slice(&body)
+        .map_err(|e| ApiError::BadRequest(format!("the body is not JSON: {e}")))?;
+    let Some(paused) = v.get("paused").and_then(Value::as_bool) else {
+        return Err(ApiError::Invalid {
+            field: "paused".into(),
+            message: "paused must be true or false".into(),
+        });
+    };
+    if !app.runtime.set_agent_paused(&id, paused).await? {
+        return Err(ApiError::NotFound(format!("no agent {id}")));
+    }
+    Ok(Json(json!({ "agentId": id, "paused": paused })))
+}
+
+/// `POST /api/v1/agents/{id}/stop-all` (`{"reason"?: string}`): cancels every unfinished task
+/// of the Agent (queued, running, waiting), each as `POST /api/v1/tasks/{id}/cancel` does.
+pub async fn stop_agent(
+    State(app): State<AppState>,
+    Extension(p): Extension<Principal>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: axum::body::Bytes,
+) -> ApiResult<Json<Value>> {
+    owner_only(&p)?;
+    crate::schedules::require_json(&headers)?;
+    if app.runtime.agent(&id).is_none() {
+        return Err(ApiError::NotFound(format!("no agent {id}")));
+    }
+    let reason = reason_of(&body)?;
+    let request = sextant_runtime::CancelRequest {
+        by: p.display(),
+        reason,
+    };
+    let canceled = app.runtime.stop_all(&id, &request).await?;
+    Ok(Json(json!({ "agentId": id, "canceled": canceled })))
+}
+
+/// The optional `reason` of a cancel's body (at most 2000 characters).
+fn reason_of(body: &[u8]) -> ApiResult<Option<String>> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(None);
+    }
+    let v: Value = serde_json::from_slice(body)
+        .map_err(|e| ApiError::BadRequest(format!("the body is not JSON: {e}")))?;
+    match v.get("reason") {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(r)) if r.chars().count() <= 2000 => {
+            Ok(Some(r.trim().to_string()).filter(|r| !r.is_empty()))
+        }
+        Some(_) => Err(ApiError::Invalid {
+            field: "reason".into(),
+            message: "reason must be a string of at most 2000 characters".into(),
+        }),
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -390,24 +459,7 @@ pub async fn cancel_task(
 ) -> ApiResult<Json<Value>> {
     owner_only(&p)?;
     crate::schedules::require_json(&headers)?;
-    let reason = if body.iter().all(u8::is_ascii_whitespace) {
-        None
-    } else {
-        let v: Value = serde_json::from_slice(&body)
-            .map_err(|e| ApiError::BadRequest(format!("the body is not JSON: {e}")))?;
-        match v.get("reason") {
-            None | Some(Value::Null) => None,
-            Some(Value::String(r)) if r.chars().count() <= 2000 => {
-                Some(r.trim().to_string()).filter(|r| !r.is_empty())
-            }
-            Some(_) => {
-                return Err(ApiError::Invalid {
-                    field: "reason".into(),
-                    message: "reason must be a string of at most 2000 characters".into(),
-                });
-            }
-        }
-    };
+    let reason = reason_of(&body)?;
     let request = sextant_runtime::CancelRequest {
         by: p.display(),
         reason,

@@ -65,7 +65,7 @@ use std::sync::Arc;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::middleware;
-use axum::routing::{delete, get, post};
+use axum::routing::{delete, get, post, put};
 use chrono::{DateTime, Utc};
 use sextant_runtime::Runtime;
 use tokio_util::sync::CancellationToken;
@@ -159,6 +159,8 @@ pub fn router(state: AppState) -> Router {
         .route("/api/v1/agents/{agent_id}/a2a", post(a2a::rpc))
         .route("/api/v1/agents/{agent_id}/a2a/", post(a2a::rpc))
         .route("/api/v1/agents", get(api::agents))
+        .route("/api/v1/agents/{id}/paused", put(api::set_agent_paused))
+        .route("/api/v1/agents/{id}/stop-all", post(api::stop_agent))
         .route("/api/v1/sessions", get(api::sessions))
         .route("/api/v1/sessions/{id}", get(api::session))
         .route("/api/v1/sessions/{id}/events", get(api::session_events))

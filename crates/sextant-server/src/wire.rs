@@ -35,6 +35,8 @@ pub struct AgentSummary {
     pub card_url: String,
     /// Its public A2A card.
     pub card: Value,
+    /// The owner paused it: new messages are refused, queued tasks wait.
+    pub paused: bool,
 }
 
 /// `GET /api/v1/agents`.

@@ -16,4 +16,8 @@ default: boolean, cardUrl: string,
 /**
  * Its public A2A card.
  */
-card: JsonValue, };
+card: JsonValue, 
+/**
+ * The owner paused it: new messages are refused, queued tasks wait.
+ */
+paused: boolean, };

@@ -11,6 +11,7 @@ import { listSchedules } from '../schedules/api';
 import { cronWords } from '../schedules/Schedules';
 import { subscribe } from '../../live/events';
 import { agents, loadAgents } from '../tasks/store';
+import { AgentsPanel } from './AgentsPanel';
 
 interface Overview {
   status: 'loading' | 'ready';
@@ -138,6 +139,7 @@ export function Home() {
             ))}
           </ul>
         </section>
+        <AgentsPanel />
         <section class="panel" aria-label="Recent tasks">
           <h2 class="panel-title">Recent activity</h2>
           {t.status === 'ready' && recent.length === 0 && <Empty title="No tasks yet" icon="≡" />}
