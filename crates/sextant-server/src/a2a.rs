@@ -438,6 +438,10 @@ fn legacy_result(method: Method, result: Value) -> Value {
             }
             r
         }
+        Method::CreatePushConfig
+        | Method::GetPushConfig
+        | Method::ListPushConfigs
+        | Method::DeletePushConfig => compat::push_result_to_v03(method, result),
         _ => result,
     }
 }
@@ -472,16 +476,9 @@ fn sse(
 
 async fn dispatch(call: &Call, method: Method, params: Value) -> Result<Reply, RpcError> {
     // Push configuration of an Agent without push is refused before anything else is read,
-    // whatever the params say; so are the 0.3 names of the methods (1.0 only).
+    // whatever the params say.
     if method.is_push_config() {
         crate::push::require_push(&call.agent)?;
-        if call.legacy {
-            return Err(RpcError::new(
-                Code::PushNotificationNotSupported,
-                "push notifications are served on the A2A 1.0 methods \
-                 (CreateTaskPushNotificationConfig, …), not their 0.3 names",
-            ));
-        }
     }
     let params = crate::params::prepare(method, call.legacy, params)?;
     match method {
@@ -524,6 +521,17 @@ async fn push_config(call: &Call, method: Method, params: Value) -> Result<Reply
     let health = call.push_health;
     let result = match method {
         Method::CreatePushConfig => crate::push::create(app, who, agent, &params, health).await,
+        // 0.3's `get` may name only the task: it answers with the task's first config.
+        Method::GetPushConfig if call.legacy && params.get("id").is_none_or(Value::is_null) => {
+            let first = json!({ "taskId": params.get("taskId"), "pageSize": 1 });
+            let page = crate::push::list(app, who, agent, &first, health).await?;
+            page["configs"].get(0).cloned().ok_or_else(|| {
+                RpcError::new(
+                    Code::TaskNotFound,
+                    "the task has no push notification config",
+                )
+            })
+        }
         Method::GetPushConfig => crate::push::get(app, who, agent, &params, health).await,
         Method::ListPushConfigs => crate::push::list(app, who, agent, &params, health).await,
         _ => crate::push::delete(app, who, agent, &params).await,
@@ -880,13 +888,6 @@ async fn send(call: &Call, params: Value, streaming: bool) -> Result<Reply, RpcE
     });
     let push = match &push_param {
         None => None,
-        Some(_) if call.legacy => {
-            crate::push::require_push(&call.agent)?;
-            return Err(RpcError::new(
-                Code::PushNotificationNotSupported,
-                "push notifications are served on the A2A 1.0 methods, not with message/send",
-            ));
-        }
         Some(v) => Some(crate::push::inline_config(
             &call.app,
             &call.principal,

@@ -240,8 +240,8 @@ fn check_value(ty: &Ty, v: &Value, path: &str) -> Result<(), RpcError> {
 }
 
 /// Params as the handlers read them: keys camelCased (ProtoJSON accepts snake_case too; the
-/// message's and configuration's own keys as well), every field's type checked, and a 0.3
-/// SendMessage converted to 1.0. The one path [`crate::a2a`] and the fuzz suite share.
+/// message's and configuration's own keys as well), every field's type checked, and 0.3
+/// SendMessage and push-config params converted to 1.0. The one path [`crate::a2a`] and the fuzz suite share.
 pub fn prepare(method: Method, legacy: bool, mut params: Value) -> Result<Value, RpcError> {
     camelize_keys(&mut params);
     let send = matches!(method, Method::SendMessage | Method::SendStreamingMessage);
@@ -258,6 +258,9 @@ pub fn prepare(method: Method, legacy: bool, mut params: Value) -> Result<Value,
     check(method, &params)?;
     if send && legacy {
         compat::send_params_to_v1(&mut params);
+    }
+    if legacy && method.is_push_config() {
+        compat::push_params_to_v1(method, &mut params);
     }
     Ok(params)
 }
