@@ -734,7 +734,16 @@ fn task_json(base: &str, events: &[JournalEvent], fold: &TaskFold, opts: &ViewOp
     let transcript: Vec<Value> = events
         .iter()
         .flat_map(blocks)
-        .map(|b| to_json(&b))
+        .map(|b| {
+            let mut v = to_json(&b);
+            // An interaction block is read by the task's caller, who may be remote: the same
+            // public view as the status message's data part (no paths on the person's
+            // machine; the console's inbox has them).
+            if let Some(i) = v.get_mut("interaction") {
+                sextant_runtime::interactions::hide_paths(i);
+            }
+            v
+        })
         .collect();
     task["metadata"]["transcript"] = Value::Array(transcript);
     task
