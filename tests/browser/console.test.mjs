@@ -6,8 +6,8 @@
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { after, before, describe, test } from 'node:test';
-import { client, rawPost, shot, startBrowser, startServer } from './harness.mjs';
 import { startFakePeer } from './fake-peer.mjs';
+import { client, openPage, rawPost, shot, startBrowser, startServer } from './harness.mjs';
 
 let server;
 let browser;
@@ -315,6 +315,38 @@ describe('approvals', () => {
       await p.close();
     }
   });
+
+  test('an argv approval shows its exact, escaped action and digest, though it has no command', async () => {
+    // Its own Sextant with an exec agent that asks about an argument list (with a bidi
+    // override in it), never a shell command.
+    const script =
+      `read -r line; printf '%s\\n' '{"type":"interaction","kind":"tool_approval","title":"Run a program?",` +
+      `"argv":["rm","-rf","/tmp/x y","\\u202eevil"]}'; read -r answer; ` +
+      `printf '%s\\n' '{"type":"final","status":"completed"}'`;
+    const toml = `[[agents]]
+id = "tool"
+name = "Tool"
+description = "asks about an argument list"
+engine = { kind = "exec", command = ["sh", "-c", '''${script}'''] }
+`;
+    const own = await startServer({ files: { 'agents.toml': toml } });
+    const ownApi = client(own);
+    const page = await openPage(browser, own, '/inbox');
+    try {
+      const task = await ownApi.send('tool', 'go');
+      const pending = await ownApi.pendingFor(task.id);
+      const card = page.locator(`article.interaction[data-interaction-id="${pending.interactionId}"]`);
+      const action = card.locator('.command[data-action-kind="argv"]');
+      await action.getByText("rm -rf '/tmp/x y' \\u{202E}evil").waitFor();
+      await card.locator('.action-flags [data-flag="bidi"]').waitFor();
+      const digest = pending.action.digest.replace('sha256:', '').slice(0, 16);
+      await card.locator('.action-digest code', { hasText: digest }).waitFor();
+      noErrors(page);
+    } finally {
+      await page.close();
+      await own.stop();
+    }
+  });
 });
 
 describe('overview', () => {
@@ -486,6 +518,14 @@ describe('peers', () => {
       assert.equal(JSON.parse(repinned.request().postData()).hash, now.pin.hash);
       await card.locator(`.peer-facts [data-hash="${now.pin.hash}"]`).waitFor();
       assert.equal((await api.call('POST', '/api/v1/peers/call', { agent: 'helper', message: 'back' })).status, 200);
+      assert.equal(await card.locator('[data-hop-limited]').count(), 0, 'no hop warning before a hop refusal');
+
+      // The peer refuses a call at its A2A-Hop limit: the card warns about it.
+      fake.refuseHops = true;
+      const deep = await api.call('POST', '/api/v1/peers/call', { agent: 'helper', message: 'too deep' });
+      fake.refuseHops = false;
+      assert.notEqual(deep.status, 200, JSON.stringify(deep.body));
+      await card.locator('[data-hop-limited]').getByText('Refused a call at its A2A-Hop limit').waitFor();
 
       // Pause it by hand: calls are refused without reaching it, and Resume brings it back.
       await card.getByRole('button', { name: 'Pause' }).click();

@@ -22,6 +22,10 @@ export async function startFakePeer() {
         const rpc = JSON.parse(body);
         const msg = rpc.params?.message ?? {};
         seen.push({ method: rpc.method, authorization: req.headers.authorization });
+        // As a Sextant at its max_hops answers (crates/sextant-server/src/perimeter.rs).
+        if (peer.refuseHops) {
+          return json(403, { error: { code: 'forbidden', message: 'A2A-Hop: 1 refused: this call has been relayed 1 times, and this Sextant accepts fewer than 1 (anti-loop); call it with fewer hops' } });
+        }
         return json(200, {
           jsonrpc: '2.0',
           id: rpc.id,
@@ -50,9 +54,11 @@ export async function startFakePeer() {
     defaultOutputModes: ['text/plain'],
     skills: [{ id: 'echo', name: 'Echo', description: 'Repeats what it is told', tags: ['echo', 'test'] }],
   };
-  return {
+  const peer = {
     url,
     seen,
+    /** Answer every call with the 403 a Sextant sends at its hop limit. */
+    refuseHops: false,
     addSkill(id, name) {
       card = { ...card, skills: [...card.skills, { id, name, description: `Does ${id}`, tags: [id] }] };
     },
@@ -61,4 +67,5 @@ export async function startFakePeer() {
       return new Promise((r) => server.close(r));
     },
   };
+  return peer;
 }

@@ -47,7 +47,11 @@ struct Env {
 }
 
 async fn env() -> Env {
-    let app = TestApp::spawn_with(false, Some(AGENTS)).await;
+    env_with(AGENTS).await
+}
+
+async fn env_with(agents: &str) -> Env {
+    let app = TestApp::spawn_with(false, Some(agents)).await;
     let (status, _, body) = app
         .request(
             Who::Owner,
@@ -429,5 +433,44 @@ async fn the_waiting_status_text_is_enough_for_a_text_only_client() {
     ] {
         assert!(text.contains(&needed), "{needed:?} missing from {text:?}");
     }
+    env.app.shutdown().await;
+}
+
+/// A shell Agent whose working directory cannot be created (a file is in the way).
+const BLOCKED: &str = r#"
+[[agents]]
+id = "sh"
+name = "Shell"
+description = "e2e: a shell agent whose working directory cannot be created"
+engine = { kind = "shell", working_dir = "{dir}/blocker/work" }
+access = { call = ["person", "peer:alice"] }
+"#;
+
+#[tokio::test]
+async fn a_failure_to_create_the_working_dir_does_not_tell_the_caller_where_it_is() {
+    let env = env_with(BLOCKED).await;
+    let dir = env.app.dir.path().display().to_string();
+    std::fs::write(
+        env.app.dir.path().join("blocker"),
+        "a file, not a directory",
+    )
+    .unwrap();
+    let task = env.alice_sends("sh", "echo hi").await;
+    let task_id = task["id"].as_str().unwrap().to_string();
+    let card = env.card(&task_id).await;
+    let digest = card["action"]["digest"].as_str().unwrap().to_string();
+    let (status, body) = env.answer(&card, "accept", &digest).await;
+    assert!(status.is_success(), "{status}: {body}");
+    let seen = env.alice_waits("sh", &task_id).await;
+    assert_eq!(state(&seen), "TASK_STATE_FAILED", "{seen}");
+    let text = seen.to_string();
+    assert!(
+        text.contains("cannot create the shell agent's working directory"),
+        "{text}"
+    );
+    assert!(
+        !text.contains(&dir),
+        "the caller reads no server path: {text}"
+    );
     env.app.shutdown().await;
 }

@@ -523,3 +523,129 @@ async fn every_param_of_every_method_is_type_checked_and_named() {
     );
     app.shutdown().await;
 }
+
+/// The push-config fields (and a SendMessage's inline config), with values of their own type.
+/// They are checked on an Agent that sends push notifications: one without refuses the methods
+/// before reading their params.
+fn typed_push_fields(task_id: &str) -> Vec<(&'static str, &'static str, Value)> {
+    let url = || json!("https://hooks.example/w");
+    vec![
+        (
+            "SendMessage",
+            "configuration.taskPushNotificationConfig",
+            json!({ "url": url() }),
+        ),
+        (
+            "SendMessage",
+            "configuration.taskPushNotificationConfig.url",
+            url(),
+        ),
+        (
+            "SendMessage",
+            "configuration.taskPushNotificationConfig.id",
+            json!("c"),
+        ),
+        (
+            "SendMessage",
+            "configuration.taskPushNotificationConfig.token",
+            json!("t"),
+        ),
+        (
+            "SendMessage",
+            "configuration.taskPushNotificationConfig.authentication",
+            json!({ "scheme": "Bearer" }),
+        ),
+        (
+            "SendMessage",
+            "configuration.taskPushNotificationConfig.authentication.scheme",
+            json!("Bearer"),
+        ),
+        (
+            "SendMessage",
+            "configuration.taskPushNotificationConfig.authentication.credentials",
+            json!("c"),
+        ),
+        ("CreateTaskPushNotificationConfig", "tenant", json!("")),
+        ("CreateTaskPushNotificationConfig", "taskId", json!(task_id)),
+        ("CreateTaskPushNotificationConfig", "id", json!("c")),
+        ("CreateTaskPushNotificationConfig", "url", url()),
+        ("CreateTaskPushNotificationConfig", "token", json!("t")),
+        (
+            "CreateTaskPushNotificationConfig",
+            "authentication",
+            json!({ "scheme": "Bearer" }),
+        ),
+        (
+            "CreateTaskPushNotificationConfig",
+            "authentication.scheme",
+            json!("Bearer"),
+        ),
+        (
+            "CreateTaskPushNotificationConfig",
+            "authentication.credentials",
+            json!("c"),
+        ),
+        ("GetTaskPushNotificationConfig", "tenant", json!("")),
+        ("GetTaskPushNotificationConfig", "taskId", json!(task_id)),
+        ("GetTaskPushNotificationConfig", "id", json!("c")),
+        ("ListTaskPushNotificationConfigs", "tenant", json!("")),
+        ("ListTaskPushNotificationConfigs", "taskId", json!(task_id)),
+        ("ListTaskPushNotificationConfigs", "pageSize", json!(5)),
+        ("ListTaskPushNotificationConfigs", "pageToken", json!("")),
+        ("DeleteTaskPushNotificationConfig", "tenant", json!("")),
+        ("DeleteTaskPushNotificationConfig", "taskId", json!(task_id)),
+        ("DeleteTaskPushNotificationConfig", "id", json!("c")),
+    ]
+}
+
+#[tokio::test]
+async fn every_push_config_param_is_type_checked_and_named() {
+    let agent = exec_agent("hooks", r#"echo '{"type":"final","status":"completed"}'"#).replace(
+        "description = \"e2e exec agent\"\n",
+        "description = \"e2e exec agent\"\npush_notifications = true\n",
+    );
+    let app = TestApp::spawn_with(false, Some(&agent)).await;
+    let task = app.send_task("hooks", msg("seed")).await;
+    let task_id = task["id"].as_str().expect("id").to_string();
+    let before = app.tasks_total().await;
+    for (method, path, good) in typed_push_fields(&task_id) {
+        for bad in wrong_types(&good) {
+            let mut params = match method {
+                "SendMessage" => json!({ "message": msg("typed") }),
+                "CreateTaskPushNotificationConfig" => {
+                    json!({ "taskId": task_id, "url": "https://hooks.example/w" })
+                }
+                _ => json!({ "taskId": task_id, "id": "c" }),
+            };
+            set_path(&mut params, path, bad.clone());
+            let r = app
+                .rpc_as(Who::Owner, "hooks", method, params.clone())
+                .await;
+            assert_eq!(
+                r["error"]["code"], -32602,
+                "{method} {path}={bad} is -32602: {r}"
+            );
+            let named = r["error"]["data"][1]["fieldViolations"][0]["field"]
+                .as_str()
+                .unwrap_or("");
+            assert!(
+                named == path
+                    || named.starts_with(&format!("{path}."))
+                    || named.starts_with(&format!("{path}[")),
+                "{method} {path}={bad}: the violation names {named:?}: {r}"
+            );
+        }
+    }
+    assert_eq!(
+        app.tasks_total().await,
+        before,
+        "no wrong-typed call was served"
+    );
+    let (_, _, configs) = app.get_json("/api/v1/push", true).await;
+    assert_eq!(
+        configs["configs"].as_array().map(Vec::len).unwrap_or(0),
+        0,
+        "no wrong-typed config was stored: {configs}"
+    );
+    app.shutdown().await;
+}

@@ -112,3 +112,155 @@ async fn message_stream_sends_0_3_events_ending_with_final_true() {
     }
     app.shutdown().await;
 }
+
+/// `tasks/pushNotificationConfig/*` take and return 0.3 shapes (a2a-python 0.3 `types.py`:
+/// `TaskPushNotificationConfig {taskId, pushNotificationConfig}`, `PushNotificationConfig {id,
+/// url, token, authentication}`, `PushNotificationAuthenticationInfo {schemes, credentials}`;
+/// get/delete name the task `id` and the config `pushNotificationConfigId`; list returns a bare
+/// array), and store the same configs the 1.0 methods read.
+#[tokio::test]
+async fn push_config_aliases_speak_0_3_both_ways() {
+    let agent = exec_agent(
+        "hooks",
+        r#"echo '{"type":"final","status":"input_required","text":"more please"}'"#,
+    )
+    .replace(
+        "description = \"e2e exec agent\"\n",
+        "description = \"e2e exec agent\"\npush_notifications = true\n",
+    );
+    let app = TestApp::spawn_with(false, Some(&agent)).await;
+    let call = |method: &'static str, params: Value| {
+        let app = &app;
+        async move {
+            let resp = app
+                .post_raw(
+                    "/api/v1/agents/hooks/a2a",
+                    &[("Content-Type", "application/json"), ("A2A-Version", "0.3")],
+                    json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params })
+                        .to_string(),
+                )
+                .await;
+            json_body(resp, StatusCode::OK).await
+        }
+    };
+    let sent = call("message/send", json!({ "message": v03_message("start") })).await;
+    assert_eq!(
+        sent["result"]["status"]["state"], "input-required",
+        "{sent}"
+    );
+    let task_id = sent["result"]["id"].as_str().expect("task id").to_string();
+    let url = "https://hooks.example.com/a";
+
+    let set = call(
+        "tasks/pushNotificationConfig/set",
+        json!({ "taskId": task_id, "pushNotificationConfig": {
+            "id": "hook-1", "url": url, "token": "tok-1",
+            "authentication": { "schemes": ["Bearer"], "credentials": "receiver-cred" } } }),
+    )
+    .await;
+    let v03_config = json!({ "taskId": task_id, "pushNotificationConfig": {
+        "id": "hook-1", "url": url, "token": "tok-1",
+        "authentication": { "schemes": ["Bearer"] } } });
+    assert_eq!(set["result"], v03_config, "{set}");
+
+    let got = call(
+        "tasks/pushNotificationConfig/get",
+        json!({ "id": task_id, "pushNotificationConfigId": "hook-1" }),
+    )
+    .await;
+    assert_eq!(got["result"], v03_config, "{got}");
+    // 0.3's get may name only the task (TaskIdParams): the task's first config.
+    let first = call("tasks/pushNotificationConfig/get", json!({ "id": task_id })).await;
+    assert_eq!(first["result"], v03_config, "{first}");
+
+    // The 1.0 method reads the same config in 1.0 JSON.
+    let v1 = app
+        .rpc(
+            "hooks",
+            "GetTaskPushNotificationConfig",
+            json!({ "taskId": task_id, "id": "hook-1" }),
+        )
+        .await;
+    assert_eq!(
+        v1["result"]["authentication"],
+        json!({ "scheme": "Bearer" })
+    );
+    assert_eq!(v1["result"]["taskId"], task_id);
+
+    let second = call(
+        "tasks/pushNotificationConfig/set",
+        json!({ "taskId": task_id, "pushNotificationConfig": { "url": url } }),
+    )
+    .await;
+    let second_id = second["result"]["pushNotificationConfig"]["id"]
+        .as_str()
+        .expect("a generated id")
+        .to_string();
+    let listed = call(
+        "tasks/pushNotificationConfig/list",
+        json!({ "id": task_id }),
+    )
+    .await;
+    let configs = listed["result"].as_array().expect("a bare array");
+    assert_eq!(configs.len(), 2, "{listed}");
+    assert_eq!(configs[0], v03_config);
+    assert_eq!(
+        configs[1]["pushNotificationConfig"]["id"],
+        second_id.as_str()
+    );
+
+    for _ in 0..2 {
+        let d = call(
+            "tasks/pushNotificationConfig/delete",
+            json!({ "id": task_id, "pushNotificationConfigId": "hook-1" }),
+        )
+        .await;
+        assert!(d.get("error").is_none(), "{d}");
+        assert_eq!(d["result"], Value::Null);
+    }
+    let listed = call(
+        "tasks/pushNotificationConfig/list",
+        json!({ "id": task_id }),
+    )
+    .await;
+    assert_eq!(
+        listed["result"].as_array().map(Vec::len),
+        Some(1),
+        "{listed}"
+    );
+
+    // A 0.3 field of the wrong type is named by its 0.3 path.
+    let bad = call(
+        "tasks/pushNotificationConfig/set",
+        json!({ "taskId": task_id, "pushNotificationConfig": {
+            "url": url, "authentication": { "schemes": "Bearer" } } }),
+    )
+    .await;
+    let err = assert_rpc_error(&bad, -32602);
+    assert_eq!(
+        err["data"][1]["fieldViolations"][0]["field"],
+        "pushNotificationConfig.authentication.schemes",
+        "{bad}"
+    );
+
+    // message/send's configuration.pushNotificationConfig is stored for the new task.
+    let inline = call(
+        "message/send",
+        json!({ "message": v03_message("again"), "configuration": {
+            "pushNotificationConfig": { "id": "inline", "url": url,
+                "authentication": { "schemes": ["Bearer"], "credentials": "c" } } } }),
+    )
+    .await;
+    let inline_task = inline["result"]["id"].as_str().expect("task id");
+    let listed = call(
+        "tasks/pushNotificationConfig/list",
+        json!({ "id": inline_task }),
+    )
+    .await;
+    assert_eq!(
+        listed["result"][0]["pushNotificationConfig"]["authentication"],
+        json!({ "schemes": ["Bearer"] }),
+        "{listed}"
+    );
+    app.shutdown().await;
+}

@@ -424,3 +424,68 @@ async fn the_endpoint_is_stateless_authenticated_and_host_checked() {
 
     app.shutdown().await;
 }
+
+/// An exec agent that asks about an argument list (with a bidi override in it) or a patch,
+/// never a shell `command`.
+const ARGV_OR_PATCH: &str = r#"read -r line
+case "$line" in
+  *'"text":"argv"'*) printf '%s\n' '{"type":"interaction","kind":"tool_approval","title":"Run a program?","argv":["rm","-rf","/tmp/x y","\u202eevil"]}' ;;
+  *) printf '%s\n' '{"type":"interaction","kind":"tool_approval","title":"Apply a patch?","patch":"--- a/f\n+++ b/f\n@@ -1 +1 @@\n-old\n+new\n"}' ;;
+esac
+read -r answer
+printf '%s\n' '{"type":"final","status":"completed"}'"#;
+
+/// An argv or patch approval shows its action (escaped text, flags, digest) in the
+/// interaction's REST view and in the MCP summary, as a shell command's does.
+#[tokio::test]
+async fn argv_and_patch_approvals_show_their_action_everywhere() {
+    let app = TestApp::spawn_with(false, Some(&exec_agent("tool", ARGV_OR_PATCH))).await;
+    let owner = connect(&app, Who::Owner).await;
+    for (ask, key, shown_has) in [
+        ("argv", "argv", "rm -rf '/tmp/x y'"),
+        ("patch", "patch", "+new"),
+    ] {
+        let task = app.send_task_as(Who::Owner, "tool", msg(ask)).await;
+        assert_eq!(state(&task), "TASK_STATE_AUTH_REQUIRED", "{task}");
+        let task_id = task["id"].as_str().expect("task id").to_string();
+        let (status, _, list) = app.get_json("/api/v1/interactions", true).await;
+        assert_eq!(status, StatusCode::OK, "{list}");
+        let item = list["interactions"]
+            .as_array()
+            .and_then(|l| l.iter().find(|i| i["taskId"] == task_id.as_str()))
+            .cloned()
+            .unwrap_or_else(|| panic!("no interaction for {task_id}: {list}"));
+        assert!(item.get("command").is_none_or(Value::is_null), "{item}");
+        let action = &item["action"];
+        assert!(action["exact"].get(key).is_some(), "{item}");
+        let shown = action["shown"].as_str().expect("shown");
+        assert!(shown.contains(shown_has), "{shown}");
+        let digest = action["digest"].as_str().expect("digest");
+        assert!(digest.starts_with("sha256:"), "{digest}");
+        if key == "argv" {
+            assert!(shown.contains("\\u{202E}evil"), "escaped: {shown}");
+            assert!(
+                action["flags"]
+                    .as_array()
+                    .is_some_and(|f| f.iter().any(|f| f["code"] == "bidi")),
+                "{action}"
+            );
+        }
+
+        let got = get_task(&owner, "tool", &task_id).await;
+        let summary = text(&got);
+        assert!(
+            summary.contains(&format!("— {shown}")),
+            "the summary shows the action: {summary}"
+        );
+        assert!(
+            summary.contains(&format!("Action digest: {digest}")),
+            "{summary}"
+        );
+        if key == "argv" {
+            assert!(summary.contains("Warning: "), "{summary}");
+        }
+    }
+    owner.cancel().await.ok();
+    app.shutdown().await;
+}

@@ -31,6 +31,8 @@ enum Behaviour {
     Normal,
     /// Every new message waits for input.
     AlwaysAsk,
+    /// Every call is refused at the hop limit, as Sextant's perimeter refuses it.
+    HopLimited,
 }
 
 /// One request the fake saw.
@@ -173,6 +175,15 @@ async fn rpc_route(State(f): State<Fake>, headers: HeaderMap, body: Bytes) -> Re
         task_id: task_in.clone(),
         text: text.clone(),
     });
+    if f.0.behaviour == Behaviour::HopLimited {
+        let message = "A2A-Hop: 1 refused: this call has been relayed 1 times, and this \
+                       Sextant accepts fewer than 1 (anti-loop); call it with fewer hops";
+        return (
+            StatusCode::FORBIDDEN,
+            axum::Json(json!({"error": {"code": "forbidden", "message": message}})),
+        )
+            .into_response();
+    }
     // A peer that answers late (fasta2a answers SendMessage with a task that is not final):
     // `later:` tasks stay working until the test releases them.
     if method == "GetTask" {
@@ -1619,4 +1630,115 @@ async fn a_gateway_agents_output_is_screened_for_other_readers() {
         "the person's transcript is raw"
     );
     app.shutdown().await;
+}
+
+/// A peer that refuses a call at its A2A-Hop limit (403 naming A2A-Hop) is marked in its
+/// metrics (`hop_limited_at`), for the Peers page's warning; other failures are not.
+#[tokio::test]
+async fn a_refusal_at_the_peers_hop_limit_is_recorded_for_the_peers_page() {
+    let app = TestApp::spawn().await;
+    let fake = start_fake("deep", json!([]), false, 0, Behaviour::HopLimited).await;
+    register(&app, "deep", &fake, json!({})).await;
+    let (status, e) = call(&app, json!({"agent": "deep", "message": "hello"})).await;
+    assert!(!status.is_success(), "{status}: {e}");
+    let (_, peer) = api(&app, "GET", "/api/v1/peers/deep", None).await;
+    let m = &peer["metrics"];
+    assert!(m["hop_limited_at"].is_string(), "{peer}");
+    let last_error = m["last_error"].as_str().unwrap_or_default();
+    assert!(
+        last_error.contains("HTTP 403") && last_error.contains("A2A-Hop: 1 refused"),
+        "the refusal keeps its status and words: {peer}"
+    );
+    // The listing carries it too (the Peers page reads the listing).
+    let (_, list) = api(&app, "GET", "/api/v1/peers", None).await;
+    assert!(list.to_string().contains("hop_limited_at\":\""), "{list}");
+
+    // An ordinary failure is not a hop-limit warning.
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    api(
+        &app,
+        "POST",
+        "/api/v1/peers",
+        Some(json!({"name": "gone", "url": format!("http://127.0.0.1:{port}/"), "pin_on_first_use": true})),
+    )
+    .await;
+    call(&app, json!({"agent": "gone", "message": "anyone?"})).await;
+    let (_, gone) = api(&app, "GET", "/api/v1/peers/gone", None).await;
+    assert_eq!(gone["metrics"]["failures"], 1, "{gone}");
+    assert_eq!(gone["metrics"]["hop_limited_at"], Value::Null, "{gone}");
+    app.shutdown().await;
+}
+
+/// Sextant calls Sextant (issue #14 point 7): the callee sees hop 1 and answers; a callee
+/// configured to accept fewer hops refuses the call with 403, and the caller's peer view
+/// says the peer is at its hop limit.
+#[tokio::test]
+async fn sextant_calls_sextant_and_a_hop_limit_refusal_shows_on_the_peer() {
+    let b = TestApp::spawn().await;
+    let a = TestApp::spawn().await;
+    let (status, v) = api(
+        &a,
+        "POST",
+        "/api/v1/peers",
+        Some(json!({"name": "b", "url": b.url})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{v}");
+    let (status, r) = call(&a, json!({"agent": "b", "message": "over the hop"})).await;
+    assert_eq!(status, StatusCode::OK, "{r}");
+    // B journalled the message with the hop count A sent.
+    let (_, _, tasks) = b.get_json("/api/v1/tasks", true).await;
+    let task_id = tasks["tasks"][0]["taskId"]
+        .as_str()
+        .or_else(|| tasks["tasks"][0]["id"].as_str())
+        .unwrap_or_else(|| panic!("B has the task: {tasks}"))
+        .to_string();
+    let agent = tasks["tasks"][0]["agentId"]
+        .as_str()
+        .unwrap_or("echo")
+        .to_string();
+    // A called without a credential: B's anonymous local caller owns the task.
+    let task = b.get_task_as(Who::Anon, &agent, &task_id).await;
+    let user = &task["history"][0];
+    assert_eq!(user["parts"][0]["text"], "over the hop", "{task}");
+    assert_eq!(
+        user["metadata"]["sextantInboundHop"], 1,
+        "B saw A2A-Hop 1: {task}"
+    );
+    let (_, peer) = api(&a, "GET", "/api/v1/peers/b", None).await;
+    assert_eq!(peer["metrics"]["hop_limited_at"], Value::Null, "{peer}");
+    b.shutdown().await;
+
+    // B again, now accepting fewer hops than A sends.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("security.toml"), "[limits]\nmax_hops = 1\n").unwrap();
+    let b = TestApp::start_in(dir, false).await;
+    let (status, v) = api(
+        &a,
+        "POST",
+        "/api/v1/peers",
+        Some(json!({"name": "strict", "url": b.url})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{v}");
+    let (status, r) = call(
+        &a,
+        json!({"agent": "strict", "message": "one hop too many"}),
+    )
+    .await;
+    assert!(!status.is_success(), "{status}: {r}");
+    let (_, peer) = api(&a, "GET", "/api/v1/peers/strict", None).await;
+    assert!(peer["metrics"]["hop_limited_at"].is_string(), "{peer}");
+    assert!(
+        peer["metrics"]["last_error"]
+            .as_str()
+            .is_some_and(|e| e.contains("A2A-Hop: 1 refused")),
+        "{peer}"
+    );
+    assert_eq!(b.tasks_total().await, 0, "B served nothing");
+    b.shutdown().await;
+    a.shutdown().await;
 }

@@ -3,11 +3,15 @@
 //! 0.3 differs from 1.0 in shape, not in meaning: every object has a `kind`, enums are
 //! lowercase (`user`, `input-required`), file parts nest under `file`, results are not wrapped
 //! (`message/send` returns the bare Task or Message), status events carry `final`, and
-//! `configuration.blocking` is the inverse of `returnImmediately`. These functions convert
+//! `configuration.blocking` is the inverse of `returnImmediately`, and a push config nests
+//! under `pushNotificationConfig` beside its `taskId`, with a list of auth `schemes` where 1.0
+//! has one `scheme`. These functions convert
 //! requests to 1.0 on the way in and results to 0.3 on the way out, so the handlers only ever
 //! see 1.0.
 
 use serde_json::{Map, Value, json};
+
+use crate::Method;
 
 fn role_to_v1(v: &mut Value) {
     if let Some(r) = v.get("role").and_then(Value::as_str) {
@@ -76,9 +80,108 @@ pub fn send_params_to_v1(params: &mut Value) {
         if let Some(blocking) = cfg.remove("blocking").and_then(|b| b.as_bool()) {
             cfg.insert("returnImmediately".into(), json!(!blocking));
         }
-        if let Some(p) = cfg.remove("pushNotificationConfig") {
+        if let Some(mut p) = cfg.remove("pushNotificationConfig") {
+            auth_to_v1(&mut p);
             cfg.insert("taskPushNotificationConfig".into(), p);
         }
+    }
+}
+
+/// 0.3 `authentication: {schemes: [..], credentials}` as 1.0's `{scheme, credentials}`. 1.0
+/// sends one scheme, so the first one listed is used (an empty list leaves `scheme` absent,
+/// and the config is refused naming `authentication.scheme`).
+fn auth_to_v1(config: &mut Value) {
+    let Some(auth) = config
+        .get_mut("authentication")
+        .and_then(Value::as_object_mut)
+    else {
+        return;
+    };
+    if let Some(schemes) = auth.remove("schemes")
+        && !auth.contains_key("scheme")
+        && let Some(first) = schemes.as_array().and_then(|l| l.first())
+    {
+        auth.insert("scheme".into(), first.clone());
+    }
+}
+
+/// Converts 0.3 `tasks/pushNotificationConfig/*` params to the 1.0 request: `set` sends
+/// `{taskId, pushNotificationConfig: {id, url, token, authentication}}` (flattened in 1.0);
+/// `get` and `delete` name the task `id` and the config `pushNotificationConfigId` (1.0:
+/// `taskId` and `id`); `list` names the task `id`. Params that already use the 1.0 names
+/// (`taskId` present) are left as they are.
+pub fn push_params_to_v1(method: Method, params: &mut Value) {
+    let Some(obj) = params.as_object_mut() else {
+        return;
+    };
+    match method {
+        Method::CreatePushConfig => {
+            if let Some(Value::Object(inner)) = obj.remove("pushNotificationConfig") {
+                for (k, v) in inner {
+                    obj.entry(k).or_insert(v);
+                }
+            }
+            auth_to_v1(params);
+        }
+        Method::GetPushConfig | Method::DeletePushConfig | Method::ListPushConfigs => {
+            if obj.contains_key("taskId") {
+                return;
+            }
+            if let Some(task) = obj.remove("id") {
+                obj.insert("taskId".into(), task);
+            }
+            if let Some(config) = obj.remove("pushNotificationConfigId") {
+                obj.insert("id".into(), config);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A 1.0 `TaskPushNotificationConfig` (`{id, taskId, url, token, authentication: {scheme}}`) as
+/// 0.3's `{taskId, pushNotificationConfig: {id, url, token, authentication: {schemes: [..]}}}`.
+/// Other fields (the delivery health a caller may ask for) stay beside `taskId`.
+pub fn push_config_to_v03(mut c: Value) -> Value {
+    let Some(obj) = c.as_object_mut() else {
+        return c;
+    };
+    let mut inner = Map::new();
+    for key in ["id", "url", "token"] {
+        if let Some(v) = obj.remove(key) {
+            inner.insert(key.into(), v);
+        }
+    }
+    if let Some(mut auth) = obj.remove("authentication") {
+        if let Some(a) = auth.as_object_mut()
+            && let Some(scheme) = a.remove("scheme")
+        {
+            a.insert("schemes".into(), json!([scheme]));
+        }
+        inner.insert("authentication".into(), auth);
+    }
+    let mut out = Map::new();
+    out.insert("taskId".into(), obj.remove("taskId").unwrap_or(Value::Null));
+    out.insert("pushNotificationConfig".into(), Value::Object(inner));
+    out.extend(std::mem::take(obj));
+    Value::Object(out)
+}
+
+/// A push-config method's 1.0 result as 0.3: a config is reshaped, a list
+/// (`{configs, nextPageToken}`) is the bare array of configs (0.3 has no pages; one page holds
+/// every config a task may have), `delete`'s `null` stays `null`.
+pub fn push_result_to_v03(method: Method, result: Value) -> Value {
+    match method {
+        Method::CreatePushConfig | Method::GetPushConfig => push_config_to_v03(result),
+        Method::ListPushConfigs => match result {
+            Value::Object(mut o) => match o.remove("configs") {
+                Some(Value::Array(list)) => {
+                    Value::Array(list.into_iter().map(push_config_to_v03).collect())
+                }
+                _ => Value::Array(Vec::new()),
+            },
+            other => other,
+        },
+        _ => result,
     }
 }
 
@@ -232,6 +335,50 @@ mod tests {
                 "message": {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "hi"}]},
                 "configuration": {"returnImmediately": true}
             })
+        );
+    }
+
+    #[test]
+    fn v03_push_configs_convert_both_ways() {
+        let mut set = json!({ "taskId": "t", "pushNotificationConfig": {
+            "id": "c", "url": "https://h/w", "token": "tok",
+            "authentication": { "schemes": ["Bearer", "Basic"], "credentials": "x" } } });
+        push_params_to_v1(Method::CreatePushConfig, &mut set);
+        assert_eq!(
+            set,
+            json!({ "taskId": "t", "id": "c", "url": "https://h/w", "token": "tok",
+                    "authentication": { "scheme": "Bearer", "credentials": "x" } })
+        );
+        let mut get = json!({ "id": "t", "pushNotificationConfigId": "c", "metadata": {} });
+        push_params_to_v1(Method::GetPushConfig, &mut get);
+        assert_eq!(get, json!({ "taskId": "t", "id": "c", "metadata": {} }));
+        let mut list = json!({ "id": "t" });
+        push_params_to_v1(Method::ListPushConfigs, &mut list);
+        assert_eq!(list, json!({ "taskId": "t" }));
+
+        let v1 = json!({ "id": "c", "taskId": "t", "url": "https://h/w", "token": "tok",
+                         "authentication": { "scheme": "Bearer" } });
+        let v03 = json!({ "taskId": "t", "pushNotificationConfig": { "id": "c",
+            "url": "https://h/w", "token": "tok", "authentication": { "schemes": ["Bearer"] } } });
+        assert_eq!(push_result_to_v03(Method::GetPushConfig, v1.clone()), v03);
+        assert_eq!(
+            push_result_to_v03(
+                Method::ListPushConfigs,
+                json!({ "configs": [v1], "nextPageToken": "n" })
+            ),
+            json!([v03])
+        );
+        assert_eq!(
+            push_result_to_v03(Method::DeletePushConfig, Value::Null),
+            Value::Null
+        );
+
+        let mut send = json!({ "configuration": { "pushNotificationConfig": {
+            "url": "https://h/w", "authentication": { "schemes": ["Bearer"] } } } });
+        send_params_to_v1(&mut send);
+        assert_eq!(
+            send["configuration"]["taskPushNotificationConfig"]["authentication"],
+            json!({ "scheme": "Bearer" })
         );
     }
 

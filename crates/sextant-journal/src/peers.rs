@@ -74,11 +74,14 @@ impl Journal {
         name: &str,
         latency_ms: i64,
         error: Option<String>,
+        hop_limited: bool,
         at: &str,
     ) -> Result<()> {
         let (name, at) = (name.to_string(), at.to_string());
-        self.call(move |c| peers::record_call(c, &name, latency_ms, error.as_deref(), &at))
-            .await
+        self.call(move |c| {
+            peers::record_call(c, &name, latency_ms, error.as_deref(), hop_limited, &at)
+        })
+        .await
     }
 
     /// Makes sure an outbound target has an `agents` row.
@@ -189,13 +192,23 @@ mod tests {
         let p = j.peer("p").await.unwrap().unwrap();
         assert_eq!((p.pinned_hash.as_deref(), p.disabled), (Some("h2"), None));
 
-        j.record_peer_call("p", 40, None, at).await.unwrap();
-        j.record_peer_call("p", 60, Some("boom".into()), at)
+        j.record_peer_call("p", 40, None, false, at).await.unwrap();
+        j.record_peer_call("p", 60, Some("boom".into()), false, at)
             .await
             .unwrap();
         let p = j.peer("p").await.unwrap().unwrap();
         assert_eq!((p.calls, p.failures, p.latency_ms_total), (2, 1, 100));
         assert_eq!(p.last_error.as_deref(), Some("boom"));
+        assert_eq!(p.hop_limited_at, None);
+        // A refusal at the peer's hop limit is remembered past later calls.
+        j.record_peer_call("p", 5, Some("HTTP 403: A2A-Hop".into()), true, "then")
+            .await
+            .unwrap();
+        j.record_peer_call("p", 5, None, false, "later")
+            .await
+            .unwrap();
+        let p = j.peer("p").await.unwrap().unwrap();
+        assert_eq!(p.hop_limited_at.as_deref(), Some("then"));
 
         // The signing key is pinned with the card.
         let key = json!({"kid": "k1", "thumbprint": "t"});

@@ -440,6 +440,10 @@ fn legacy_result(method: Method, result: Value) -> Value {
             }
             r
         }
+        Method::CreatePushConfig
+        | Method::GetPushConfig
+        | Method::ListPushConfigs
+        | Method::DeletePushConfig => compat::push_result_to_v03(method, result),
         _ => result,
     }
 }
@@ -474,16 +478,9 @@ fn sse(
 
 async fn dispatch(call: &Call, method: Method, params: Value) -> Result<Reply, RpcError> {
     // Push configuration of an Agent without push is refused before anything else is read,
-    // whatever the params say; so are the 0.3 names of the methods (1.0 only).
+    // whatever the params say.
     if method.is_push_config() {
         crate::push::require_push(&call.agent)?;
-        if call.legacy {
-            return Err(RpcError::new(
-                Code::PushNotificationNotSupported,
-                "push notifications are served on the A2A 1.0 methods \
-                 (CreateTaskPushNotificationConfig, …), not their 0.3 names",
-            ));
-        }
     }
     let params = crate::params::prepare(method, call.legacy, params)?;
     match method {
@@ -516,6 +513,17 @@ async fn push_config(call: &Call, method: Method, params: Value) -> Result<Reply
     let health = call.push_health;
     let result = match method {
         Method::CreatePushConfig => crate::push::create(app, who, agent, &params, health).await,
+        // 0.3's `get` may name only the task: it answers with the task's first config.
+        Method::GetPushConfig if call.legacy && params.get("id").is_none_or(Value::is_null) => {
+            let first = json!({ "taskId": params.get("taskId"), "pageSize": 1 });
+            let page = crate::push::list(app, who, agent, &first, health).await?;
+            page["configs"].get(0).cloned().ok_or_else(|| {
+                RpcError::new(
+                    Code::TaskNotFound,
+                    "the task has no push notification config",
+                )
+            })
+        }
         Method::GetPushConfig => crate::push::get(app, who, agent, &params, health).await,
         Method::ListPushConfigs => crate::push::list(app, who, agent, &params, health).await,
         _ => crate::push::delete(app, who, agent, &params).await,
@@ -718,7 +726,16 @@ fn task_json(base: &str, events: &[JournalEvent], fold: &TaskFold, opts: &ViewOp
     let transcript: Vec<Value> = events
         .iter()
         .flat_map(blocks)
-        .map(|b| to_json(&b))
+        .map(|b| {
+            let mut v = to_json(&b);
+            // An interaction block is read by the task's caller, who may be remote: the same
+            // public view as the status message's data part (no paths on the person's
+            // machine; the console's inbox has them).
+            if let Some(i) = v.get_mut("interaction") {
+                sextant_runtime::interactions::hide_paths(i);
+            }
+            v
+        })
         .collect();
     task["metadata"]["transcript"] = Value::Array(transcript);
     task
@@ -875,13 +892,6 @@ async fn send(call: &Call, params: Value, streaming: bool) -> Result<Reply, RpcE
     });
     let push = match &push_param {
         None => None,
-        Some(_) if call.legacy => {
-            crate::push::require_push(&call.agent)?;
-            return Err(RpcError::new(
-                Code::PushNotificationNotSupported,
-                "push notifications are served on the A2A 1.0 methods, not with message/send",
-            ));
-        }
         Some(v) => Some(crate::push::inline_config(
             &call.app,
             &call.principal,

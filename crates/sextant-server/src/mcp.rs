@@ -224,12 +224,15 @@ pub fn summary(agent_id: &str, fold: &TaskFold, task: &Value) -> String {
             .ok()
             .and_then(|v| v.as_str().map(String::from))
             .unwrap_or_default();
-        // The action as a person reads it (exact, invisible characters escaped).
+        // The action as a person reads it (exact, invisible characters escaped) whenever there
+        // is one: an exec agent's argv or patch and Codex's file and network approvals have no
+        // `command` but run exactly this. A plain question's action is only its title: then
+        // the description says more.
         let what = i
             .action
             .as_ref()
-            .filter(|_| i.command.is_some())
             .map(|a| a.shown.as_str())
+            .filter(|shown| *shown != i.title)
             .or(i.description.as_deref())
             .map(|c| format!(" — {c}"))
             .unwrap_or_default();

@@ -9,8 +9,9 @@
 //! means (a known state, a positive page size, a token from a previous page) is the handler's
 //! check; this module knows only shapes.
 //!
-//! The push-config methods are refused before their params are read (`a2a`), so they have no
-//! schema here.
+//! The push-config methods have schemas too; an Agent without push notifications refuses them
+//! before their params are read (`a2a`), so only a push-enabled Agent's callers see these
+//! checks.
 
 use serde_json::Value;
 use sextant_a2a::error::Code;
@@ -30,7 +31,7 @@ pub enum Ty {
     Map,
     /// An array whose items are all of one type.
     List(&'static Ty),
-    /// Any JSON value (`Part.data`, push settings that are refused anyway).
+    /// Any JSON value (`Part.data`).
     Any,
 }
 
@@ -75,10 +76,60 @@ const MESSAGE: &[(&str, Ty)] = &[
     ("kind", Ty::Str),
 ];
 
+/// A 1.0 `AuthenticationInfo`, with 0.3's `schemes` (converted after this check).
+const PUSH_AUTH: &[(&str, Ty)] = &[
+    ("scheme", Ty::Str),
+    ("credentials", Ty::Str),
+    ("schemes", Ty::List(&STR)),
+];
+
+/// A 0.3 `PushNotificationConfig` (the config without its task).
+const PUSH_CONFIG_V03: &[(&str, Ty)] = &[
+    ("id", Ty::Str),
+    ("url", Ty::Str),
+    ("token", Ty::Str),
+    ("authentication", Ty::Obj(PUSH_AUTH)),
+];
+
+/// A 1.0 `TaskPushNotificationConfig`: the CreateTaskPushNotificationConfig params, and
+/// `configuration.taskPushNotificationConfig` of a SendMessage.
+const PUSH_CONFIG: &[(&str, Ty)] = &[
+    ("tenant", Ty::Str),
+    ("id", Ty::Str),
+    ("taskId", Ty::Str),
+    ("url", Ty::Str),
+    ("token", Ty::Str),
+    ("authentication", Ty::Obj(PUSH_AUTH)),
+    // 0.3's `tasks/pushNotificationConfig/set`: the config nests under this name.
+    ("pushNotificationConfig", Ty::Obj(PUSH_CONFIG_V03)),
+    ("metadata", Ty::Map),
+];
+
+/// Get and Delete: 1.0 names the task `taskId` and the config `id`; 0.3 names the task `id`
+/// and the config `pushNotificationConfigId` (same types, converted after this check).
+const PUSH_CONFIG_REF: &[(&str, Ty)] = &[
+    ("tenant", Ty::Str),
+    ("taskId", Ty::Str),
+    ("id", Ty::Str),
+    ("pushNotificationConfigId", Ty::Str),
+    ("metadata", Ty::Map),
+];
+
+const LIST_PUSH_CONFIGS: &[(&str, Ty)] = &[
+    ("tenant", Ty::Str),
+    ("taskId", Ty::Str),
+    ("pageSize", Ty::Int),
+    ("pageToken", Ty::Str),
+    // 0.3 names the task `id`.
+    ("id", Ty::Str),
+    ("metadata", Ty::Map),
+];
+
 const CONFIGURATION: &[(&str, Ty)] = &[
     ("acceptedOutputModes", Ty::List(&STR)),
-    ("taskPushNotificationConfig", Ty::Any),
-    ("pushNotificationConfig", Ty::Any),
+    ("taskPushNotificationConfig", Ty::Obj(PUSH_CONFIG)),
+    // 0.3's name of the same setting, and its shape (no task id).
+    ("pushNotificationConfig", Ty::Obj(PUSH_CONFIG_V03)),
     ("historyLength", Ty::Int),
     ("returnImmediately", Ty::Bool),
     // 0.3's inverse of returnImmediately.
@@ -117,7 +168,7 @@ const SUBSCRIBE: &[(&str, Ty)] = &[("tenant", Ty::Str), ("id", Ty::Str), ("metad
 
 const EXTENDED_CARD: &[(&str, Ty)] = &[("tenant", Ty::Str)];
 
-/// The fields of `method`'s params, or `None` for the push-config methods (never read).
+/// The fields of `method`'s params (`None` for a method whose params are not read).
 pub fn schema(method: Method) -> Option<&'static [(&'static str, Ty)]> {
     Some(match method {
         Method::SendMessage | Method::SendStreamingMessage => SEND,
@@ -126,10 +177,9 @@ pub fn schema(method: Method) -> Option<&'static [(&'static str, Ty)]> {
         Method::CancelTask => CANCEL_TASK,
         Method::SubscribeToTask => SUBSCRIBE,
         Method::GetExtendedAgentCard => EXTENDED_CARD,
-        Method::CreatePushConfig
-        | Method::GetPushConfig
-        | Method::ListPushConfigs
-        | Method::DeletePushConfig => return None,
+        Method::CreatePushConfig => PUSH_CONFIG,
+        Method::GetPushConfig | Method::DeletePushConfig => PUSH_CONFIG_REF,
+        Method::ListPushConfigs => LIST_PUSH_CONFIGS,
     })
 }
 
@@ -190,8 +240,8 @@ fn check_value(ty: &Ty, v: &Value, path: &str) -> Result<(), RpcError> {
 }
 
 /// Params as the handlers read them: keys camelCased (ProtoJSON accepts snake_case too; the
-/// message's and configuration's own keys as well), every field's type checked, and a 0.3
-/// SendMessage converted to 1.0. The one path [`crate::a2a`] and the fuzz suite share.
+/// message's and configuration's own keys as well), every field's type checked, and 0.3
+/// SendMessage and push-config params converted to 1.0. The one path [`crate::a2a`] and the fuzz suite share.
 pub fn prepare(method: Method, legacy: bool, mut params: Value) -> Result<Value, RpcError> {
     camelize_keys(&mut params);
     let send = matches!(method, Method::SendMessage | Method::SendStreamingMessage);
@@ -201,10 +251,16 @@ pub fn prepare(method: Method, legacy: bool, mut params: Value) -> Result<Value,
                 camelize_keys(v);
             }
         }
+        if let Some(v) = params.pointer_mut("/configuration/taskPushNotificationConfig") {
+            camelize_keys(v);
+        }
     }
     check(method, &params)?;
     if send && legacy {
         compat::send_params_to_v1(&mut params);
+    }
+    if legacy && method.is_push_config() {
+        compat::push_params_to_v1(method, &mut params);
     }
     Ok(params)
 }
@@ -222,9 +278,8 @@ pub fn parse_call(body: &[u8]) -> Result<(RpcId, Method, Value), (RpcId, RpcErro
         );
         return Err((id, err));
     };
-    if method.is_push_config() {
-        return Err((id, RpcError::of(Code::PushNotificationNotSupported)));
-    }
+    // Whether the Agent sends push notifications is the handler's to say; the shapes of the
+    // push-config params are checked here as for a push-enabled Agent.
     let params = prepare(method, legacy, req.params).map_err(|e| (id.clone(), e))?;
     if matches!(method, Method::SendMessage | Method::SendStreamingMessage) {
         let _: sextant_core::a2a::SendMessageRequest =
@@ -291,6 +346,49 @@ mod tests {
     fn null_and_unknown_fields_pass() {
         let p = json!({ "contextId": null, "somethingNew": [1, 2], "pageSize": 5 });
         assert!(check(Method::ListTasks, &p).is_ok());
-        assert!(check(Method::CreatePushConfig, &json!({ "taskId": 1 })).is_ok());
+    }
+
+    #[test]
+    fn push_config_fields_are_typed() {
+        let cases = [
+            (Method::CreatePushConfig, json!({ "taskId": 1 }), "taskId"),
+            (Method::CreatePushConfig, json!({ "url": ["u"] }), "url"),
+            (
+                Method::CreatePushConfig,
+                json!({ "authentication": { "scheme": 1 } }),
+                "authentication.scheme",
+            ),
+            (
+                Method::CreatePushConfig,
+                json!({ "pushNotificationConfig": { "authentication": { "schemes": "Bearer" } } }),
+                "pushNotificationConfig.authentication.schemes",
+            ),
+            (Method::GetPushConfig, json!({ "id": false }), "id"),
+            (Method::DeletePushConfig, json!({ "taskId": {} }), "taskId"),
+            (
+                Method::ListPushConfigs,
+                json!({ "pageSize": "2" }),
+                "pageSize",
+            ),
+            (
+                Method::ListPushConfigs,
+                json!({ "pageToken": 2 }),
+                "pageToken",
+            ),
+            (
+                Method::SendMessage,
+                json!({ "configuration": { "taskPushNotificationConfig": { "token": 5 } } }),
+                "configuration.taskPushNotificationConfig.token",
+            ),
+            (
+                Method::SendMessage,
+                json!({ "configuration": { "taskPushNotificationConfig": "https://x" } }),
+                "configuration.taskPushNotificationConfig",
+            ),
+        ];
+        for (method, params, path) in cases {
+            let e = check(method, &params).expect_err(path);
+            assert_eq!(field_of(&e), path, "{params}");
+        }
     }
 }

@@ -1,6 +1,6 @@
 //! Property tests over the JSON-RPC layer (`sextant_server::params::parse_call`: the envelope,
-//! the method table with its 0.3 aliases, snake_case keys, every param's type, a SendMessage
-//! down to its parts): arbitrary bytes, arbitrary JSON, and well-formed calls with one field
+//! the method table with its 0.3 aliases, snake_case keys, every param's type (the push-config
+//! methods' included), a SendMessage down to its parts): arbitrary bytes, arbitrary JSON, and well-formed calls with one field
 //! replaced by a value of any type, with hostile strings throughout (NUL, bidi and zero-width
 //! characters, ANSI escapes, separators).
 //!
@@ -76,12 +76,19 @@ const METHODS: &[&str] = &[
     "SubscribeToTask",
     "GetExtendedAgentCard",
     "CreateTaskPushNotificationConfig",
+    "GetTaskPushNotificationConfig",
+    "ListTaskPushNotificationConfigs",
+    "DeleteTaskPushNotificationConfig",
     "message/send",
     "message/stream",
     "tasks/get",
     "tasks/cancel",
     "tasks/resubscribe",
     "agent/getAuthenticatedExtendedCard",
+    "tasks/pushNotificationConfig/set",
+    "tasks/pushNotificationConfig/get",
+    "tasks/pushNotificationConfig/list",
+    "tasks/pushNotificationConfig/delete",
     "NoSuchMethod",
 ];
 
@@ -157,6 +164,51 @@ fn fields() -> Vec<(&'static str, &'static str, Value)> {
         ("SubscribeToTask", "tenant", json!("t")),
         ("SubscribeToTask", "id", json!("x")),
         ("GetExtendedAgentCard", "tenant", json!("t")),
+        (
+            "SendMessage",
+            "configuration.taskPushNotificationConfig",
+            json!({}),
+        ),
+        (
+            "SendMessage",
+            "configuration.taskPushNotificationConfig.url",
+            json!("https://h.example/w"),
+        ),
+        (
+            "SendMessage",
+            "configuration.taskPushNotificationConfig.authentication.scheme",
+            json!("Bearer"),
+        ),
+        ("CreateTaskPushNotificationConfig", "taskId", json!("x")),
+        ("CreateTaskPushNotificationConfig", "id", json!("c")),
+        (
+            "CreateTaskPushNotificationConfig",
+            "url",
+            json!("https://h.example/w"),
+        ),
+        ("CreateTaskPushNotificationConfig", "token", json!("t")),
+        (
+            "CreateTaskPushNotificationConfig",
+            "authentication",
+            json!({}),
+        ),
+        (
+            "CreateTaskPushNotificationConfig",
+            "authentication.scheme",
+            json!("Bearer"),
+        ),
+        (
+            "CreateTaskPushNotificationConfig",
+            "authentication.credentials",
+            json!("c"),
+        ),
+        ("GetTaskPushNotificationConfig", "taskId", json!("x")),
+        ("GetTaskPushNotificationConfig", "id", json!("c")),
+        ("ListTaskPushNotificationConfigs", "taskId", json!("x")),
+        ("ListTaskPushNotificationConfigs", "pageSize", json!(5)),
+        ("ListTaskPushNotificationConfigs", "pageToken", json!("")),
+        ("DeleteTaskPushNotificationConfig", "taskId", json!("x")),
+        ("DeleteTaskPushNotificationConfig", "id", json!("c")),
     ]
 }
 
@@ -220,7 +272,7 @@ proptest! {
 
     #[test]
     fn a_wrong_typed_field_is_named_and_a_right_typed_one_never_blamed(
-        which in 0..29usize,
+        which in 0..64usize,
         value in json_value(),
         snake in any::<bool>(),
     ) {
@@ -246,7 +298,14 @@ proptest! {
         let blamed = named.as_deref().is_some_and(|n| n == *path);
         if value.is_null() {
             // Null is absent: only a required field may then be named (as missing).
-            let required = ["message.messageId", "message.role", "message.parts"].contains(path);
+            let required = [
+                "message.messageId",
+                "message.role",
+                "message.parts",
+                "configuration.taskPushNotificationConfig.url",
+                "configuration.taskPushNotificationConfig.authentication.scheme",
+            ]
+            .contains(path);
             prop_assert!(!blamed || required, "null is absent: {:?}", out);
         } else if same_type(&value, good) {
             let type_error = out.as_ref().is_some_and(|(_, e)| e.message.ends_with("must be a string")

@@ -16,4 +16,10 @@ avg_latency_ms: number | null, last_latency_ms: number | null, last_call_at: str
 /**
  * The latest failure's reason (kept after later successes).
  */
-last_error: string | null, };
+last_error: string | null, 
+/**
+ * When the peer last refused a call because of its A2A-Hop limit (kept after later
+ * successes): calls this console relays for tasks that came through other agents reach
+ * it with a hop count it does not accept.
+ */
+hop_limited_at: string | null, };

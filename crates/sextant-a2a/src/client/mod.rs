@@ -309,9 +309,20 @@ async fn check_status(resp: reqwest::Response) -> Result<reqwest::Response, Clie
         .unwrap_or_default();
     if let Ok(v) = serde_json::from_slice::<Value>(&body)
         && let Some(err) = v.get("error")
-        && err.get("code").is_some()
     {
-        return Err(rpc_error(err));
+        // A JSON-RPC error (an integer code) is that error. A REST-style error body
+        // (`{"error": {"code": "forbidden", "message": …}}`, as a perimeter answers) keeps its
+        // HTTP status: a 403 naming A2A-Hop is how a peer says a call is over its hop limit.
+        if err.get("code").is_some_and(Value::is_i64) {
+            return Err(rpc_error(err));
+        }
+        if let Some(message) = err.get("message").and_then(Value::as_str) {
+            let message: String = message.chars().take(1000).collect();
+            return Err(ClientError::Http {
+                status: status.as_u16(),
+                detail: format!(": {message}"),
+            });
+        }
     }
     let snippet: String = String::from_utf8_lossy(&body).chars().take(300).collect();
     let detail = if snippet.trim().is_empty() {

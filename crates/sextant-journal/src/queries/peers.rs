@@ -37,6 +37,8 @@ pub struct PeerRow {
     pub pinned_key: Option<serde_json::Value>,
     /// The key set (JWKS, JSON) the person gave to check the peer's card signatures.
     pub card_jwks: Option<serde_json::Value>,
+    /// When the peer last refused a call because of its A2A-Hop limit.
+    pub hop_limited_at: Option<String>,
 }
 
 impl PeerRow {
@@ -66,6 +68,7 @@ impl PeerRow {
             paused_at: None,
             pinned_key: None,
             card_jwks: None,
+            hop_limited_at: None,
         }
     }
 }
@@ -73,7 +76,8 @@ impl PeerRow {
 const COLUMNS: &str = "name, url, timeout_secs, capabilities, allowed_skills, \
                        allow_private_network, pinned_hash, pinned_parts, pinned_at, disabled, \
                        calls, failures, latency_ms_total, last_latency_ms, last_call_at, \
-                       last_error, created_at, updated_at, paused_at, pinned_key, card_jwks";
+                       last_error, created_at, updated_at, paused_at, pinned_key, card_jwks, \
+                       hop_limited_at";
 
 fn json_list(s: String) -> Vec<String> {
     serde_json::from_str(&s).unwrap_or_default()
@@ -106,6 +110,7 @@ fn row(r: &Row<'_>) -> rusqlite::Result<PeerRow> {
         paused_at: r.get(18)?,
         pinned_key: json_value(r.get(19)?),
         card_jwks: json_value(r.get(20)?),
+        hop_limited_at: r.get(21)?,
     })
 }
 
@@ -136,7 +141,7 @@ pub fn insert(c: &Connection, p: &PeerRow) -> Result<bool> {
     let n = c
         .prepare_cached(&format!(
             "INSERT INTO peers ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10,
-                 ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)
+                 ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)
              ON CONFLICT (name) DO NOTHING"
         ))?
         .execute(params![
@@ -161,6 +166,7 @@ pub fn insert(c: &Connection, p: &PeerRow) -> Result<bool> {
             p.paused_at,
             p.pinned_key.as_ref().map(to_json).transpose()?,
             p.card_jwks.as_ref().map(to_json).transpose()?,
+            p.hop_limited_at,
         ])?;
     Ok(n == 1)
 }
@@ -242,12 +248,14 @@ pub fn disable(c: &Connection, name: &str, why: &serde_json::Value, at: &str) ->
     Ok(n == 1)
 }
 
-/// Counts one call: its latency, and the error when it failed.
+/// Counts one call: its latency, the error when it failed, and the time when the failure was
+/// the peer's A2A-Hop limit (kept after later calls, as `last_error` is).
 pub fn record_call(
     c: &Connection,
     name: &str,
     latency_ms: i64,
     error: Option<&str>,
+    hop_limited: bool,
     at: &str,
 ) -> Result<()> {
     c.prepare_cached(
@@ -255,10 +263,11 @@ pub fn record_call(
              failures = failures + (?3 IS NOT NULL),
              latency_ms_total = latency_ms_total + ?2,
              last_latency_ms = ?2, last_call_at = ?4,
-             last_error = CASE WHEN ?3 IS NULL THEN last_error ELSE ?3 END
+             last_error = CASE WHEN ?3 IS NULL THEN last_error ELSE ?3 END,
+             hop_limited_at = CASE WHEN ?5 THEN ?4 ELSE hop_limited_at END
          WHERE name = ?1",
     )?
-    .execute(params![name, latency_ms, error, at])?;
+    .execute(params![name, latency_ms, error, at, hop_limited])?;
     Ok(())
 }
 

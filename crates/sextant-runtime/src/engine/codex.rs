@@ -1068,10 +1068,7 @@ impl ApprovalRequest {
     ) -> Interaction {
         let mut description = format!("{} (Codex) wants to {}", turn.agent.name, self.what());
         if let Some(root) = &self.grant_root {
-            description.push_str(&format!(
-                ", and to write under {} for the rest of the session",
-                escape(root, Mode::Command).text
-            ));
+            description.push_str(&grant_clause(root));
         }
         description.push('.');
         if let Some(reason) = &self.reason {
@@ -1115,6 +1112,19 @@ impl ApprovalRequest {
         }
     }
 }
+
+/// The description's clause naming Codex's `grantRoot` (a path on the person's machine: the
+/// status message other readers see says [`PUBLIC_GRANT_CLAUSE`] instead).
+pub(crate) fn grant_clause(root: &str) -> String {
+    format!(
+        ", and to write under {} for the rest of the session",
+        escape(root, Mode::Command).text
+    )
+}
+
+/// [`grant_clause`] without the path.
+pub(crate) const PUBLIC_GRANT_CLAUSE: &str =
+    ", and to write under a directory it names for the rest of the session";
 
 /// The option applied at expiry: `decline`, else `cancel`, else the first that does not
 /// approve, else the last.

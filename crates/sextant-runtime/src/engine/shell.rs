@@ -119,7 +119,18 @@ impl ShellEngine {
     async fn run(&self, action: &ApprovedAction, sink: &TurnSink) -> Outcome {
         let command = action.exact["command"].as_str().unwrap_or_default();
         if let Err(e) = std::fs::create_dir_all(&self.working_dir) {
-            return Outcome::Failed(format!("cannot create {}: {e}", self.working_dir.display()));
+            // The directory is a path on the person's machine: it goes to the log, for the
+            // person; the failure text is read by the task's caller, who may be remote.
+            tracing::warn!(
+                dir = %self.working_dir.display(),
+                error = %e,
+                "the shell agent cannot create its working directory"
+            );
+            return Outcome::Failed(format!(
+                "cannot create the shell agent's working directory ({}); the path is in \
+                 Sextant's log",
+                e.kind()
+            ));
         }
         let mut cmd = Command::new("sh");
         cmd.arg("-c")

@@ -224,6 +224,18 @@ pub struct PeerMetrics {
     pub last_call_at: Option<String>,
     /// The latest failure's reason (kept after later successes).
     pub last_error: Option<String>,
+    /// When the peer last refused a call because of its A2A-Hop limit (kept after later
+    /// successes): calls this console relays for tasks that came through other agents reach
+    /// it with a hop count it does not accept.
+    pub hop_limited_at: Option<String>,
+}
+
+/// Whether a failed call's error is the peer refusing it because of its A2A-Hop limit: an
+/// HTTP 403 whose error names `A2A-Hop` (Sextant's perimeter answers `403 {"error": {"code":
+/// "forbidden", "message": "A2A-Hop: 3 refused: …"}}`, reported as "the peer answered HTTP
+/// 403: A2A-Hop: 3 refused: …").
+pub fn is_hop_refusal(error: &str) -> bool {
+    error.contains("HTTP 403") && error.to_ascii_lowercase().contains("a2a-hop")
 }
 
 /// Everything needed to call a checked, pinned peer.
@@ -483,6 +495,7 @@ impl Peers {
                 last_latency_ms: row.last_latency_ms,
                 last_call_at: row.last_call_at.clone(),
                 last_error: row.last_error.clone(),
+                hop_limited_at: row.hop_limited_at.clone(),
             },
             created_at: row.created_at.clone(),
             updated_at: row.updated_at.clone(),
@@ -947,13 +960,18 @@ impl Peers {
         }
     }
 
-    /// Counts one call to the registered peer `name`.
+    /// Counts one call to the registered peer `name`; a refusal at the peer's hop limit
+    /// ([`is_hop_refusal`]) is also remembered as `hop_limited_at`.
     async fn record_call(&self, name: &str, latency: Duration, error: Option<&str>) {
         let ms = i64::try_from(latency.as_millis()).unwrap_or(i64::MAX);
+        let hop_limited = error.is_some_and(is_hop_refusal);
+        if hop_limited {
+            tracing::warn!(peer = %name, "the peer refused a call at its A2A-Hop limit");
+        }
         if let Err(e) = self
             .inner
             .journal
-            .record_peer_call(name, ms, error.map(String::from), &self.now())
+            .record_peer_call(name, ms, error.map(String::from), hop_limited, &self.now())
             .await
         {
             tracing::warn!(peer = %name, error = %e, "could not record peer metrics");

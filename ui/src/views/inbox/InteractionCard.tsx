@@ -11,6 +11,7 @@ import { shortId } from '../../lib/format';
 import { countdown } from '../../lib/time';
 import { Link } from '../../router';
 import { link } from '../../live/events';
+import { actionKind, shownAction } from './action';
 import { originWords } from './bulk';
 import { errors, queueAnswers, queuedFor, sending, undo, type Queued } from './queue';
 import { reloadInbox } from './store';
@@ -103,6 +104,7 @@ export function InteractionCard(props: {
   const isBusy = !!sending.value[id] || !!waiting;
   const fields = item.fields ?? [];
   const online = link.value === 'live';
+  const actionText = shownAction(item);
   return (
     <article
       class={`card interaction${props.selected ? ' selected' : ''}`}
@@ -137,13 +139,14 @@ export function InteractionCard(props: {
           {item.firstMessage}
         </p>
       )}
-      {item.command && (
-        <div class="command">
-          {/* The exact command, with invisible and misleading characters shown escaped. */}
+      {actionText !== null && (
+        <div class="command" data-action-kind={actionKind(item)}>
+          {/* The exact action (a command, an argument list, a patch, a file change or a
+              network request), with invisible and misleading characters shown escaped. */}
           <pre class="command-text">
-            <code>{item.action?.shown ?? item.command}</code>
+            <code>{actionText}</code>
           </pre>
-          {item.cwd && <div class="cwd">in {item.cwd}</div>}
+          {item.command && item.cwd && <div class="cwd">in {item.cwd}</div>}
         </div>
       )}
       {(item.action?.flags?.length ?? 0) > 0 && (
@@ -165,7 +168,9 @@ export function InteractionCard(props: {
           )}
         </div>
       )}
-      {item.description && !(item.command && item.description.includes(item.command)) && (
+      {item.description &&
+        !(item.command && item.description.includes(item.command)) &&
+        !(actionText && item.description.includes(actionText)) && (
         <p class="interaction-desc">{item.description}</p>
       )}
       {fields.length > 0 && (

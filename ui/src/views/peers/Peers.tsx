@@ -276,6 +276,16 @@ function PeerCard(props: {
               {m.last_error ?? 'none'}
             </dd>
           </div>
+          {m.hop_limited_at && (
+            <div class="stats-wide" data-hop-limited>
+              <dt>Hop limit</dt>
+              <dd role="status">
+                ⚠ Refused a call at its A2A-Hop limit <Ago at={m.hop_limited_at} />: calls relayed
+                for tasks that reached this console through other agents arrive with more hops
+                than it accepts. Call it directly, or raise its limit.
+              </dd>
+            </div>
+          )}
         </dl>
       </div>
     </article>

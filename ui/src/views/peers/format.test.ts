@@ -19,7 +19,7 @@ const peer = (name: string, over: Partial<PeerView> = {}): PeerView => ({
   disabled: null,
   pin: { hash: OLD, pinned_at: '2026-12-01T10:00:00.000Z', skills: ['echo'], key: null },
   has_card_jwks: false,
-  metrics: { calls: 0, failures: 0, avg_latency_ms: null, last_latency_ms: null, last_call_at: null, last_error: null },
+  metrics: { calls: 0, failures: 0, avg_latency_ms: null, last_latency_ms: null, last_call_at: null, last_error: null, hop_limited_at: null },
   created_at: '2026-12-01T10:00:00.000Z',
   updated_at: '2026-12-01T10:00:00.000Z',
   ...over,
