@@ -1742,3 +1742,60 @@ async fn sextant_calls_sextant_and_a_hop_limit_refusal_shows_on_the_peer() {
     b.shutdown().await;
     a.shutdown().await;
 }
+
+/// Canceling an `a2a` Agent's task (issue #15) sends CancelTask to the remote task first and
+/// records the peer's answer with the cancel; the local task ends canceled at once.
+#[tokio::test]
+async fn canceling_a_gateway_task_cancels_the_remote_task_and_records_its_answer() {
+    let app = TestApp::spawn_with(false, Some(GATEWAY)).await;
+    let fake = start_fake("slowpoke", json!([]), false, 0, Behaviour::Normal).await;
+    register(&app, "fake", &fake, json!({"timeout_secs": 1})).await;
+    let task = app
+        .submit_as(Who::Owner, "gateway", msg("later: a long report"))
+        .await;
+    let task_id = task["id"].as_str().unwrap().to_string();
+    // Wait until the turn follows the remote task (its id is journalled).
+    let mut s = app
+        .stream_as(
+            Who::Owner,
+            "gateway",
+            "SubscribeToTask",
+            json!({ "id": task_id }),
+            &[],
+        )
+        .await;
+    loop {
+        let f = s.next_frame().await.expect("the stream stays open");
+        if f.data.contains("is working on it") {
+            break;
+        }
+    }
+    drop(s);
+    let r = app
+        .rpc_as(
+            Who::Owner,
+            "gateway",
+            "CancelTask",
+            json!({ "id": task_id }),
+        )
+        .await;
+    let t = &r["result"];
+    assert_eq!(state(t), "TASK_STATE_CANCELED", "{r}");
+    let said = t["status"]["message"]["parts"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(said.starts_with("Canceled by you."), "{said}");
+    assert!(said.contains("fake was asked to cancel its task"), "{said}");
+    assert!(said.contains("now TASK_STATE_CANCELED"), "{said}");
+    let remote = &t["status"]["message"]["metadata"]["remoteCancel"];
+    assert_eq!(remote["peer"], "fake", "{r}");
+    assert_eq!(remote["state"], "TASK_STATE_CANCELED", "{r}");
+    assert!(fake.seen().iter().any(|s| s.method == "CancelTask"));
+    // The peer releasing its answer later changes nothing: the task stays canceled.
+    fake.0
+        .released
+        .store(true, std::sync::atomic::Ordering::SeqCst);
+    let again = app.get_task_as(Who::Owner, "gateway", &task_id).await;
+    assert_eq!(state(&again), "TASK_STATE_CANCELED");
+    app.shutdown().await;
+}
