@@ -120,6 +120,15 @@ pub fn hide_paths(v: &mut Value) {
                     }
                 }
             }
+            if let Some(h) = &hider
+                && let Some(Value::Array(changes)) = exact.get_mut("changes")
+            {
+                for c in changes.iter_mut() {
+                    if let Some(Value::String(path)) = c.get_mut("path") {
+                        *path = h.file(path);
+                    }
+                }
+            }
         }
     }
 }

@@ -487,7 +487,9 @@ impl Conn {
 /// What an `item/started` told us about an item, for the approval card that follows it.
 enum ItemInfo {
     Command(String),
-    Files(Vec<String>),
+    /// A file change: each file's label (`path (kind)`) and its change as Codex sent it
+    /// (`path`, `kind`, `diff`).
+    Files(Vec<String>, Vec<Value>),
 }
 
 enum Next {
@@ -708,19 +710,27 @@ impl<'a> TurnRun<'a> {
                     }
                     Some("fileChange") => {
                         let changes = params.pointer("/item/changes").and_then(Value::as_array);
-                        let paths = changes
+                        let (paths, exact) = changes
                             .into_iter()
                             .flatten()
                             .filter_map(|c| {
                                 let path = c.get("path").and_then(Value::as_str)?;
                                 let kind = c.pointer("/kind/type").and_then(Value::as_str);
-                                Some(match kind {
+                                let label = match kind {
                                     Some(k) => format!("{path} ({k})"),
                                     None => path.to_string(),
-                                })
+                                };
+                                // The change itself is what is approved: its diff is shown
+                                // and bound into the digest, not only its file's name.
+                                let change = json!({
+                                    "path": path,
+                                    "kind": kind,
+                                    "diff": c.get("diff").and_then(Value::as_str),
+                                });
+                                Some((label, change))
                             })
-                            .collect();
-                        self.items.insert(id, ItemInfo::Files(paths));
+                            .unzip();
+                        self.items.insert(id, ItemInfo::Files(paths, exact));
                     }
                     _ => {}
                 }
@@ -955,6 +965,8 @@ struct ApprovalRequest {
     reason: Option<String>,
     network_host: Option<String>,
     files: Vec<String>,
+    /// The file changes as Codex described them (path, kind, diff), when it did.
+    changes: Vec<Value>,
     grant_root: Option<String>,
 }
 
@@ -989,9 +1001,9 @@ impl ApprovalRequest {
             Some(ItemInfo::Command(c)) if kind == ApprovalKind::Command => Some(c.clone()),
             _ => None,
         });
-        let files = match item {
-            Some(ItemInfo::Files(f)) => f.clone(),
-            _ => Vec::new(),
+        let (files, changes) = match item {
+            Some(ItemInfo::Files(f, c)) => (f.clone(), c.clone()),
+            _ => (Vec::new(), Vec::new()),
         };
         Self {
             method: method.to_string(),
@@ -1005,6 +1017,7 @@ impl ApprovalRequest {
                 .and_then(Value::as_str)
                 .map(String::from),
             files,
+            changes,
             grant_root: text("grantRoot"),
         }
     }
@@ -1043,8 +1056,26 @@ impl ApprovalRequest {
         }
         if !self.files.is_empty() {
             put("files", json!(self.files));
+            if !self.changes.is_empty() {
+                put("changes", json!(self.changes));
+            }
             if shown.text.is_empty() {
-                shown.push(escape(&self.files.join("\n"), Mode::Text));
+                // Each file, then its diff: the person sees the patch that will be written.
+                let patch = self
+                    .files
+                    .iter()
+                    .zip(self.changes.iter().map(|c| c["diff"].as_str()))
+                    .map(|(label, diff)| match diff {
+                        Some(d) => format!("--- {label}\n{d}"),
+                        None => format!("--- {label}"),
+                    })
+                    .collect::<Vec<_>>();
+                let text = if patch.is_empty() {
+                    self.files.join("\n")
+                } else {
+                    patch.join("\n")
+                };
+                shown.push(escape(&text, Mode::Text));
             }
         }
         if let Some(r) = &self.grant_root {

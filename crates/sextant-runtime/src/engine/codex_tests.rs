@@ -313,6 +313,11 @@ async fn file_changes_ask_with_the_default_decisions_and_string_request_ids() {
     );
     assert_eq!(i.command, None);
     assert_eq!(i.engine_ref["requestId"], json!("req-101"));
+    // The patch itself is what the card shows and the digest binds, not only the file's name.
+    let action = i.action.as_ref().expect("a file change has an action");
+    assert_eq!(action.exact["changes"][0]["diff"], json!("+hello\n"));
+    assert_eq!(action.exact["changes"][0]["path"], json!("notes/todo.txt"));
+    assert!(action.shown.contains("+hello"), "{}", action.shown);
 
     let f = answered(&rt, &a, &w, "accept").await;
     assert_eq!(f.state, TaskState::Completed, "{}", status(&f));
