@@ -82,9 +82,11 @@ fn filename(p: &Part) -> Value {
 /// Writes one file into `dir` (whose mode is owner-only on Unix) and describes it.
 async fn write_file(dir: &Path, name: &str, bytes: &[u8], p: &Part) -> Result<Value, String> {
     let path = dir.join(name);
-    tokio::fs::write(&path, bytes)
-        .await
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    tokio::fs::write(&path, bytes).await.map_err(|e| {
+        // The path stays in the log: the failure text reaches remote callers.
+        tracing::warn!(path = %path.display(), error = %e, "cannot write a turn file");
+        format!("cannot write the input file {name}: {e}")
+    })?;
     Ok(json!({
         "kind": "file",
         "path": path.display().to_string(),
@@ -104,9 +106,10 @@ fn make_dir(dir: &Path) -> Result<(), String> {
         use std::os::unix::fs::DirBuilderExt;
         builder.mode(0o700);
     }
-    builder
-        .create(dir)
-        .map_err(|e| format!("cannot create the turn directory {}: {e}", dir.display()))
+    builder.create(dir).map_err(|e| {
+        tracing::warn!(dir = %dir.display(), error = %e, "cannot create a turn directory");
+        format!("cannot create the turn directory: {e}")
+    })
 }
 
 /// Describes the turn's inputs and writes their files under `root` (see the module docs).
@@ -211,26 +214,22 @@ pub(crate) async fn read_path_part(v: &Value, cwd: &Path, limit: u64) -> Result<
     let full = cwd.join(path);
     let meta = tokio::fs::metadata(&full)
         .await
-        .map_err(|e| format!("cannot read {}: {e}", full.display()))?;
+        .map_err(|e| format!("cannot read {path}: {e}"))?;
     if !meta.is_file() {
-        return Err(format!("{} is not a file", full.display()));
+        return Err(format!("{path} is not a file"));
     }
     if meta.len() > limit {
         return Err(format!(
-            "{} is {}; this agent's parts are at most {} (max_part_bytes)",
-            full.display(),
+            "{path} is {}; this agent's parts are at most {} (max_part_bytes)",
             human_bytes(meta.len()),
             human_bytes(limit)
         ));
     }
     let bytes = tokio::fs::read(&full)
         .await
-        .map_err(|e| format!("cannot read {}: {e}", full.display()))?;
+        .map_err(|e| format!("cannot read {path}: {e}"))?;
     if bytes.len() as u64 > limit {
-        return Err(format!(
-            "{} grew past max_part_bytes while read",
-            full.display()
-        ));
+        return Err(format!("{path} grew past max_part_bytes while read"));
     }
     let mut part = Part::raw(bytes);
     part.filename = v
@@ -295,5 +294,14 @@ mod tests {
             .await
             .unwrap_err();
         assert!(e.contains("not a file"), "{e}");
+        // The turn's directory is a path on the person's machine: failure texts reach remote
+        // callers, so they name the file only as the command did.
+        let here = dir.path().display().to_string();
+        for path in ["out.bin", "missing", "."] {
+            let e = read_path_part(&json!({ "path": path }), dir.path(), 2)
+                .await
+                .unwrap_err();
+            assert!(!e.contains(&here), "{e}");
+        }
     }
 }
