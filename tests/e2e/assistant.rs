@@ -731,3 +731,100 @@ async fn the_cli_issues_a_hermes_peers_block_that_calls_the_agents() {
     assert!(e.to_string().contains("no agent \"nope\""), "{e}");
     app.shutdown().await;
 }
+
+/// Canceling a schedule's Run (issue #15) cancels its task: over MCP by the assistant, and
+/// over REST by the owner; a Run whose task ended cannot be canceled (409).
+#[tokio::test]
+async fn a_runs_task_is_canceled_over_mcp_and_rest() {
+    let clock = ManualClock::new(t0());
+    let app = spawn(&clock).await;
+    let token = workspace_token(&app, "hermes").await;
+    let a = connect(&app, Some(&token)).await;
+    let created = call(
+        &a,
+        "create_schedule",
+        json!({ "name": "Cleanup", "prompt": "rm -rf ./tmp-cache", "agent_id": "shell",
+                "cron": "0 3 * * *", "timezone": "Europe/Berlin" }),
+    )
+    .await;
+    let id = ok(&created)["id"].as_str().unwrap().to_string();
+    let now = call(&a, "run_schedule_now", json!({ "schedule_id": id })).await;
+    let run = ok(&now);
+    let task = run["task_id"].as_str().unwrap().to_string();
+    // The shell Run waits for the person's approval; the assistant cancels it instead.
+    let canceled = call(
+        &a,
+        "cancel_schedule_run",
+        json!({ "schedule_id": id, "run_id": run["id"], "reason": "not tonight" }),
+    )
+    .await;
+    assert!(
+        text(&canceled).starts_with("Canceled Run"),
+        "{}",
+        text(&canceled)
+    );
+    let t = app.wait_terminal(Who::Owner, "shell", &task).await;
+    assert_eq!(state(&t), "TASK_STATE_CANCELED", "{t}");
+    let said = t["status"]["message"]["parts"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert_eq!(said, "Canceled by assistant hermes. Reason: not tonight");
+    let (_, pending) = req(
+        &app,
+        Some(&app.token),
+        Method::GET,
+        "/api/v1/interactions",
+        None,
+    )
+    .await;
+    assert_eq!(
+        pending["interactions"].as_array().map(Vec::len),
+        Some(0),
+        "{pending}"
+    );
+
+    // Over REST, the owner: a second Run canceled; then canceling an ended Run is 409.
+    let second = call(&a, "run_schedule_now", json!({ "schedule_id": id })).await;
+    let second = ok(&second);
+    let path = format!(
+        "/api/v1/me/schedules/{id}/runs/{}/cancel",
+        second["id"].as_str().unwrap()
+    );
+    let (status, v) = req(&app, Some(&app.token), Method::POST, &path, None).await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    app.wait_terminal(Who::Owner, "shell", second["task_id"].as_str().unwrap())
+        .await;
+    // Canceling again is idempotent; a Run whose task completed cannot be canceled.
+    let (status, v) = req(&app, Some(&app.token), Method::POST, &path, None).await;
+    assert_eq!(
+        (status, &v["outcome"]),
+        (StatusCode::OK, &json!("canceled")),
+        "{v}"
+    );
+    let echo = call(
+        &a,
+        "create_schedule",
+        json!({ "name": "Echo", "prompt": "hi", "agent_id": "echo",
+                "cron": "0 3 * * *", "timezone": "Europe/Berlin" }),
+    )
+    .await;
+    let echo_id = ok(&echo)["id"].as_str().unwrap().to_string();
+    let done = call(&a, "run_schedule_now", json!({ "schedule_id": echo_id })).await;
+    let done = ok(&done);
+    app.wait_terminal(Who::Owner, "echo", done["task_id"].as_str().unwrap())
+        .await;
+    let path = format!(
+        "/api/v1/me/schedules/{echo_id}/runs/{}/cancel",
+        done["id"].as_str().unwrap()
+    );
+    let (status, v) = req(&app, Some(&app.token), Method::POST, &path, None).await;
+    assert_eq!(status, StatusCode::CONFLICT, "{v}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("already ended"),
+        "{v}"
+    );
+    app.shutdown().await;
+}

@@ -399,6 +399,7 @@ async fn the_endpoint_is_stateless_authenticated_and_host_checked() {
             "a2a_orchestrate",
             "answer_agent_task",
             "backfill_schedule",
+            "cancel_schedule_run",
             "create_schedule",
             "delete_schedule",
             "disable_schedule",

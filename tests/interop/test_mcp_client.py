@@ -131,6 +131,7 @@ def test_official_mcp_client_approves_a_shell_task(sextant: Server, modern: bool
                 "run_schedule_now",
                 "list_schedule_runs",
                 "replay_schedule_run",
+                "cancel_schedule_run",
                 "backfill_schedule",
                 "delete_schedule",
                 "list_agent_peers",

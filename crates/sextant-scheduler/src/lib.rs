@@ -66,6 +66,10 @@ pub enum Error {
     /// The creator may not call the target Agent.
     #[error("{0}")]
     Forbidden(String),
+    /// The request conflicts with the state of things (a Run whose task has already ended
+    /// cannot be canceled).
+    #[error("{0}")]
+    Conflict(String),
     #[error(transparent)]
     Journal(#[from] sextant_journal::Error),
 }

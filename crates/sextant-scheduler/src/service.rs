@@ -895,6 +895,54 @@ impl Scheduler {
         Ok(RunView::from(&run))
     }
 
+    /// Cancels a Run's task (queued, running or waiting for a decision), as Stop on the task
+    /// does, for the owner or their assistant; the Run as it is then (its outcome, canceled,
+    /// is recorded as soon as the task's end is seen).
+    pub async fn cancel_run(
+        &self,
+        actor: impl Into<Actor>,
+        schedule_id: &str,
+        run_id: &str,
+        reason: Option<String>,
+    ) -> Result<RunView> {
+        let actor = &actor.into();
+        self.owned(&actor.owner, schedule_id).await?;
+        let run = self
+            .journal()
+            .run_in(schedule_id, run_id)
+            .await?
+            .ok_or(Error::NotFound)?;
+        let Some(task_id) = run.task_id.clone() else {
+            return Err(Error::Conflict(format!(
+                "Run {} has not started a task ({}); there is nothing to cancel",
+                run.run_id, run.record
+            )));
+        };
+        let by = match &actor.assistant {
+            Some(a) => a.display(),
+            None => actor.owner.display(),
+        };
+        let request = sextant_runtime::CancelRequest { by, reason };
+        match self.runtime().cancel(&task_id, &request).await? {
+            sextant_runtime::CancelOutcome::AlreadyEnded(state) => {
+                return Err(Error::Conflict(format!(
+                    "Run {}'s task has already ended ({}); it cannot be canceled",
+                    run.run_id,
+                    sextant_core::event::state_wire(&state)
+                )));
+            }
+            sextant_runtime::CancelOutcome::NotFound => return Err(Error::NotFound),
+            sextant_runtime::CancelOutcome::Canceled(_)
+            | sextant_runtime::CancelOutcome::AlreadyCanceled(_) => {}
+        }
+        let run = self
+            .journal()
+            .run_in(schedule_id, run_id)
+            .await?
+            .unwrap_or(run);
+        Ok(RunView::from(&run))
+    }
+
     /// The catch-up window of a schedule row.
     pub(crate) fn grace(row: &ScheduleRow) -> Duration {
         Duration::seconds(row.missed_run_grace_secs)

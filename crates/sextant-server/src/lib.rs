@@ -255,6 +255,10 @@ pub fn router(state: AppState) -> Router {
             post(schedules::replay),
         )
         .route(
+            "/api/v1/me/schedules/{id}/runs/{run_id}/cancel",
+            post(schedules::cancel_run),
+        )
+        .route(
             "/api/v1/me/schedules/{id}/backfill",
             post(schedules::backfill),
         )

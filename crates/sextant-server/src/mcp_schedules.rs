@@ -141,6 +141,17 @@ pub struct ReplayArgs {
     pub run_id: String,
 }
 
+/// `cancel_schedule_run` arguments.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct CancelRunArgs {
+    pub schedule_id: String,
+    /// The Run whose task to cancel.
+    pub run_id: String,
+    /// Why, recorded on the task.
+    #[serde(default)]
+    pub reason: Option<String>,
+}
+
 /// `backfill_schedule` arguments.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 pub struct BackfillArgs {
@@ -721,6 +732,40 @@ impl AgentTools {
         let base = base_url(&self.app, &parts.headers);
         let text = format!(
             "Replaying Run {}. {}",
+            short_id(&args.run_id),
+            run_text(&r, tz, &base)
+        );
+        Ok(self.reply(&parts, text, run_json(&r, &base)))
+    }
+
+    #[tool(
+        description = "Cancel a Run: its task stops (queued, running, or waiting for a \
+                       decision, whose card is closed); what it produced so far is kept.",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn cancel_schedule_run(
+        &self,
+        Extension(parts): Extension<http::request::Parts>,
+        Parameters(args): Parameters<CancelRunArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let (r, tz) = acting!(self, parts, |me| async {
+            let r = self
+                .app
+                .scheduler
+                .cancel_run(&me, &args.schedule_id, &args.run_id, args.reason.clone())
+                .await?;
+            Ok::<_, sextant_scheduler::Error>((r, self.zone_of(&me, &args.schedule_id).await))
+        }
+        .await);
+        self.audit(&parts, "cancel_schedule_run", &format!("run {}", r.id));
+        let base = base_url(&self.app, &parts.headers);
+        let text = format!(
+            "Canceled Run {}'s task. {}",
             short_id(&args.run_id),
             run_text(&r, tz, &base)
         );

@@ -37,6 +37,7 @@ impl From<SchedError> for ApiError {
             },
             SchedError::NotFound => ApiError::NotFound("no such schedule or run".into()),
             SchedError::Forbidden(why) => ApiError::Forbidden(why),
+            SchedError::Conflict(why) => ApiError::Conflict(why),
             SchedError::Journal(e) => ApiError::Internal(e.to_string()),
         }
     }
@@ -780,4 +781,37 @@ pub async fn set_pause(
     };
     app.scheduler.set_paused(paused).await?;
     Ok(Json(json!({ "paused": app.scheduler.is_paused() })))
+}
+
+/// `POST /api/v1/me/schedules/{id}/runs/{run_id}/cancel` (`{"reason"?: string}`): cancels the
+/// Run's task (queued, running or waiting); the Run (409 when its task has ended or it started
+/// none).
+pub async fn cancel_run(
+    State(app): State<AppState>,
+    Extension(p): Extension<Principal>,
+    grant: Option<Extension<AssistantGrant>>,
+    Path((id, run_id)): Path<(String, String)>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> ApiResult<Json<RunView>> {
+    require_json(&headers)?;
+    let reason = if body.iter().all(u8::is_ascii_whitespace) {
+        None
+    } else {
+        let v: Value = serde_json::from_slice(&body)
+            .map_err(|e| ApiError::BadRequest(format!("the body is not JSON: {e}")))?;
+        match v.get("reason") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(r)) => Some(r.clone()),
+            Some(_) => {
+                return Err(ApiError::Invalid {
+                    field: "reason".into(),
+                    message: "reason must be a string".into(),
+                });
+            }
+        }
+    };
+    let me = actor(&p, grant.as_deref())?;
+    let run = app.scheduler.cancel_run(&me, &id, &run_id, reason).await?;
+    Ok(Json(run))
 }
