@@ -699,57 +699,6 @@ pub async fn put_access(
     Ok(Json(access_json(&app, &agent_id)))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn fields_are_parsed_by_name_with_field_errors() {
-        let body = Bytes::from_static(
-            br#"{"name":"n","prompt":"p","cron":"* * * * *","timezone":"UTC",
-                 "agent_id":"echo","enabled":false,"missed_run_policy":"run_once",
-                 "missed_run_grace_secs":120,"source":"console","id":"ignored"}"#,
-        );
-        let (f, source) = parse_fields(&body, true).unwrap();
-        assert_eq!(f.name.as_deref(), Some("n"));
-        assert_eq!(f.enabled, Some(false));
-        assert_eq!(f.missed_run_policy, Some(MissedRunPolicy::RunOnce));
-        assert_eq!(f.missed_run_grace_secs, Some(120));
-        assert_eq!(source, Some(ScheduleSource::Console));
-
-        let field = |b: &'static [u8]| match parse_fields(&Bytes::from_static(b), true) {
-            Err(ApiError::Invalid { field, .. }) => field,
-            other => panic!("expected a field error: {other:?}"),
-        };
-        assert_eq!(field(br#"{"cron": 5}"#), "cron");
-        assert_eq!(field(br#"{"enabled": "yes"}"#), "enabled");
-        assert_eq!(
-            field(br#"{"missed_run_policy": "later"}"#),
-            "missed_run_policy"
-        );
-        assert_eq!(field(br#"{"source": "assistant"}"#), "source");
-        assert_eq!(field(br#"{"schedule": "x"}"#), "schedule");
-        assert!(matches!(
-            parse_fields(&Bytes::from_static(b"[1]"), true),
-            Err(ApiError::BadRequest(_))
-        ));
-        assert!(parse_fields(&Bytes::new(), false).is_ok());
-    }
-
-    #[test]
-    fn writes_need_a_json_content_type() {
-        let mut h = HeaderMap::new();
-        assert!(require_json(&h).is_err());
-        h.insert(
-            header::CONTENT_TYPE,
-            "application/json; charset=utf-8".parse().unwrap(),
-        );
-        assert!(require_json(&h).is_ok());
-        h.insert(header::CONTENT_TYPE, "text/plain".parse().unwrap());
-        assert!(require_json(&h).is_err());
-    }
-}
-
 /// `GET /api/v1/me/schedules/pause`: whether every schedule is paused (`{"paused": bool}`).
 pub async fn pause_state(
     State(app): State<AppState>,
@@ -814,4 +763,55 @@ pub async fn cancel_run(
     let me = actor(&p, grant.as_deref())?;
     let run = app.scheduler.cancel_run(&me, &id, &run_id, reason).await?;
     Ok(Json(run))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fields_are_parsed_by_name_with_field_errors() {
+        let body = Bytes::from_static(
+            br#"{"name":"n","prompt":"p","cron":"* * * * *","timezone":"UTC",
+                 "agent_id":"echo","enabled":false,"missed_run_policy":"run_once",
+                 "missed_run_grace_secs":120,"source":"console","id":"ignored"}"#,
+        );
+        let (f, source) = parse_fields(&body, true).unwrap();
+        assert_eq!(f.name.as_deref(), Some("n"));
+        assert_eq!(f.enabled, Some(false));
+        assert_eq!(f.missed_run_policy, Some(MissedRunPolicy::RunOnce));
+        assert_eq!(f.missed_run_grace_secs, Some(120));
+        assert_eq!(source, Some(ScheduleSource::Console));
+
+        let field = |b: &'static [u8]| match parse_fields(&Bytes::from_static(b), true) {
+            Err(ApiError::Invalid { field, .. }) => field,
+            other => panic!("expected a field error: {other:?}"),
+        };
+        assert_eq!(field(br#"{"cron": 5}"#), "cron");
+        assert_eq!(field(br#"{"enabled": "yes"}"#), "enabled");
+        assert_eq!(
+            field(br#"{"missed_run_policy": "later"}"#),
+            "missed_run_policy"
+        );
+        assert_eq!(field(br#"{"source": "assistant"}"#), "source");
+        assert_eq!(field(br#"{"schedule": "x"}"#), "schedule");
+        assert!(matches!(
+            parse_fields(&Bytes::from_static(b"[1]"), true),
+            Err(ApiError::BadRequest(_))
+        ));
+        assert!(parse_fields(&Bytes::new(), false).is_ok());
+    }
+
+    #[test]
+    fn writes_need_a_json_content_type() {
+        let mut h = HeaderMap::new();
+        assert!(require_json(&h).is_err());
+        h.insert(
+            header::CONTENT_TYPE,
+            "application/json; charset=utf-8".parse().unwrap(),
+        );
+        assert!(require_json(&h).is_ok());
+        h.insert(header::CONTENT_TYPE, "text/plain".parse().unwrap());
+        assert!(require_json(&h).is_err());
+    }
 }
