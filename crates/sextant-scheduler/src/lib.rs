@@ -94,7 +94,6 @@ struct Inner {
     changed: Notify,
     /// One tick at a time in this process (the loop's and [`Scheduler::run_due_now`]'s).
     tick: tokio::sync::Mutex<()>,
-    /// Set by [`Scheduler::pause`]: the loop claims no slot while it is set.
     /// Whether every schedule is paused (see [`Scheduler::set_paused`]); watched by the loop
     /// and by the desktop tray.
     paused: tokio::sync::watch::Sender<bool>,
