@@ -753,3 +753,40 @@ async fn an_answer_that_beats_the_close_fails_its_task_with_the_same_reason() {
         status(&f)
     );
 }
+
+#[tokio::test]
+async fn canceling_a_running_turn_interrupts_it_and_the_app_server_serves_on() {
+    use futures::StreamExt;
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime_with(&dir, codex_agent(3600, 600), Duration::from_secs(60)).await;
+    let a = rt.admit(input("m1", "slow", Some("ctx"))).await.unwrap();
+    // Wait until the turn works (the fake then works until it is interrupted).
+    let events =
+        crate::stream::task_events(rt.journal(), a.task(), 0, crate::stream::StopAt::Never);
+    futures::pin_mut!(events);
+    tokio::time::timeout(Duration::from_secs(10), async {
+        while let Some(ev) = events.next().await {
+            if ev.unwrap().body.new_state() == Some(TaskState::Working) {
+                return;
+            }
+        }
+    })
+    .await
+    .expect("the turn started");
+    let request = crate::CancelRequest {
+        by: "you".into(),
+        reason: None,
+    };
+    let out = rt.cancel(&a.task().task_id, &request).await.unwrap();
+    assert!(matches!(out, crate::CancelOutcome::Canceled(_)), "{out:?}");
+    // The interrupt reached Codex: the same process serves the next turn at once (a turn
+    // that was not interrupted would hold it for ten minutes).
+    let f = settle(
+        &rt,
+        &rt.admit(input("m2", "ok", Some("ctx"))).await.unwrap(),
+    )
+    .await;
+    assert_eq!(output(&f), "got: ok");
+    let task = rt.journal().task(&a.task().task_id).await.unwrap().unwrap();
+    assert_eq!(task.state, TaskState::Canceled);
+}
