@@ -698,6 +698,39 @@ pub async fn put_access(
     Ok(Json(access_json(&app, &agent_id)))
 }
 
+/// `GET /api/v1/me/schedules/pause`: whether every schedule is paused (`{"paused": bool}`).
+pub async fn pause_state(
+    State(app): State<AppState>,
+    Extension(p): Extension<Principal>,
+) -> ApiResult<Json<Value>> {
+    owner_only(&p)?;
+    Ok(Json(json!({ "paused": app.scheduler.is_paused() })))
+}
+
+/// `PUT /api/v1/me/schedules/pause` (`{"paused": bool}`): pauses or resumes every schedule.
+/// Stored in the journal, so the desktop tray, the console and a restart agree; while paused
+/// no slot fires (run now and replay still work), and on resume missed slots follow each
+/// plan's missed-run policy.
+pub async fn set_pause(
+    State(app): State<AppState>,
+    Extension(p): Extension<Principal>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> ApiResult<Json<Value>> {
+    owner_only(&p)?;
+    require_json(&headers)?;
+    let v: Value = serde_json::from_slice(&body)
+        .map_err(|e| ApiError::BadRequest(format!("the body is not JSON: {e}")))?;
+    let Some(paused) = v.get("paused").and_then(Value::as_bool) else {
+        return Err(ApiError::Invalid {
+            field: "paused".into(),
+            message: "paused must be true or false".into(),
+        });
+    };
+    app.scheduler.set_paused(paused).await?;
+    Ok(Json(json!({ "paused": app.scheduler.is_paused() })))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -747,37 +780,4 @@ mod tests {
         h.insert(header::CONTENT_TYPE, "text/plain".parse().unwrap());
         assert!(require_json(&h).is_err());
     }
-}
-
-/// `GET /api/v1/me/schedules/pause`: whether every schedule is paused (`{"paused": bool}`).
-pub async fn pause_state(
-    State(app): State<AppState>,
-    Extension(p): Extension<Principal>,
-) -> ApiResult<Json<Value>> {
-    owner_only(&p)?;
-    Ok(Json(json!({ "paused": app.scheduler.is_paused() })))
-}
-
-/// `PUT /api/v1/me/schedules/pause` (`{"paused": bool}`): pauses or resumes every schedule.
-/// Stored in the journal, so the desktop tray, the console and a restart agree; while paused
-/// no slot fires (run now and replay still work), and on resume missed slots follow each
-/// plan's missed-run policy.
-pub async fn set_pause(
-    State(app): State<AppState>,
-    Extension(p): Extension<Principal>,
-    headers: HeaderMap,
-    body: Bytes,
-) -> ApiResult<Json<Value>> {
-    owner_only(&p)?;
-    require_json(&headers)?;
-    let v: Value = serde_json::from_slice(&body)
-        .map_err(|e| ApiError::BadRequest(format!("the body is not JSON: {e}")))?;
-    let Some(paused) = v.get("paused").and_then(Value::as_bool) else {
-        return Err(ApiError::Invalid {
-            field: "paused".into(),
-            message: "paused must be true or false".into(),
-        });
-    };
-    app.scheduler.set_paused(paused).await?;
-    Ok(Json(json!({ "paused": app.scheduler.is_paused() })))
 }
