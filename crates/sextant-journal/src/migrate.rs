@@ -78,6 +78,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "20261202120000_assistant_peers",
         include_str!("../migrations/20261202120000_assistant_peers.sql"),
     ),
+    (
+        "20261202130000_schedule_grants",
+        include_str!("../migrations/20261202130000_schedule_grants.sql"),
+    ),
 ];
 
 /// Applies the pending migrations; returns how many ran.
