@@ -943,6 +943,62 @@ describe('the inbox at volume', () => {
     await page.close();
   });
 
+  test('always allow for a schedule: Run 1 asks and is allowed, Run 2 runs without a card, revoked on the schedule page', async () => {
+    const word = `tidy-${Date.now()}`;
+    const made = (await api.call('POST', '/api/v1/me/schedules', { name: 'Nightly tidy', prompt: `echo ${word}`, cron: '0 3 * * *', timezone: 'UTC', agent_id: 'shell' })).body;
+    // A task that is no schedule's Run does not offer it.
+    const plain = await waitingShell(`echo ${word}`);
+    assert.ok(!plain.pending.options.some((o) => o.id === 'acceptForSchedule'), 'only a Run’s card offers it');
+    await answerApi(plain, 'decline');
+    // Run 1 asks; its card offers the option, with its own key.
+    const run1 = (await api.call('POST', `/api/v1/me/schedules/${made.id}/run`, {})).body;
+    const p1 = await api.pendingFor(run1.task_id);
+    const page = await open('/inbox');
+    const card = page.locator(`article[data-interaction-id="${p1.interactionId}"]`);
+    const allow = card.locator('button[data-option="acceptForSchedule"]');
+    await allow.waitFor();
+    assert.match(await allow.innerText(), /any Run of schedule “Nightly tidy”/);
+    assert.equal(await allow.locator('kbd').innerText(), 's');
+    const keys = await card.locator('button.option kbd').allInnerTexts();
+    assert.equal(new Set(keys).size, keys.length, `shortcuts do not collide: ${keys}`);
+    await shot(page, 'inbox-always-allow');
+    await allow.click();
+    assert.equal((await ended(run1.task_id)).state, 'TASK_STATE_COMPLETED');
+    noErrors(page);
+    await page.close();
+
+    // The schedule's page lists it; Run 2 (Run now) runs without a card.
+    const sp = await open(`/schedules/${made.id}`);
+    const panel = sp.getByRole('region', { name: 'Always allowed' });
+    const grant = panel.locator('li.grant[data-active="true"]');
+    await grant.locator('code', { hasText: `echo ${word}` }).waitFor();
+    await grant.getByText(/allowed by you/).waitFor();
+    const [r2] = await Promise.all([
+      sp.waitForResponse((r) => r.url().endsWith(`/api/v1/me/schedules/${made.id}/run`) && r.request().method() === 'POST'),
+      sp.locator('button[data-action="run-now"]').click(),
+    ]);
+    const run2 = await r2.json();
+    const done2 = await ended(run2.task_id);
+    assert.equal(done2.state, 'TASK_STATE_COMPLETED', 'Run 2 ran without asking');
+    assert.ok(!(await api.call('GET', '/api/v1/interactions')).body.interactions.some((i) => i.taskId === run2.task_id), 'no card for Run 2');
+    await sp.locator(`tr[data-run-id="${run2.id}"][data-status="completed"]`).waitFor();
+    await shot(sp, 'schedule-always-allowed');
+
+    // Revoked on the page: the next Run asks again.
+    await grant.locator('button[data-action="revoke-grant"]').click();
+    await panel.getByText('Nothing yet').waitFor();
+    assert.deepEqual((await api.call('GET', `/api/v1/me/schedules/${made.id}/grants`)).body.grants, []);
+    const [r3] = await Promise.all([
+      sp.waitForResponse((r) => r.url().endsWith(`/api/v1/me/schedules/${made.id}/run`) && r.request().method() === 'POST'),
+      sp.locator('button[data-action="run-now"]').click(),
+    ]);
+    const run3 = await r3.json();
+    const p3 = await api.pendingFor(run3.task_id);
+    await api.call('POST', `/api/v1/interactions/${p3.interactionId}/answer`, { task_id: run3.task_id, option: 'decline', message_id: `revoked-${run3.id}` });
+    noErrors(sp);
+    await sp.close();
+  });
+
   test('browser notifications (opt-in) and the tab icon’s badge for new approvals', async () => {
     await browser.context.grantPermissions(['notifications'], { origin: server.url });
     const page = await browser.context.newPage();

@@ -27,6 +27,7 @@ mod peers;
 mod perimeter;
 mod push;
 mod restart;
+mod schedule_grants;
 mod schedules;
 mod scoping;
 mod send;

@@ -232,6 +232,28 @@ pub fn check_answer(
     Ok(())
 }
 
+/// The option that approves an action for every future Run of the schedule whose Run asked
+/// (see [`schedule_approval_option`]): offered only on the cards of a schedule's Runs.
+pub const ACCEPT_FOR_SCHEDULE: &str = "acceptForSchedule";
+
+/// The option a command approval adds when its task is a schedule's Run: run it, and run this
+/// exact action (its digest) without asking in every later Run of that schedule, until the
+/// schedule's prompt or Agent changes or the person revokes it. Its shortcut `s` is free of
+/// the standard options' (`y`, `a`, `n`, `c`) and of the inbox's own keys.
+pub fn schedule_approval_option(schedule_name: &str) -> InteractionOption {
+    InteractionOption {
+        id: ACCEPT_FOR_SCHEDULE.into(),
+        label: format!(
+            "Yes, and don't ask again for this command in any Run of schedule \u{201c}{schedule_name}\u{201d}"
+        ),
+        description: Some(
+            "Until the schedule's prompt or Agent changes; revoke it on the schedule's page."
+                .into(),
+        ),
+        shortcut: Some("s".into()),
+    }
+}
+
 /// The standard options of a command approval, in Codex's order and words.
 pub fn command_approval_options() -> Vec<InteractionOption> {
     let o = |id: &str, label: &str, key: &str| InteractionOption {
@@ -298,6 +320,21 @@ mod tests {
             check_answer(&i, "accept", &extra),
             Err(AnswerRefusal::BadField(_))
         ));
+    }
+
+    #[test]
+    fn the_schedule_option_has_its_own_shortcut() {
+        let o = schedule_approval_option("Nightly");
+        assert_eq!(o.id, ACCEPT_FOR_SCHEDULE);
+        assert!(o.label.contains("\u{201c}Nightly\u{201d}"));
+        let key = o.shortcut.expect("a shortcut");
+        // Not another option's, nor one of the inbox's own keys (j/k move, x selects, u undoes).
+        let taken: Vec<String> = command_approval_options()
+            .into_iter()
+            .filter_map(|o| o.shortcut)
+            .chain(["j", "k", "x", "u", "g"].map(String::from))
+            .collect();
+        assert!(!taken.contains(&key), "{key} is taken");
     }
 
     #[test]

@@ -293,3 +293,22 @@ mod tests {
         assert_eq!(MissedRunPolicy::parse("later"), None);
     }
 }
+
+/// What a schedule-scoped approval is bound to besides its action: a digest of the schedule's
+/// prompt and Agent (`sha256:` of their canonical JSON). A grant made under one fingerprint is
+/// void for a Run or a schedule with another.
+pub fn grant_fingerprint(prompt: &str, agent_id: &str) -> String {
+    crate::action::digest(&serde_json::json!({ "prompt": prompt, "agentId": agent_id }))
+}
+
+#[cfg(test)]
+mod fingerprint_tests {
+    #[test]
+    fn prompt_and_agent_both_count() {
+        let f = super::grant_fingerprint("echo hi", "shell");
+        assert!(f.starts_with("sha256:"));
+        assert_eq!(f, super::grant_fingerprint("echo hi", "shell"));
+        assert_ne!(f, super::grant_fingerprint("echo hi ", "shell"));
+        assert_ne!(f, super::grant_fingerprint("echo hi", "ops"));
+    }
+}

@@ -64,6 +64,7 @@ use tokio::sync::oneshot;
 
 pub use error::{Error, Result};
 pub use hub::{Hub, Live};
+pub use queries::grants::{GrantRow, RunScope};
 pub use queries::interactions::InteractionRow;
 pub use queries::peers::PeerRow;
 pub use queries::processes::ProcessRow;

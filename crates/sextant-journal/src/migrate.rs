@@ -82,6 +82,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "20261202130000_peer_hop_limit",
         include_str!("../migrations/20261202130000_peer_hop_limit.sql"),
     ),
+    (
+        "20261202140000_schedule_grants",
+        include_str!("../migrations/20261202140000_schedule_grants.sql"),
+    ),
 ];
 
 /// Applies the pending migrations; returns how many ran.

@@ -7,9 +7,11 @@ use std::collections::HashMap;
 use rusqlite::Connection;
 
 use crate::error::{Error, Result};
+use crate::queries::grants::{self, GrantRow, RunScope};
 use crate::queries::{runs, schedules};
 use crate::writer::Job;
-use crate::{History, Journal, RunRow, ScheduleRow, Settled};
+use crate::{History, Journal, RunRow, ScheduleRow, Settled, TaskRow};
+use sextant_core::schedule::grant_fingerprint;
 
 /// One cron slot to claim: move the schedule's cursor from `expected` to `next` and, if that
 /// worked, record `runs` (the slot's Run, and any Run recorded beside it, such as the trace of
@@ -54,9 +56,52 @@ impl Journal {
 
     /// Replaces a schedule's editable fields (only if `row.creator` owns it); whether it did.
     /// `reset_failures` (the plan was enabled again) sets its failure count back to 0.
+    /// A change of its prompt or Agent voids the schedule's grants in the same transaction
+    /// (see [`grants::void_changed`]).
     pub async fn update_schedule(&self, row: ScheduleRow, reset_failures: bool) -> Result<bool> {
-        self.call(move |c| schedules::update(c, &row, reset_failures))
-            .await
+        self.call(move |c| {
+            let before = schedules::get(c, &row.schedule_id)?;
+            if !schedules::update(c, &row, reset_failures)? {
+                return Ok(false);
+            }
+            if let Some(before) = before {
+                let reason = match (before.prompt != row.prompt, before.agent_id != row.agent_id) {
+                    (true, true) => Some("the schedule's prompt and Agent changed"),
+                    (true, false) => Some("the schedule's prompt changed"),
+                    (false, true) => Some("the schedule's Agent changed"),
+                    (false, false) => None,
+                };
+                if let Some(reason) = reason {
+                    let now = grant_fingerprint(&row.prompt, &row.agent_id);
+                    grants::void_changed(c, &row.schedule_id, &now, reason, &row.updated_at)?;
+                }
+            }
+            Ok(true)
+        })
+        .await
+    }
+
+    /// The schedule a task is a Run of, and the grants that apply to it
+    /// ([`grants::run_scope`]).
+    pub async fn run_scope(&self, task: TaskRow) -> Result<Option<RunScope>> {
+        self.read(move |c| grants::run_scope(c, &task)).await
+    }
+
+    /// Records a schedule-scoped approval (replacing one for the same action).
+    pub async fn put_schedule_grant(&self, grant: GrantRow) -> Result<()> {
+        self.call(move |c| grants::put(c, &grant)).await
+    }
+
+    /// A schedule's grants, newest first, void ones included.
+    pub async fn schedule_grants(&self, schedule_id: &str) -> Result<Vec<GrantRow>> {
+        let id = schedule_id.to_string();
+        self.read(move |c| grants::list(c, &id)).await
+    }
+
+    /// Revokes one grant of a schedule; whether it existed.
+    pub async fn revoke_schedule_grant(&self, schedule_id: &str, grant_id: &str) -> Result<bool> {
+        let (id, grant) = (schedule_id.to_string(), grant_id.to_string());
+        self.call(move |c| grants::revoke(c, &id, &grant)).await
     }
 
     /// Deletes a schedule owned by `creator`, with its Runs; whether it existed.

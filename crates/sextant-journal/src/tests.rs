@@ -1674,3 +1674,104 @@ async fn a_digest_says_what_a_task_is() {
         "the error of a task that failed"
     );
 }
+
+/// A schedule's Run's task, admitted as the scheduler admits it (`run-<run_id>`, origin
+/// `schedule`), or with another origin.
+async fn run_task(j: &Journal, run: &RunRow, origin: &str) -> TaskRow {
+    let key = format!("run-{}", run.run_id);
+    let mut a = admission(&run.executed_as, &key, &run.prompt);
+    a.context_id = Some(key);
+    a.origin = origin.into();
+    admitted(j, a).await
+}
+
+#[tokio::test]
+async fn schedule_grants_apply_only_to_the_schedules_runs_under_the_same_prompt_and_agent() {
+    use sextant_core::schedule::grant_fingerprint;
+    let dir = tempfile::tempdir().unwrap();
+    let j = journal(&dir).await;
+    j.create_schedule(schedule_row("s1", "2026-11-29T10:01:00.000Z"))
+        .await
+        .unwrap();
+    let run = cron_run("s1", "2026-11-29T10:01:00.000Z");
+    let other = cron_run("s1", "2026-11-29T10:02:00.000Z");
+    j.insert_runs(vec![run.clone(), other.clone()])
+        .await
+        .unwrap();
+    let task = run_task(&j, &run, "schedule").await;
+    let scope = j.run_scope(task.clone()).await.unwrap().expect("a Run");
+    assert_eq!((scope.schedule_id.as_str(), scope.current), ("s1", true));
+    assert!(scope.grants.is_empty());
+    // Not a Run: the same ids sent by anyone else than the scheduler.
+    let forged = run_task(&j, &other, "a2a").await;
+    assert_eq!(j.run_scope(forged).await.unwrap(), None);
+
+    let action = sextant_core::ApprovedAction::shell("p", None);
+    let grant = GrantRow {
+        grant_id: "g1".into(),
+        schedule_id: "s1".into(),
+        grant_key: format!("shell:{}", action.digest),
+        digest: action.digest.clone(),
+        action,
+        fingerprint: grant_fingerprint("p", "echo"),
+        granted_by: "you".into(),
+        granted_at: "2026-11-29T10:01:05.000Z".into(),
+        run_id: Some(run.run_id.clone()),
+        task_id: task.task_id.clone(),
+        interaction_id: "i1".into(),
+        voided_at: None,
+        void_reason: None,
+    };
+    j.put_schedule_grant(grant.clone()).await.unwrap();
+    let scope = j.run_scope(task.clone()).await.unwrap().unwrap();
+    assert_eq!(scope.grants, vec![grant.grant_key.clone()]);
+    assert_eq!(j.schedule_grants("s1").await.unwrap(), vec![grant.clone()]);
+
+    // The prompt changed behind the API's back: the fingerprint alone stops the grant.
+    j.call(|c| {
+        c.execute(
+            "UPDATE schedules SET prompt = 'q' WHERE schedule_id = 's1'",
+            [],
+        )?;
+        Ok(())
+    })
+    .await
+    .unwrap();
+    let scope = j.run_scope(task.clone()).await.unwrap().unwrap();
+    assert!(!scope.current && scope.grants.is_empty(), "{scope:?}");
+    // Changed through the API (and back), the grant is void for good.
+    let mut s = j.schedule("s1").await.unwrap().unwrap();
+    s.prompt = "p".into();
+    j.update_schedule(s.clone(), false).await.unwrap();
+    assert_eq!(
+        j.run_scope(task.clone())
+            .await
+            .unwrap()
+            .unwrap()
+            .grants
+            .len(),
+        1
+    );
+    s.agent_id = "other".into();
+    j.update_schedule(s.clone(), false).await.unwrap();
+    s.agent_id = "echo".into();
+    j.update_schedule(s, false).await.unwrap();
+    let stored = j.schedule_grants("s1").await.unwrap();
+    assert_eq!(
+        stored[0].void_reason.as_deref(),
+        Some("the schedule's Agent changed")
+    );
+    assert!(
+        j.run_scope(task.clone())
+            .await
+            .unwrap()
+            .unwrap()
+            .grants
+            .is_empty()
+    );
+
+    // Revoked, it is gone.
+    assert!(j.revoke_schedule_grant("s1", "g1").await.unwrap());
+    assert!(!j.revoke_schedule_grant("s1", "g1").await.unwrap());
+    assert!(j.schedule_grants("s1").await.unwrap().is_empty());
+}

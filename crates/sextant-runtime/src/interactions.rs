@@ -13,10 +13,10 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 use sextant_core::a2a::TaskState;
-use sextant_core::interaction::{AnswerRefusal, check_answer};
+use sextant_core::interaction::{ACCEPT_FOR_SCHEDULE, AnswerRefusal, check_answer};
 use sextant_core::projection::TaskFold;
 use sextant_core::{Answer, EventBody, Interaction, Principal};
-use sextant_journal::{InteractionRow, NewEvent, TaskRow};
+use sextant_journal::{GrantRow, InteractionRow, NewEvent, TaskRow};
 use tokio::sync::{Notify, oneshot};
 
 use crate::Runtime;
@@ -431,6 +431,10 @@ impl Runtime {
                 ],
             )
             .await?;
+        // Remembered before the engine hears the answer, so the schedule's next Run finds it.
+        if answer.option == ACCEPT_FOR_SCHEDULE && !answer.expired {
+            self.grant_for_schedule(task, interaction, &answer).await;
+        }
         // Read the task as answered before handing the answer over: a fast engine could
         // otherwise journal its final state first, and callers wait for states after this row.
         let row = self.inner.journal.task(&task.task_id).await?;
@@ -459,6 +463,48 @@ impl Runtime {
             None => self.resume(task, interaction, answer),
         }
         row.ok_or(sextant_journal::Error::NotFound)
+    }
+
+    /// Records an `acceptForSchedule` answer's grant: this exact action (the interaction's
+    /// grant key and action digest) for every later Run of the schedule the task is a Run of,
+    /// bound to the fingerprint of the Run's prompt and Agent. The answer is journalled
+    /// already and still approves this Run; a grant that cannot be recorded (the schedule was
+    /// deleted or edited meanwhile) is only logged, and the next Run asks again.
+    async fn grant_for_schedule(&self, task: &TaskRow, interaction: &Interaction, answer: &Answer) {
+        let (Some(key), Some(action)) = (&interaction.grant_key, &interaction.action) else {
+            return;
+        };
+        let journal = &self.inner.journal;
+        let scope = match journal.run_scope(task.clone()).await {
+            Ok(Some(s)) if s.current => s,
+            Ok(_) => {
+                tracing::info!(task_id = %task.task_id,
+                    "acceptForSchedule: the task no longer runs its schedule's prompt and Agent; no grant kept");
+                return;
+            }
+            Err(e) => {
+                tracing::warn!(task_id = %task.task_id, error = %e, "could not read the task's schedule");
+                return;
+            }
+        };
+        let grant = GrantRow {
+            grant_id: sextant_core::ids::new_id(),
+            schedule_id: scope.schedule_id,
+            grant_key: key.clone(),
+            digest: action.digest.clone(),
+            action: (**action).clone(),
+            fingerprint: scope.fingerprint,
+            granted_by: answer.answered_by.clone(),
+            granted_at: sextant_core::ids::format_time(self.inner.clock.now()),
+            run_id: Some(scope.run_id),
+            task_id: task.task_id.clone(),
+            interaction_id: interaction.interaction_id.clone(),
+            voided_at: None,
+            void_reason: None,
+        };
+        if let Err(e) = journal.put_schedule_grant(grant).await {
+            tracing::warn!(task_id = %task.task_id, error = %e, "could not record a schedule grant");
+        }
     }
 
     fn resume(&self, task: &TaskRow, interaction: &Interaction, answer: Answer) {

@@ -44,7 +44,7 @@ use tokio_util::task::TaskTracker;
 
 pub use access::AccessError;
 pub use cancel::{CancelOutcome, CancelRequest};
-pub use engine::{AskError, Engine, EngineEnv, Outcome, Turn, TurnSink};
+pub use engine::{AskError, Engine, EngineEnv, Outcome, ScheduledRun, Turn, TurnSink};
 pub use interactions::{AnswerError, AnswerRequest};
 
 /// Why an input was not admitted.

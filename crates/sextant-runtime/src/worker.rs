@@ -11,7 +11,9 @@ use sextant_journal::{NewEvent, TaskRow};
 use tokio::sync::mpsc;
 
 use crate::Inner;
-use crate::engine::{Engine, Outcome, StopHow, Turn, TurnSink, make_engine, withdrawal};
+use crate::engine::{
+    Engine, Outcome, ScheduledRun, StopHow, Turn, TurnSink, make_engine, withdrawal,
+};
 
 /// How many earlier messages a turn carries for stateless engines.
 const HISTORY_MAX: usize = 50;
@@ -293,6 +295,21 @@ async fn turn(
     } else {
         Vec::new()
     };
+    // A schedule's Run: the grants given for every Run of that schedule, and the card may
+    // offer one.
+    let schedule = if engine.uses_interactions() && task.message_id.starts_with("run-") {
+        journal
+            .run_scope(task.clone())
+            .await?
+            .filter(|s| s.current)
+            .map(|s| ScheduledRun {
+                schedule_id: s.schedule_id,
+                schedule_name: s.schedule_name,
+                grants: s.grants,
+            })
+    } else {
+        None
+    };
     // Registered before the turn's start is journalled: a cancel committed after that start
     // finds the token; one committed before it makes the start refused (the task has ended).
     let stop = tokio_util::sync::CancellationToken::new();
@@ -305,6 +322,7 @@ async fn turn(
         inputs,
         history,
         grants,
+        schedule,
         cancel: inner.cancel_turns.child_token(),
         stop: stop.clone(),
         from: sextant_core::Principal::display_remote_key(&task.caller),

@@ -719,6 +719,41 @@ impl Scheduler {
         Ok(view)
     }
 
+    /// The "Always allow for this schedule" grants of one of the owner's schedules, newest
+    /// first; void ones (the prompt or Agent changed since) are listed as not `active`.
+    pub async fn grants(
+        &self,
+        owner: &Principal,
+        schedule_id: &str,
+    ) -> Result<Vec<crate::view::ScheduleGrantView>> {
+        let schedule = self.owned(owner, schedule_id).await?;
+        Ok(self
+            .journal()
+            .schedule_grants(schedule_id)
+            .await?
+            .into_iter()
+            .map(|g| crate::view::ScheduleGrantView::of(g, &schedule))
+            .collect())
+    }
+
+    /// Revokes one grant of one of the owner's schedules: the next Run asks again.
+    pub async fn revoke_grant(
+        &self,
+        owner: &Principal,
+        schedule_id: &str,
+        grant_id: &str,
+    ) -> Result<()> {
+        self.owned(owner, schedule_id).await?;
+        if !self
+            .journal()
+            .revoke_schedule_grant(schedule_id, grant_id)
+            .await?
+        {
+            return Err(Error::NotFound);
+        }
+        Ok(())
+    }
+
     /// Deletes one of the owner's schedules and its Run history (the Runs' Sessions stay).
     pub async fn delete(&self, owner: &Principal, schedule_id: &str) -> Result<()> {
         if !self

@@ -374,3 +374,56 @@ pub struct ScheduleNotice {
     pub message: String,
     pub at: String,
 }
+
+/// One "Always allow for this schedule" grant, as the schedule's page shows it: the exact
+/// action approved (escaped as its card showed it, with its digest), who gave it and when,
+/// and whether it still applies.
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
+#[ts(export)]
+pub struct ScheduleGrantView {
+    pub id: String,
+    pub schedule_id: String,
+    /// The engine's grant key (`shell:sha256:…`).
+    pub grant_key: String,
+    /// The approved action: `shown` is what the card showed, `digest` what it is bound to.
+    pub action: sextant_core::ApprovedAction,
+    pub granted_by: String,
+    pub granted_at: String,
+    /// The Run, task and interaction it was given on.
+    pub run_id: Option<String>,
+    pub task_id: String,
+    pub interaction_id: String,
+    /// Whether it applies to the next Run: false once the schedule's prompt or Agent changed.
+    pub active: bool,
+    pub voided_at: Option<String>,
+    /// Why it no longer applies (`the schedule's prompt changed`).
+    pub void_reason: Option<String>,
+}
+
+impl ScheduleGrantView {
+    /// The view of a stored grant of `schedule` (its current prompt and Agent decide whether
+    /// the grant still applies, as they do when a Run uses it).
+    pub fn of(g: sextant_journal::GrantRow, schedule: &ScheduleRow) -> Self {
+        let now = sextant_core::schedule::grant_fingerprint(&schedule.prompt, &schedule.agent_id);
+        let active = g.voided_at.is_none() && g.fingerprint == now;
+        let void_reason = match (&g.void_reason, active) {
+            (Some(r), _) => Some(r.clone()),
+            (None, false) => Some("the schedule's prompt or Agent changed".to_string()),
+            (None, true) => None,
+        };
+        ScheduleGrantView {
+            id: g.grant_id,
+            schedule_id: g.schedule_id,
+            grant_key: g.grant_key,
+            action: g.action,
+            granted_by: g.granted_by,
+            granted_at: g.granted_at,
+            run_id: g.run_id,
+            task_id: g.task_id,
+            interaction_id: g.interaction_id,
+            active,
+            voided_at: g.voided_at,
+            void_reason,
+        }
+    }
+}

@@ -246,6 +246,11 @@ pub fn router(state: AppState) -> Router {
         )
         .route("/api/v1/me/schedules/{id}/run", post(schedules::run_now))
         .route("/api/v1/me/schedules/{id}/runs", get(schedules::runs))
+        .route("/api/v1/me/schedules/{id}/grants", get(schedules::grants))
+        .route(
+            "/api/v1/me/schedules/{id}/grants/{grant_id}",
+            delete(schedules::revoke_grant),
+        )
         .route(
             "/api/v1/me/schedules/{id}/runs/{run_id}",
             get(schedules::run),

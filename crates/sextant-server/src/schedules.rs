@@ -346,6 +346,35 @@ pub async fn delete(
     Ok(StatusCode::NO_CONTENT)
 }
 
+/// `GET /api/v1/me/schedules/{id}/grants`: its "Always allow for this schedule" approvals,
+/// newest first, each with the exact action it approves, who gave it, when, and whether it
+/// still applies (`active` is false once the schedule's prompt or Agent changed).
+pub async fn grants(
+    State(app): State<AppState>,
+    Extension(p): Extension<Principal>,
+    grant: Option<Extension<AssistantGrant>>,
+    Path(id): Path<String>,
+) -> ApiResult<Json<Value>> {
+    let me = actor(&p, grant.as_deref())?;
+    let grants = app.scheduler.grants(&me.owner, &id).await?;
+    Ok(Json(json!({ "grants": grants })))
+}
+
+/// `DELETE /api/v1/me/schedules/{id}/grants/{grant_id}`: revokes one; the next Run whose
+/// card it would have skipped asks again.
+pub async fn revoke_grant(
+    State(app): State<AppState>,
+    Extension(p): Extension<Principal>,
+    grant: Option<Extension<AssistantGrant>>,
+    Path((id, grant_id)): Path<(String, String)>,
+) -> ApiResult<StatusCode> {
+    let me = actor(&p, grant.as_deref())?;
+    app.scheduler
+        .revoke_grant(&me.owner, &id, &grant_id)
+        .await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
 /// `POST /api/v1/me/schedules/{id}/run` (`{"prompt"?: string}`): a Run now (201 with the Run;
 /// `blocked` if the caller may no longer call the Agent). With a `prompt`, that Run sends it
 /// instead of the plan's (the plan is unchanged, and the Run says so).

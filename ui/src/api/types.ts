@@ -24,6 +24,7 @@ export type { TaskChange } from '../bindings/TaskChange';
 export type { TaskCounts } from '../bindings/TaskCounts';
 export type { TaskSummary } from '../bindings/TaskSummary';
 export type { TasksPage } from '../bindings/TasksPage';
+export type { ScheduleGrantView as ScheduleGrant } from '../bindings/ScheduleGrantView';
 
 import type { RunView } from '../bindings/RunView';
 import type { ScheduleView } from '../bindings/ScheduleView';

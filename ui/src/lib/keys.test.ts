@@ -80,6 +80,14 @@ describe('the console keys of the inbox', () => {
     { interactionId: 'a', options: [{ id: 'accept', shortcut: 'y' }] },
     { interactionId: 'b', options: [{ id: 'exit', shortcut: 'x' }] },
   ];
+  it("a schedule's Run card arms acceptForSchedule with s, a key no other option or console key uses", () => {
+    const scheduled: KeyCard[] = [{ interactionId: 'r1', options: [...opts.slice(0, 2), { id: 'acceptForSchedule', shortcut: 's' }, ...opts.slice(2)] }];
+    const keys = scheduled[0].options.map((o) => o.shortcut);
+    expect(new Set(keys).size).toBe(keys.length);
+    for (const own of ['j', 'k', 'x', 'u', 'g', '/', '?']) expect(keys).not.toContain(own);
+    expect(press(['s', 'Enter'], initialKeys, scheduled).last).toEqual({ type: 'answer', interactionId: 'r1', option: 'acceptForSchedule' });
+  });
+
   it('x selects the card for a bulk answer and u undoes, unless an option took the key', () => {
     const s = { selectedId: 'a', armed: null, index: 0 };
     expect(inboxKey(s, { key: 'x' }, cards).action).toEqual({ type: 'toggleSelect', interactionId: 'a' });

@@ -15,6 +15,7 @@ macro_rules! live_task {
 
 pub mod agents;
 pub mod events;
+pub mod grants;
 pub mod inputs;
 pub mod interactions;
 pub mod peers;

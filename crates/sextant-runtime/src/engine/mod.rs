@@ -38,6 +38,9 @@ pub struct Turn {
     /// What `acceptForSession` answers granted earlier in this Session (grant keys), for
     /// engines that raise interactions. Derived from the journal, so it survives restarts.
     pub grants: Vec<String>,
+    /// The schedule this turn's task is a Run of, when the Run runs the schedule's current
+    /// prompt and Agent (engines that raise interactions offer `acceptForSchedule` then).
+    pub schedule: Option<ScheduledRun>,
     /// Cancelled when Sextant shuts down; engines stop promptly and report what they have.
     pub cancel: CancellationToken,
     /// Cancelled when the task is canceled (its `canceled` state is already in the journal,
@@ -47,6 +50,17 @@ pub struct Turn {
     /// Who sent this task's input, when it is a remote caller (`peer alice`): engines put it
     /// on their cards beside the action, so the person sees whose text it is.
     pub from: Option<String>,
+}
+
+/// The schedule a turn's task is a Run of ([`Turn::schedule`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScheduledRun {
+    pub schedule_id: String,
+    pub schedule_name: String,
+    /// What `acceptForSchedule` answers granted for every Run of this schedule (grant keys),
+    /// only those still bound to the schedule's prompt and Agent. Kept in the journal's
+    /// `schedule_grants`, so they survive restarts.
+    pub grants: Vec<String>,
 }
 
 impl Turn {

@@ -2,7 +2,10 @@
 //! it runs, the task asks the person (`accept`, `acceptForSession`, `decline`, `cancel`). On
 //! accept it runs `sh -c <command>` in the working directory with a time limit and returns
 //! stdout, stderr and the exit code; decline completes the task saying so; cancel fails it.
-//! `acceptForSession` remembers that exact command for the rest of the Session only.
+//! `acceptForSession` remembers that exact command for the rest of the Session only. When the
+//! task is a schedule's Run, the card also offers `acceptForSchedule`: that exact command runs
+//! without asking in every later Run of the schedule (the runtime keeps the grant, bound to
+//! the schedule's prompt and Agent; see [`super::ScheduledRun`]).
 //!
 //! The shell executes its input, so it gets the caller's raw text (never the untrusted-input
 //! frame, which is for models). The card shows that exact command, escaped where invisible
@@ -17,7 +20,9 @@ use futures::FutureExt;
 use futures::future::BoxFuture;
 use sextant_core::a2a::Part;
 use sextant_core::ids::new_id;
-use sextant_core::interaction::command_approval_options;
+use sextant_core::interaction::{
+    ACCEPT_FOR_SCHEDULE, command_approval_options, schedule_approval_option,
+};
 use sextant_core::{Answer, ApprovedAction, Interaction, InteractionKind};
 use tokio::process::Command;
 
@@ -49,6 +54,15 @@ impl ShellEngine {
         ApprovedAction::shell(command, Some(&self.working_dir.display().to_string()))
     }
 
+    /// The standard options, plus `acceptForSchedule` when the task is a schedule's Run.
+    fn options(&self, turn: &Turn) -> Vec<sextant_core::InteractionOption> {
+        let mut options = command_approval_options();
+        if let Some(s) = &turn.schedule {
+            options.insert(2, schedule_approval_option(&s.schedule_name));
+        }
+        options
+    }
+
     fn approval(&self, turn: &Turn, action: &ApprovedAction, sink: &TurnSink) -> Interaction {
         let command = action.exact["command"].as_str().unwrap_or_default();
         let from = turn
@@ -69,7 +83,7 @@ impl ShellEngine {
             cwd: Some(self.working_dir.display().to_string()),
             action: Some(Box::new(action.clone())),
             from: turn.from.clone(),
-            options: command_approval_options(),
+            options: self.options(turn),
             fields: Vec::new(),
             reason_allowed: true,
             scope: "turn".into(),
@@ -88,7 +102,7 @@ impl ShellEngine {
             .map(|r| format!(" Reason: {r}"))
             .unwrap_or_default();
         match answer.option.as_str() {
-            "accept" | "acceptForSession" => {
+            "accept" | "acceptForSession" | ACCEPT_FOR_SCHEDULE => {
                 let action = self.action(command);
                 if !action.is(answer.digest.as_deref()) {
                     return Outcome::Failed(format!(
@@ -220,6 +234,20 @@ impl Engine for ShellEngine {
                     .status("Approved earlier in this session; running.")
                     .await
                 {
+                    return Outcome::Failed(format!("could not record output: {e}"));
+                }
+                return self.run(&action, sink).await;
+            }
+            if let Some(s) = turn
+                .schedule
+                .as_ref()
+                .filter(|s| s.grants.contains(&grant_key(&action)))
+            {
+                let said = format!(
+                    "Approved for every Run of schedule \u{201c}{}\u{201d}; running.",
+                    s.schedule_name
+                );
+                if let Err(e) = sink.status(&said).await {
                     return Outcome::Failed(format!("could not record output: {e}"));
                 }
                 return self.run(&action, sink).await;

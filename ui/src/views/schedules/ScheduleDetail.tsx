@@ -1,5 +1,5 @@
 // One schedule: what it does and when, its actions (run now, backfill a past range, edit,
-// delete), and its Runs (newest first, live), each linking to the Session transcript it
+// delete), what every Run may run without asking (revocable), and its Runs (newest first, live), each linking to the Session transcript it
 // created and offering a replay.
 
 import { useEffect, useRef, useState } from 'preact/hooks';
@@ -16,6 +16,7 @@ import { deleteSchedule, getSchedule, listRuns } from './api';
 import { BackfillDialog } from './BackfillDialog';
 import { RunEdited } from './RunEdited';
 import { ScheduleDialog } from './ScheduleDialog';
+import { ScheduleGrants } from './ScheduleGrants';
 import { OVERLAP_WORDS, type OverlapPolicy } from './form';
 import { HistoryStrip, PausedNotice, RunResult } from './ScheduleHealth';
 import { cronWords, useScheduleActions } from './Schedules';
@@ -35,6 +36,9 @@ export function ScheduleDetail(props: { id: string }) {
   const [backfilling, setBackfilling] = useState(false);
   const [confirmDelete, setConfirmDelete] = useState(false);
   const [replaying, setReplaying] = useState<string | null>(null);
+  // Bumped when this schedule's tasks change or it is saved: an answer or an edit may have
+  // added or voided an "always allow".
+  const [grantsVersion, setGrantsVersion] = useState(0);
 
   const loadRuns = async () => {
     try {
@@ -72,6 +76,7 @@ export function ScheduleDetail(props: { id: string }) {
   listRef.current = runs.list;
   const refresh = () => {
     void loadRuns();
+    setGrantsVersion((v) => v + 1);
     getSchedule(props.id).then(setS, () => undefined);
   };
   useEffect(() => {
@@ -302,6 +307,7 @@ export function ScheduleDetail(props: { id: string }) {
               )}
             </dl>
           </section>
+          <ScheduleGrants scheduleId={s.id} version={grantsVersion} />
           <section class="panel" aria-label="Next fire times">
             <h2 class="panel-title">Next fire times</h2>
             {!s.enabled && <div class="muted small">Paused: these are when it would fire.</div>}
@@ -326,6 +332,7 @@ export function ScheduleDetail(props: { id: string }) {
         onSaved={(saved) => {
           setEditing(false);
           setS(saved);
+          setGrantsVersion((v) => v + 1);
           toast('Saved', 'ok');
         }}
       />

@@ -1,7 +1,7 @@
 // Calls of the schedules API (`/api/v1/me/schedules`), the person's own plans.
 
 import { api } from '../../api/client';
-import type { BackfillReply, Run, RunsPage, Schedule, ScheduleInput, ScheduleList, SchedulePreview } from '../../api/types';
+import type { BackfillReply, Run, RunsPage, Schedule, ScheduleGrant, ScheduleInput, ScheduleList, SchedulePreview } from '../../api/types';
 
 const BASE = '/api/v1/me/schedules';
 const one = (id: string) => `${BASE}/${encodeURIComponent(id)}`;
@@ -25,3 +25,8 @@ export const previewTiming = (timing: Pick<ScheduleInput, 'cron' | 'when' | 'onc
 /** One `backfill` Run per slot of the schedule in `[from, to)` (RFC 3339). */
 export const backfill = (id: string, b: { from: string; to: string; overlap_policy: string }) =>
   api<BackfillReply>(`${one(id)}/backfill`, { method: 'POST', body: b });
+/** The schedule's "Always allow for this schedule" approvals, newest first (void ones too). */
+export const listGrants = (id: string) => api<{ grants: ScheduleGrant[] }>(`${one(id)}/grants`).then((r) => r.grants);
+/** Revokes one: the next Run whose card it skipped asks again. */
+export const revokeGrant = (id: string, grant: string) =>
+  api<void>(`${one(id)}/grants/${encodeURIComponent(grant)}`, { method: 'DELETE' });
