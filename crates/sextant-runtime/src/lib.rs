@@ -10,6 +10,9 @@
 //!   subscribers, and [`Runtime::wait_settled`] serves blocking callers.
 //! - On start-up [`Runtime::recover`] re-delivers inputs that were accepted but never run, and
 //!   fails turns that a crash interrupted (their output so far is kept).
+//! - [`Runtime::cancel`] cancels one task (queued, running or waiting for a decision): the
+//!   decision is journalled first, then the turn is stopped as its engine needs (`cancel`);
+//!   an Agent can be paused and all its work stopped (`pause`).
 //!
 //! - [`access`]: who may call which Agent (its access list plus the owner's revocations);
 //!   [`Runtime::admit`] checks it on every input, the server on every read, and the scheduler
