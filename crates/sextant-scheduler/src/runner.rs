@@ -455,6 +455,18 @@ impl Scheduler {
                 // Stays pending; the next start picks it up.
                 Ok(run)
             }
+            // The owner paused the Agent: the Run is blocked (not a failure of the plan).
+            Err(e @ AdmitError::AgentPaused { .. }) => {
+                self.journal()
+                    .mark_run_ended(
+                        &run.run_id,
+                        RunRecord::Blocked.as_str(),
+                        &e.to_string(),
+                        &at(),
+                    )
+                    .await?;
+                self.ended(run).await
+            }
             Err(AdmitError::UnknownAgent) => {
                 // Access was revoked between the check and the admission, or the Agent is gone.
                 let (record, why) = match self.runtime().check_access(&creator, &run.agent_id) {

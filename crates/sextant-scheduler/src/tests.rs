@@ -1572,3 +1572,21 @@ async fn the_pause_is_stored_and_a_new_scheduler_restores_it() {
             .unwrap()
     );
 }
+
+#[tokio::test]
+async fn a_run_of_a_paused_agent_is_blocked_not_failed() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = rig(&dir).await;
+    let s = r
+        .scheduler
+        .create(&owner(), every_minute("while paused"), ScheduleSource::Api)
+        .await
+        .unwrap();
+    assert!(r.runtime.set_agent_paused(&s.agent_id, true).await.unwrap());
+    let run = r.scheduler.run_now(&owner(), &s.id).await.unwrap();
+    assert_eq!(run.status, "blocked", "{run:?}");
+    assert!(
+        run.reason.as_deref().unwrap_or_default().contains("paused"),
+        "{run:?}"
+    );
+}
