@@ -1247,3 +1247,76 @@ async fn an_agents_pause_survives_a_restart() {
     again.recover().await.unwrap();
     assert!(again.agent_paused("echo"));
 }
+
+#[tokio::test]
+async fn exec_output_is_gathered_capped_and_its_stderr_journalled_while_it_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let go = dir.path().join("go");
+    // 300 quick lines, then a line of stderr; it waits until the test has seen that stderr.
+    let script = format!(
+        "read -r turn; i=0; while [ $i -lt 300 ]; do echo line-$i; i=$((i+1)); done; \
+         echo warming-up >&2; while [ ! -e {} ]; do sleep 0.05; done; echo done",
+        go.display()
+    );
+    let rt = runtime(&dir, vec![exec_agent("x", &script)]).await;
+    let a = rt.admit(input("x", "m1", "go")).await.unwrap();
+    until_event(&rt, a.task(), |b| {
+        matches!(b, EventBody::Artifact { artifact, .. }
+            if artifact.name.as_deref() == Some("stderr")
+                && artifact.parts.iter().any(|p| p.as_text() == Some("warming-up\n")))
+    })
+    .await;
+    std::fs::write(&go, "").unwrap();
+    let f = settle(&rt, &a).await;
+    assert_eq!(f.state, TaskState::Completed, "{:?}", f.status_message);
+    let text: String = f
+        .artifacts
+        .iter()
+        .filter(|x| x.name.as_deref() == Some("response"))
+        .flat_map(|x| x.parts.iter())
+        .filter_map(|p| p.as_text())
+        .collect();
+    let expected: String = (0..300).map(|i| format!("line-{i}\n")).collect::<String>() + "done\n";
+    assert_eq!(text, expected);
+    // 301 lines, journalled in a few gathered appends, not one each.
+    let events = rt
+        .journal()
+        .task_events(&a.task().task_id, 0)
+        .await
+        .unwrap();
+    let appends = events
+        .iter()
+        .filter(|e| matches!(&e.body, EventBody::Artifact { artifact, .. } if artifact.name.as_deref() == Some("response")))
+        .count();
+    assert!(appends < 30, "{appends} appends for 301 lines");
+}
+
+#[tokio::test]
+async fn exec_text_is_capped_per_turn_and_a_failure_still_names_the_end_of_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    let line = "a".repeat(1000);
+    // 1.1 MB of text, then a failure whose reason is on stderr.
+    let script = format!(
+        "read -r turn; i=0; while [ $i -lt 1100 ]; do echo {line}; i=$((i+1)); done; \
+         echo 'disk full' >&2; exit 3"
+    );
+    let rt = runtime(&dir, vec![exec_agent("x", &script)]).await;
+    let a = rt.admit(input("x", "m1", "go")).await.unwrap();
+    let f = settle(&rt, &a).await;
+    assert_eq!(f.state, TaskState::Failed);
+    let why = message_text(f.status_message.as_ref().unwrap());
+    assert!(why.contains("exited with 3: disk full"), "{why}");
+    let text: String = f
+        .artifacts
+        .iter()
+        .filter(|x| x.name.as_deref() == Some("response"))
+        .flat_map(|x| x.parts.iter())
+        .filter_map(|p| p.as_text())
+        .collect();
+    assert!(
+        text.ends_with("[output cut at 1 MiB]\n"),
+        "{}",
+        &text[text.len() - 60..]
+    );
+    assert!(text.len() < 1024 * 1024 + 100, "{}", text.len());
+}

@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use sextant_core::a2a::{Part, Role};
 use sextant_core::ids::new_id;
 use sextant_core::projection::message_text;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::process::Command;
 use tokio_util::codec::{FramedRead, LinesCodec};
 
@@ -61,8 +61,6 @@ impl Deadline {
 pub const PROTOCOL_VERSION: u32 = 1;
 /// Longest stdout line accepted (longer lines fail the turn rather than eat memory).
 const MAX_LINE: usize = 1 << 20;
-/// How much of stderr is kept to explain a failure.
-const STDERR_TAIL: usize = 4096;
 /// How long a command may take to exit after its `final` line.
 const EXIT_GRACE: Duration = Duration::from_secs(5);
 
@@ -367,58 +365,109 @@ impl ExecEngine {
             // A command that ignores stdin may close it early; that is not an error.
             tracing::debug!(error = %e, "exec engine: stdin closed before the turn line");
         }
-        let stderr_tail = child.stderr.take().map(|mut err| {
-            tokio::spawn(async move {
-                let mut tail: Vec<u8> = Vec::new();
-                let mut buf = [0u8; 4096];
-                while let Ok(n) = err.read(&mut buf).await {
-                    if n == 0 {
-                        break;
-                    }
-                    tail.extend_from_slice(&buf[..n]);
-                    if tail.len() > STDERR_TAIL {
-                        tail.drain(..tail.len() - STDERR_TAIL);
-                    }
-                }
-                String::from_utf8_lossy(&tail).trim().to_string()
-            })
-        });
+        // stderr is journalled while the command runs (an `stderr` artifact), and its end kept
+        // to explain a failure; stdout is the protocol, read line by line beside it.
+        let stderr = child.stderr.take();
+        let (err_id, tail) = (new_id(), std::sync::Mutex::new(Vec::new()));
         let Some(stdout) = child.stdout.take() else {
             return Outcome::Failed("the agent's stdout is not available".into());
         };
-        let mut lines = FramedRead::new(stdout, LinesCodec::new_with_max_length(MAX_LINE));
-        let mut outcome = None;
-        while let Some(line) = lines.next().await {
-            let line = match line {
-                Ok(l) => l,
-                Err(e) => {
-                    outcome = Some(Outcome::Failed(format!(
-                        "unreadable output from the agent: {e}"
-                    )));
-                    break;
-                }
-            };
-            match self
-                .handle_line(&line, sink, &mut stdin, deadline, turn)
-                .await
-            {
-                Ok(Some(end)) => {
-                    outcome = Some(end);
-                    break;
-                }
-                Ok(None) => {}
-                Err(e) => {
+        let read_stdout = async {
+            let mut lines = FramedRead::new(stdout, LinesCodec::new_with_max_length(MAX_LINE));
+            let mut outcome = None;
+            // Text lines gather for a moment (see `output`): a chatty agent makes a few appends
+            // a second, and at most MAX_TEXT of text is kept per turn.
+            let mut text = TextBuffer::default();
+            loop {
+                let next = match text.due {
+                    Some(at) => tokio::select! {
+                        l = lines.next() => Some(l),
+                        _ = tokio::time::sleep_until(at) => None,
+                    },
+                    None => Some(lines.next().await),
+                };
+                let Some(next) = next else {
+                    if let Err(e) = text.flush(sink).await {
+                        outcome = Some(Outcome::Failed(format!("could not record output: {e}")));
+                        break;
+                    }
+                    continue;
+                };
+                let Some(line) = next else { break };
+                let line = match line {
+                    Ok(l) => l,
+                    Err(e) => {
+                        outcome = Some(Outcome::Failed(format!(
+                            "unreadable output from the agent: {e}"
+                        )));
+                        break;
+                    }
+                };
+                let flushed = match text_of(&line) {
+                    Some(t) => text.add(&t, sink).await,
+                    // Anything else follows the text before it.
+                    None => text.flush(sink).await,
+                };
+                if let Err(e) = flushed {
                     outcome = Some(Outcome::Failed(format!("could not record output: {e}")));
                     break;
                 }
+                if text_of(&line).is_some() {
+                    continue;
+                }
+                match self
+                    .handle_line(&line, sink, &mut stdin, deadline, turn)
+                    .await
+                {
+                    Ok(Some(end)) => {
+                        outcome = Some(end);
+                        break;
+                    }
+                    Ok(None) => {}
+                    Err(e) => {
+                        outcome = Some(Outcome::Failed(format!("could not record output: {e}")));
+                        break;
+                    }
+                }
             }
-        }
-        drop(stdin);
+            if outcome.is_none()
+                && let Err(e) = text.flush(sink).await
+            {
+                outcome = Some(Outcome::Failed(format!("could not record output: {e}")));
+            }
+            drop(stdin);
+            outcome
+        };
+        let mut read_stderr = std::pin::pin!(super::output::pump(
+            stderr,
+            sink,
+            &err_id,
+            "stderr",
+            Some(&tail)
+        ));
+        let mut read_stdout = std::pin::pin!(read_stdout);
+        let mut stderr_read = None;
+        let outcome = loop {
+            tokio::select! {
+                o = &mut read_stdout => break o,
+                r = &mut read_stderr, if stderr_read.is_none() => stderr_read = Some(r),
+            }
+        };
         let status = tokio::time::timeout(EXIT_GRACE, child.wait()).await;
         group.finish().await;
-        let stderr = match stderr_tail {
-            Some(h) => h.await.unwrap_or_default(),
-            None => String::new(),
+        // A process the command left behind may hold stderr open: the group is ended now, so
+        // its pipe closes and the rest is read (bounded, in case something outside holds it).
+        if stderr_read.is_none() {
+            stderr_read = tokio::time::timeout(EXIT_GRACE, &mut read_stderr)
+                .await
+                .ok();
+        }
+        if let Some(Err(e)) = stderr_read {
+            tracing::debug!(error = %e, "exec engine: stderr not fully recorded");
+        }
+        let stderr = {
+            let t = tail.lock().unwrap_or_else(|e| e.into_inner());
+            String::from_utf8_lossy(&t).trim().to_string()
         };
         if let Some(end) = outcome {
             return end;
@@ -598,5 +647,62 @@ impl ExecEngine {
                 FinalStatus::InputRequired => Outcome::InputRequired(text),
             })),
         }
+    }
+}
+
+/// Text an agent's stdout line is: a plain line (with its newline), or a `{"type": "text"}`
+/// line's text; `None` for any other protocol line.
+fn text_of(line: &str) -> Option<String> {
+    if !line.trim_start().starts_with('{') {
+        return Some(format!("{line}\n"));
+    }
+    match serde_json::from_str::<Line>(line) {
+        Ok(Line::Text { text }) => Some(text),
+        Ok(_) => None,
+        Err(_) => Some(format!("{line}\n")),
+    }
+}
+
+/// Most text one turn's stdout journals; the rest is read and dropped, with a note.
+const MAX_TEXT: usize = 1024 * 1024;
+
+/// Text lines gathered before they are journalled together (see [`super::output`]).
+#[derive(Default)]
+struct TextBuffer {
+    pending: String,
+    kept: usize,
+    cut: bool,
+    /// When the pending text is due to be journalled.
+    due: Option<tokio::time::Instant>,
+}
+
+impl TextBuffer {
+    async fn add(&mut self, text: &str, sink: &TurnSink) -> Result<(), sextant_journal::Error> {
+        let mut end = text.len().min(MAX_TEXT.saturating_sub(self.kept));
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        self.pending.push_str(&text[..end]);
+        self.kept += end;
+        if end < text.len() && !self.cut {
+            self.cut = true;
+            self.pending.push_str("\n[output cut at 1 MiB]\n");
+        }
+        if self.pending.len() >= super::output::CHUNK_BYTES {
+            return self.flush(sink).await;
+        }
+        if self.due.is_none() && !self.pending.is_empty() {
+            self.due = Some(tokio::time::Instant::now() + super::output::CHUNK_DELAY);
+        }
+        Ok(())
+    }
+
+    async fn flush(&mut self, sink: &TurnSink) -> Result<(), sextant_journal::Error> {
+        self.due = None;
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        let text = std::mem::take(&mut self.pending);
+        sink.text(&text).await
     }
 }

@@ -11,6 +11,7 @@ pub mod conformance;
 pub mod echo;
 pub mod exec;
 mod files;
+mod output;
 pub mod shell;
 
 use std::path::PathBuf;
