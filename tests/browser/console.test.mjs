@@ -5,7 +5,7 @@
 
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
-import { after, before, describe, test } from 'node:test';
+import { after, afterEach, before, describe, test } from 'node:test';
 import { startFakePeer } from './fake-peer.mjs';
 import { client, openPage, rawPost, shot, startBrowser, startServer } from './harness.mjs';
 
@@ -22,6 +22,13 @@ before(async () => {
 after(async () => {
   await browser?.stop();
   await server?.stop();
+});
+
+// Every tab is closed after each test, passed or failed: a tab left open keeps its live streams,
+// and Chromium opens at most six connections to one host, so one failure would starve the
+// tests after it.
+afterEach(async () => {
+  for (const p of browser?.context.pages() ?? []) await p.close().catch(() => undefined);
 });
 
 /** A new tab on `path`, with the console loaded and live. */

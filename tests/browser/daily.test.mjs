@@ -5,7 +5,7 @@
 //   bash tests/browser/run.sh            (runs console.test.mjs, then this file)
 
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { after, afterEach, before, describe, test } from 'node:test';
 import { axeViolations, canRunAsOtherUser, client, openPage, shot, startBrowser, startServer, until } from './harness.mjs';
 
 let server;
@@ -21,6 +21,13 @@ before(async () => {
 after(async () => {
   await browser?.stop();
   await server?.stop();
+});
+
+// Every tab is closed after each test, passed or failed: a tab left open keeps its live streams,
+// and Chromium opens at most six connections to one host, so one failure would starve the
+// tests after it.
+afterEach(async () => {
+  for (const p of browser?.context.pages() ?? []) await p.close().catch(() => undefined);
 });
 
 const open = (path, opts) => openPage(browser, server, path, opts);

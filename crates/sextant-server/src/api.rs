@@ -84,14 +84,7 @@ pub async fn set_agent_paused(
 ) -> ApiResult<Json<Value>> {
     owner_only(&p)?;
     crate::schedules::require_json(&headers)?;
-    let v: Value = serde_json::from_slice(&body)
-        .map_err(|e| ApiError::BadRequest(format!("the body is not JSON: {e}")))?;
-    let Some(paused) = v.get("paused").and_then(Value::as_bool) else {
-        return Err(ApiError::Invalid {
-            field: "paused".into(),
-            message: "paused must be true or false".into(),
-        });
-    };
+    let paused = paused_of(&body)?;
     if !app.runtime.set_agent_paused(&id, paused).await? {
         return Err(ApiError::NotFound(format!("no agent {id}")));
     }
@@ -121,23 +114,44 @@ pub async fn stop_agent(
     Ok(Json(json!({ "agentId": id, "canceled": canceled })))
 }
 
-/// The optional `reason` of a cancel's body (at most 2000 characters).
-fn reason_of(body: &[u8]) -> ApiResult<Option<String>> {
+/// A small write's JSON body (an empty body reads as `{}`).
+pub(crate) fn small_body(body: &[u8]) -> ApiResult<Value> {
     if body.iter().all(u8::is_ascii_whitespace) {
-        return Ok(None);
+        return Ok(json!({}));
     }
-    let v: Value = serde_json::from_slice(body)
-        .map_err(|e| ApiError::BadRequest(format!("the body is not JSON: {e}")))?;
-    match v.get("reason") {
+    serde_json::from_slice(body)
+        .map_err(|e| ApiError::BadRequest(format!("the body is not JSON: {e}")))
+}
+
+/// An optional string field of a small write's body, at most `max` characters; trimmed, and
+/// `None` when empty.
+pub(crate) fn optional_text(body: &[u8], field: &str, max: usize) -> ApiResult<Option<String>> {
+    match small_body(body)?.get(field) {
         None | Some(Value::Null) => Ok(None),
-        Some(Value::String(r)) if r.chars().count() <= 2000 => {
+        Some(Value::String(r)) if r.chars().count() <= max => {
             Ok(Some(r.trim().to_string()).filter(|r| !r.is_empty()))
         }
         Some(_) => Err(ApiError::Invalid {
-            field: "reason".into(),
-            message: "reason must be a string of at most 2000 characters".into(),
+            field: field.into(),
+            message: format!("{field} must be a string of at most {max} characters"),
         }),
     }
+}
+
+/// The optional `reason` of a cancel's body.
+pub(crate) fn reason_of(body: &[u8]) -> ApiResult<Option<String>> {
+    optional_text(body, "reason", 2000)
+}
+
+/// The `paused` flag of a pause's body (`{"paused": bool}`).
+pub(crate) fn paused_of(body: &[u8]) -> ApiResult<bool> {
+    small_body(body)?
+        .get("paused")
+        .and_then(Value::as_bool)
+        .ok_or_else(|| ApiError::Invalid {
+            field: "paused".into(),
+            message: "paused must be true or false".into(),
+        })
 }
 
 #[derive(Debug, Deserialize)]

@@ -387,20 +387,15 @@ pub async fn run_now(
     body: Bytes,
 ) -> ApiResult<Response> {
     require_json(&headers)?;
-    let prompt = if body.iter().all(u8::is_ascii_whitespace) {
-        None
-    } else {
-        let v: Value = serde_json::from_slice(&body)
-            .map_err(|e| ApiError::BadRequest(format!("the body is not JSON: {e}")))?;
-        match v.get("prompt") {
-            None | Some(Value::Null) => None,
-            Some(Value::String(s)) => Some(s.clone()),
-            Some(_) => {
-                return Err(ApiError::Invalid {
-                    field: "prompt".into(),
-                    message: "prompt must be a string".into(),
-                });
-            }
+    // The scheduler checks the prompt itself (empty, too long), naming the field.
+    let prompt = match crate::api::small_body(&body)?.get("prompt") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(_) => {
+            return Err(ApiError::Invalid {
+                field: "prompt".into(),
+                message: "prompt must be a string".into(),
+            });
         }
     };
     let me = actor(&p, grant.as_deref())?;
@@ -749,14 +744,7 @@ pub async fn set_pause(
 ) -> ApiResult<Json<Value>> {
     owner_only(&p)?;
     require_json(&headers)?;
-    let v: Value = serde_json::from_slice(&body)
-        .map_err(|e| ApiError::BadRequest(format!("the body is not JSON: {e}")))?;
-    let Some(paused) = v.get("paused").and_then(Value::as_bool) else {
-        return Err(ApiError::Invalid {
-            field: "paused".into(),
-            message: "paused must be true or false".into(),
-        });
-    };
+    let paused = crate::api::paused_of(&body)?;
     app.scheduler.set_paused(paused).await?;
     Ok(Json(json!({ "paused": app.scheduler.is_paused() })))
 }
@@ -773,22 +761,7 @@ pub async fn cancel_run(
     body: Bytes,
 ) -> ApiResult<Json<RunView>> {
     require_json(&headers)?;
-    let reason = if body.iter().all(u8::is_ascii_whitespace) {
-        None
-    } else {
-        let v: Value = serde_json::from_slice(&body)
-            .map_err(|e| ApiError::BadRequest(format!("the body is not JSON: {e}")))?;
-        match v.get("reason") {
-            None | Some(Value::Null) => None,
-            Some(Value::String(r)) => Some(r.clone()),
-            Some(_) => {
-                return Err(ApiError::Invalid {
-                    field: "reason".into(),
-                    message: "reason must be a string".into(),
-                });
-            }
-        }
-    };
+    let reason = crate::api::reason_of(&body)?;
     let me = actor(&p, grant.as_deref())?;
     let run = app.scheduler.cancel_run(&me, &id, &run_id, reason).await?;
     Ok(Json(run))

@@ -39,11 +39,11 @@ export function RunEdited(props: { schedule: Schedule; onRun?(run: Run): void })
           setOpen(true);
         }}
       >
-        Run with edits…
+        Run once with another prompt…
       </button>
       <Dialog
         open={open}
-        title="Run once with an edited prompt"
+        title="Run once with another prompt"
         onClose={() => setOpen(false)}
         footer={
           <>
