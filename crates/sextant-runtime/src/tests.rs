@@ -1030,7 +1030,12 @@ async fn state_of(rt: &Runtime, task_id: &str) -> sextant_core::projection::Task
 #[tokio::test]
 async fn canceling_a_running_command_stops_its_group_and_keeps_what_it_printed() {
     let dir = tempfile::tempdir().unwrap();
-    let rt = runtime(&dir, vec![shell_agent(3600)]).await;
+    // A time limit far beyond the test's: only the cancel can end the command in time.
+    let mut agent = shell_agent(3600);
+    if let EngineSpec::Shell { timeout_secs, .. } = &mut agent.engine {
+        *timeout_secs = 600;
+    }
+    let rt = runtime(&dir, vec![agent]).await;
     let pid_file = dir.path().join("pid");
     // The whole group ignores SIGTERM, so only the SIGKILL after the grace ends it.
     let command = format!(
