@@ -59,27 +59,6 @@ fn pid_in(dir: &std::path::Path) -> i32 {
         .unwrap()
 }
 
-/// Whether process `pid` has ended (gone, or a zombie nobody reaped yet).
-fn dead(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Err(_) => true,
-        Ok(stat) => stat
-            .rsplit_once(')')
-            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
-    }
-}
-
-async fn ends_within(pid: i32, limit: Duration) -> bool {
-    let deadline = tokio::time::Instant::now() + limit;
-    while tokio::time::Instant::now() < deadline {
-        if dead(pid) {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    dead(pid)
-}
-
 #[tokio::test]
 async fn cancel_task_stops_a_running_command_and_keeps_its_output() {
     let dir = tempfile::tempdir().unwrap();
@@ -268,32 +247,15 @@ async fn serve_with_a_long_grace_until_killed() {
 
 #[tokio::test]
 async fn a_cancel_survives_a_kill_9_during_its_grace() {
-    use std::io::BufRead;
     let dir = tempfile::tempdir().unwrap();
     let script = stubborn(dir.path());
     std::fs::write(dir.path().join("agents.toml"), exec_agent("slow", &script)).unwrap();
-    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "cancel::serve_with_a_long_grace_until_killed",
-            "--ignored",
-            "--nocapture",
-        ])
-        .env("SEXTANT_E2E_CANCEL_DIR", dir.path())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let url = tokio::task::spawn_blocking(move || {
-        std::io::BufReader::new(stdout)
-            .lines()
-            .map_while(Result::ok)
-            .find_map(|l| l.strip_prefix("SEXTANT_URL=").map(String::from))
-    })
-    .await
-    .unwrap()
-    .expect("the child Sextant prints its URL");
+    let (mut child, url) = child_sextant(
+        "cancel::serve_with_a_long_grace_until_killed",
+        "SEXTANT_E2E_CANCEL_DIR",
+        dir.path(),
+    )
+    .await;
     let client = client();
     let rpc = |method: &str, params: Value| {
         let body = json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params });

@@ -5,9 +5,6 @@
 //! The Sextant that is killed runs in a child process: this test binary run again with only
 //! [`serve_until_killed`] (an ignored test that serves when `SEXTANT_E2E_SERVE_DIR` is set).
 
-use std::io::BufRead;
-use std::time::Duration;
-
 use serde_json::json;
 
 use crate::support::*;
@@ -29,26 +26,9 @@ async fn serve_until_killed() {
     std::future::pending::<()>().await;
 }
 
-/// Whether process `pid` has ended (gone, or a zombie nobody reaped yet).
-fn dead(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Err(_) => true,
-        Ok(stat) => stat
-            .rsplit_once(')')
-            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
-    }
-}
-
 /// Waits (bounded) until `pid` has ended; whether it did.
 async fn ends(pid: i32) -> bool {
-    let deadline = tokio::time::Instant::now() + STEP;
-    while tokio::time::Instant::now() < deadline {
-        if dead(pid) {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    dead(pid)
+    ends_within(pid, STEP).await
 }
 
 #[tokio::test]
@@ -63,28 +43,7 @@ async fn a_kill_9_leaves_no_turn_process_running() {
     );
     std::fs::write(dir.path().join("agents.toml"), exec_agent("bg", &script)).unwrap();
 
-    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "kill9::serve_until_killed",
-            "--ignored",
-            "--nocapture",
-        ])
-        .env(SERVE_DIR, dir.path())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let url = tokio::task::spawn_blocking(move || {
-        std::io::BufReader::new(stdout)
-            .lines()
-            .map_while(Result::ok)
-            .find_map(|l| l.strip_prefix("SEXTANT_URL=").map(String::from))
-    })
-    .await
-    .unwrap()
-    .expect("the child Sextant printed its URL");
+    let (mut child, url) = child_sextant("kill9::serve_until_killed", SERVE_DIR, dir.path()).await;
 
     // Start the turn and wait (on its stream) until its command says it started.
     let http = client();

@@ -663,3 +663,53 @@ impl Sse {
         }
     }
 }
+
+/// Starts this test binary again as a child that runs only the ignored test `test` (a Sextant
+/// serving on the data dir in `env`, to be killed with `kill -9`); the child and its URL.
+pub async fn child_sextant(
+    test: &str,
+    env: &str,
+    dir: &std::path::Path,
+) -> (std::process::Child, String) {
+    use std::io::BufRead;
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", test, "--ignored", "--nocapture"])
+        .env(env, dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let url = tokio::task::spawn_blocking(move || {
+        std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+            .find_map(|l| l.strip_prefix("SEXTANT_URL=").map(String::from))
+    })
+    .await
+    .unwrap()
+    .expect("the child Sextant printed its URL");
+    (child, url)
+}
+
+/// Whether process `pid` has ended (gone, or a zombie nobody reaped yet).
+pub fn dead(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
+    }
+}
+
+/// Waits (bounded by `limit`) until `pid` has ended; whether it did.
+pub async fn ends_within(pid: i32, limit: Duration) -> bool {
+    let deadline = tokio::time::Instant::now() + limit;
+    while tokio::time::Instant::now() < deadline {
+        if dead(pid) {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    dead(pid)
+}
