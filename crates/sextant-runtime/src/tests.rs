@@ -1015,6 +1015,13 @@ async fn until_event(
     found.await.expect("the event came in time");
 }
 
+/// The owner's answer to interaction `i`, approving its action's digest.
+fn answering(i: &sextant_core::Interaction, task: &str, option: &str, mid: &str) -> AnswerRequest {
+    let mut a = answer(task, &i.interaction_id, option, mid);
+    a.digest = i.action.as_ref().map(|x| x.digest.clone());
+    a
+}
+
 fn canceler(reason: Option<&str>) -> CancelRequest {
     CancelRequest {
         by: "you".into(),
@@ -1044,8 +1051,7 @@ async fn canceling_a_running_command_stops_its_group_and_keeps_what_it_printed()
     );
     let a = rt.admit(input("shell", "m1", &command)).await.unwrap();
     let i = pending(&rt, &a).await;
-    let mut ok = answer(&a.task().task_id, &i.interaction_id, "accept", "a1");
-    ok.digest = i.action.as_ref().map(|x| x.digest.clone());
+    let ok = answering(&i, &a.task().task_id, "accept", "a1");
     let task = rt.answer(ok).await.unwrap();
     // What the command prints is journalled while it runs.
     until_event(&rt, &task, |b| {
@@ -1122,8 +1128,7 @@ async fn canceling_a_task_that_waits_for_a_decision_closes_its_card() {
     assert_eq!(answered.answered_by, "you");
     assert_eq!(answered.reason.as_deref(), Some("canceled by you"));
     // An answer after the cancel is refused, and nothing ran.
-    let mut late = answer(&a.task().task_id, &i.interaction_id, "accept", "late");
-    late.digest = i.action.as_ref().map(|x| x.digest.clone());
+    let late = answering(&i, &a.task().task_id, "accept", "late");
     assert!(rt.answer(late).await.is_err());
     assert!(!dir.path().join("work").join("x").exists());
 }
@@ -1144,8 +1149,7 @@ async fn a_queued_task_is_canceled_and_never_runs() {
     assert!(matches!(out, CancelOutcome::Canceled(_)));
 
     // The first task goes on; when its turn ends, the canceled one does not start.
-    let mut no = answer(&a.task().task_id, &i.interaction_id, "decline", "a1");
-    no.digest = i.action.as_ref().map(|x| x.digest.clone());
+    let no = answering(&i, &a.task().task_id, "decline", "a1");
     let row = rt.answer(no).await.unwrap();
     assert_eq!(settled_after(&rt, &row).await.state, TaskState::Completed);
     let c = rt
@@ -1208,8 +1212,7 @@ async fn a_paused_agent_refuses_new_input_and_its_queued_tasks_wait_until_resume
         Err(AdmitError::AgentPaused { .. })
     ));
     // The running task goes on: its answer lands and it ends; the queued one does not start.
-    let mut no = answer(&a.task().task_id, &i.interaction_id, "decline", "a1");
-    no.digest = i.action.as_ref().map(|x| x.digest.clone());
+    let no = answering(&i, &a.task().task_id, "decline", "a1");
     let row = rt.answer(no).await.unwrap();
     assert_eq!(settled_after(&rt, &row).await.state, TaskState::Completed);
     // A bounded look for something that must not happen: the worker is free, the task queued.
