@@ -276,8 +276,13 @@ async fn a_task_that_waits_for_input_then_completes_is_pushed_in_order_and_signe
         Some("urn:sextant:a2a:push-delivery:v1")
     );
     let listed = json_body(resp, reqwest::StatusCode::OK).await;
-    let d = &listed["result"]["configs"][0]["delivery"];
-    assert_eq!(d["state"], "idle", "{listed}");
+    assert!(
+        listed["result"]["configs"][0]["delivery"].is_object(),
+        "{listed}"
+    );
+    // The receiver has the last delivery a moment before Sextant records its success.
+    let d = health_when(&app, &task_id, "hook-1", |d| d["delivered"] == 7).await;
+    assert_eq!(d["state"], "idle", "{d}");
     assert_eq!(d["delivered"], 7);
     assert_eq!(d["pending"], 0);
     assert_eq!(d["finalStatePending"], false);
@@ -323,16 +328,7 @@ async fn a_receiver_that_fails_n_times_gets_every_event_in_order_once_it_recover
         verify(r, "s3cret-token");
         assert_eq!(r.body, got[0].body, "the same body");
     }
-    let health = app
-        .post_rpc(
-            Who::Anon,
-            "hooks",
-            &[("A2A-Extensions", "urn:sextant:a2a:push-delivery:v1")],
-            json!({ "jsonrpc": "2.0", "id": 1, "method": "GetTaskPushNotificationConfig",
-                    "params": { "taskId": task_id, "id": "hook-1" } }),
-        )
-        .await;
-    let d = json_body(health, reqwest::StatusCode::OK).await["result"]["delivery"].clone();
+    let d = health_when(&app, &task_id, "hook-1", |d| d["delivered"] == 3).await;
     assert_eq!(d["delivered"], 3, "{d}");
     assert_eq!(d["attempts"], 0, "attempts start over after a success: {d}");
     assert!(d["lastError"].as_str().unwrap_or("").contains("500"), "{d}");
@@ -362,8 +358,10 @@ async fn a_failing_config_stops_keeps_the_final_state_and_resumes() {
     assert_eq!(state(&done), "TASK_STATE_COMPLETED");
 
     // The console shows it stopped, with the final state still owed.
-    let (status, _, list) = app.get_json("/api/v1/push", true).await;
-    assert_eq!(status, reqwest::StatusCode::OK, "{list}");
+    let list = push_list_when(&app, |l| {
+        l["failing"] == 1 && l["configs"][0]["delivery"]["attempts"] == 2
+    })
+    .await;
     assert_eq!(list["failing"], 1, "{list}");
     let d = &list["configs"][0]["delivery"];
     assert_eq!(d["state"], "failing", "{list}");
@@ -395,7 +393,7 @@ async fn a_failing_config_stops_keeps_the_final_state_and_resumes() {
     );
     assert_eq!(got[0].state(), "TASK_STATE_SUBMITTED");
     assert!(got.iter().all(|r| r.status == 200));
-    let (_, _, list) = app.get_json("/api/v1/push", true).await;
+    let list = push_list_when(&app, |l| l["configs"][0]["delivery"]["state"] == "idle").await;
     assert_eq!(list["configs"][0]["delivery"]["state"], "idle", "{list}");
     assert_eq!(list["failing"], 0);
     app.shutdown().await;
@@ -620,16 +618,7 @@ async fn backoff_and_signed_timestamps_follow_the_clock() {
     );
 
     // The next attempt is due by the clock: a minute's backoff, jittered into its upper half.
-    let health = app
-        .post_rpc(
-            Who::Anon,
-            "hooks",
-            &[("A2A-Extensions", "urn:sextant:a2a:push-delivery:v1")],
-            json!({ "jsonrpc": "2.0", "id": 1, "method": "GetTaskPushNotificationConfig",
-                    "params": { "taskId": task_id, "id": "hook-1" } }),
-        )
-        .await;
-    let d = json_body(health, reqwest::StatusCode::OK).await["result"]["delivery"].clone();
+    let d = health_when(&app, &task_id, "hook-1", |d| d["state"] == "retrying").await;
     assert_eq!(d["state"], "retrying", "{d}");
     let next: DateTime<Utc> = d["nextAttemptAt"].as_str().unwrap().parse().unwrap();
     assert!(
@@ -651,4 +640,45 @@ async fn backoff_and_signed_timestamps_follow_the_clock() {
     );
     verify(&retry, "s3cret-token");
     app.shutdown().await;
+}
+
+/// A config's delivery health once `done` holds for it. A receiver has each delivery a moment
+/// before Sextant records how it went, so a test reads the health when it has caught up
+/// (bounded by [`STEP`]; past that, the last reading, for the assertion to report).
+async fn health_when(
+    app: &TestApp,
+    task_id: &str,
+    id: &str,
+    done: impl Fn(&Value) -> bool,
+) -> Value {
+    let deadline = tokio::time::Instant::now() + STEP;
+    loop {
+        let health = app
+            .post_rpc(
+                Who::Anon,
+                "hooks",
+                &[("A2A-Extensions", "urn:sextant:a2a:push-delivery:v1")],
+                json!({ "jsonrpc": "2.0", "id": 1, "method": "GetTaskPushNotificationConfig",
+                        "params": { "taskId": task_id, "id": id } }),
+            )
+            .await;
+        let d = json_body(health, reqwest::StatusCode::OK).await["result"]["delivery"].clone();
+        if done(&d) || tokio::time::Instant::now() > deadline {
+            return d;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
+/// The console's list of push configs once `done` holds for it (see [`health_when`]).
+async fn push_list_when(app: &TestApp, done: impl Fn(&Value) -> bool) -> Value {
+    let deadline = tokio::time::Instant::now() + STEP;
+    loop {
+        let (status, _, list) = app.get_json("/api/v1/push", true).await;
+        assert_eq!(status, reqwest::StatusCode::OK, "{list}");
+        if done(&list) || tokio::time::Instant::now() > deadline {
+            return list;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
 }
