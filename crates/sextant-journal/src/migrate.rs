@@ -86,6 +86,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "20261202140000_schedule_grants",
         include_str!("../migrations/20261202140000_schedule_grants.sql"),
     ),
+    (
+        "20261202150000_task_tally",
+        include_str!("../migrations/20261202150000_task_tally.sql"),
+    ),
 ];
 
 /// Applies the pending migrations; returns how many ran.

@@ -1775,3 +1775,161 @@ async fn schedule_grants_apply_only_to_the_schedules_runs_under_the_same_prompt_
     assert!(!j.revoke_schedule_grant("s1", "g1").await.unwrap());
     assert!(j.schedule_grants("s1").await.unwrap().is_empty());
 }
+
+/// `totalSize` comes from `task_tally` when the filter allows (caller, Agent, state), so a
+/// list costs the same on a journal of a million tasks as on an empty one; and the tally stays
+/// exact through inserts, state changes and deletes. Each count is checked against a
+/// `COUNT(*)` of the tasks themselves, and the plans against reading the tasks.
+#[tokio::test]
+async fn task_counts_come_from_the_tally_and_stay_exact() {
+    use crate::queries::tasks::{TaskStatus, count, filter_sql};
+    let dir = tempfile::tempdir().unwrap();
+    let j = journal(&dir).await;
+    j.upsert_agents(
+        vec![AgentSpec {
+            id: "other".into(),
+            ..AgentSpec::echo()
+        }],
+        t0(),
+    )
+    .await
+    .unwrap();
+    let mut ids = Vec::new();
+    for (i, (caller, agent)) in [
+        ("alice", "echo"),
+        ("alice", "echo"),
+        ("alice", "other"),
+        ("bob", "echo"),
+        ("alice", "echo"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let mut a = admission(caller, &format!("m{i}"), "x");
+        a.agent_id = agent.into();
+        ids.push(admitted(&j, a).await);
+    }
+    for (t, state) in [
+        (&ids[0], TaskState::Completed),
+        (&ids[1], TaskState::Working),
+        (&ids[3], TaskState::Completed),
+    ] {
+        j.append_one(
+            &t.session_id,
+            &t.task_id,
+            EventBody::TaskState {
+                state,
+                message: None,
+            },
+            t0() + chrono::Duration::seconds(5),
+        )
+        .await
+        .unwrap();
+    }
+    let filters = || {
+        let f = |caller: Option<&str>, agent: Option<&str>| TaskFilter {
+            caller: caller.map(String::from),
+            agent_id: agent.map(String::from),
+            limit: 10,
+            ..Default::default()
+        };
+        vec![
+            f(Some("alice"), Some("echo")),
+            f(Some("alice"), Some("other")),
+            f(Some("bob"), Some("echo")),
+            f(Some("carol"), Some("echo")),
+            f(None, Some("echo")),
+            f(Some("alice"), None),
+            f(None, None),
+            TaskFilter {
+                state: Some(TaskState::Completed),
+                ..f(Some("alice"), Some("echo"))
+            },
+            TaskFilter {
+                status: Some(TaskStatus::Unfinished),
+                ..f(None, None)
+            },
+            TaskFilter {
+                status: Some(TaskStatus::Active),
+                ..f(Some("alice"), Some("echo"))
+            },
+        ]
+    };
+    let check = |when: &'static str| {
+        let j = j.clone();
+        async move {
+            j.read(move |c| {
+                for f in filters() {
+                    let (w, p) = filter_sql(&f);
+                    let truth: i64 = c.query_row(
+                        &format!("SELECT COUNT(*) FROM tasks WHERE {w}"),
+                        rusqlite::params_from_iter(p),
+                        |r| r.get(0),
+                    )?;
+                    assert_eq!(count(c, &f)?, truth as u64, "{when}: {f:?}");
+                }
+                Ok(())
+            })
+            .await
+            .unwrap()
+        }
+    };
+    check("after inserts and state changes").await;
+    assert_eq!(
+        j.list_tasks(TaskFilter {
+            caller: Some("alice".into()),
+            agent_id: Some("echo".into()),
+            limit: 1,
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .total,
+        3
+    );
+
+    // A delete (retention) keeps the tally exact.
+    let gone = ids[1].task_id.clone();
+    j.read(move |c| {
+        c.execute_batch("PRAGMA foreign_keys = OFF")?;
+        c.execute("DELETE FROM tasks WHERE task_id = ?1", [gone])?;
+        Ok(())
+    })
+    .await
+    .unwrap();
+    check("after a delete").await;
+
+    // The caller's count reads the tally, not the tasks; the caller's page walks the
+    // (caller, Agent) index in order, without sorting the caller's history.
+    let plans = j
+        .read(|c| {
+            let f = TaskFilter {
+                caller: Some("alice".into()),
+                agent_id: Some("echo".into()),
+                limit: 10,
+                ..Default::default()
+            };
+            let plan = |sql: &str| -> rusqlite::Result<String> {
+                let mut st = c.prepare(&format!("EXPLAIN QUERY PLAN {sql}"))?;
+                st.query_map(["alice", "echo"], |r| r.get::<_, String>(3))?
+                    .collect::<rusqlite::Result<Vec<_>>>()
+                    .map(|v| v.join("; "))
+            };
+            assert!(super::queries::tasks::tally_counts(&f));
+            Ok((
+                plan("SELECT COALESCE(SUM(n), 0) FROM task_tally WHERE 1 AND caller = ?1 AND agent_id = ?2")?,
+                plan(
+                    "SELECT task_id FROM tasks WHERE 1 AND caller = ?1 AND agent_id = ?2 \
+                     ORDER BY state_at DESC, task_id DESC LIMIT 11",
+                )?,
+            ))
+        })
+        .await
+        .unwrap();
+    assert!(plans.0.contains("task_tally"), "{}", plans.0);
+    assert!(
+        plans.1.contains("tasks_by_caller_agent") && !plans.1.contains("TEMP B-TREE"),
+        "{}",
+        plans.1
+    );
+}

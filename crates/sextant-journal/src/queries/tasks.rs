@@ -319,39 +319,21 @@ fn like_prefix(prefix: &str) -> String {
 }
 
 /// The WHERE clause of a filter (without pagination) and its parameters.
-fn filter_sql(f: &TaskFilter) -> (String, Vec<rusqlite::types::Value>) {
+pub(crate) fn filter_sql(f: &TaskFilter) -> (String, Vec<rusqlite::types::Value>) {
     use rusqlite::types::Value as V;
-    let mut w: Vec<String> = vec!["1".into()];
-    let mut p: Vec<V> = Vec::new();
+    let (mut w, mut p) = tally_terms(f);
     let mut bind = |w: &mut Vec<String>, sql: &str, v: String| {
         p.push(V::Text(v));
         w.push(sql.replace('?', &format!("?{}", p.len())));
     };
-    if let Some(v) = &f.caller {
-        bind(&mut w, "caller = ?", v.clone());
-    }
-    if let Some(a) = &f.agent_id {
-        bind(&mut w, "agent_id = ?", a.clone());
-    }
     if let Some(a) = &f.agent_prefix {
         bind(&mut w, "agent_id LIKE ? ESCAPE '\\'", like_prefix(a));
     }
     if let Some(v) = &f.context_id {
         bind(&mut w, "context_id = ?", v.clone());
     }
-    if let Some(v) = &f.state {
-        bind(&mut w, "state = ?", state_wire(v));
-    }
-    match &f.status {
-        Some(TaskStatus::Unfinished) => w.push(format!("({})", live_task!())),
-        Some(TaskStatus::Active) => {
-            w.push("state IN ('TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING')".into())
-        }
-        Some(TaskStatus::Waiting) => {
-            w.push("state IN ('TASK_STATE_INPUT_REQUIRED', 'TASK_STATE_AUTH_REQUIRED')".into())
-        }
-        Some(TaskStatus::Ended(o)) => bind(&mut w, "outcome = ?", o.as_str().to_string()),
-        None => {}
+    if let Some(TaskStatus::Ended(o)) = &f.status {
+        bind(&mut w, "outcome = ?", o.as_str().to_string());
     }
     if let Some(v) = &f.schedule_id {
         bind(
@@ -378,6 +360,72 @@ fn filter_sql(f: &TaskFilter) -> (String, Vec<rusqlite::types::Value>) {
         bind(&mut w, "state_at >= ?", v.clone());
     }
     (w.join(" AND "), p)
+}
+
+/// The terms of a filter on caller, Agent and state only: columns `task_tally` has too, so
+/// the same SQL selects the tasks or their tally rows.
+fn tally_terms(f: &TaskFilter) -> (Vec<String>, Vec<rusqlite::types::Value>) {
+    use rusqlite::types::Value as V;
+    let mut w: Vec<String> = vec!["1".into()];
+    let mut p: Vec<V> = Vec::new();
+    let mut bind = |w: &mut Vec<String>, sql: &str, v: String| {
+        p.push(V::Text(v));
+        w.push(sql.replace('?', &format!("?{}", p.len())));
+    };
+    if let Some(v) = &f.caller {
+        bind(&mut w, "caller = ?", v.clone());
+    }
+    if let Some(a) = &f.agent_id {
+        bind(&mut w, "agent_id = ?", a.clone());
+    }
+    if let Some(v) = &f.state {
+        bind(&mut w, "state = ?", state_wire(v));
+    }
+    match &f.status {
+        Some(TaskStatus::Unfinished) => w.push(format!("({})", live_task!())),
+        Some(TaskStatus::Active) => {
+            w.push("state IN ('TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING')".into())
+        }
+        Some(TaskStatus::Waiting) => {
+            w.push("state IN ('TASK_STATE_INPUT_REQUIRED', 'TASK_STATE_AUTH_REQUIRED')".into())
+        }
+        Some(TaskStatus::Ended(_)) | None => {}
+    }
+    (w, p)
+}
+
+/// Whether a filter is on caller, Agent and state only, so `task_tally` can count it.
+pub(crate) fn tally_counts(f: &TaskFilter) -> bool {
+    f.agent_prefix.is_none()
+        && f.context_id.is_none()
+        && !matches!(f.status, Some(TaskStatus::Ended(_)))
+        && f.schedule_id.is_none()
+        && f.created_at_or_after.is_none()
+        && f.created_before.is_none()
+        && f.text.is_none()
+        && f.state_at_or_after.is_none()
+}
+
+/// How many tasks match a filter: summed from `task_tally` (a few rows, whatever the history)
+/// when the filter allows, else counted.
+pub(crate) fn count(c: &Connection, f: &TaskFilter) -> Result<u64> {
+    let (sql, params) = if tally_counts(f) {
+        let (w, p) = tally_terms(f);
+        (
+            format!(
+                "SELECT COALESCE(SUM(n), 0) FROM task_tally WHERE {}",
+                w.join(" AND ")
+            ),
+            p,
+        )
+    } else {
+        let (w, p) = filter_sql(f);
+        (format!("SELECT COUNT(*) FROM tasks WHERE {w}"), p)
+    };
+    let n: i64 = c
+        .prepare_cached(&sql)?
+        .query_row(rusqlite::params_from_iter(params), |r| r.get(0))?;
+    Ok(n.max(0) as u64)
 }
 
 /// Lists tasks.
@@ -414,12 +462,9 @@ pub fn list(c: &Connection, f: &TaskFilter) -> Result<TaskPage> {
     } else {
         None
     };
-    let total: i64 = c
-        .prepare_cached(&format!("SELECT COUNT(*) FROM tasks WHERE {filters}"))?
-        .query_row(rusqlite::params_from_iter(params), |r| r.get(0))?;
     Ok(TaskPage {
         tasks,
-        total: total as u64,
+        total: count(c, f)?,
         next,
     })
 }
