@@ -1,4 +1,4 @@
--- What a task list costs must not grow with the caller's history (#21). ListTasks answers
+-- What a task or Session list costs must not grow with the caller's history (#21). ListTasks answers
 -- `totalSize` (the count before pagination) on every call; counting it meant walking every one
 -- of the caller's tasks, and the page itself filtered the caller's index by Agent row by row.
 --
@@ -46,3 +46,22 @@ CREATE INDEX tasks_by_caller_agent ON tasks(caller, agent_id, state_at DESC, tas
 
 -- ListTasks' `contextId` filter: without it, the filter walked the caller's whole history.
 CREATE INDEX tasks_by_context ON tasks(context_id);
+
+-- The Sessions page's total, likewise: Sessions per caller, kept by triggers.
+CREATE TABLE session_tally (
+    caller TEXT PRIMARY KEY,
+    n      INTEGER NOT NULL
+) WITHOUT ROWID;
+
+INSERT INTO session_tally (caller, n) SELECT caller, COUNT(*) FROM sessions GROUP BY caller;
+
+CREATE TRIGGER session_tally_insert AFTER INSERT ON sessions
+BEGIN
+    INSERT INTO session_tally (caller, n) VALUES (NEW.caller, 1)
+    ON CONFLICT (caller) DO UPDATE SET n = n + 1;
+END;
+
+CREATE TRIGGER session_tally_delete AFTER DELETE ON sessions
+BEGIN
+    UPDATE session_tally SET n = n - 1 WHERE caller = OLD.caller;
+END;

@@ -1868,6 +1868,15 @@ async fn task_counts_come_from_the_tally_and_stay_exact() {
                     )?;
                     assert_eq!(count(c, &f)?, truth as u64, "{when}: {f:?}");
                 }
+                for caller in [Some("alice"), Some("bob"), Some("carol"), None] {
+                    let truth: i64 = c.query_row(
+                        "SELECT COUNT(*) FROM sessions WHERE (?1 IS NULL OR caller = ?1)",
+                        [caller],
+                        |r| r.get(0),
+                    )?;
+                    let (_, total) = crate::queries::sessions::list(c, caller, None, 1)?;
+                    assert_eq!(total, truth as u64, "{when}: Sessions of {caller:?}");
+                }
                 Ok(())
             })
             .await
@@ -1892,7 +1901,13 @@ async fn task_counts_come_from_the_tally_and_stay_exact() {
     let gone = ids[1].task_id.clone();
     j.read(move |c| {
         c.execute_batch("PRAGMA foreign_keys = OFF")?;
+        let session: String = c.query_row(
+            "SELECT session_id FROM tasks WHERE task_id = ?1",
+            [&gone],
+            |r| r.get(0),
+        )?;
         c.execute("DELETE FROM tasks WHERE task_id = ?1", [gone])?;
+        c.execute("DELETE FROM sessions WHERE session_id = ?1", [session])?;
         Ok(())
     })
     .await

@@ -116,8 +116,11 @@ pub fn list(
             row,
         )?
         .collect::<rusqlite::Result<Vec<_>>>()?;
+    // From the tally the triggers keep (a row per caller), not a count of every Session.
     let total: i64 = c
-        .prepare_cached("SELECT COUNT(*) FROM sessions WHERE (?1 IS NULL OR caller = ?1)")?
+        .prepare_cached(
+            "SELECT COALESCE(SUM(n), 0) FROM session_tally WHERE (?1 IS NULL OR caller = ?1)",
+        )?
         .query_row(params![caller], |r| r.get(0))?;
     Ok((rows, total as u64))
 }
