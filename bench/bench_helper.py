@@ -10,6 +10,12 @@
       JSON-RPC result carrying a TASK_STATE_COMPLETED task whose "echo" artifact's first
       text part is exactly TEXT.
 
+  bench_helper.py soak RESULTS_DIR
+      Read soak_rss.csv and the soak_*.txt wrk outputs written by `run.sh soak`; print, per
+      server, the requests it served, its RSS after the first minute, at the end and at most,
+      and the least-squares slope of RSS over time after the first minute (MiB/min); write
+      soak.json and soak.md next to them. Exit 1 if a wrk process saw errors.
+
   bench_helper.py summarize RESULTS_DIR
       Read the phase files written by run.sh (r<round>_<server>_c<conns>.txt: wrk output with
       a WRK_RESULT line from send_message.lua, plus a PROC line with server CPU/RSS), print
@@ -27,8 +33,19 @@ import sys
 import urllib.request
 from pathlib import Path
 
-SERVERS = ("sextant", "python")
 LABELS = {"sextant": "Sextant", "python": "Python a2a-sdk 1.3.0"}
+
+
+def label(server: str) -> str:
+    """`sextant_j1m` (run.sh's JOURNALS) is Sextant started on the journal labelled j1m."""
+    if server.startswith("sextant_"):
+        return f"Sextant, journal {server[len('sextant_'):]}"
+    return LABELS.get(server, server)
+
+
+def server_order(names) -> list[str]:
+    """Sextant on the empty journal first, then the larger journals, the Python peer last."""
+    return sorted(names, key=lambda n: (n != "sextant", n == "python", n))
 PHASE_RE = re.compile(r"^r(\d+)_(\w+?)_c(\d+)\.txt$")
 
 
@@ -117,6 +134,7 @@ def summarize(results_dir: str) -> int:
     rounds = sorted({r for _, r in phases})
     streaming = any(row["events"] for ph in phases.values() for row in ph.values())
     conn_levels = sorted({c for c, _ in phases}, reverse=True)
+    servers = server_order({s for ph in phases.values() for s in ph})
     summary = {"rounds": len(rounds), "levels": []}
     valid = True
 
@@ -132,7 +150,7 @@ def summarize(results_dir: str) -> int:
     ]
     for conns in conn_levels:
         level = {"conns": conns, "servers": {}}
-        for server in SERVERS:
+        for server in servers:
             rows = [phases[(conns, r)][server] for r in rounds if server in phases.get((conns, r), {})]
             if not rows:
                 continue
@@ -153,13 +171,13 @@ def summarize(results_dir: str) -> int:
                 valid = False
             level["servers"][server] = agg
             lines.append(
-                f"{conns:>5}  {LABELS[server]:<22} {agg['rps']:>10.1f} {agg['p50_ms']:>8.2f} "
+                f"{conns:>5}  {label(server):<22} {agg['rps']:>10.1f} {agg['p50_ms']:>8.2f} "
                 f"{agg['p99_ms']:>8.2f} {fmt(agg['cpu_ms_per_req'], '>10.3f')} "
                 f"{fmt(agg['rss_mib'], '>8.1f')} {agg['bad']:>5} {agg['errors']:>6}"
                 + (f" {agg['eps']:>10.1f} {agg['events_per_stream']:>9.1f}" if streaming else "")
             )
             md.append(
-                f"| {conns} | {LABELS[server]} | {agg['rps']:.1f} | {agg['p50_ms']:.2f} | "
+                f"| {conns} | {label(server)} | {agg['rps']:.1f} | {agg['p50_ms']:.2f} | "
                 f"{agg['p99_ms']:.2f} | {fmt(agg['cpu_ms_per_req'], '.3f')} | "
                 f"{fmt(agg['rss_mib'], '.1f')} | {agg['bad']} | {agg['errors']} |"
             )
@@ -176,6 +194,21 @@ def summarize(results_dir: str) -> int:
             rs = f"{ratio:.1f}" if ratio >= 1 else f"{ratio:.3f}"
             lines.append(f"{'':>5}  {'Sextant / Python req/s':<22} {rs:>9}x")
             md.append(f"| {conns} | **Sextant / Python req/s** | **{rs}x** | | | | | | |")
+        # Sextant on each larger journal against Sextant on the empty one, per round.
+        for server in servers:
+            if not server.startswith("sextant_"):
+                continue
+            jr = [
+                phases[(conns, r)][server]["rps"] / phases[(conns, r)]["sextant"]["rps"]
+                for r in rounds
+                if {server, "sextant"} <= phases.get((conns, r), {}).keys()
+                and phases[(conns, r)]["sextant"]["rps"] > 0
+            ]
+            if jr:
+                level[f"ratio_{server}_over_sextant"] = median(jr)
+                name = f"{server[len('sextant_'):]} / empty req/s"
+                lines.append(f"{'':>5}  {name:<22} {median(jr):>9.3f}x")
+                md.append(f"| {conns} | **journal {name}** | **{median(jr):.3f}x** | | | | | | |")
         eratios = [
             phases[(conns, r)]["sextant"]["eps"] / phases[(conns, r)]["python"]["eps"]
             for r in rounds
@@ -202,7 +235,78 @@ def summarize(results_dir: str) -> int:
     return 0 if valid else 1
 
 
+def slope(points):
+    """Least-squares slope of (x, y) points; None for fewer than two distinct x."""
+    if len({x for x, _ in points}) < 2:
+        return None
+    mx = statistics.fmean(x for x, _ in points)
+    my = statistics.fmean(y for _, y in points)
+    sxx = sum((x - mx) ** 2 for x, _ in points)
+    return sum((x - mx) * (y - my) for x, y in points) / sxx
+
+
+def soak(results_dir: str) -> int:
+    root = Path(results_dir)
+    samples: dict[str, list[tuple[float, float, float]]] = {}
+    for line in (root / "soak_rss.csv").read_text().splitlines()[1:]:
+        t, server, rss, cpu = line.split(",")
+        samples.setdefault(server, []).append((float(t), int(rss) / 1024, int(cpu)))
+    served: dict[str, dict] = {}
+    ok = True
+    for f in sorted(root.glob("soak_*.txt")):
+        server, kind = f.stem[len("soak_"):].rsplit("_", 1)
+        row = parse_phase(f)
+        if row["errors"] or row["bad"] or not row["requests"]:
+            ok = False
+        s = served.setdefault(server, {"requests": 0, "events": 0, "errors": 0, "bad": 0})
+        for k in ("requests", "events", "errors", "bad"):
+            s[k] += row[k]
+        s[kind] = {"requests": row["requests"], "rps": row["rps"], "p99_ms": row["p99_ms"]}
+    out = {}
+    header = (
+        f"{'server':<24} {'requests':>9} {'RSS@1min':>9} {'RSS end':>8} {'RSS max':>8} "
+        f"{'MiB/min after 1 min':>19} {'CPU s':>7}"
+    )
+    lines = [header, "-" * len(header)]
+    md = [
+        "| server | requests served | RSS at 1 min MiB | RSS at end MiB | RSS max MiB | slope after 1 min MiB/min | CPU s |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for server in server_order(samples):
+        pts = samples[server]
+        after = [(t / 60, rss) for t, rss, _ in pts if t >= 60]
+        first = after[0][1] if after else None
+        sl = slope(after)
+        row = {
+            "requests": served.get(server, {}).get("requests", 0),
+            "rss_mib_at_1min": first,
+            "rss_mib_end": pts[-1][1],
+            "rss_mib_max": max(r for _, r, _ in pts),
+            "slope_mib_per_min": sl,
+            "cpu_s": pts[-1][2] / 1000,
+            "served": served.get(server, {}),
+            "samples": len(pts),
+        }
+        out[server] = row
+        lines.append(
+            f"{label(server):<24} {row['requests']:>9} {fmt(first, '>9.1f')} {row['rss_mib_end']:>8.1f} "
+            f"{row['rss_mib_max']:>8.1f} {fmt(sl, '>19.3f')} {row['cpu_s']:>7.0f}"
+        )
+        md.append(
+            f"| {label(server)} | {row['requests']} | {fmt(first, '.1f')} | {row['rss_mib_end']:.1f} | "
+            f"{row['rss_mib_max']:.1f} | {fmt(sl, '.3f')} | {row['cpu_s']:.0f} |"
+        )
+    print("\n".join(lines))
+    if not ok:
+        print("INVALID: a soak wrk process saw errors or non-completed answers (see soak_*.txt).")
+    (root / "soak.json").write_text(json.dumps(out, indent=2) + "\n")
+    (root / "soak.md").write_text("\n".join(md) + "\n")
+    return 0 if ok else 1
+
+
 def main(argv: list[str]) -> int:
+    if len(argv) >= 2 and argv[1] == "soak" and len(argv) == 3:
+        return soak(argv[2])
     if len(argv) >= 2 and argv[1] == "rpc-url" and len(argv) == 3:
         return rpc_url(argv[2])
     if len(argv) >= 2 and argv[1] == "check" and len(argv) == 4:

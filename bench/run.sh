@@ -4,6 +4,11 @@
 #
 #   cargo build --release && bench/run.sh
 #   cargo build --release && bench/run.sh idle   (idle SubscribeToTask memory: idle_subscriptions.py)
+#   cargo build --release && DURATION=1800 bench/run.sh soak
+#       (memory over time: both servers under the same mixed load at once, for DURATION: each gets
+#       8 connections of SendMessage, 4 of SendStreamingMessage and 4 of ListTasks; RSS sampled
+#       every SOAK_EVERY [10] seconds into soak_rss.csv, summarised as the slope after the first
+#       minute)
 #
 # Environment (defaults in brackets):
 #   SEXTANT_BIN   [<repo>/target/release/sextant]
@@ -16,7 +21,13 @@
 #   STREAM        1 = SendStreamingMessage: each request is a whole SSE stream, whose events
 #                 are counted (needs BENCH_VERIFY=1); the table adds events/s [0]
 #   RESULTS_DIR   where raw outputs go [bench/results/<timestamp>]
-#   JOURNAL       start Sextant on a copy of this journal.db (see the gen_journal example) []
+#   METHOD        send = SendMessage; list = ListTasks (pageSize 20, the caller's newest tasks:
+#                 the call whose cost could grow with the caller's history) [send]
+#   JOURNALS      space-separated LABEL=PATH pairs: besides Sextant on an empty journal, start one
+#                 more Sextant per pair on a copy of PATH (a journal.db made by the gen_journal
+#                 example), named sextant_LABEL, driven in the same interleaved rounds so the
+#                 effect of the journal's size is a ratio within one run []
+#   JOURNAL       PATH: shorthand for JOURNALS="journal=PATH" []
 #
 # Both servers listen on 127.0.0.1 ports chosen by the kernel; all load stays on loopback.
 # Needs python3 (3.11+); installs wrk (and curl) with apt-get when missing (as root).
@@ -32,7 +43,8 @@ CONNS="${CONNS:-32 1}"
 WRK_THREADS="${WRK_THREADS:-2}"
 BENCH_VERIFY="${BENCH_VERIFY:-1}"
 STREAM="${STREAM:-0}"
-[[ "$STREAM" != 1 || "$BENCH_VERIFY" == 1 ]] || die "STREAM=1 counts events only with BENCH_VERIFY=1"
+METHOD="${METHOD:-send}"
+JOURNALS="${JOURNALS:-${JOURNAL:+journal=$JOURNAL}}"
 RESULTS_DIR="${RESULTS_DIR:-$HERE/results/$(date +%Y%m%d-%H%M%S)}"
 VENV="$HERE/.venv"
 STARTUP_TIMEOUT=60
@@ -41,6 +53,9 @@ WRK_TEXT="hello from wrk"
 
 log() { printf 'bench: %s\n' "$*" >&2; }
 die() { log "$*"; exit 2; }
+[[ "$STREAM" != 1 || "$BENCH_VERIFY" == 1 ]] || die "STREAM=1 counts events only with BENCH_VERIFY=1"
+[[ "$METHOD" == send || "$METHOD" == list ]] || die "METHOD must be send or list"
+[[ "$METHOD" == send || "$STREAM" != 1 ]] || die "STREAM=1 is a SendMessage mode (METHOD=send)"
 
 [[ -x "$SEXTANT_BIN" ]] || die "sextant binary not found at $SEXTANT_BIN (run 'cargo build --release' or set SEXTANT_BIN)"
 command -v python3 >/dev/null || die "python3 is required"
@@ -165,38 +180,48 @@ run_phase() {
   local out="$RESULTS_DIR/r${round}_${name}_c${conns}.txt" t0 t1
   threads=$(( WRK_THREADS < conns ? WRK_THREADS : conns ))
   if (( WARMUP > 0 )); then
-    BENCH_RUN_ID="warm-r$round-$name-c$conns-$$-$(date +%s%N)" BENCH_VERIFY=0 BENCH_STREAM="$STREAM" BENCH_TEXT="$WRK_TEXT" \
+    BENCH_RUN_ID="warm-r$round-$name-c$conns-$$-$(date +%s%N)" BENCH_VERIFY=0 BENCH_STREAM="$STREAM" BENCH_METHOD="$METHOD" BENCH_TEXT="$WRK_TEXT" \
       wrk -t"$threads" -c"$conns" -d"${WARMUP}s" --timeout 10s -s "$HERE/send_message.lua" "${RPC[$name]}" >/dev/null
   fi
   t0="$(proc_ticks "$pid")"
-  BENCH_RUN_ID="r$round-$name-c$conns-$$-$(date +%s%N)" BENCH_VERIFY="$BENCH_VERIFY" BENCH_STREAM="$STREAM" BENCH_TEXT="$WRK_TEXT" \
+  BENCH_RUN_ID="r$round-$name-c$conns-$$-$(date +%s%N)" BENCH_VERIFY="$BENCH_VERIFY" BENCH_STREAM="$STREAM" BENCH_METHOD="$METHOD" BENCH_TEXT="$WRK_TEXT" \
     wrk -t"$threads" -c"$conns" -d"${DURATION}s" --timeout 10s --latency -s "$HERE/send_message.lua" "${RPC[$name]}" >"$out"
   t1="$(proc_ticks "$pid")"
   printf 'PROC {"cpu_ms":%s,"rss_kib":%s}\n' \
     "$(( (t1 - t0) * 1000 / CLK_TCK ))" "$(proc_rss_kib "$pid")" >>"$out"
-  if [[ "$name" == sextant ]]; then
-    log "sextant WAL after the phase: $(du -k "$TMP/sextant-data/journal.db-wal" 2>/dev/null | cut -f1) KiB, journal $(du -m "$TMP/sextant-data/journal.db" | cut -f1) MiB"
+  if [[ "$name" == sextant* ]]; then
+    log "$name WAL after the phase: $(du -k "$TMP/$name-data/journal.db-wal" 2>/dev/null | cut -f1) KiB, journal $(du -m "$TMP/$name-data/journal.db" | cut -f1) MiB"
   fi
   log "round $round, $name @ $conns conn: $(grep -m1 '^Requests/sec' "$out" || echo '?')"
 }
 
 # --- go --------------------------------------------------------------------------------------
 log "results in $RESULTS_DIR"
-mkdir -p "$TMP/sextant-data"
-# The benchmark drives the built-in echo agent through the default card.
-mkdir -p "$TMP/sextant-data" && printf 'default_agent = "echo"\n' > "$TMP/sextant-data/agents.toml"
-# JOURNAL=path: start Sextant on a copy of that journal (made by the gen_journal example) to
-# measure how its cost changes with the journal's size.
-if [[ -n "${JOURNAL:-}" ]]; then
-  [[ -f "$JOURNAL" ]] || die "JOURNAL=$JOURNAL is not a file"
-  log "copying $JOURNAL ($(du -h "$JOURNAL" | cut -f1))"
-  cp "$JOURNAL" "$TMP/sextant-data/journal.db"
-  [[ -f "$JOURNAL-wal" ]] && cp "$JOURNAL-wal" "$TMP/sextant-data/journal.db-wal"
-fi
-start_server sextant "sextant: listening on " "$SEXTANT_BIN" serve --data-dir "$TMP/sextant-data" --port 0
+# start_sextant NAME [JOURNAL]: a Sextant on its own data dir, the built-in echo Agent as the
+# default card's; on a copy of JOURNAL when given (cp --reflink where the disk can).
+start_sextant() {
+  local name="$1" journal="${2:-}" data="$TMP/$1-data"
+  mkdir -p "$data"
+  printf 'default_agent = "echo"\n' >"$data/agents.toml"
+  if [[ -n "$journal" ]]; then
+    [[ -f "$journal" ]] || die "journal $journal is not a file"
+    log "copying $journal ($(du -h "$journal" | cut -f1)) for $name"
+    cp --reflink=auto "$journal" "$data/journal.db"
+    if [[ -f "$journal-wal" ]]; then cp --reflink=auto "$journal-wal" "$data/journal.db-wal"; fi
+  fi
+  start_server "$name" "sextant: listening on " "$SEXTANT_BIN" serve --data-dir "$data" --port 0
+}
+SERVERS=(sextant)
+start_sextant sextant
+for pair in $JOURNALS; do
+  label="${pair%%=*}" path="${pair#*=}"
+  [[ "$label" =~ ^[A-Za-z0-9]+$ && "$path" != "$pair" ]] || die "JOURNALS wants LABEL=PATH pairs (LABEL letters and digits): $pair"
+  start_sextant "sextant_$label" "$path"
+  SERVERS+=("sextant_$label")
+done
 start_server python "python-echo-peer: listening on " "$PY" "$HERE/python_echo_peer.py" --host 127.0.0.1 --port 0
-check_one sextant
-check_one python
+SERVERS+=(python)
+for name in "${SERVERS[@]}"; do check_one "$name"; done
 
 {
   echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
@@ -206,20 +231,56 @@ check_one python
   echo "wrk: $(wrk --version 2>&1 | head -1)"
   echo "duration=${DURATION}s warmup=${WARMUP}s rounds=$ROUNDS conns='$CONNS' wrk_threads=$WRK_THREADS verify=$BENCH_VERIFY stream=$STREAM"
   echo "cpus: $(nproc)  load: $(cut -d' ' -f1-3 /proc/loadavg)"
-  echo "journal: ${JOURNAL:-empty}"
+  echo "method: $METHOD  journals: ${JOURNALS:-none besides the empty one}"
 } | tee "$RESULTS_DIR/meta.txt" >&2
+
+# soak: memory over time under mixed load (see the top of this file).
+soak() {
+  local every="${SOAK_EVERY:-10}" csv="$RESULTS_DIR/soak_rss.csv" t0="$SECONDS" name pids=() p
+  echo "t_s,server,rss_kib,cpu_ms" >"$csv"
+  for name in "${SERVERS[@]}"; do
+    for mode in "send 8 0" "send 4 1" "list 4 0"; do
+      read -r method conns stream <<<"$mode"
+      BENCH_RUN_ID="soak-$name-$method-$stream-$$-$(date +%s%N)" BENCH_VERIFY=1 BENCH_STREAM="$stream" \
+        BENCH_METHOD="$method" BENCH_TEXT="$WRK_TEXT" \
+        wrk -t1 -c"$conns" -d"${DURATION}s" --timeout 30s --latency -s "$HERE/send_message.lua" "${RPC[$name]}" \
+        >"$RESULTS_DIR/soak_${name}_${method}${stream}.txt" &
+      pids+=($!)
+    done
+  done
+  log "soak: ${#pids[@]} wrk processes for ${DURATION}s; sampling RSS every ${every}s into $csv"
+  while :; do
+    for name in "${SERVERS[@]}"; do
+      echo "$((SECONDS - t0)),$name,$(proc_rss_kib "${PID[$name]}"),$(( $(proc_ticks "${PID[$name]}") * 1000 / CLK_TCK ))" >>"$csv"
+    done
+    p=0
+    for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null && p=1; done
+    (( p )) || break
+    sleep "$every"
+  done
+  for pid in "${pids[@]}"; do wait "$pid" || log "a soak wrk process failed (exit $?)"; done
+  for name in "${SERVERS[@]}"; do
+    [[ "$name" == sextant* ]] || continue
+    log "$name after the soak: journal $(du -m "$TMP/$name-data/journal.db" 2>/dev/null | cut -f1) MiB"
+  done
+  for name in "${SERVERS[@]}"; do check_one "$name"; done
+  "$PY" "$HELPER" soak "$RESULTS_DIR"
+}
+if [[ "${1:-}" == soak ]]; then
+  soak
+  exit $?
+fi
 
 for (( round = 1; round <= ROUNDS; round++ )); do
   for conns in $CONNS; do
-    for name in sextant python; do
+    for name in "${SERVERS[@]}"; do
       run_phase "$round" "$name" "$conns"
     done
   done
 done
 
 # Both must still answer correctly after the load.
-check_one sextant
-check_one python
+for name in "${SERVERS[@]}"; do check_one "$name"; done
 stop_server sextant
 stop_server python
 

@@ -1,6 +1,7 @@
 -- wrk script: A2A 1.0 JSON-RPC SendMessage with a unique messageId per request.
 -- BENCH_STREAM=1 sends SendStreamingMessage instead: each request is one whole SSE stream, and
--- with BENCH_VERIFY its events (`data:` lines) are counted.
+-- with BENCH_VERIFY its events (`data:` lines) are counted. BENCH_METHOD=list sends ListTasks
+-- (pageSize 20: the caller's newest tasks) instead, and checks each answer carries `tasks`.
 --
 --   BENCH_RUN_ID=<unique tag> wrk -t2 -c32 -d10s -s bench/send_message.lua <JSON-RPC URL>
 --
@@ -21,6 +22,7 @@ local run_id = os.getenv("BENCH_RUN_ID") or ("run" .. os.time())
 local text = os.getenv("BENCH_TEXT") or "hello from wrk"
 local verify = os.getenv("BENCH_VERIFY") ~= "0"
 local stream = os.getenv("BENCH_STREAM") == "1"
+local list = os.getenv("BENCH_METHOD") == "list"
 
 function setup(thread)
   table.insert(threads, thread)
@@ -51,6 +53,10 @@ end
 
 function request()
   counter = counter + 1
+  if list then
+    return wrk.format(nil, nil, nil,
+      '{"jsonrpc":"2.0","method":"ListTasks","id":' .. counter .. ',"params":{"pageSize":20}}')
+  end
   local body = body_head .. counter
     .. ',"params":{"message":{"messageId":"' .. prefix .. counter .. '"'
     .. body_tail
@@ -59,7 +65,9 @@ end
 
 if verify then
   function response(status, headers, body)
-    if status ~= 200 or not string.find(body, "TASK_STATE_COMPLETED", 1, true) then
+    local want = "TASK_STATE_COMPLETED"
+    if list then want = '"tasks"' end
+    if status ~= 200 or not string.find(body, want, 1, true) then
       bad = bad + 1
     end
     if stream then
