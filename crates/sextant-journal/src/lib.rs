@@ -122,6 +122,11 @@ fn open_connection(path: &Path) -> Result<Connection> {
     conn.pragma_update(None, "journal_mode", "WAL")?;
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     conn.pragma_update(None, "foreign_keys", "ON")?;
+    // After a checkpoint that lets the WAL start again, the file is cut back to this size
+    // (the writer's checkpoint threshold, `wal::WAL_PAGES_PER_CHECKPOINT` pages of 4 KiB):
+    // a WAL that once grew (long readers holding old snapshots) does not keep its high-water
+    // size on disk for good.
+    conn.pragma_update(None, "journal_size_limit", wal::WAL_SIZE_LIMIT)?;
     conn.set_prepared_statement_cache_capacity(64);
     // Query-planner stability: without it SQLite re-prepares a cached statement whenever a
     // parameter flips between NULL (rusqlite clears bindings when a statement goes back to the
@@ -136,12 +141,20 @@ impl Journal {
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref().to_path_buf();
         let mut conn = open_connection(&path)?;
-        migrate::migrate(&mut conn)?;
+        let mut rewrote = migrate::migrate(&mut conn)? > 0;
         if queries::search::needs_rebuild(&conn)? {
             let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
             let rows = queries::search::rebuild(&tx)?;
             tx.commit()?;
             tracing::info!(rows, "journal: built the full-text index of task text");
+            rewrote = true;
+        }
+        if rewrote {
+            // A migration or rebuild over a large journal leaves its pages in the WAL (150 MB
+            // for the indexes of a million tasks), where every reader would search them and
+            // the writer's checkpoints would not start before the first write. No reader is
+            // open yet, so copying them back and truncating the WAL cannot wait on one.
+            conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
         }
         let wal = wal::Wal::watch(&mut conn)?;
         let hub = Hub::default();

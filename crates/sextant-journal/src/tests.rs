@@ -1948,3 +1948,45 @@ async fn task_counts_come_from_the_tally_and_stay_exact() {
         plans.1
     );
 }
+
+/// Opening a journal that migrations rewrote leaves no pages in the WAL: a migration over a
+/// large journal (the indexes of a million tasks: 150 MB) would otherwise sit in the WAL,
+/// searched by every read, until the first write's checkpoint.
+#[tokio::test]
+async fn opening_after_migrations_leaves_the_wal_empty() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("journal.db");
+    let _j = Journal::open(&path).unwrap();
+    let wal = std::fs::metadata(dir.path().join("journal.db-wal")).map_or(0, |m| m.len());
+    assert_eq!(wal, 0, "the WAL after the migrations of a new journal");
+}
+
+/// A WAL that grew past the checkpoint threshold (a reader held an old snapshot, so the
+/// checkpoints could not let it start again) is cut back once it can start again, instead of
+/// keeping its high-water size on disk.
+#[tokio::test]
+async fn a_grown_wal_is_cut_back_after_it_starts_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("journal.db");
+    let j = journal(&dir).await;
+    let wal_size = || std::fs::metadata(dir.path().join("journal.db-wal")).map_or(0, |m| m.len());
+    let big = "x".repeat(64 * 1024);
+    // A reader pins the snapshot before the writes.
+    let reader = rusqlite::Connection::open(&path).unwrap();
+    reader.execute_batch("BEGIN; SELECT COUNT(*) FROM tasks;").unwrap();
+    let mut n = 0;
+    while wal_size() < 2 * wal::WAL_SIZE_LIMIT as u64 {
+        admitted(&j, admission("alice", &format!("big{n}"), &big)).await;
+        n += 1;
+    }
+    reader.execute_batch("COMMIT").unwrap();
+    drop(reader);
+    // Writes go on: a checkpoint copies everything, the WAL starts again and is cut back.
+    for i in 0..2_000 {
+        admitted(&j, admission("bob", &format!("after{i}"), "x")).await;
+        if wal_size() <= wal::WAL_SIZE_LIMIT as u64 {
+            return;
+        }
+    }
+    panic!("the WAL stayed at {} bytes", wal_size());
+}

@@ -36,6 +36,10 @@ use crate::error::{Error, Result};
 /// less per write.
 pub(crate) const WAL_PAGES_PER_CHECKPOINT: i64 = 4096;
 
+/// The size (bytes) the WAL file is cut back to once a checkpoint let it start again: the
+/// checkpoint threshold's worth of 4 KiB pages (`PRAGMA journal_size_limit`).
+pub(crate) const WAL_SIZE_LIMIT: i64 = WAL_PAGES_PER_CHECKPOINT * 4096;
+
 /// Frames the WAL grows by between two background syncs (1 MiB of 4 KiB pages).
 const SYNC_STEP: i64 = 256;
 
