@@ -248,13 +248,21 @@ async fn peer_rpc(State(p): State<Peer>, headers: HeaderMap, body: Bytes) -> Res
     .into_response()
 }
 
-/// A child Sextant serving the gateway Agent, with `otlp` (a collector base URL) as its
+/// A child Sextant serving the gateway Agent on `dir`, with `otlp` (a collector base URL) as its
 /// `OTEL_EXPORTER_OTLP_ENDPOINT`, or no OTLP variable at all; its process, URL and token.
 async fn traced_sextant(
     dir: &std::path::Path,
     otlp: Option<&str>,
 ) -> (std::process::Child, String, String) {
     std::fs::write(dir.join("agents.toml"), GATEWAY).unwrap();
+    start_child(dir, otlp).await
+}
+
+/// A child Sextant on `dir` as it is (see [`traced_sextant`]).
+async fn start_child(
+    dir: &std::path::Path,
+    otlp: Option<&str>,
+) -> (std::process::Child, String, String) {
     let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
     cmd.env(SERVE_DIR, dir);
     for var in [
@@ -438,6 +446,98 @@ async fn an_inbound_traceparent_links_admission_turn_engine_and_the_outbound_cal
     let last = peer.seen().last().cloned().flatten().unwrap_or_default();
     assert!(last.contains(&fresh.trace_id), "{last}");
 
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
+/// A non-blocking SendMessage to `agent` in context `ctx`, with the caller's trace `trace_id`;
+/// the task id.
+async fn submit(
+    http: &reqwest::Client,
+    url: &str,
+    token: &str,
+    agent: &str,
+    ctx: &str,
+    text: &str,
+    trace_id: &str,
+) -> String {
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {
+        "message": with(msg(text), json!({"contextId": ctx})),
+        "configuration": {"returnImmediately": true}}});
+    let resp = send(
+        http.post(format!("{url}/api/v1/agents/{agent}/a2a"))
+            .bearer_auth(token)
+            .header("content-type", "application/json")
+            .header("A2A-Version", "1.0")
+            .header("traceparent", format!("00-{trace_id}-{CALLER_SPAN}-01"))
+            .body(body.to_string()),
+    )
+    .await;
+    let v = json_body(resp, StatusCode::OK).await;
+    v["result"]["task"]["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a task: {v}"))
+        .to_string()
+}
+
+/// Waits (bounded) until a span named `name` of task `task_id` has arrived.
+async fn span_of(c: &Collector, name: &str, task_id: &str) -> Got {
+    let deadline = tokio::time::Instant::now() + STEP;
+    loop {
+        let notified = c.arrived.notified();
+        let found = c
+            .spans
+            .lock()
+            .unwrap()
+            .iter()
+            .find(|s| s.name == name && s.attr("sextant.task_id") == Some(task_id))
+            .cloned();
+        if let Some(s) = found {
+            return s;
+        }
+        if tokio::time::timeout_at(deadline, notified).await.is_err() {
+            let seen: Vec<_> = c
+                .spans
+                .lock()
+                .unwrap()
+                .iter()
+                .map(|s| format!("{} {:?}", s.name, s.attr("sextant.task_id")))
+                .collect();
+            panic!("no {name} span for {task_id}; the collector got {seen:?}");
+        }
+    }
+}
+
+/// A task admitted before a `kill -9` and run by the next Sextant: its turn is still the
+/// child of its admission, in the caller's trace (the context is in the journal).
+#[tokio::test]
+async fn a_turn_run_after_a_restart_continues_its_admissions_trace() {
+    const QUEUED_TRACE: &str = "0af7651916cd43dd8448eb211c80319c";
+    let (collector, otlp) = Collector::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    // The first turn holds the Session's worker, so the next message waits in its queue.
+    let script = format!(
+        "read -r turn; if [ ! -e {d}/held ]; then touch {d}/held; sleep 60; fi; echo ok",
+        d = dir.path().display()
+    );
+    std::fs::write(dir.path().join("agents.toml"), exec_agent("q", &script)).unwrap();
+    let (mut child, url, token) = start_child(dir.path(), Some(&otlp)).await;
+    let http = client();
+    let ctx = uid("ctx");
+    let slow = submit(&http, &url, &token, "q", &ctx, "slow", CALLER_TRACE).await;
+    span_of(&collector, "admission", &slow).await;
+    let queued = submit(&http, &url, &token, "q", &ctx, "quick", QUEUED_TRACE).await;
+    let admission = span_of(&collector, "admission", &queued).await;
+    assert_eq!(admission.trace_id, QUEUED_TRACE);
+    child.kill().unwrap();
+    child.wait().unwrap();
+
+    // The next Sextant delivers the queued input at start.
+    let (mut child, _, _) = start_child(dir.path(), Some(&otlp)).await;
+    let turn = span_of(&collector, "turn", &queued).await;
+    assert_eq!(turn.trace_id, QUEUED_TRACE, "{turn:#?}");
+    assert_eq!(turn.parent, admission.span_id, "{turn:#?}");
+    assert_eq!(turn.attr("sextant.outcome"), Some("completed"));
     child.kill().unwrap();
     child.wait().unwrap();
 }
