@@ -35,3 +35,4 @@ mod sessions_api;
 mod signed_cards;
 mod steer;
 mod streams;
+mod traces;

@@ -671,10 +671,19 @@ pub async fn child_sextant(
     env: &str,
     dir: &std::path::Path,
 ) -> (std::process::Child, String) {
+    let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
+    cmd.env(env, dir);
+    child_sextant_with(test, cmd).await
+}
+
+/// [`child_sextant`] with the child's command as the caller prepared it (its environment).
+pub async fn child_sextant_with(
+    test: &str,
+    mut cmd: std::process::Command,
+) -> (std::process::Child, String) {
     use std::io::BufRead;
-    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+    let mut child = cmd
         .args(["--exact", test, "--ignored", "--nocapture"])
-        .env(env, dir)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
         .spawn()

@@ -7,7 +7,8 @@
 //! Everything above is pure serde/JSON: no HTTP, no I/O. The axum layer in `sextant-server` uses
 //! it. [`client`] is the outbound side: a reqwest-based A2A 1.0 client behind the network guard,
 //! with card validation and pinning (no axum, no tauri). [`signing`] signs Agent Cards and
-//! checks their signatures (JWS over the RFC 8785 canonical card, A2A 1.0 §8.4).
+//! checks their signatures (JWS over the RFC 8785 canonical card, A2A 1.0 §8.4). [`trace`]
+//! parses and sends W3C `traceparent` and links Sextant's trace spans (README "Traces").
 
 pub mod client;
 pub mod compat;
@@ -15,6 +16,7 @@ pub mod error;
 pub mod method;
 pub mod rpc;
 pub mod signing;
+pub mod trace;
 pub mod version;
 
 pub use error::RpcError;

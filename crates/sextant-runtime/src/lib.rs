@@ -19,6 +19,11 @@
 //!   on every Run. Admission also applies the per-principal caps ([`Limits`]) and frames text
 //!   from remote principals as untrusted input ([`sextant_core::untrusted`]).
 //!
+//! - Traces (README "Traces"): admission, each turn, its engine run and each wait for an
+//!   answer run in trace spans (`sextant_a2a::trace`). Admission records its span's context
+//!   with the accepted message, in the journal, so a turn is admission's child even when it
+//!   runs after a queue wait or after a restart.
+//!
 //! Not here: HTTP and wire formats (sextant-server), SQL (sextant-journal).
 
 pub mod access;
@@ -44,6 +49,7 @@ use sextant_journal::{Admission, Admitted, Journal, Refusal, TaskRow};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
+use tracing::Instrument;
 
 pub use access::AccessError;
 pub use cancel::{CancelOutcome, CancelRequest};
@@ -380,7 +386,53 @@ impl Runtime {
         self.accept_with(input, early, Some(push)).await
     }
 
+    /// Admission in its trace span (a child of the caller's span: an inbound A2A call's, or
+    /// none). The span's context is recorded with the message, so the task's turn continues
+    /// this trace whenever and wherever it runs.
     async fn accept_with(
+        &self,
+        input: Input,
+        early: bool,
+        push_config: Option<sextant_journal::PushConfigRow>,
+    ) -> Result<Accepted, AdmitError> {
+        let span = tracing::info_span!(
+            target: sextant_a2a::trace::TARGET,
+            "admission",
+            otel.status_code = tracing::field::Empty,
+            sextant.agent_id = %input.agent_id,
+            sextant.origin = %input.origin,
+            sextant.task_id = tracing::field::Empty,
+            sextant.context_id = tracing::field::Empty,
+            sextant.session_id = tracing::field::Empty,
+            sextant.admitted = tracing::field::Empty,
+        );
+        let accepted = self
+            .accept_traced(input, early, push_config)
+            .instrument(span.clone())
+            .await;
+        match &accepted {
+            Ok(a) => {
+                let task = a.admitted.task();
+                span.record("sextant.task_id", task.task_id.as_str());
+                span.record("sextant.context_id", task.context_id.as_str());
+                span.record("sextant.session_id", task.session_id.as_str());
+                span.record(
+                    "sextant.admitted",
+                    match &a.admitted {
+                        Admitted::Created { .. } => "created",
+                        Admitted::FollowUp { .. } => "follow-up",
+                        Admitted::Duplicate { .. } => "duplicate",
+                    },
+                );
+            }
+            Err(_) => {
+                span.record("otel.status_code", "ERROR");
+            }
+        }
+        accepted
+    }
+
+    async fn accept_traced(
         &self,
         input: Input,
         early: bool,
@@ -413,6 +465,10 @@ impl Runtime {
         if input.principal.is_remote() && framed {
             sextant_core::untrusted::frame_message(&mut message, &input.principal);
         }
+        // The turn that runs this input continues admission's trace (none when traces are
+        // off); a value the caller put in the metadata is replaced. Not part of the content
+        // hash: a retry from a traced client carries a new span id and is still the same input.
+        sextant_a2a::trace::set_in_message(&mut message, sextant_a2a::trace::current().as_ref());
         // A message to a task that waits for a decision is not an approval: refuse it, and
         // leave the interaction pending.
         if let Some(task_id) = &message.task_id

@@ -1,4 +1,7 @@
 //! The Session worker: one per live Session, the only code that talks to its engine.
+//!
+//! Each turn runs in a `turn` trace span, the engine's part of it in an `engine` span
+//! ([`turn_span`]; README "Traces").
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -9,6 +12,7 @@ use sextant_core::projection::TaskFold;
 use sextant_core::{AgentSpec, Answer, EventBody, Interaction, JournalEvent};
 use sextant_journal::{NewEvent, TaskRow};
 use tokio::sync::mpsc;
+use tracing::Instrument;
 
 use crate::Inner;
 use crate::engine::{
@@ -285,6 +289,44 @@ async fn turn(
     if inputs.is_empty() {
         return Ok(());
     }
+    let span = turn_span(agent, &task, &inputs, resume.as_ref());
+    let prepared = Prepared {
+        task,
+        inputs,
+        through,
+        new_session,
+        resume,
+    };
+    run_prepared(inner, agent, engine, prepared)
+        .instrument(span)
+        .await
+}
+
+/// A turn's task and inputs, as [`turn`] found them.
+struct Prepared {
+    task: TaskRow,
+    inputs: Vec<Message>,
+    through: i64,
+    new_session: bool,
+    resume: Option<Continue>,
+}
+
+/// Runs a prepared turn (in its `turn` span).
+async fn run_prepared(
+    inner: &Inner,
+    agent: &Arc<AgentSpec>,
+    engine: &mut dyn Engine,
+    prepared: Prepared,
+) -> Result<(), sextant_journal::Error> {
+    let Prepared {
+        task,
+        inputs,
+        through,
+        new_session,
+        resume,
+    } = prepared;
+    let journal = &inner.journal;
+    let task_id = task.task_id.clone();
     let history = if engine.wants_history() && !new_session {
         history(inner, &task).await?
     } else {
@@ -363,6 +405,13 @@ async fn turn(
         }
     }
     let how = engine.stop_how();
+    let engine_span = tracing::info_span!(
+        target: sextant_a2a::trace::TARGET,
+        "engine",
+        sextant.engine = agent.engine.kind(),
+        sextant.agent_id = %agent.id,
+        sextant.task_id = %task_id,
+    );
     let run = async {
         match resume {
             Some(Continue::Resume(resumed)) => {
@@ -375,7 +424,8 @@ async fn turn(
             },
             None => engine.run_turn(turn, &sink).await,
         }
-    };
+    }
+    .instrument(engine_span);
     tokio::pin!(run);
     let outcome = tokio::select! {
         o = &mut run => Some(o),
@@ -397,6 +447,7 @@ async fn turn(
         return Ok(());
     };
     let with_text = |t: Option<String>| t.map(|t| agent_text(&task, &t));
+    tracing::Span::current().record("sextant.outcome", outcome.name());
     let (state, message) = match outcome {
         // The turn stopped while a decision was pending (shutdown): the task keeps waiting,
         // and the answer will resume it.
@@ -415,6 +466,47 @@ async fn turn(
         Err(sextant_journal::Error::Conflict(_)) if ended(inner, &task_id).await => Ok(()),
         r => r,
     }
+}
+
+/// The trace span of one turn. Its parent is the trace context admission recorded with the
+/// turn's first input that has one (in the journal, so this holds after a queue wait and
+/// after a restart alike); the other inputs' contexts become links. Without any (traces were
+/// off when they were admitted, or they came from elsewhere) the turn starts a trace.
+/// Attributes are ids, the engine kind and how the turn continues; never input text.
+fn turn_span(
+    agent: &AgentSpec,
+    task: &TaskRow,
+    inputs: &[Message],
+    resume: Option<&Continue>,
+) -> tracing::Span {
+    let span = tracing::info_span!(
+        target: sextant_a2a::trace::TARGET,
+        "turn",
+        sextant.agent_id = %agent.id,
+        sextant.engine = agent.engine.kind(),
+        sextant.task_id = %task.task_id,
+        sextant.context_id = %task.context_id,
+        sextant.session_id = %task.session_id,
+        sextant.inputs = inputs.len(),
+        sextant.continues = match resume {
+            Some(Continue::Resume(_)) => "answer",
+            Some(Continue::Follow(_)) => "follow",
+            None => "inputs",
+        },
+        sextant.outcome = tracing::field::Empty,
+    );
+    let mut traces = inputs.iter().filter_map(sextant_a2a::trace::in_message);
+    if let Some(first) = traces.next() {
+        sextant_a2a::trace::set_parent(&span, &first);
+        let mut linked = vec![first];
+        for t in traces {
+            if !linked.contains(&t) {
+                sextant_a2a::trace::add_link(&span, &t);
+                linked.push(t);
+            }
+        }
+    }
+    span
 }
 
 /// Whether the task has ended (a cancel got in first).

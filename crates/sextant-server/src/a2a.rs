@@ -18,6 +18,10 @@
 //!
 //! A caller without a token must also send a JSON `Content-Type` (a missing one is -32005
 //! too): see `perimeter` for how this combines with the perimeter's content-type rule.
+//!
+//! **Traces.** `SendMessage` and `SendStreamingMessage` run in an `a2a_inbound_call` span whose
+//! parent is the caller's `traceparent` when it is valid W3C (`sextant_a2a::trace`); a
+//! malformed one is ignored. Exported only when traces are on (README "Traces").
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -32,6 +36,7 @@ use futures::{Stream, StreamExt};
 use serde_json::{Value, json};
 use sextant_a2a::error::Code;
 use sextant_a2a::rpc::{RpcId, failure, parse_request, success};
+use sextant_a2a::trace::TraceParent;
 use sextant_a2a::version::{self, Requested};
 use sextant_a2a::{Method, RpcError, compat, method};
 use sextant_core::a2a::{self, Message, Role, TaskState};
@@ -42,6 +47,7 @@ use sextant_core::{AgentSpec, EventBody, JournalEvent, Principal, PrincipalKind,
 use sextant_journal::{Admitted, Refusal, TaskFilter, TaskRow};
 use sextant_runtime::stream::{StopAt, task_events};
 use sextant_runtime::{AccessError, AdmitError, Input};
+use tracing::Instrument;
 
 use crate::AppState;
 use crate::audit::{Outcome, Record};
@@ -80,6 +86,8 @@ struct Call {
     last_event_id: Option<i64>,
     /// The caller activated the push-delivery extension (`crate::push::EXTENSION`).
     push_health: bool,
+    /// The caller's W3C trace context (`traceparent`), if it sent one that parses.
+    trace: Option<TraceParent>,
 }
 
 /// What a method produced.
@@ -285,6 +293,7 @@ pub(crate) async fn handle(
         legacy,
         last_event_id,
         push_health: wants_push_health(&headers),
+        trace: TraceParent::from_headers(&headers),
     };
     let outcome = dispatch(&call, method, req.params).await;
     match outcome {
@@ -868,7 +877,34 @@ fn refusal(r: AdmitError) -> RpcError {
     }
 }
 
+/// `SendMessage` / `SendStreamingMessage` in a server span of the caller's trace (a new trace
+/// without a valid `traceparent`): admission's span is its child, and through the journal the
+/// task's turns are too. Attributes are ids only, never message text.
 async fn send(call: &Call, params: Value, streaming: bool) -> Result<Reply, RpcError> {
+    let span = tracing::info_span!(
+        target: sextant_a2a::trace::TARGET,
+        "a2a_inbound_call",
+        otel.kind = "server",
+        otel.status_code = tracing::field::Empty,
+        rpc.system = "a2a",
+        rpc.method = if streaming { "SendStreamingMessage" } else { "SendMessage" },
+        sextant.agent_id = %call.agent.id,
+        sextant.task_id = tracing::field::Empty,
+        sextant.task_state = tracing::field::Empty,
+    );
+    if let Some(parent) = &call.trace {
+        sextant_a2a::trace::set_parent(&span, parent);
+    }
+    let reply = send_traced(call, params, streaming)
+        .instrument(span.clone())
+        .await;
+    if reply.is_err() {
+        span.record("otel.status_code", "ERROR");
+    }
+    reply
+}
+
+async fn send_traced(call: &Call, params: Value, streaming: bool) -> Result<Reply, RpcError> {
     if params.get("message").is_none_or(Value::is_null) {
         return Err(RpcError::field("message", "is required"));
     }
@@ -940,6 +976,7 @@ async fn send(call: &Call, params: Value, streaming: bool) -> Result<Reply, RpcE
         Admitted::Duplicate { .. } => 0,
     };
     let task = admitted.task().clone();
+    tracing::Span::current().record("sextant.task_id", task.task_id.as_str());
     if streaming {
         let lazy = matches!(admitted, Admitted::Created { .. }) && may_reply;
         let events = Box::pin(call.app.runtime.accepted_events(accepted, 0, StopAt::Never));
@@ -979,6 +1016,10 @@ async fn send(call: &Call, params: Value, streaming: bool) -> Result<Reply, RpcE
              (with the same messageId, a recorded message is not run twice)",
         ));
     }
+    tracing::Span::current().record(
+        "sextant.task_state",
+        sextant_core::event::state_name(&fold.state),
+    );
     if let Some(reply) = &fold.reply {
         return Ok(Reply::Json(field("message", to_json(reply))));
     }

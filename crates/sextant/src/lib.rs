@@ -22,6 +22,7 @@ pub mod agents_file;
 pub mod data_dir_lock;
 pub mod outbound_file;
 pub mod security_file;
+pub mod telemetry;
 pub mod tokens;
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};

@@ -57,6 +57,12 @@ enum Command {
         /// runs on); 0 waits until the task ends or waits for someone.
         #[arg(long, env = "SEXTANT_REPLY_TIMEOUT_SECS", default_value_t = 300)]
         reply_timeout_secs: u64,
+        /// Export traces over OTLP/HTTP (protobuf) to this collector base URL (`/v1/traces`
+        /// is appended), e.g. http://127.0.0.1:4318. Without it the standard
+        /// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT / OTEL_EXPORTER_OTLP_ENDPOINT are read; with
+        /// none of them traces are off.
+        #[arg(long, env = "SEXTANT_OTLP_ENDPOINT")]
+        otlp_endpoint: Option<String>,
     },
     /// Print the console owner's bearer token (creating it on first use).
     Token {
@@ -322,15 +328,12 @@ fn main() -> Result<()> {
             conformance,
             cancel_grace_secs,
             reply_timeout_secs,
+            otlp_endpoint,
         } => {
-            tracing_subscriber::fmt()
-                .with_env_filter(
-                    tracing_subscriber::EnvFilter::try_from_default_env()
-                        .unwrap_or_else(|_| "info".into()),
-                )
-                .with_writer(std::io::stderr)
-                .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-                .init();
+            let endpoint = sextant::telemetry::traces_endpoint(otlp_endpoint.as_deref(), |k| {
+                std::env::var(k).ok()
+            })?;
+            let telemetry = sextant::telemetry::init(endpoint.as_ref())?;
             let config = sextant::Config {
                 data_dir: data_dir.unwrap_or_else(sextant::default_data_dir),
                 host,
@@ -343,7 +346,10 @@ fn main() -> Result<()> {
                         .then(|| std::time::Duration::from_secs(reply_timeout_secs)),
                 },
             };
-            server_runtime()?.block_on(serve(config))
+            let served = server_runtime()?.block_on(serve(config));
+            // After the runtime: the exporter's last batch is sent with a blocking client.
+            telemetry.shutdown();
+            served
         }
     }
 }

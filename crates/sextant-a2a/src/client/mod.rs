@@ -15,6 +15,8 @@
 //! - Timeouts: connect, idle read, and a total deadline per request (a stream's deadline
 //!   covers the whole stream). Response bytes are counted while they arrive, and reading stops
 //!   at the cap (cards, replies, streams, and each stream event).
+//! - Traces: each JSON-RPC call runs in an `a2a_outbound_call` span and, when traces are on,
+//!   sends its context as `traceparent` ([`crate::trace`]).
 
 pub mod accumulate;
 pub mod card;
@@ -32,6 +34,7 @@ use bytes::Bytes;
 use futures::{Stream, StreamExt};
 use reqwest::header::{ACCEPT, CONTENT_TYPE, LOCATION};
 use serde_json::{Value, json};
+use tracing::Instrument;
 use url::Url;
 
 pub use accumulate::Accumulated;
@@ -41,6 +44,23 @@ pub use guard::{Lookup, NetPolicy, Refusal, StaticLookup, SystemLookup};
 pub const A2A_VERSION: &str = "1.0";
 /// The anti-loop hop header (the inbound side decides what to do with it).
 pub const HOP_HEADER: &str = "A2A-Hop";
+
+/// The trace span of one outbound JSON-RPC call (a client span: its context is the
+/// `traceparent` sent). Attributes: the method and the peer's host and port, never the
+/// message, the path or a credential.
+fn call_span(ep: &Endpoint, method: &str) -> tracing::Span {
+    tracing::info_span!(
+        target: crate::trace::TARGET,
+        "a2a_outbound_call",
+        otel.kind = "client",
+        otel.status_code = tracing::field::Empty,
+        rpc.system = "a2a",
+        rpc.method = method,
+        server.address = ep.url.host_str().unwrap_or(""),
+        server.port = ep.url.port_or_known_default().unwrap_or(0),
+        a2a.hop = ep.hop,
+    )
+}
 
 /// Client-wide settings.
 #[derive(Clone)]
@@ -688,6 +708,10 @@ impl A2aClient {
             .header(HOP_HEADER, ep.hop.to_string())
             .timeout(ep.timeout)
             .body(body.to_string());
+        // Within the call's span (`call`, `stream`): the peer continues this trace under it.
+        if let Some(t) = crate::trace::current() {
+            req = req.header(crate::trace::HEADER, t.to_string());
+        }
         if let Some(b) = &ep.bearer
             && ep.url.origin() == b.origin
         {
@@ -698,12 +722,20 @@ impl A2aClient {
 
     /// A unary JSON-RPC call; the `result`.
     async fn call(&self, ep: &Endpoint, method: &str, params: Value) -> Result<Value, ClientError> {
-        let req = self.request(ep, method, params, "application/json")?;
-        let resp = check_status(req.send().await.map_err(map_reqwest)?).await?;
-        let body = read_capped(resp, self.settings.max_response_bytes, "response").await?;
-        let v: Value = serde_json::from_slice(&body)
-            .map_err(|e| ClientError::Protocol(format!("the response is not JSON: {e}")))?;
-        envelope_result(v)
+        let span = call_span(ep, method);
+        async {
+            let req = self.request(ep, method, params, "application/json")?;
+            let resp = check_status(req.send().await.map_err(map_reqwest)?).await?;
+            let body = read_capped(resp, self.settings.max_response_bytes, "response").await?;
+            let v: Value = serde_json::from_slice(&body)
+                .map_err(|e| ClientError::Protocol(format!("the response is not JSON: {e}")))?;
+            envelope_result(v)
+        }
+        .instrument(span.clone())
+        .await
+        .inspect_err(|_| {
+            span.record("otel.status_code", "ERROR");
+        })
     }
 
     /// A streaming JSON-RPC call: the SSE events, or the error the peer gave up front.
@@ -713,8 +745,21 @@ impl A2aClient {
         method: &str,
         params: Value,
     ) -> Result<EventStream, ClientError> {
-        let req = self.request(ep, method, params, "text/event-stream, application/json")?;
-        let resp = check_status(req.send().await.map_err(map_reqwest)?).await?;
+        // The span covers the request until the stream starts (or the error up front).
+        let span = call_span(ep, method);
+        let req = span
+            .in_scope(|| self.request(ep, method, params, "text/event-stream, application/json"))?;
+        let resp = req
+            .send()
+            .instrument(span.clone())
+            .await
+            .map_err(map_reqwest)
+            .inspect_err(|_| {
+                span.record("otel.status_code", "ERROR");
+            })?;
+        let resp = check_status(resp).await.inspect_err(|_| {
+            span.record("otel.status_code", "ERROR");
+        })?;
         let ct = content_type(&resp);
         if ct.starts_with("text/event-stream") {
             return Ok(sse_stream(

@@ -24,6 +24,7 @@ use sextant_core::{AgentSpec, Answer, Clock, EngineSpec, EventBody, Interaction}
 use sextant_journal::Journal;
 use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 /// What one turn works on.
 #[derive(Debug, Clone)]
@@ -91,6 +92,20 @@ pub enum Outcome {
     /// The turn stopped while a decision was pending (Sextant is shutting down); the task
     /// keeps waiting and the answer resumes it through [`Engine::resume`].
     Suspended,
+}
+
+impl Outcome {
+    /// A short name of the outcome, for the turn's trace span (never its text).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Outcome::Completed(_) => "completed",
+            Outcome::Failed(_) => "failed",
+            Outcome::Rejected(_) => "rejected",
+            Outcome::InputRequired(_) => "input-required",
+            Outcome::Replied => "replied",
+            Outcome::Suspended => "suspended",
+        }
+    }
 }
 
 /// How a running turn is stopped when its task is canceled ([`Turn::stop`]).
@@ -455,6 +470,10 @@ impl TurnSink {
     /// card leaves the pending list and the task is working again), and the result is
     /// [`Asked::Withdrawn`]. If a person's answer or the expiry got recorded first, that answer
     /// wins and is returned as [`Asked::Answered`].
+    ///
+    /// The wait runs in an `interaction_wait` trace span, from the question's journalling to
+    /// the answer (ids, the waiting state, the chosen option id and how the wait ended; never
+    /// the question or an answer's text).
     pub async fn ask_until<W>(
         &self,
         mut interaction: Interaction,
@@ -468,6 +487,41 @@ impl TurnSink {
         if interaction.interaction_id.is_empty() {
             interaction.interaction_id = new_id();
         }
+        let span = tracing::info_span!(
+            target: sextant_a2a::trace::TARGET,
+            "interaction_wait",
+            sextant.task_id = %self.task_id,
+            sextant.interaction_id = %interaction.interaction_id,
+            sextant.task_state = sextant_core::event::state_name(&interaction.waiting_state()),
+            sextant.answer_option = tracing::field::Empty,
+            sextant.outcome = tracing::field::Empty,
+        );
+        let asked = self
+            .wait_for_answer(interaction, text, withdrawn)
+            .instrument(span.clone())
+            .await;
+        let outcome = match &asked {
+            Ok(Asked::Answered(a)) => {
+                span.record("sextant.answer_option", a.option.as_str());
+                "answered"
+            }
+            Ok(Asked::Withdrawn(_)) => "withdrawn",
+            Err(AskError::Suspended) => "suspended",
+            Err(AskError::Journal(_)) => "error",
+        };
+        span.record("sextant.outcome", outcome);
+        asked
+    }
+
+    async fn wait_for_answer<W>(
+        &self,
+        interaction: Interaction,
+        text: &str,
+        withdrawn: W,
+    ) -> Result<Asked, AskError>
+    where
+        W: std::future::Future<Output = String>,
+    {
         let id = interaction.interaction_id.clone();
         let default_option = interaction.default_option.clone();
         let mut rx = self.waiters.wait_for(&id);
