@@ -198,7 +198,10 @@ impl Journal {
     }
 
     /// Runs `f` on a pooled read connection on the blocking pool.
-    pub async fn read<T, F>(&self, f: F) -> Result<T>
+    ///
+    /// Crate-private: the SQL stays in this crate, and other crates get typed queries. Their
+    /// tests reach it through `Journal::read_for_tests`.
+    pub(crate) async fn read<T, F>(&self, f: F) -> Result<T>
     where
         T: Send + 'static,
         F: FnOnce(&Connection) -> Result<T> + Send + 'static,
@@ -225,6 +228,17 @@ impl Journal {
         })
         .await
         .map_err(|e| Error::Conflict(format!("read task failed: {e}")))?
+    }
+
+    /// The crate-private `read` for other crates' tests (feature `test-support`): a raw connection,
+    /// to set up or inspect what no typed query does.
+    #[cfg(feature = "test-support")]
+    pub async fn read_for_tests<T, F>(&self, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> Result<T> + Send + 'static,
+    {
+        self.read(f).await
     }
 
     /// Mirrors the configured Agents into the `agents` table (insert or update).

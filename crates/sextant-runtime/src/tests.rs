@@ -698,7 +698,7 @@ sleep 0.3
 echo '{"type":"final","status":"completed","text":"done"}'"#;
     let rt = runtime(&dir, vec![AgentSpec::echo(), exec_agent("x", script)]).await;
     rt.journal()
-        .read(|c| {
+        .read_for_tests(|c| {
             Ok(c.execute_batch(
                 "CREATE TRIGGER refuse_output BEFORE INSERT ON events
                  WHEN NEW.kind = 'artifact' AND NEW.body LIKE '%unrecordable%'
@@ -742,7 +742,7 @@ async fn doom_commits_of(rt: &Runtime, message_id: &str) {
          BEGIN INSERT INTO trap VALUES ('missing'); END;"
     );
     rt.journal()
-        .read(move |c| Ok(c.execute_batch(&sql)?))
+        .read_for_tests(move |c| Ok(c.execute_batch(&sql)?))
         .await
         .unwrap();
 }
