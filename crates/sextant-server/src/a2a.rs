@@ -126,20 +126,26 @@ fn wants_push_health(headers: &HeaderMap) -> bool {
         .any(|u| u.trim() == crate::push::EXTENSION)
 }
 
-fn requested_version(headers: &HeaderMap, query: Option<&str>) -> Requested {
+/// The `A2A-Version` a request names: its header, else its query parameter (A2A 1.0 lets a
+/// client send it either way).
+pub(crate) fn version_param(headers: &HeaderMap, query: Option<&str>) -> Option<String> {
     // A header that is not ASCII (a fullwidth `１.0`) is a version too, and not one served:
     // reading it as absent would serve it as 1.0.
-    let raw = headers
+    let header = headers
         .get("a2a-version")
         .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
-    let header = raw.as_deref();
-    let from_query = query.and_then(|q| {
-        q.split('&').find_map(|kv| {
-            let (k, v) = kv.split_once('=')?;
-            k.eq_ignore_ascii_case("a2a-version").then_some(v)
+    header.or_else(|| {
+        query.and_then(|q| {
+            q.split('&').find_map(|kv| {
+                let (k, v) = kv.split_once('=')?;
+                k.eq_ignore_ascii_case("a2a-version").then(|| v.to_string())
+            })
         })
-    });
-    version::parse(header.or(from_query))
+    })
+}
+
+fn requested_version(headers: &HeaderMap, query: Option<&str>) -> Requested {
+    version::parse(version_param(headers, query).as_deref())
 }
 
 /// `POST /api/v1/agents/{agent_id}/a2a` (and with a trailing slash).
@@ -550,6 +556,12 @@ fn extended_card(call: &Call) -> Result<Reply, RpcError> {
                 call.base, call.agent.id
             ),
         ),
+    };
+    // The 0.3 alias answers with the card a 0.3 client can read (`compat::card_with_v03`).
+    let card = if call.legacy {
+        compat::card_with_v03(&card)
+    } else {
+        card
     };
     Ok(Reply::Json(crate::cards::signed(&call.app, &card)))
 }
