@@ -804,12 +804,16 @@ fn validate_message(m: &Message, agent: &AgentSpec) -> Result<(), RpcError> {
     if m.message_id.trim().is_empty() {
         return Err(RpcError::field("message.messageId", "is required"));
     }
-    match m.role {
-        Role::User => {}
-        Role::Unspecified => {
-            return Err(RpcError::field("message.role", "is required (ROLE_USER)"));
-        }
-        Role::Agent => return Err(RpcError::field("message.role", "must be ROLE_USER")),
+    // A caller's message is that caller's input whichever role it names: the official SDKs'
+    // `new_text_message()` defaults to ROLE_AGENT, and both official servers accept it. It is
+    // recorded with the role as sent; nothing reads the role to decide who spoke (the
+    // transcript shows it as the caller's input, engines' history calls it the user's, and a
+    // message never answers a decision).
+    if m.role == Role::Unspecified {
+        return Err(RpcError::field(
+            "message.role",
+            "is required (ROLE_USER, or ROLE_AGENT)",
+        ));
     }
     if m.parts.is_empty() {
         return Err(RpcError::field(
