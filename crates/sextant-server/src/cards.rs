@@ -7,7 +7,7 @@
 //! conformance Agent: the TCK reads skills from the public card and calls GetExtendedAgentCard
 //! without credentials) shows its real skills publicly and has no extended card.
 //!
-//! The card is written as plain JSON so its shape is exactly the 1.0 schema (strict
+//! The 1.0 card is written as plain JSON so its shape is exactly the 1.0 schema (strict
 //! validators reject extra keys). It advertises the JSON-RPC URL for 1.0 first and the same URL
 //! for 0.3 (the method aliases). Every card Sextant serves is signed (A2A 1.0 §8.4, see
 //! `sextant_a2a::signing`) with the key in `card-key.json` ([`crate::card_keys`]); the public
