@@ -159,6 +159,22 @@ async fn a_text_message_leaves_the_interaction_pending_and_bad_answers_are_refus
     let err = assert_rpc_error(&r, -32004);
     assert!(err["message"].as_str().unwrap().contains(&id), "{err}");
     assert_eq!(pending_ids(&app).await, vec![id.clone()]);
+    // Sent as ROLE_AGENT (accepted as the caller's input elsewhere), it is no approval either.
+    let as_agent = with(
+        json!({ "messageId": uid("m"), "role": "ROLE_AGENT", "parts": [{ "text": "approve" }] }),
+        json!({ "taskId": task_id }),
+    );
+    let r = app
+        .rpc_as(
+            Who::Owner,
+            "shell",
+            "SendMessage",
+            json!({ "message": as_agent }),
+        )
+        .await;
+    let err = assert_rpc_error(&r, -32004);
+    assert!(err["message"].as_str().unwrap().contains(&id), "{err}");
+    assert_eq!(pending_ids(&app).await, vec![id.clone()]);
     assert_eq!(
         state(&app.get_task_as(Who::Owner, "shell", &task_id).await),
         "TASK_STATE_AUTH_REQUIRED"

@@ -313,3 +313,195 @@ async fn the_assistant_card_is_cached_and_signed_like_the_others() {
     assert_eq!(again.status(), StatusCode::NOT_MODIFIED);
     app.shutdown().await;
 }
+
+/// GET `path` with these request headers: the status, headers and body bytes.
+async fn get_card(
+    app: &TestApp,
+    path: &str,
+    headers: &[(&str, &str)],
+) -> (StatusCode, reqwest::header::HeaderMap, Vec<u8>) {
+    let mut req = app.client.get(format!("{}{path}", app.url));
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    let resp = req.send().await.expect("request");
+    let (status, h) = (resp.status(), resp.headers().clone());
+    (status, h, resp.bytes().await.expect("body").to_vec())
+}
+
+/// The keys of a JSON object, sorted.
+fn keys(v: &serde_json::Value) -> Vec<String> {
+    let mut k: Vec<String> = v.as_object().expect("object").keys().cloned().collect();
+    k.sort();
+    k
+}
+
+/// A card request naming `1.0` gets exactly the 1.0 card (the keys of the 1.0 schema and
+/// nothing else, the same bytes however 1.0 is named); one without `A2A-Version`, or with a 0.3
+/// one, gets it with the 0.3 fields a 0.3 client needs added beside the 1.0 ones. Each shape is
+/// signed as served and has its own ETag, and every card response varies by `A2A-Version`.
+#[tokio::test]
+async fn the_card_request_s_a2a_version_picks_the_1_0_card_or_the_0_3_compatible_one() {
+    use sextant_a2a::signing::{jwks_keys, verify_card};
+    let app = TestApp::spawn().await;
+    let path = "/api/v1/agents/echo/.well-known/agent-card.json";
+    let url = format!("{}/api/v1/agents/echo/a2a", app.url);
+    let (_, _, jwks) = app.get_json("/.well-known/jwks.json", false).await;
+    let jwk = jwks_keys(&jwks);
+
+    let (status, h1, v1_bytes) = get_card(&app, path, &[("A2A-Version", "1.0")]).await;
+    assert_eq!(status, StatusCode::OK);
+    let v1: serde_json::Value = serde_json::from_slice(&v1_bytes).unwrap();
+    assert_eq!(
+        keys(&v1),
+        [
+            "capabilities",
+            "defaultInputModes",
+            "defaultOutputModes",
+            "description",
+            "name",
+            "provider",
+            "securitySchemes",
+            "signatures",
+            "skills",
+            "supportedInterfaces",
+            "version",
+        ],
+        "{v1}"
+    );
+    assert_eq!(
+        keys(&v1["securitySchemes"]["bearer"]),
+        ["httpAuthSecurityScheme"]
+    );
+    assert!(verify_card(&v1, &jwk).is_ok());
+    for same in [
+        &[("A2A-Version", "1.0.3")][..],
+        &[("a2a-version", "1.0.0")][..],
+    ] {
+        let (_, _, bytes) = get_card(&app, path, same).await;
+        assert_eq!(bytes, v1_bytes, "{same:?} is 1.0 too");
+    }
+    let (_, _, by_query) = get_card(&app, &format!("{path}?A2A-Version=1.0"), &[]).await;
+    assert_eq!(
+        by_query, v1_bytes,
+        "the version as a query parameter counts"
+    );
+
+    let (status, h0, none_bytes) = get_card(&app, path, &[]).await;
+    assert_eq!(status, StatusCode::OK);
+    let v03: serde_json::Value = serde_json::from_slice(&none_bytes).unwrap();
+    assert_eq!(v03["url"], url, "{v03}");
+    assert_eq!(v03["preferredTransport"], "JSONRPC");
+    assert_eq!(v03["protocolVersion"], "0.3.0");
+    assert_eq!(v03["supportsAuthenticatedExtendedCard"], true);
+    let bearer = &v03["securitySchemes"]["bearer"];
+    assert_eq!(bearer["type"], "http", "{bearer}");
+    assert_eq!(bearer["scheme"], "Bearer");
+    assert!(
+        verify_card(&v03, &jwk).is_ok(),
+        "the 0.3 shape is signed as served"
+    );
+    // Nothing of the 1.0 card changed or went: take the added fields away and it is the 1.0
+    // card's content (its signature aside, which covers what was served).
+    let mut back = v03.clone();
+    let o = back.as_object_mut().unwrap();
+    for k in [
+        "url",
+        "preferredTransport",
+        "protocolVersion",
+        "supportsAuthenticatedExtendedCard",
+        "signatures",
+    ] {
+        o.remove(k);
+    }
+    o["securitySchemes"]["bearer"]
+        .as_object_mut()
+        .unwrap()
+        .retain(|k, _| k == "httpAuthSecurityScheme");
+    let mut unsigned = v1.clone();
+    unsigned.as_object_mut().unwrap().remove("signatures");
+    assert_eq!(back, unsigned);
+
+    for v03_header in ["0.3", "0.3.0"] {
+        let (_, _, bytes) = get_card(&app, path, &[("A2A-Version", v03_header)]).await;
+        assert_eq!(
+            bytes, none_bytes,
+            "A2A-Version {v03_header} gets the 0.3 card"
+        );
+    }
+    // The root card follows the same rule.
+    let (_, _, root) = get_card(&app, "/.well-known/agent-card.json", &[]).await;
+    let root: serde_json::Value = serde_json::from_slice(&root).unwrap();
+    assert!(root["url"].is_string(), "{root}");
+    let (_, _, root) = get_card(
+        &app,
+        "/.well-known/agent-card.json",
+        &[("A2A-Version", "1.0")],
+    )
+    .await;
+    let root: serde_json::Value = serde_json::from_slice(&root).unwrap();
+    assert!(root.get("url").is_none(), "{root}");
+
+    // Two bodies, two ETags; each revalidates under its own version; both vary by it.
+    let etag = |h: &reqwest::header::HeaderMap| h.get(ETAG).unwrap().to_str().unwrap().to_string();
+    let (e1, e0) = (etag(&h1), etag(&h0));
+    assert_ne!(e1, e0);
+    for h in [&h1, &h0] {
+        let vary: Vec<&str> = h
+            .get_all(reqwest::header::VARY)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .collect();
+        assert!(
+            vary.iter().any(|v| v
+                .split(',')
+                .any(|t| t.trim().eq_ignore_ascii_case("a2a-version"))),
+            "Vary: {vary:?}"
+        );
+    }
+    let (s, h, _) = get_card(
+        &app,
+        path,
+        &[("A2A-Version", "1.0"), ("If-None-Match", &e1)],
+    )
+    .await;
+    assert_eq!(s, StatusCode::NOT_MODIFIED);
+    assert!(h.get(reqwest::header::VARY).is_some());
+    let (s, _, _) = get_card(&app, path, &[("If-None-Match", &e0)]).await;
+    assert_eq!(s, StatusCode::NOT_MODIFIED);
+    let (s, _, _) = get_card(&app, path, &[("If-None-Match", &e1)]).await;
+    assert_eq!(
+        s,
+        StatusCode::OK,
+        "the 1.0 card's ETag is not the 0.3 card's"
+    );
+
+    // The 0.3 alias of GetExtendedAgentCard answers with the 0.3-readable card; the 1.0
+    // method with the 1.0 card.
+    let resp = app
+        .post_raw(
+            "/api/v1/agents/echo/a2a",
+            &[
+                ("Content-Type", "application/json"),
+                ("Authorization", &format!("Bearer {}", app.token)),
+            ],
+            serde_json::json!({ "jsonrpc": "2.0", "id": 1,
+                "method": "agent/getAuthenticatedExtendedCard" })
+            .to_string(),
+        )
+        .await;
+    let ext = json_body(resp, StatusCode::OK).await;
+    assert_eq!(ext["result"]["url"], url, "{ext}");
+    assert_eq!(ext["result"]["securitySchemes"]["bearer"]["type"], "http");
+    assert!(verify_card(&ext["result"], &jwk).is_ok());
+    let ext = app
+        .rpc_as(
+            Who::Owner,
+            "echo",
+            "GetExtendedAgentCard",
+            serde_json::json!({}),
+        )
+        .await;
+    assert!(ext["result"].get("url").is_none(), "{ext}");
+    app.shutdown().await;
+}

@@ -373,7 +373,7 @@ async fn malformed_inputs_get_json_rpc_errors_and_the_server_keeps_answering() {
         (br#"{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":5}}"#.to_vec(), -32602),
         (br#"{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":"hi"}}"#.to_vec(), -32602),
         (br#"{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"parts":"x"}}}"#.to_vec(), -32602),
-        (br#"{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m","role":"ROLE_AGENT","parts":[{"text":"x"}]}}}"#.to_vec(), -32602),
+        (br#"{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m","role":"ROLE_UNSPECIFIED","parts":[{"text":"x"}]}}}"#.to_vec(), -32602),
         (br#"{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m","role":"ROLE_USER","parts":[]}}}"#.to_vec(), -32602),
         (br#"{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"","role":"ROLE_USER","parts":[{"text":"x"}]}}}"#.to_vec(), -32602),
         (br#"{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"nothing":1}]}}}"#.to_vec(), -32602),

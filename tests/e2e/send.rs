@@ -196,3 +196,52 @@ async fn accepted_output_modes_nothing_producible_is_content_type_not_supported(
     assert_eq!(app.tasks_total().await, 0, "nothing was journalled");
     app.shutdown().await;
 }
+
+/// The official SDKs' `new_text_message()` sends ROLE_AGENT: it is the caller's input. The task
+/// records the role as sent, the console's transcript shows it as the caller's input, and a
+/// stateless engine's history gives the caller's words as the user's, never as the Agent's.
+#[tokio::test]
+async fn an_agent_role_message_is_the_caller_s_input_recorded_with_its_role() {
+    // Prints the roles of the turn line's history.
+    let roles = exec_agent(
+        "roles",
+        r#"read -r line; echo "roles: $(printf '%s' "$line" | grep -o '"role":"[a-z]*"' | tr '\n' ' ')""#,
+    );
+    let app = TestApp::spawn_with(false, Some(&roles)).await;
+    let m = json!({ "messageId": uid("m"), "role": "ROLE_AGENT",
+                    "parts": [{ "text": "hello as agent" }] });
+    let task = app.send_task("echo", m.clone()).await;
+    assert_eq!(state(&task), "TASK_STATE_COMPLETED", "{task}");
+    assert_eq!(task["artifacts"][0]["parts"][0]["text"], "hello as agent");
+    let id = task["id"].as_str().unwrap();
+    let got = app.get_task_as(Who::Anon, "echo", id).await;
+    let first = &got["history"][0];
+    assert_eq!(first["messageId"], m["messageId"], "{got}");
+    assert_eq!(first["role"], "ROLE_AGENT", "recorded as sent: {got}");
+    let sid = got["metadata"]["sessionId"].as_str().unwrap();
+    let (_, _, s) = app.get_json(&format!("/api/v1/sessions/{sid}"), true).await;
+    let blocks = s["transcript"].as_array().expect("transcript");
+    assert!(
+        blocks
+            .iter()
+            .any(|b| b["kind"] == "user_input" && b["text"] == "hello as agent"),
+        "shown as the caller's input: {s}"
+    );
+
+    let m = json!({ "messageId": uid("m"), "role": "ROLE_AGENT", "parts": [{ "text": "one" }] });
+    let one = app.send_task("roles", m).await;
+    assert_eq!(state(&one), "TASK_STATE_COMPLETED", "{one}");
+    let two = app
+        .send_task(
+            "roles",
+            with(msg("two"), json!({ "contextId": one["contextId"] })),
+        )
+        .await;
+    assert_eq!(state(&two), "TASK_STATE_COMPLETED", "{two}");
+    let said = first_artifact_text(&two);
+    assert!(
+        said.starts_with(r#"roles: "role":"user" "role":"agent" "#),
+        "the caller's ROLE_AGENT message is the user's turn, the reply the Agent's: {said:?}"
+    );
+    app.shutdown().await;
+}

@@ -2,7 +2,8 @@
 
 The server binary is $SEXTANT_BIN (default <repo>/target/debug/sextant). Each module-scoped
 fixture starts it on a fresh temporary data dir with `--port 0`, reads stdout until the
-`sextant: listening on http://127.0.0.1:PORT` line (no sleeping), and stops it with SIGTERM.
+`sextant: listening on http://127.0.0.1:PORT` line (no sleeping), and stops it with SIGTERM
+(see `sextant_process`).
 
 Run through tests/interop/run.sh, or directly:
     tests/interop/.venv/bin/python -m pytest tests/interop -q
@@ -11,15 +12,8 @@ Run through tests/interop/run.sh, or directly:
 from __future__ import annotations
 
 import asyncio
-import os
-import queue
 import re
-import signal
-import subprocess
-import threading
-import time
 import uuid
-from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
@@ -37,111 +31,12 @@ from a2a.types import (
 )
 from a2a.utils.errors import TaskNotFoundError
 
-REPO = Path(__file__).resolve().parents[2]
-SEXTANT_BIN = os.environ.get("SEXTANT_BIN") or str(REPO / "target" / "debug" / "sextant")
-LISTEN_RE = re.compile(r"^sextant: listening on (http://127\.0\.0\.1:(\d+))$")
-STARTUP_TIMEOUT_S = float(os.environ.get("SEXTANT_STARTUP_TIMEOUT", "60"))
-SHUTDOWN_TIMEOUT_S = 20.0
-
-
-# ---------------------------------------------------------------------------
-# server process management
-# ---------------------------------------------------------------------------
-
-
-@dataclass
-class Server:
-    base_url: str
-    proc: subprocess.Popen
-    stderr_path: Path
-    data_dir: Path
-
-    def stderr_tail(self, n: int = 40) -> str:
-        try:
-            lines = self.stderr_path.read_text(errors="replace").splitlines()
-        except OSError:
-            return "<no stderr>"
-        return "\n".join(lines[-n:])
-
-    def stop(self) -> int:
-        """SIGTERM, then wait; returns the exit code (kills and fails after a timeout)."""
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=SHUTDOWN_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-                raise AssertionError(
-                    f"sextant did not exit within {SHUTDOWN_TIMEOUT_S}s of SIGTERM\n"
-                    + self.stderr_tail()
-                )
-        return self.proc.returncode
-
-
-def start_server(data_dir: Path, log_dir: Path, *extra: str) -> Server:
-    if not os.access(SEXTANT_BIN, os.X_OK):
-        pytest.fail(
-            f"sextant binary not found or not executable: {SEXTANT_BIN} "
-            "(build it with `cargo build`, or set SEXTANT_BIN)"
-        )
-    data_dir.mkdir(parents=True, exist_ok=True)
-    log_dir.mkdir(parents=True, exist_ok=True)
-    if "--conformance" not in extra and not (data_dir / "agents.toml").exists():
-        # These tests talk to the built-in echo agent through the default card (the
-        # out-of-the-box default is the shell agent, which asks before it runs anything).
-        (data_dir / "agents.toml").write_text('default_agent = "echo"\n')
-    stderr_path = log_dir / f"sextant-stderr-{uuid.uuid4().hex[:8]}.log"
-    stderr_file = open(stderr_path, "wb")  # noqa: SIM115 - handed to the child
-    proc = subprocess.Popen(
-        [SEXTANT_BIN, "serve", "--data-dir", str(data_dir), "--port", "0", *extra],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=stderr_file,
-        text=True,
-        bufsize=1,
-    )
-    stderr_file.close()
-
-    lines: queue.Queue[str | None] = queue.Queue()
-
-    def pump() -> None:
-        # Reads stdout for the lifetime of the process so the pipe never fills up.
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            lines.put(line.rstrip("\r\n"))
-        lines.put(None)
-
-    threading.Thread(target=pump, name="sextant-stdout", daemon=True).start()
-
-    server = Server(base_url="", proc=proc, stderr_path=stderr_path, data_dir=data_dir)
-    deadline = time.monotonic() + STARTUP_TIMEOUT_S
-    seen: list[str] = []
-    while True:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            proc.kill()
-            proc.wait()
-            pytest.fail(
-                f"sextant printed no listening line within {STARTUP_TIMEOUT_S}s; "
-                f"stdout so far: {seen!r}\nstderr:\n{server.stderr_tail()}"
-            )
-        try:
-            line = lines.get(timeout=remaining)
-        except queue.Empty:
-            continue
-        if line is None:
-            proc.wait()
-            pytest.fail(
-                f"sextant exited (code {proc.returncode}) before listening; "
-                f"stdout: {seen!r}\nstderr:\n{server.stderr_tail()}"
-            )
-        seen.append(line)
-        m = LISTEN_RE.match(line)
-        if m:
-            server.base_url = m.group(1)
-            assert int(m.group(2)) > 0, line
-            return server
+from sextant_process import (  # noqa: F401 - other test modules import these from here
+    REPO,
+    SEXTANT_BIN,
+    Server,
+    start_server,
+)
 
 
 @pytest.fixture(scope="module")
@@ -525,6 +420,43 @@ def test_conformance_agent(tmp_path: Path):
     finally:
         code = server.stop()
     assert code == 0, f"exit code after SIGTERM: {code}\n{server.stderr_tail()}"
+
+
+def test_new_text_message_sent_as_the_sdk_tutorial_does(sextant: Server):
+    """The SDK's `new_text_message()` makes a ROLE_AGENT message unless told otherwise, and
+    clients send it as is. Here on the SDK tutorial's path: `A2ACardResolver` on a plain httpx
+    client (no `A2A-Version`, so the card also has its 0.3 fields, which this 1.0 reader maps
+    back or skips), then `ClientFactory`. Sextant hears it as the caller's input and keeps the
+    role as sent."""
+    from a2a.client import A2ACardResolver, ClientFactory
+    from a2a.helpers import new_text_message
+
+    text = f"helper {uuid.uuid4()}"
+
+    async def go():
+        async with httpx.AsyncClient(timeout=30) as http:
+            card = await A2ACardResolver(httpx_client=http, base_url=sextant.base_url).get_agent_card()
+        client = ClientFactory(ClientConfig(streaming=False)).create(card)
+        try:
+            msg = new_text_message(text)
+            events = [ev async for ev in client.send_message(SendMessageRequest(message=msg))]
+            got = await client.get_task(GetTaskRequest(id=events[0].task.id))
+        finally:
+            await client.close()
+        return card, msg, events, got
+
+    card, msg, events, got = run(go())
+    assert msg.role == Role.ROLE_AGENT, "the helper's default role"
+    first = card.supported_interfaces[0]
+    assert (first.protocol_binding, first.protocol_version) == ("JSONRPC", "1.0"), card
+    assert card.security_schemes["bearer"].http_auth_security_scheme.scheme == "Bearer"
+    assert card.capabilities.extended_agent_card
+    assert len(events) == 1 and events[0].WhichOneof("payload") == "task", events
+    task = events[0].task
+    assert task.status.state == TaskState.TASK_STATE_COMPLETED, task.status
+    assert echo_artifact_text(task) == text
+    assert got.history[0].message_id == msg.message_id
+    assert got.history[0].role == Role.ROLE_AGENT, "recorded with the role as sent"
 
 
 def test_shell_approval_seen_by_the_official_client(sextant: Server):

@@ -8,6 +8,9 @@
 //! has one `scheme`. These functions convert
 //! requests to 1.0 on the way in and results to 0.3 on the way out, so the handlers only ever
 //! see 1.0.
+//!
+//! Cards are the one place both shapes travel together: [`card_with_v03`] adds 0.3's fields
+//! to a 1.0 card without changing any 1.0 one, so the same card reads in either version.
 
 use serde_json::{Map, Value, json};
 
@@ -317,6 +320,140 @@ pub fn result_to_v03(mut r: Value) -> Value {
     r
 }
 
+/// The `protocolVersion` a 0.3 card states (0.3's own default for the field).
+pub const V03_PROTOCOL_VERSION: &str = "0.3.0";
+
+/// A 1.0 Agent Card with the 0.3 fields added beside its own, for a card request that is a
+/// 0.3 one (`crate::version::wants_v03_card`): what the official Python SDK serves to every
+/// caller (its `agent_card_to_dict` merges the 0.3 card into the 1.0 one). Nothing of the 1.0
+/// card changes or goes, so a 1.0 reader that fetched without `A2A-Version` still finds all of
+/// it (protobuf-JSON readers skip the unknown keys, the Python SDK's reader maps the 0.3 ones
+/// back), and a 0.3 reader finds what it requires:
+///
+/// - `url` and `preferredTransport` of the first 0.3 interface in `supportedInterfaces` (the
+///   0.3 method aliases), `protocolVersion` [`V03_PROTOCOL_VERSION`], and the other 0.3
+///   interfaces as `additionalInterfaces` (`{url, transport}`);
+/// - `supportsAuthenticatedExtendedCard` when `capabilities.extendedAgentCard` is true;
+/// - each security scheme keeps its 1.0 member (`httpAuthSecurityScheme`, ...) and gains the
+///   0.3 fields beside it: `type` (`http`, `apiKey`, `oauth2`, `openIdConnect`, `mutualTLS`)
+///   and the member's own fields (an API key's `location` as `in`). A 0.3 reader of the plain
+///   1.0 shape would take a bearer scheme for mutual TLS (every field of that one is optional);
+/// - `securityRequirements` (card and skills) as 0.3's `security` (`[{name: [scopes]}]`).
+///
+/// A card without a 0.3 interface is returned as it is: it offers 0.3 clients nothing.
+pub fn card_with_v03(card: &Value) -> Value {
+    let mut out = card.clone();
+    let Some(obj) = out.as_object_mut() else {
+        return out;
+    };
+    let v03: Vec<&Value> = card
+        .get("supportedInterfaces")
+        .and_then(Value::as_array)
+        .map(|l| {
+            l.iter()
+                .filter(|i| {
+                    i.get("protocolVersion")
+                        .and_then(Value::as_str)
+                        .is_some_and(crate::version::is_v03)
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let Some((primary, others)) = v03.split_first() else {
+        return out;
+    };
+    let mut add = |key: &str, value: Value| {
+        if !value.is_null() {
+            obj.entry(key).or_insert(value);
+        }
+    };
+    add("url", primary.get("url").cloned().unwrap_or_default());
+    add(
+        "preferredTransport",
+        primary.get("protocolBinding").cloned().unwrap_or_default(),
+    );
+    add("protocolVersion", json!(V03_PROTOCOL_VERSION));
+    if !others.is_empty() {
+        let list: Vec<Value> = others
+            .iter()
+            .map(|i| json!({ "url": i["url"], "transport": i["protocolBinding"] }))
+            .collect();
+        add("additionalInterfaces", Value::Array(list));
+    }
+    if card["capabilities"]["extendedAgentCard"] == json!(true) {
+        add("supportsAuthenticatedExtendedCard", json!(true));
+    }
+    if let Some(reqs) = card.get("securityRequirements") {
+        add("security", security_to_v03(reqs));
+    }
+    if let Some(schemes) = obj
+        .get_mut("securitySchemes")
+        .and_then(Value::as_object_mut)
+    {
+        for scheme in schemes.values_mut() {
+            scheme_add_v03(scheme);
+        }
+    }
+    if let Some(skills) = obj.get_mut("skills").and_then(Value::as_array_mut) {
+        for skill in skills {
+            if let Some(reqs) = skill.get("securityRequirements").map(security_to_v03)
+                && let Some(s) = skill.as_object_mut()
+            {
+                s.entry("security").or_insert(reqs);
+            }
+        }
+    }
+    out
+}
+
+/// 1.0 `[{schemes: {name: {list: [scopes]}}}]` as 0.3 `[{name: [scopes]}]`.
+fn security_to_v03(reqs: &Value) -> Value {
+    let list = reqs.as_array().map(Vec::as_slice).unwrap_or_default();
+    Value::Array(
+        list.iter()
+            .map(|r| {
+                let mut out = Map::new();
+                if let Some(schemes) = r.get("schemes").and_then(Value::as_object) {
+                    for (name, scopes) in schemes {
+                        let scopes = scopes.get("list").cloned().unwrap_or_else(|| json!([]));
+                        out.insert(name.clone(), scopes);
+                    }
+                }
+                Value::Object(out)
+            })
+            .collect(),
+    )
+}
+
+/// Adds the 0.3 fields of a 1.0 security scheme (`{httpAuthSecurityScheme: {..}}`) beside it.
+fn scheme_add_v03(scheme: &mut Value) {
+    const TYPES: &[(&str, &str)] = &[
+        ("httpAuthSecurityScheme", "http"),
+        ("apiKeySecurityScheme", "apiKey"),
+        ("oauth2SecurityScheme", "oauth2"),
+        ("openIdConnectSecurityScheme", "openIdConnect"),
+        ("mtlsSecurityScheme", "mutualTLS"),
+    ];
+    let Some(obj) = scheme.as_object_mut() else {
+        return;
+    };
+    let Some((inner, kind)) = TYPES
+        .iter()
+        .find_map(|(member, kind)| obj.get(*member).map(|v| (v.clone(), *kind)))
+    else {
+        return;
+    };
+    obj.entry("type").or_insert(json!(kind));
+    for (k, v) in inner.as_object().into_iter().flatten() {
+        let k = if kind == "apiKey" && k == "location" {
+            "in"
+        } else {
+            k.as_str()
+        };
+        obj.entry(k).or_insert(v.clone());
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -406,5 +543,84 @@ mod tests {
         assert_eq!(u["kind"], "status-update");
         assert_eq!(u["final"], true);
         assert_eq!(u["status"]["state"], "completed");
+    }
+
+    #[test]
+    fn a_card_gains_the_0_3_fields_and_keeps_every_1_0_one() {
+        let v1 = json!({
+            "name": "n",
+            "supportedInterfaces": [
+                { "url": "http://h/a2a", "protocolBinding": "JSONRPC", "protocolVersion": "1.0" },
+                { "url": "http://h/a2a", "protocolBinding": "JSONRPC", "protocolVersion": "0.3" },
+                { "url": "http://h/rest", "protocolBinding": "HTTP+JSON", "protocolVersion": "0.3" },
+            ],
+            "capabilities": { "streaming": true, "extendedAgentCard": true },
+            "securitySchemes": {
+                "bearer": { "httpAuthSecurityScheme": { "scheme": "Bearer", "description": "d" } },
+                "key": { "apiKeySecurityScheme": { "location": "header", "name": "X-Key" } },
+            },
+            "securityRequirements": [{ "schemes": { "bearer": { "list": [] } } }],
+            "skills": [{ "id": "s", "securityRequirements": [
+                { "schemes": { "key": { "list": ["read"] } } }] }],
+        });
+        let both = card_with_v03(&v1);
+        assert_eq!(both["url"], "http://h/a2a");
+        assert_eq!(both["preferredTransport"], "JSONRPC");
+        assert_eq!(both["protocolVersion"], "0.3.0");
+        assert_eq!(
+            both["additionalInterfaces"],
+            json!([{ "url": "http://h/rest", "transport": "HTTP+JSON" }])
+        );
+        assert_eq!(both["supportsAuthenticatedExtendedCard"], true);
+        assert_eq!(
+            both["securitySchemes"]["bearer"],
+            json!({ "httpAuthSecurityScheme": { "scheme": "Bearer", "description": "d" },
+                    "type": "http", "scheme": "Bearer", "description": "d" })
+        );
+        assert_eq!(
+            both["securitySchemes"]["key"],
+            json!({ "apiKeySecurityScheme": { "location": "header", "name": "X-Key" },
+                    "type": "apiKey", "in": "header", "name": "X-Key" })
+        );
+        assert_eq!(both["security"], json!([{ "bearer": [] }]));
+        assert_eq!(both["skills"][0]["security"], json!([{ "key": ["read"] }]));
+        // Every 1.0 field is still there, unchanged.
+        let mut back = both.clone();
+        let o = back.as_object_mut().unwrap();
+        for k in [
+            "url",
+            "preferredTransport",
+            "protocolVersion",
+            "additionalInterfaces",
+            "supportsAuthenticatedExtendedCard",
+            "security",
+        ] {
+            o.remove(k);
+        }
+        for s in o["securitySchemes"].as_object_mut().unwrap().values_mut() {
+            let s = s.as_object_mut().unwrap();
+            s.retain(|k, _| k.ends_with("SecurityScheme"));
+        }
+        o["skills"][0].as_object_mut().unwrap().remove("security");
+        assert_eq!(back, v1);
+        // The proto defines none of the added fields, so a signature covers the same bytes in
+        // either card (the 1.0 card's signatures verify on the 0.3-readable one, and back).
+        for r in crate::signing::Reading::ALL {
+            assert_eq!(
+                crate::signing::canonical::payload(&both, r).unwrap(),
+                crate::signing::canonical::payload(&v1, r).unwrap(),
+                "{r:?}"
+            );
+        }
+
+        // Without a 0.3 interface the card is left alone; a false extendedAgentCard adds nothing.
+        let only_v1 = json!({ "supportedInterfaces": [
+            { "url": "u", "protocolBinding": "JSONRPC", "protocolVersion": "1.0" }] });
+        assert_eq!(card_with_v03(&only_v1), only_v1);
+        let plain = card_with_v03(&json!({
+            "supportedInterfaces": [{ "url": "u", "protocolBinding": "JSONRPC", "protocolVersion": "0.3" }],
+            "capabilities": { "extendedAgentCard": false } }));
+        assert!(plain.get("supportsAuthenticatedExtendedCard").is_none());
+        assert!(plain.get("additionalInterfaces").is_none());
     }
 }

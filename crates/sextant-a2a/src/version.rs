@@ -7,6 +7,11 @@
 //! (the spec says "treat as 0.3", the TCK accepts either, the ACTS draft expects success, and
 //! refusing would break curl users for no gain); 0.3 method names are served as 0.3 whatever
 //! the header says, because 0.3 clients never send it.
+//!
+//! **Cards** are the exception, because a 0.3 client fetches the card before it names any
+//! method: a card request without the header, or with a 0.x version from 0.3 on, is a 0.3 one
+//! ([`wants_v03_card`]) and gets the card with 0.3's fields beside the 1.0 ones
+//! (`crate::compat::card_with_v03`); `1.0` (and anything else) gets the 1.0 card.
 
 /// What a header value asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,6 +55,31 @@ pub fn parse(value: Option<&str>) -> Requested {
     }
 }
 
+/// Whether `v` is a 0.x version from 0.3 on (`0.3`, `0.3.0`, `0.9`), the versions whose JSON
+/// the 0.3 aliases speak: ASCII digits, `major.minor` with an optional numeric patch.
+pub fn is_v03(v: &str) -> bool {
+    let number = |s: &str| {
+        (!s.is_empty() && s.len() <= 9 && s.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| s.parse::<u32>().ok())
+            .flatten()
+    };
+    match v.trim().split('.').collect::<Vec<_>>().as_slice() {
+        [major, minor] => matches!((number(major), number(minor)), (Some(0), Some(mi)) if mi >= 3),
+        [major, minor, patch] => {
+            number(patch).is_some()
+                && matches!((number(major), number(minor)), (Some(0), Some(mi)) if mi >= 3)
+        }
+        _ => false,
+    }
+}
+
+/// Whether a card request with this `A2A-Version` value asks for the 0.3 card: no value (0.3
+/// clients send none, and the spec reads a missing one as 0.3) or a 0.3-era one
+/// ([`is_v03`]), as the official JS SDK's legacy card route decides.
+pub fn wants_v03_card(value: Option<&str>) -> bool {
+    value.is_none_or(|v| v.trim().is_empty() || is_v03(v))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -82,6 +112,34 @@ mod tests {
                 continue;
             }
             assert_eq!(parse(Some(refused)), want, "{refused:?}");
+        }
+    }
+
+    #[test]
+    fn card_requests_without_a_version_or_with_a_0_3_one_want_the_0_3_card() {
+        for v03 in [
+            None,
+            Some(""),
+            Some(" "),
+            Some("0.3"),
+            Some("0.3.0"),
+            Some("0.9"),
+        ] {
+            assert!(wants_v03_card(v03), "{v03:?}");
+        }
+        for v1 in [
+            "1.0",
+            "1.0.3",
+            "1.1",
+            "0.2",
+            "0.2.9",
+            "0",
+            "0.x",
+            "0.3.x",
+            "\u{ff10}.3",
+            "99.0",
+        ] {
+            assert!(!wants_v03_card(Some(v1)), "{v1:?}");
         }
     }
 }

@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 
-use a2a::{Artifact, Message, Part, PartContent, Role, Task, TaskState, TaskStatus};
+use a2a::{Artifact, Message, Part, PartContent, Task, TaskState, TaskStatus};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -24,6 +24,10 @@ pub struct TaskFold {
     pub status_message: Option<Message>,
     pub status_at: Option<DateTime<Utc>>,
     pub history: Vec<Message>,
+    /// For each `history` message, whether the Agent said it (a status message or reply)
+    /// rather than a caller (an input, which keeps the role it was sent with, `ROLE_AGENT`
+    /// included).
+    pub history_from_agent: Vec<bool>,
     pub artifacts: Vec<Artifact>,
     /// Set when the agent answered with a Message rather than task output.
     pub reply: Option<Message>,
@@ -44,6 +48,7 @@ impl TaskFold {
             status_message: None,
             status_at: None,
             history: Vec::new(),
+            history_from_agent: Vec::new(),
             artifacts: Vec::new(),
             reply: None,
             interactions: Vec::new(),
@@ -86,9 +91,11 @@ impl TaskFold {
                 self.status_message = None;
                 self.status_at = Some(ev.at);
                 self.history.push(message.clone());
+                self.history_from_agent.push(false);
             }
             EventBody::InputAccepted { message } => {
                 self.history.push(message.clone());
+                self.history_from_agent.push(false);
             }
             EventBody::TaskState { .. } | EventBody::TurnStarted { working: true, .. } => {
                 if let Some((state, message)) = ev.body.status() {
@@ -97,6 +104,7 @@ impl TaskFold {
                     self.status_at = Some(ev.at);
                     if let Some(m) = message {
                         self.history.push(m.clone());
+                        self.history_from_agent.push(true);
                     }
                 }
             }
@@ -106,6 +114,7 @@ impl TaskFold {
             EventBody::Reply { message } => {
                 self.reply = Some(message.clone());
                 self.history.push(message.clone());
+                self.history_from_agent.push(true);
             }
             EventBody::TurnStarted { .. } => {}
             EventBody::InteractionRaised { interaction } => {
@@ -174,7 +183,13 @@ impl TaskFold {
             Some(0) => None,
             n => {
                 let mut h: Vec<Message> = self.history.clone();
-                for m in h.iter_mut().filter(|m| m.role == Role::Agent) {
+                // Only the Agent's output is rendered for the caller's output modes; inputs
+                // stay as sent, whatever role they name.
+                for (m, _) in h
+                    .iter_mut()
+                    .zip(&self.history_from_agent)
+                    .filter(|(_, agent)| **agent)
+                {
                     convert(&mut m.parts);
                 }
                 if let Some(n) = n {
@@ -526,6 +541,7 @@ pub fn blocks(ev: &JournalEvent) -> Vec<Block> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use a2a::Role;
 
     fn ev(seq: i64, body: EventBody) -> JournalEvent {
         JournalEvent {
@@ -734,6 +750,40 @@ mod tests {
                 append: true,
                 artifact: Some("response".into())
             }
+        );
+    }
+
+    /// A caller's input that names ROLE_AGENT is still the caller's: kept as sent in the
+    /// history, not rendered for output modes as the Agent's own messages are.
+    #[test]
+    fn an_input_sent_as_agent_stays_as_sent_in_the_history() {
+        let mut input = user("ask");
+        input.role = Role::Agent;
+        let reply = Message::new(Role::Agent, vec![Part::text("answer")]);
+        let f = TaskFold::from_events(
+            "t",
+            "c",
+            "s",
+            &[
+                ev(1, EventBody::TaskCreated { message: input }),
+                ev(2, EventBody::Reply { message: reply }),
+            ],
+        );
+        assert_eq!(f.history_from_agent, [false, true]);
+        let task = f.to_task(&ViewOptions {
+            output_modes: OutputModes::Json,
+            ..Default::default()
+        });
+        let h = task.history.unwrap();
+        assert_eq!(h[0].role, Role::Agent, "the role as sent");
+        assert_eq!(
+            h[0].parts[0].as_text(),
+            Some("ask"),
+            "an input is not converted"
+        );
+        assert!(
+            matches!(h[1].parts[0].content, PartContent::Data(_)),
+            "the Agent's reply is"
         );
     }
 }

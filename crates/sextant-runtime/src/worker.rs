@@ -601,7 +601,8 @@ async fn grants(inner: &Inner, task: &TaskRow) -> Result<Vec<String>, sextant_jo
     Ok(out)
 }
 
-/// Earlier user and agent messages of the Session (before this task), oldest first.
+/// Earlier user and agent messages of the Session (before this task), oldest first: the
+/// callers' inputs as `Role::User`, the Agent's replies as `Role::Agent`.
 async fn history(inner: &Inner, task: &TaskRow) -> Result<Vec<Message>, sextant_journal::Error> {
     let events = inner
         .journal
@@ -623,7 +624,12 @@ async fn history(inner: &Inner, task: &TaskRow) -> Result<Vec<Message>, sextant_
         match &ev.body {
             EventBody::TaskCreated { message } | EventBody::InputAccepted { message } => {
                 flush(&mut out, &mut answer);
-                out.push(message.clone());
+                // The caller's input is the user side of the conversation whatever role it
+                // was sent with (the journal keeps that): engines label history by role, and a
+                // caller's ROLE_AGENT message must not reach the Agent as its own words.
+                let mut m = message.clone();
+                m.role = Role::User;
+                out.push(m);
             }
             EventBody::Artifact { artifact, .. } => {
                 let text: String = artifact.parts.iter().filter_map(|p| p.as_text()).collect();

@@ -134,20 +134,26 @@ fn wants_push_health(headers: &HeaderMap) -> bool {
         .any(|u| u.trim() == crate::push::EXTENSION)
 }
 
-fn requested_version(headers: &HeaderMap, query: Option<&str>) -> Requested {
+/// The `A2A-Version` a request names: its header, else its query parameter (A2A 1.0 lets a
+/// client send it either way).
+pub(crate) fn version_param(headers: &HeaderMap, query: Option<&str>) -> Option<String> {
     // A header that is not ASCII (a fullwidth `１.0`) is a version too, and not one served:
     // reading it as absent would serve it as 1.0.
-    let raw = headers
+    let header = headers
         .get("a2a-version")
         .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
-    let header = raw.as_deref();
-    let from_query = query.and_then(|q| {
-        q.split('&').find_map(|kv| {
-            let (k, v) = kv.split_once('=')?;
-            k.eq_ignore_ascii_case("a2a-version").then_some(v)
+    header.or_else(|| {
+        query.and_then(|q| {
+            q.split('&').find_map(|kv| {
+                let (k, v) = kv.split_once('=')?;
+                k.eq_ignore_ascii_case("a2a-version").then(|| v.to_string())
+            })
         })
-    });
-    version::parse(header.or(from_query))
+    })
+}
+
+fn requested_version(headers: &HeaderMap, query: Option<&str>) -> Requested {
+    version::parse(version_param(headers, query).as_deref())
 }
 
 /// `POST /api/v1/agents/{agent_id}/a2a` (and with a trailing slash).
@@ -560,6 +566,12 @@ fn extended_card(call: &Call) -> Result<Reply, RpcError> {
             ),
         ),
     };
+    // The 0.3 alias answers with the card a 0.3 client can read (`compat::card_with_v03`).
+    let card = if call.legacy {
+        compat::card_with_v03(&card)
+    } else {
+        card
+    };
     Ok(Reply::Json(crate::cards::signed(&call.app, &card)))
 }
 
@@ -801,12 +813,16 @@ fn validate_message(m: &Message, agent: &AgentSpec) -> Result<(), RpcError> {
     if m.message_id.trim().is_empty() {
         return Err(RpcError::field("message.messageId", "is required"));
     }
-    match m.role {
-        Role::User => {}
-        Role::Unspecified => {
-            return Err(RpcError::field("message.role", "is required (ROLE_USER)"));
-        }
-        Role::Agent => return Err(RpcError::field("message.role", "must be ROLE_USER")),
+    // A caller's message is that caller's input whichever role it names: the official SDKs'
+    // `new_text_message()` defaults to ROLE_AGENT, and both official servers accept it. It is
+    // recorded with the role as sent; nothing reads the role to decide who spoke (the
+    // transcript shows it as the caller's input, engines' history calls it the user's, and a
+    // message never answers a decision).
+    if m.role == Role::Unspecified {
+        return Err(RpcError::field(
+            "message.role",
+            "is required (ROLE_USER, or ROLE_AGENT)",
+        ));
     }
     if m.parts.is_empty() {
         return Err(RpcError::field(

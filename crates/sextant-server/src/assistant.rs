@@ -45,6 +45,7 @@ pub async fn card(
     Path(agent_id): Path<String>,
     Extension(p): Extension<Principal>,
     Extension(grant): Extension<AssistantGrant>,
+    RawQuery(query): RawQuery,
     headers: HeaderMap,
 ) -> Response {
     let agent = app.runtime.agent(&agent_id);
@@ -52,7 +53,8 @@ pub async fn card(
         Some(a) if reaches(&app, &p, &grant, &agent_id) => {
             let base = base_url(&app, &headers);
             let url = format!("{base}{PREFIX}/{agent_id}/a2a");
-            crate::cards::respond_card(&app, &headers, &crate::cards::card_at(&a, &base, &url))
+            let card = crate::cards::card_at(&a, &base, &url);
+            crate::cards::respond_card(&app, &headers, query.as_deref(), &card)
         }
         _ => {
             app.security.audit.record(

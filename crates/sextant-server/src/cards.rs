@@ -7,15 +7,31 @@
 //! conformance Agent: the TCK reads skills from the public card and calls GetExtendedAgentCard
 //! without credentials) shows its real skills publicly and has no extended card.
 //!
-//! The card is written as plain JSON so its shape is exactly the 1.0 schema (strict
+//! The 1.0 card is written as plain JSON so its shape is exactly the 1.0 schema (strict
 //! validators reject extra keys). It advertises the JSON-RPC URL for 1.0 first and the same URL
 //! for 0.3 (the method aliases). Every card Sextant serves is signed (A2A 1.0 §8.4, see
 //! `sextant_a2a::signing`) with the key in `card-key.json` ([`crate::card_keys`]); the public
 //! keys are at `/.well-known/jwks.json` ([`jwks`]). Responses carry `Cache-Control`, a weak
 //! `ETag` over the card's content and signing key, and `Last-Modified` (the server start, when
 //! the card last changed); a matching `If-None-Match` gets 304.
+//!
+//! **Two shapes, by `A2A-Version`.** A 0.3 client (a2a-sdk 0.3.x, strands-agents, @a2a-js/sdk
+//! 0.3, the ai-sdk A2A provider) fetches the card without `A2A-Version` and needs 0.3's
+//! top-level `url`. So a card request without the header (or query parameter), or with a 0.3
+//! one, gets the card with the 0.3 fields added beside the 1.0 ones
+//! (`sextant_a2a::compat::card_with_v03`: `url`, `preferredTransport`, `protocolVersion`,
+//! `supportsAuthenticatedExtendedCard`, 0.3 security schemes), which is what the official
+//! Python SDK serves to everyone; a request naming `1.0` (as Sextant's own client, the
+//! Python SDK's `create_client` and the JS SDK's resolver do) gets exactly the 1.0 card, its
+//! bytes and pin hash as before. The added fields are all keys a 1.0 card does not have, so a
+//! 1.0 client that fetches without the header still reads the whole 1.0 card (the Python
+//! SDK's reader maps the 0.3 keys back; protobuf-JSON readers skip unknown keys). Only a
+//! validator that rejects unknown keys objects: the A2A TCK fetches the card without
+//! `A2A-Version`, so its card-schema check sees the 0.3 keys (it does on the Python SDK's
+//! card too). Each shape is signed as served and has its own `ETag`; responses say
+//! `Vary: A2A-Version`.
 
-use axum::extract::{Path, State};
+use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
@@ -123,13 +139,31 @@ pub fn signed(app: &AppState, card: &Value) -> Value {
     }
 }
 
-/// A card response: the card signed, `Cache-Control` with `max-age`, a weak `ETag` over the
-/// unsigned card and the signing key, `Last-Modified`; a matching `If-None-Match` gets 304.
-pub fn respond_card(app: &AppState, headers: &HeaderMap, card: &Value) -> Response {
+/// A card response in the shape the request's `A2A-Version` asks for (see the module docs):
+/// the card signed, `Cache-Control` with `max-age`, a weak `ETag` over the unsigned card as
+/// served and the signing key, `Last-Modified`, `Vary: A2A-Version`; a matching
+/// `If-None-Match` gets 304.
+pub fn respond_card(
+    app: &AppState,
+    headers: &HeaderMap,
+    query: Option<&str>,
+    card: &Value,
+) -> Response {
+    let version = crate::a2a::version_param(headers, query);
+    let v03;
+    let card = if sextant_a2a::version::wants_v03_card(version.as_deref()) {
+        v03 = sextant_a2a::compat::card_with_v03(card);
+        &v03
+    } else {
+        card
+    };
     let kid = app.card_keys.keys().current.kid().to_string();
     let tag = format!("{card}\n{kid}");
     let body = signed(app, card).to_string();
-    cached(app, headers, &tag, body, CARD_MAX_AGE)
+    let mut resp = cached(app, headers, &tag, body, CARD_MAX_AGE);
+    resp.headers_mut()
+        .append(header::VARY, HeaderValue::from_static("A2A-Version"));
+    resp
 }
 
 /// How long caches may keep a card or the JWKS.
@@ -168,8 +202,18 @@ fn cached(
     resp
 }
 
-fn respond(app: &AppState, headers: &HeaderMap, agent: &AgentSpec) -> Response {
-    respond_card(app, headers, &public_card(agent, &base_url(app, headers)))
+fn respond(
+    app: &AppState,
+    headers: &HeaderMap,
+    query: Option<&str>,
+    agent: &AgentSpec,
+) -> Response {
+    respond_card(
+        app,
+        headers,
+        query,
+        &public_card(agent, &base_url(app, headers)),
+    )
 }
 
 /// `GET /.well-known/jwks.json`: the public keys cards are signed with (the signing key first,
@@ -181,9 +225,13 @@ pub async fn jwks(State(app): State<AppState>, headers: HeaderMap) -> Response {
 }
 
 /// `GET /.well-known/agent-card.json`: the default Agent's card.
-pub async fn default_card(State(app): State<AppState>, headers: HeaderMap) -> Response {
+pub async fn default_card(
+    State(app): State<AppState>,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+) -> Response {
     match app.runtime.agent(&app.config.default_agent) {
-        Some(a) => respond(&app, &headers, &a),
+        Some(a) => respond(&app, &headers, query.as_deref(), &a),
         None => ApiError::NotFound("no default agent is configured".into()).into_response(),
     }
 }
@@ -192,10 +240,11 @@ pub async fn default_card(State(app): State<AppState>, headers: HeaderMap) -> Re
 pub async fn agent_card(
     State(app): State<AppState>,
     Path(agent_id): Path<String>,
+    RawQuery(query): RawQuery,
     headers: HeaderMap,
 ) -> Response {
     match app.runtime.agent(&agent_id) {
-        Some(a) => respond(&app, &headers, &a),
+        Some(a) => respond(&app, &headers, query.as_deref(), &a),
         None => ApiError::NotFound(format!("no agent {agent_id:?}")).into_response(),
     }
 }
