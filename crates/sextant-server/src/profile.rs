@@ -144,7 +144,7 @@ pub fn audit_files(dir: &Path) -> std::io::Result<Vec<String>> {
             found.push((rank, name.to_string()));
         }
     }
-    found.sort_by(|a, b| b.0.cmp(&a.0));
+    found.sort_by_key(|f| std::cmp::Reverse(f.0));
     Ok(found.into_iter().map(|(_, n)| n).collect())
 }
 
