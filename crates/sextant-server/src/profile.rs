@@ -96,6 +96,9 @@ pub struct Manifest {
     pub files: Vec<FileEntry>,
     /// Files of the profile that are not in it, and why.
     pub left_out: Vec<String>,
+    /// The secret files the profile had that are not in it (a restore keeps the target's).
+    #[serde(default)]
+    pub secrets_left_out: Vec<String>,
 }
 
 /// Whether a backup carries the secret files.
@@ -250,6 +253,7 @@ fn write_archive(
     now: DateTime<Utc>,
 ) -> Result<Manifest> {
     let mut left_out = Vec::new();
+    let mut secrets_left_out = Vec::new();
     let mut parts = Vec::new();
     parts.extend(open_part(snapshot, JOURNAL, Kind::Journal)?);
     for name in SETTINGS {
@@ -263,6 +267,7 @@ fn write_archive(
             (true, Secrets::Leave) => {
                 if data_dir.join(&name).exists() {
                     left_out.push(format!("{name}: a secret ([jwt] secret_file)"));
+                    secrets_left_out.push(name);
                 }
             }
             (true, Secrets::Include) => {
@@ -281,6 +286,7 @@ fn write_archive(
             }
             Secrets::Leave if data_dir.join(name).exists() => {
                 left_out.push(format!("{name}: a secret"));
+                secrets_left_out.push(name.to_string());
             }
             Secrets::Leave => {}
         }
@@ -300,6 +306,7 @@ fn write_archive(
         secrets_included: secrets == Secrets::Include,
         files: parts.iter().map(|p| p.entry.clone()).collect(),
         left_out,
+        secrets_left_out,
     };
     let mut tar = tar::Builder::new(out);
     let json = serde_json::to_vec_pretty(&manifest)
@@ -402,12 +409,10 @@ pub fn read_backup(input: impl Read, dest: &Path) -> Result<Manifest> {
             manifest.version
         )));
     }
-    for f in &manifest.files {
-        if !plain_name(&f.name) || f.name == MANIFEST {
-            return Err(not(format!(
-                "the manifest lists a bad file name {:?}",
-                f.name
-            )));
+    let names = manifest.files.iter().map(|f| &f.name);
+    for name in names.chain(&manifest.secrets_left_out) {
+        if !plain_name(name) || name == MANIFEST {
+            return Err(not(format!("the manifest lists a bad file name {name:?}")));
         }
     }
     if !manifest

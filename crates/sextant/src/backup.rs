@@ -107,12 +107,19 @@ pub fn restore(file: &Path, data_dir: &Path) -> Result<Restored> {
         .map_err(|e| anyhow::anyhow!("{}: {e}; nothing was restored", file.display()))?;
 
     let mut kept_secrets = Vec::new();
-    for secret in profile::SECRETS {
-        let from = data_dir.join(secret);
-        let to = staging.path().join(secret);
+    let secrets = profile::SECRETS
+        .iter()
+        .map(|s| s.to_string())
+        .chain(manifest.secrets_left_out.iter().cloned());
+    for secret in secrets {
+        if kept_secrets.contains(&secret) {
+            continue;
+        }
+        let from = data_dir.join(&secret);
+        let to = staging.path().join(&secret);
         if !to.exists() && from.is_file() {
             copy_private(&from, &to)?;
-            kept_secrets.push(secret.to_string());
+            kept_secrets.push(secret);
         }
     }
 
@@ -200,16 +207,30 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let source = tmp.path().join("source");
         profile_dir(&source);
+        // A JWT secret file named by security.toml is a secret too; its public key is not.
+        std::fs::write(
+            source.join("security.toml"),
+            "[jwt]\nsecret_file = \"jwt.secret\"\n",
+        )
+        .unwrap();
+        std::fs::write(source.join("jwt.secret"), "source secret").unwrap();
         let file = tmp.path().join("b.tar");
         let m = backup(&source, &file, Secrets::Leave).unwrap();
         assert!(!m.secrets_included);
+        assert_eq!(m.secrets_left_out, ["jwt.secret", "token"]);
+        assert!(m.files.iter().any(|f| f.name == "security.toml"));
 
         let target = tmp.path().join("target");
         std::fs::create_dir_all(&target).unwrap();
         std::fs::write(target.join("token"), "sxt_target\n").unwrap();
+        std::fs::write(target.join("jwt.secret"), "target secret").unwrap();
         std::fs::write(target.join("agents.toml"), "# theirs\n").unwrap();
         let r = restore(&file, &target).unwrap();
-        assert_eq!(r.kept_secrets, ["token"]);
+        assert_eq!(r.kept_secrets, ["token", "jwt.secret"]);
+        assert_eq!(
+            std::fs::read_to_string(target.join("jwt.secret")).unwrap(),
+            "target secret"
+        );
         let aside = r.replaced.expect("the old dir is kept");
         assert_eq!(
             std::fs::read_to_string(aside.join("agents.toml")).unwrap(),
