@@ -374,14 +374,14 @@ pub fn read_backup(input: impl Read, dest: &Path) -> Result<Manifest> {
     let mut archive = tar::Archive::new(input);
     let mut entries = archive
         .entries()
-        .map_err(|e| not(format!("not a tar file: {e}")))?;
+        .map_err(|_| not("not a Sextant backup: it is not a tar archive".into()))?;
     let first = entries
         .next()
         .ok_or_else(|| not("the file is empty".into()))?
-        .map_err(|e| not(format!("not a tar file: {e}")))?;
+        .map_err(|_| not("not a Sextant backup: it is not a tar archive".into()))?;
     let name = first
         .path()
-        .map_err(|e| not(format!("not a tar file: {e}")))?
+        .map_err(|_| not("not a Sextant backup: it is not a tar archive".into()))?
         .to_string_lossy()
         .into_owned();
     if name != MANIFEST {

@@ -277,7 +277,11 @@ mod tests {
         let junk = tmp.path().join("junk.tar");
         std::fs::write(&junk, vec![7u8; 4096]).unwrap();
         let e = restore(&junk, &target).unwrap_err().to_string();
-        assert!(e.contains("nothing was restored"), "{e}");
+        assert!(
+            e.contains("not a Sextant backup: it is not a tar archive")
+                && e.contains("nothing was restored"),
+            "{e}"
+        );
 
         // A well-formed archive whose journal is damaged: pages overwritten in the middle.
         let source = tmp.path().join("source");

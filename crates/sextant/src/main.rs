@@ -366,7 +366,7 @@ fn main() -> Result<()> {
             }
             if !r.kept_secrets.is_empty() {
                 eprintln!(
-                    "  kept from that dir (the backup has no secrets): {}",
+                    "  secrets the backup leaves out, kept from that dir: {}",
                     r.kept_secrets.join(", ")
                 );
             }
