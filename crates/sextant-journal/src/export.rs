@@ -1,4 +1,4 @@
-//! The journal as JSON lines a person can read or load elsewhere ([`write`]), and the type
+//! The journal as JSON lines a person can read or load elsewhere ([`write()`]), and the type
 //! every line parses back into ([`Line`]).
 //!
 //! One JSON object per line, each with a `type`:
@@ -86,7 +86,7 @@ impl Line {
     }
 }
 
-/// Writes lines and counts them: [`write`] for the journal's part, then whatever the caller
+/// Writes lines and counts them: [`write()`] for the journal's part, then whatever the caller
 /// adds (audit records), then [`Writer::finish`] for the `end` line.
 pub struct Writer<W: Write> {
     out: W,
