@@ -4,10 +4,11 @@
 //   bash tests/browser/run.sh            (installs chromium and playwright-core if missing)
 
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { after, afterEach, before, describe, test } from 'node:test';
 import { startFakePeer } from './fake-peer.mjs';
-import { client, openPage, rawPost, shot, startBrowser, startServer } from './harness.mjs';
+import { axeViolations, client, openPage, rawPost, shot, startBrowser, startServer } from './harness.mjs';
 
 let server;
 let browser;
@@ -364,6 +365,41 @@ describe('overview', () => {
     await page.locator('section[aria-label="Waiting for you"]').getByText('df -h').waitFor();
     await page.locator('section[aria-label="Next scheduled"]').getByText('Morning brief').waitFor();
     await shot(page, 'overview');
+    noErrors(page);
+    await page.close();
+  });
+
+  test('downloads a backup that says it has no secrets, and the export as JSON lines', async () => {
+    await api.send('echo', 'in the export');
+    const page = await open('/');
+    const panel = page.getByRole('region', { name: 'Backup and export' });
+    await panel.getByText('It leaves out secrets').waitFor();
+    const [backup] = await Promise.all([
+      page.waitForEvent('download'),
+      panel.getByRole('button', { name: 'Download backup' }).click(),
+    ]);
+    assert.match(backup.suggestedFilename(), /^sextant-backup-\d{8}T\d{6}Z\.tar$/);
+    const tar = readFileSync(await backup.path());
+    // A tar whose first entry is the manifest: name at 0, octal size at 124, data at 512.
+    assert.equal(tar.subarray(0, 19).toString(), 'sextant-backup.json');
+    const size = parseInt(tar.subarray(124, 136).toString().replace(/\0/g, '').trim(), 8);
+    const manifest = JSON.parse(tar.subarray(512, 512 + size).toString());
+    assert.equal(manifest.format, 'sextant-backup');
+    assert.equal(manifest.secrets_included, false);
+    assert.ok(manifest.files.some((f) => f.name === 'journal.db'));
+    assert.ok(!manifest.files.some((f) => f.name === 'token'), 'no owner token in a download');
+
+    const [exported] = await Promise.all([
+      page.waitForEvent('download'),
+      panel.getByRole('button', { name: 'Export (JSON lines)' }).click(),
+    ]);
+    assert.match(exported.suggestedFilename(), /^sextant-export-\d{8}T\d{6}Z\.jsonl$/);
+    const lines = readFileSync(await exported.path(), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    assert.equal(lines[0].type, 'header');
+    assert.equal(lines.at(-1).type, 'end');
+    assert.ok(lines.some((l) => l.type === 'event' && JSON.stringify(l.body).includes('in the export')));
+    await panel.getByRole('button', { name: 'Download backup' }).waitFor();
+    assert.deepEqual(await axeViolations(page), [], 'axe, on the Overview with its Backup panel');
     noErrors(page);
     await page.close();
   });

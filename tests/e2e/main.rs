@@ -12,6 +12,7 @@ mod adversarial;
 mod approvals;
 mod assistant;
 mod auth_matrix;
+mod backup;
 mod cancel;
 mod cards;
 mod connections;

@@ -29,6 +29,10 @@
 //! [`Journal::rebuild_check`] recomputes the cache from the events with the same projection the
 //! readers use, and reports any difference.
 //!
+//! **Backup and export.** [`backup`] copies the live journal as one consistent snapshot (SQLite's
+//! online backup API, beside the writer) and checks a copy before it is restored; [`export`]
+//! writes it as JSON lines, one row at a time, and parses them back.
+//!
 //! Layout: [`migrate`] (embedded migrations), [`queries`] (one module per table), [`writer`]
 //! (the writer thread and the admission transaction), [`wal`] (checkpoints), [`hub`] (live
 //! fan-out). Personal schedules and their Runs (`schedules`, `runs` tables) have their async
@@ -40,7 +44,9 @@
 //! an append queues one `push_outbox` row per config for every event a config covers, in the
 //! event's own transaction ([`Journal::push_due`] and friends serve the delivery worker).
 
+pub mod backup;
 pub mod error;
+pub mod export;
 pub mod hub;
 pub mod migrate;
 mod peers;
@@ -116,7 +122,7 @@ struct Inner {
 }
 
 /// Opens a connection with the pragmas every connection needs.
-fn open_connection(path: &Path) -> Result<Connection> {
+pub(crate) fn open_connection(path: &Path) -> Result<Connection> {
     let conn = Connection::open(path)?;
     conn.busy_timeout(Duration::from_secs(5))?;
     conn.pragma_update(None, "journal_mode", "WAL")?;
@@ -494,6 +500,15 @@ impl Journal {
     pub async fn interaction(&self, interaction_id: &str) -> Result<Option<InteractionRow>> {
         let id = interaction_id.to_string();
         self.read(move |c| queries::interactions::get(c, &id)).await
+    }
+
+    /// Copies the journal, as one consistent snapshot taken now, into the new file `dest`
+    /// ([`backup::snapshot`]): on a connection of its own, so the writer goes on committing.
+    pub async fn snapshot(&self, dest: PathBuf) -> Result<backup::Checked> {
+        let src = self.inner.path.clone();
+        tokio::task::spawn_blocking(move || backup::snapshot(&src, &dest))
+            .await
+            .map_err(|e| Error::Conflict(format!("snapshot task failed: {e}")))?
     }
 
     /// Recomputes every task's cached state from the events and returns the tasks whose cache

@@ -1989,4 +1989,158 @@ async fn a_grown_wal_is_cut_back_after_it_starts_again() {
         }
     }
     panic!("the WAL stayed at {} bytes", wal_size());
+/// Every line an export writes parses back into the row it was written from: the Sessions,
+/// tasks, events, schedules and Runs read back equal what the journal's own queries return.
+#[tokio::test]
+async fn an_export_parses_back_into_the_journal_s_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = journal(&dir).await;
+    let tasks = new_tasks(&j, 3).await;
+    j.append(
+        &tasks[0].session_id,
+        vec![state(&tasks[0], TaskState::Working, 1)],
+    )
+    .await
+    .unwrap();
+    j.append(
+        &tasks[0].session_id,
+        vec![state(&tasks[0], TaskState::Completed, 2)],
+    )
+    .await
+    .unwrap();
+    j.create_schedule(schedule_row("s1", "2026-11-29T10:01:00.000Z"))
+        .await
+        .unwrap();
+    j.insert_run(cron_run("s1", "2026-11-29T10:01:00.000Z"))
+        .await
+        .unwrap();
+
+    let path = j.path().to_path_buf();
+    let bytes = tokio::task::spawn_blocking(move || {
+        let c = export::open_for_export(&path).unwrap();
+        let version = export::schema_version(&c).unwrap();
+        let mut w = export::Writer::new(Vec::new(), version, t0()).unwrap();
+        export::write(&c, &mut w).unwrap();
+        w.finish().unwrap().0
+    })
+    .await
+    .unwrap();
+    let text = String::from_utf8(bytes).unwrap();
+    let lines: Vec<export::Line> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    // Each line is one object with its type first.
+    for l in text.lines() {
+        assert!(l.starts_with("{\"type\":\""), "{l}");
+    }
+
+    let export::Line::Header(h) = &lines[0] else {
+        panic!("the header comes first: {:?}", lines[0])
+    };
+    assert_eq!((h.format.as_str(), h.version), (export::FORMAT, 1));
+    assert_eq!(h.schema_version as usize, migrate::MIGRATIONS.len());
+    let export::Line::End(end) = lines.last().unwrap() else {
+        panic!("the end line comes last")
+    };
+
+    let mut sessions = Vec::new();
+    let mut got_tasks = Vec::new();
+    let mut events = Vec::new();
+    let mut schedules = Vec::new();
+    let mut runs = Vec::new();
+    for l in &lines[1..lines.len() - 1] {
+        match l {
+            export::Line::Session(s) => sessions.push(s.clone()),
+            export::Line::Task(t) => got_tasks.push(t.clone()),
+            export::Line::Event(e) => events.push(e.clone()),
+            export::Line::Schedule(s) => schedules.push(s.clone()),
+            export::Line::Run(r) => runs.push(r.clone()),
+            other => panic!("unexpected line {other:?}"),
+        }
+    }
+    assert_eq!(end.counts["session"], 3);
+    assert_eq!(end.counts["event"] as usize, events.len());
+
+    for t in &tasks {
+        let s = j.session(&t.session_id).await.unwrap().unwrap();
+        assert!(sessions.contains(&s), "{s:?}");
+        let row = j.task(&t.task_id).await.unwrap().unwrap();
+        assert!(got_tasks.contains(&row), "{row:?}");
+        let evs = j.session_events(&t.session_id, 0, 100).await.unwrap();
+        assert!(!evs.is_empty());
+        for e in evs {
+            assert!(events.contains(&e), "{e:?}");
+        }
+    }
+    assert_eq!(got_tasks.len(), 3);
+    let done = got_tasks
+        .iter()
+        .find(|t| t.task_id == tasks[0].task_id)
+        .unwrap();
+    assert_eq!(done.state, TaskState::Completed);
+    assert_eq!(schedules, vec![j.schedule("s1").await.unwrap().unwrap()]);
+    assert_eq!(runs, j.runs("s1", None, 10).await.unwrap().0);
+}
+
+/// A snapshot taken while admissions keep committing holds every task committed before it
+/// began, passes the integrity check, and leaves the live journal writable.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_snapshot_under_writes_holds_everything_committed_before_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = journal(&dir).await;
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let committed = std::sync::Arc::new(Mutex::new(Vec::new()));
+    let mut writers = Vec::new();
+    for w in 0..4 {
+        let (j, stop, committed) = (j.clone(), stop.clone(), committed.clone());
+        writers.push(tokio::spawn(async move {
+            let mut i = 0;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let t = admitted(&j, admission("alice", &format!("w{w}-{i}"), "x")).await;
+                committed.lock().unwrap().push(t.task_id);
+                i += 1;
+            }
+        }));
+    }
+    // Let some commit first.
+    while committed.lock().unwrap().len() < 50 {
+        tokio::task::yield_now().await;
+    }
+    let before: Vec<String> = committed.lock().unwrap().clone();
+    let dest = dir.path().join("copy.db");
+    let checked = j.snapshot(dest.clone()).await.unwrap();
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    for w in writers {
+        w.await.unwrap();
+    }
+    assert!(checked.tasks as usize >= before.len(), "{checked:?}");
+    assert!(
+        !dir.path().join("copy.db-wal").exists(),
+        "one self-contained file"
+    );
+    let copy = Journal::open(&dest).unwrap();
+    for id in &before {
+        assert!(copy.task(id).await.unwrap().is_some(), "task {id} missing");
+    }
+    assert!(copy.rebuild_check().await.unwrap().is_empty());
+    // The original still takes writes.
+    admitted(&j, admission("alice", "after", "x")).await;
+    // A snapshot is never written over a file.
+    assert!(j.snapshot(dest).await.is_err());
+}
+
+#[test]
+fn a_file_that_is_not_a_journal_fails_the_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let junk = dir.path().join("junk.db");
+    std::fs::write(&junk, b"definitely not sqlite, but long enough to have a header..........................................................").unwrap();
+    assert!(backup::check(&junk).is_err());
+    let empty = dir.path().join("empty.db");
+    rusqlite::Connection::open(&empty)
+        .unwrap()
+        .execute_batch("CREATE TABLE t (x)")
+        .unwrap();
+    let e = backup::check(&empty).unwrap_err().to_string();
+    assert!(e.contains("not a Sextant journal"), "{e}");
 }

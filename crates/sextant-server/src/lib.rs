@@ -19,6 +19,8 @@
 //!   and the Host / Origin / Sec-Fetch-Site / Content-Type rules for requests without a
 //!   token) and the security headers of every response.
 //! - [`assistant`]: the assistant capability routes (`/api/v1/assistant-a2a/agents/{id}/…`).
+//! - [`profile`]: backup (one tar file) and export (JSON lines) of the person's profile, and
+//!   their owner-only downloads `GET /api/v1/backup` and `GET /api/v1/export`.
 //! - [`audit`]: the append-only audit log and `GET /api/v1/audit`; [`security`]: the settings
 //!   (`security.toml`) and the services built from them.
 //! - [`ui`]: the web console (the built UI, embedded) at `/`, and [`console`]: how its page
@@ -51,6 +53,7 @@ pub mod params;
 pub mod parts;
 pub mod peers;
 pub mod perimeter;
+pub mod profile;
 pub mod push;
 pub mod ratelimit;
 pub mod schedules;
@@ -220,6 +223,8 @@ pub fn router(state: AppState) -> Router {
             delete(credentials::revoke_assistant_peer),
         )
         .route("/api/v1/audit", get(audit::list))
+        .route("/api/v1/backup", get(profile::backup))
+        .route("/api/v1/export", get(profile::export))
         .route("/api/v1/push", get(push::api::list))
         .route(
             "/api/v1/push/{task_id}/{config_id}/resume",

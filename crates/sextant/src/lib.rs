@@ -13,12 +13,16 @@
 //! `sextant.lock` (held while a Sextant runs on the dir, so a second one is refused; see
 //! [`data_dir_lock`]).
 //!
+//! **Backup, restore, export** ([`backup`]): the whole profile in one tar file taken beside a
+//! running Sextant, restored only into a data dir no Sextant holds, or written as JSON lines.
+//!
 //! **Perimeter at start-up** ([`check_exposure`]): with no credential for remote callers
 //! configured (a peer or assistant token, or `[jwt]`), Sextant binds loopback only; binding
 //! beyond loopback needs such a credential and an explicit `--host`. A plain-http public URL
 //! outside loopback, or `[jwt]` without an audience, stops the start with a clear message.
 
 pub mod agents_file;
+pub mod backup;
 pub mod data_dir_lock;
 pub mod outbound_file;
 pub mod security_file;

@@ -3,7 +3,8 @@
 //! revoke the tokens of remote peers and of assistant runtimes, and `sextant assistant-token
 //! peers NAME` an assistant's per-Agent credentials with a Hermes peers block
 //! (docs/security.md); `sextant card-key show|rotate` shows and rotates the key cards are
-//! signed with (docs/card-signing.md).
+//! signed with (docs/card-signing.md); `sextant backup|restore|export` save and bring back the
+//! whole profile or write it as JSON lines (`sextant::backup`).
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -89,6 +90,35 @@ enum Command {
         data_dir: Option<PathBuf>,
         #[command(subcommand)]
         action: AssistantAction,
+    },
+    /// Back up the whole profile (journal snapshot, settings, audit log and, unless
+    /// --no-secrets, the secret files) into one tar file, while Sextant runs or not.
+    Backup {
+        #[arg(long, env = "SEXTANT_DATA_DIR")]
+        data_dir: Option<PathBuf>,
+        /// Leave out the owner token, peer tokens, push key and card keys (what the console's
+        /// download leaves out); a restore then keeps the target dir's own.
+        #[arg(long)]
+        no_secrets: bool,
+        /// The backup file to write (replaced if it exists).
+        file: PathBuf,
+    },
+    /// Restore a backup into the data dir. Refused while a Sextant runs on it; the dir that
+    /// was there is kept beside it as <dir>.replaced-<time>.
+    Restore {
+        #[arg(long, env = "SEXTANT_DATA_DIR")]
+        data_dir: Option<PathBuf>,
+        /// The backup file (from `sextant backup` or the console's download).
+        file: PathBuf,
+    },
+    /// Write Sessions, tasks, transcripts (events), schedules, Runs and the audit log as JSON
+    /// lines (one object per line with a "type"; see the README), while Sextant runs or not.
+    Export {
+        #[arg(long, env = "SEXTANT_DATA_DIR")]
+        data_dir: Option<PathBuf>,
+        /// Write to this file instead of stdout.
+        #[arg(long, short)]
+        output: Option<PathBuf>,
     },
     /// The key Agent Cards are signed with (card-key.json in the data dir).
     CardKey {
@@ -298,6 +328,69 @@ fn main() -> Result<()> {
         }
         Command::AssistantToken { data_dir, action } => assistant_command(data_dir, action),
         Command::CardKey { data_dir, action } => card_key_command(data_dir, action),
+        Command::Backup {
+            data_dir,
+            no_secrets,
+            file,
+        } => {
+            let dir = data_dir.unwrap_or_else(sextant::default_data_dir);
+            let secrets = if no_secrets {
+                sextant_server::profile::Secrets::Leave
+            } else {
+                sextant_server::profile::Secrets::Include
+            };
+            let m = sextant::backup::backup(&dir, &file, secrets)?;
+            eprintln!(
+                "sextant: backed up {} Sessions, {} tasks and {} files to {}{}",
+                m.sessions,
+                m.tasks,
+                m.files.len(),
+                file.display(),
+                if m.secrets_included {
+                    " (with secrets: keep it private)"
+                } else {
+                    " (without secrets)"
+                }
+            );
+            for l in &m.left_out {
+                eprintln!("  not included: {l}");
+            }
+            Ok(())
+        }
+        Command::Restore { data_dir, file } => {
+            let dir = data_dir.unwrap_or_else(sextant::default_data_dir);
+            let r = sextant::backup::restore(&file, &dir)?;
+            eprintln!(
+                "sextant: restored {} Sessions and {} tasks (backup of {}) into {}",
+                r.manifest.sessions,
+                r.manifest.tasks,
+                r.manifest.created_at,
+                dir.display()
+            );
+            if let Some(old) = &r.replaced {
+                eprintln!("  the data dir that was there is kept at {}", old.display());
+            }
+            if !r.kept_secrets.is_empty() {
+                eprintln!(
+                    "  secrets the backup leaves out, kept from that dir: {}",
+                    r.kept_secrets.join(", ")
+                );
+            }
+            Ok(())
+        }
+        Command::Export { data_dir, output } => {
+            let dir = data_dir.unwrap_or_else(sextant::default_data_dir);
+            let end = match &output {
+                Some(file) => sextant::backup::export_to_file(&dir, file)?,
+                None => {
+                    let out = std::io::BufWriter::new(std::io::stdout().lock());
+                    sextant::backup::export(&dir, out)?
+                }
+            };
+            let counts: Vec<String> = end.counts.iter().map(|(k, n)| format!("{n} {k}")).collect();
+            eprintln!("sextant: exported {}", counts.join(", "));
+            Ok(())
+        }
         Command::Token { data_dir } => {
             let dir = data_dir.unwrap_or_else(sextant::default_data_dir);
             println!("{}", sextant::ensure_token(&dir)?);

@@ -24,11 +24,11 @@ pub fn insert(c: &Connection, ev: &JournalEvent) -> Result<()> {
     Ok(())
 }
 
-fn row(r: &Row<'_>) -> rusqlite::Result<(String, i64, Option<String>, String, String)> {
+pub(crate) fn row(r: &Row<'_>) -> rusqlite::Result<(String, i64, Option<String>, String, String)> {
     Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
 }
 
-fn decode(
+pub(crate) fn decode(
     (session_id, seq, task_id, at, body): (String, i64, Option<String>, String, String),
 ) -> Result<JournalEvent> {
     let body: EventBody = serde_json::from_str(&body)

@@ -7,12 +7,12 @@
 use std::collections::HashMap;
 
 use rusqlite::{Connection, OptionalExtension, Row, params};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
 
 /// A stored Run, with its task's cached state when it has one.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunRow {
     pub run_id: String,
     pub schedule_id: String,
@@ -50,13 +50,13 @@ pub struct RunRow {
     pub settled_at: Option<String>,
 }
 
-const SELECT: &str = "SELECT r.run_id, r.schedule_id, r.trigger, r.scheduled_for, r.prompt, \
+pub(crate) const SELECT: &str = "SELECT r.run_id, r.schedule_id, r.trigger, r.scheduled_for, r.prompt, \
                       r.agent_id, r.executed_as, r.record, r.reason, r.session_id, r.task_id, \
                       r.replay_of, r.created_at, r.started_at, r.finished_at, t.state, t.state_at, \
                       r.overlap_policy, r.jitter_secs, r.outcome, r.result, r.settled_at \
                       FROM runs r LEFT JOIN tasks t ON t.task_id = r.task_id";
 
-fn row(r: &Row<'_>) -> rusqlite::Result<RunRow> {
+pub(crate) fn row(r: &Row<'_>) -> rusqlite::Result<RunRow> {
     Ok(RunRow {
         run_id: r.get(0)?,
         schedule_id: r.get(1)?,

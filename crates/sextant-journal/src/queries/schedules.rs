@@ -4,12 +4,12 @@
 //! it paused the plan).
 
 use rusqlite::{Connection, OptionalExtension, Row, params};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
 
 /// A stored schedule.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ScheduleRow {
     pub schedule_id: String,
     /// `Principal::key()` of the creator: the only principal that sees or manages it.
@@ -54,13 +54,13 @@ pub struct ScheduleRow {
     pub due_at: Option<String>,
 }
 
-const COLUMNS: &str = "schedule_id, creator, creator_kind, creator_principal, name, prompt, cron, \
+pub(crate) const COLUMNS: &str = "schedule_id, creator, creator_kind, creator_principal, name, prompt, cron, \
                        timezone, agent_id, enabled, missed_run_policy, missed_run_grace_secs, \
                        source, created_at, updated_at, next_fire_at, overlap_policy, jitter_secs, \
                        pause_after_failures, consecutive_failures, paused_reason, paused_at, \
                        once_at, source_principal, due_at";
 
-fn row(r: &Row<'_>) -> rusqlite::Result<ScheduleRow> {
+pub(crate) fn row(r: &Row<'_>) -> rusqlite::Result<ScheduleRow> {
     Ok(ScheduleRow {
         schedule_id: r.get(0)?,
         creator: r.get(1)?,

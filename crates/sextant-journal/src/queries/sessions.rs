@@ -1,12 +1,12 @@
 //! `sessions`: one conversation with one Agent, keyed by (caller, agent, contextId).
 
 use rusqlite::{Connection, OptionalExtension, Row, params};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
 
 /// A stored Session.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SessionRow {
     pub session_id: String,
     pub agent_id: String,

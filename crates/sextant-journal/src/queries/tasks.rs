@@ -3,7 +3,7 @@
 
 use a2a::TaskState;
 use rusqlite::{Connection, OptionalExtension, Row, params};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use sextant_core::EventBody;
 use sextant_core::a2a;
 use sextant_core::event::{parse_state, state_wire};
@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 use crate::queries::events;
 
 /// A stored Task (identity + cached state).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TaskRow {
     pub task_id: String,
     pub session_id: String,
@@ -27,7 +27,7 @@ pub struct TaskRow {
     /// The seq of the task's first event in its Session (fixed at creation): its events are
     /// the Session's events from here to `last_seq` that carry its id.
     pub first_seq: i64,
-    #[serde(serialize_with = "ser_state")]
+    #[serde(serialize_with = "ser_state", deserialize_with = "de_state")]
     pub state: TaskState,
     pub state_at: String,
     pub last_seq: i64,
@@ -39,6 +39,11 @@ fn ser_state<S: serde::Serializer>(s: &TaskState, ser: S) -> Result<S::Ok, S::Er
     ser.serialize_str(&state_wire(s))
 }
 
+fn de_state<'de, D: serde::Deserializer<'de>>(de: D) -> Result<TaskState, D::Error> {
+    let s = String::deserialize(de)?;
+    parse_state(&s).ok_or_else(|| serde::de::Error::custom(format!("unknown task state {s:?}")))
+}
+
 /// The columns [`row`] reads, in its order; a macro so that the `const` statements below can
 /// `concat!` it.
 macro_rules! columns {
@@ -48,9 +53,9 @@ macro_rules! columns {
     };
 }
 
-const COLUMNS: &str = columns!();
+pub(crate) const COLUMNS: &str = columns!();
 
-fn row(r: &Row<'_>) -> rusqlite::Result<TaskRow> {
+pub(crate) fn row(r: &Row<'_>) -> rusqlite::Result<TaskRow> {
     let state: String = r.get(8)?;
     Ok(TaskRow {
         task_id: r.get(0)?,
@@ -157,7 +162,7 @@ impl LastAct {
 }
 
 /// What happened to an ended task, in the console's words (see [`outcome`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
     Completed,

@@ -12,6 +12,7 @@ import { cronWords } from '../schedules/Schedules';
 import { subscribe } from '../../live/events';
 import { agents, loadAgents } from '../tasks/store';
 import { AgentsPanel } from './AgentsPanel';
+import { BackupPanel } from './BackupPanel';
 
 interface Overview {
   status: 'loading' | 'ready';
@@ -162,6 +163,7 @@ export function Home() {
             </Link>
           )}
         </section>
+        <BackupPanel />
       </div>
     </div>
   );
