@@ -23,6 +23,10 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}"
 fi
 
+step "rust toolchain: the one rust-toolchain.toml pins, without a download"
+bash scripts/toolchain.sh
+cargo --version
+
 step "cargo fmt --check"
 cargo fmt --all -- --check
 
