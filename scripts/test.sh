@@ -7,6 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 STEPS=0
+SKIPPED=()
 # Each step either passes or stops the script (set -e), so reaching the end means all passed.
 step() { STEPS=$((STEPS + 1)); printf '\n==> %s\n' "$*"; }
 
@@ -56,6 +57,26 @@ for dir in crates/*/; do
   fi
 done
 
+# cargo-deny, pinned: installed from crates.io when missing or at another version (CI machines
+# start with nothing; later runs find it in ~/.cargo/bin and skip its build: 26 minutes
+# on the shared 2-core machine under load, nice -n 10).
+CARGO_DENY_VERSION=0.20.2
+step "cargo deny: licenses, bans, sources (deny.toml)"
+if [ "$(cargo deny --version 2>/dev/null)" != "cargo-deny $CARGO_DENY_VERSION" ]; then
+  cargo install --locked cargo-deny --version "=$CARGO_DENY_VERSION"
+fi
+cargo deny --locked check --hide-inclusion-graph licenses bans sources
+# Advisories need the RustSec database, a git repository on GitHub that CI cannot reach: check
+# them only when it can be fetched (bounded, so a black-holed network cannot hang the run), and
+# say so in the log and in the closing line when it cannot.
+if timeout 120 cargo deny --locked fetch db; then
+  cargo deny --locked --offline check --hide-inclusion-graph advisories
+else
+  echo "advisories: SKIPPED: the RustSec database (github.com/rustsec/advisory-db) could not be" \
+    "fetched; run 'cargo deny check advisories' where GitHub is reachable" >&2
+  SKIPPED+=("cargo deny check advisories (no RustSec database)")
+fi
+
 step "cargo clippy (warnings are errors)"
 cargo clippy --workspace --exclude sextant-app --all-targets --locked -- -D warnings
 
@@ -88,5 +109,7 @@ RUSTDOCFLAGS="-D warnings" cargo doc --no-deps -p sextant-app --document-private
 cargo test -p sextant-app --locked
 bash scripts/desktop-smoke.sh target/debug/sextant-app
 
-# One plain closing line for whoever reads the log: every step above passed.
+# One plain closing line for whoever reads the log: every step above passed (then what was
+# skipped, and why).
 printf '\nsteps: %d passed, 0 failed\n' "$STEPS"
+for skipped in "${SKIPPED[@]}"; do printf 'skipped: %s\n' "$skipped"; done
