@@ -83,8 +83,10 @@ cargo clippy --workspace --exclude sextant-app --all-targets --locked -- -D warn
 step "cargo doc (broken links and doc warnings are errors)"
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --workspace --exclude sextant-app --document-private-items --locked
 
+# INSTA_UPDATE=no: a wire snapshot that differs (tests/e2e/wire.rs) fails the run and writes
+# nothing; review shape changes locally (README, Testing).
 step "cargo test --workspace (but the desktop shell)"
-cargo test --workspace --exclude sextant-app --locked
+INSTA_UPDATE=no cargo test --workspace --exclude sextant-app --locked
 
 # `cargo test` also regenerated the UI's TypeScript API types (ts-rs, .cargo/config.toml).
 step "contracts: ui/src/bindings match the Rust types"
