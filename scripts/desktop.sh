@@ -11,6 +11,7 @@
 # one, run `cargo run --release -p sextant -- serve` and open the printed URL instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+bash scripts/toolchain.sh # the pinned Rust toolchain, without a download when stable is it
 
 bash scripts/install-desktop-deps.sh
 if ! command -v npm >/dev/null; then

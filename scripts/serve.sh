@@ -7,6 +7,7 @@
 #   ./scripts/serve.sh --port 0 --data-dir /tmp/sx
 set -euo pipefail
 cd "$(dirname "$0")/.."
+bash scripts/toolchain.sh # the pinned Rust toolchain, without a download when stable is it
 
 if ! command -v npm >/dev/null; then
   if [ "$(id -u)" -eq 0 ]; then SUDO=(); else SUDO=(sudo); fi

@@ -7,6 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 STEPS=0
+SKIPPED=()
 # Each step either passes or stops the script (set -e), so reaching the end means all passed.
 step() { STEPS=$((STEPS + 1)); printf '\n==> %s\n' "$*"; }
 
@@ -22,6 +23,10 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}"
 fi
+
+step "rust toolchain: the one rust-toolchain.toml pins, without a download"
+bash scripts/toolchain.sh
+cargo --version
 
 step "cargo fmt --check"
 cargo fmt --all -- --check
@@ -52,14 +57,36 @@ for dir in crates/*/; do
   fi
 done
 
+# cargo-deny, pinned: installed from crates.io when missing or at another version (CI machines
+# start with nothing; later runs find it in ~/.cargo/bin and skip its build: 26 minutes
+# on the shared 2-core machine under load, nice -n 10).
+CARGO_DENY_VERSION=0.20.2
+step "cargo deny: licenses, bans, sources (deny.toml)"
+if [ "$(cargo deny --version 2>/dev/null)" != "cargo-deny $CARGO_DENY_VERSION" ]; then
+  cargo install --locked cargo-deny --version "=$CARGO_DENY_VERSION"
+fi
+cargo deny --locked check --hide-inclusion-graph licenses bans sources
+# Advisories need the RustSec database, a git repository on GitHub that CI cannot reach: check
+# them only when it can be fetched (bounded, so a black-holed network cannot hang the run), and
+# say so in the log and in the closing line when it cannot.
+if timeout 120 cargo deny --locked fetch db; then
+  cargo deny --locked --offline check --hide-inclusion-graph advisories
+else
+  echo "advisories: SKIPPED: the RustSec database (github.com/rustsec/advisory-db) could not be" \
+    "fetched; run 'cargo deny check advisories' where GitHub is reachable" >&2
+  SKIPPED+=("cargo deny check advisories (no RustSec database)")
+fi
+
 step "cargo clippy (warnings are errors)"
 cargo clippy --workspace --exclude sextant-app --all-targets --locked -- -D warnings
 
 step "cargo doc (broken links and doc warnings are errors)"
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --workspace --exclude sextant-app --document-private-items --locked
 
+# INSTA_UPDATE=no: a wire snapshot that differs (tests/e2e/wire.rs) fails the run and writes
+# nothing; review shape changes locally (README, Testing).
 step "cargo test --workspace (but the desktop shell)"
-cargo test --workspace --exclude sextant-app --locked
+INSTA_UPDATE=no cargo test --workspace --exclude sextant-app --locked
 
 # `cargo test` also regenerated the UI's TypeScript API types (ts-rs, .cargo/config.toml).
 step "contracts: ui/src/bindings match the Rust types"
@@ -84,5 +111,7 @@ RUSTDOCFLAGS="-D warnings" cargo doc --no-deps -p sextant-app --document-private
 cargo test -p sextant-app --locked
 bash scripts/desktop-smoke.sh target/debug/sextant-app
 
-# One plain closing line for whoever reads the log: every step above passed.
+# One plain closing line for whoever reads the log: every step above passed (then what was
+# skipped, and why).
 printf '\nsteps: %d passed, 0 failed\n' "$STEPS"
+for skipped in "${SKIPPED[@]}"; do printf 'skipped: %s\n' "$skipped"; done

@@ -37,3 +37,4 @@ mod signed_cards;
 mod steer;
 mod streams;
 mod traces;
+mod wire;
