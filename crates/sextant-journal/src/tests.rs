@@ -1973,7 +1973,9 @@ async fn a_grown_wal_is_cut_back_after_it_starts_again() {
     let big = "x".repeat(64 * 1024);
     // A reader pins the snapshot before the writes.
     let reader = rusqlite::Connection::open(&path).unwrap();
-    reader.execute_batch("BEGIN; SELECT COUNT(*) FROM tasks;").unwrap();
+    reader
+        .execute_batch("BEGIN; SELECT COUNT(*) FROM tasks;")
+        .unwrap();
     let mut n = 0;
     while wal_size() < 2 * wal::WAL_SIZE_LIMIT as u64 {
         admitted(&j, admission("alice", &format!("big{n}"), &big)).await;
@@ -1989,6 +1991,8 @@ async fn a_grown_wal_is_cut_back_after_it_starts_again() {
         }
     }
     panic!("the WAL stayed at {} bytes", wal_size());
+}
+
 /// Every line an export writes parses back into the row it was written from: the Sessions,
 /// tasks, events, schedules and Runs read back equal what the journal's own queries return.
 #[tokio::test]
