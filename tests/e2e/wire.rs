@@ -72,13 +72,33 @@ fn session_id(task: &Value) -> String {
 }
 
 #[tokio::test]
+/// The card a 1.0 client reads (it names the version; here in the query, as A2A allows).
 async fn public_agent_card() {
+    let app = TestApp::spawn().await;
+    let (status, _, card) = app
+        .get_json("/.well-known/agent-card.json?A2A-Version=1.0", false)
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let card = scrub(&app, card, &[]);
+    settings().bind(|| {
+        assert_json_snapshot!("agent_card", card, {
+            // A JWS over the card with a key made for this data dir.
+            ".signatures[].protected" => "[jws protected header]",
+            ".signatures[].signature" => "[jws signature]",
+        });
+    });
+    app.shutdown().await;
+}
+
+#[tokio::test]
+/// The card a request without a version gets: the 1.0 card plus the fields 0.3 clients read.
+async fn public_agent_card_without_a_version() {
     let app = TestApp::spawn().await;
     let (status, _, card) = app.get_json("/.well-known/agent-card.json", false).await;
     assert_eq!(status, StatusCode::OK);
     let card = scrub(&app, card, &[]);
     settings().bind(|| {
-        assert_json_snapshot!("agent_card", card, {
+        assert_json_snapshot!("agent_card_without_a_version", card, {
             // A JWS over the card with a key made for this data dir.
             ".signatures[].protected" => "[jws protected header]",
             ".signatures[].signature" => "[jws signature]",
