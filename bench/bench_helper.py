@@ -249,7 +249,7 @@ def soak(results_dir: str) -> int:
     root = Path(results_dir)
     samples: dict[str, list[tuple[float, float, float]]] = {}
     for line in (root / "soak_rss.csv").read_text().splitlines()[1:]:
-        t, server, rss, cpu = line.split(",")
+        t, server, rss, cpu = line.split(",")[:4]
         samples.setdefault(server, []).append((float(t), int(rss) / 1024, int(cpu)))
     served: dict[str, dict] = {}
     ok = True

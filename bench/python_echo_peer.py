@@ -6,7 +6,8 @@ The comparison peer for bench/run.sh: the SDK's own Starlette routes
 InMemoryTaskStore, and an AgentExecutor that echoes the user's text as an
 artifact named "echo" and completes the task — the same observable behaviour
 as Sextant's default `echo` agent. The text "hold" instead keeps its task working until the
-server stops (for bench/idle_subscriptions.py).
+server stops (for bench/idle_subscriptions.py). Like Sextant's echo, "chunks=N rest" (N in 1..64)
+sends the rest as one artifact in N chunks, so stream benchmarks carry the same events on both.
 
 Usage: python_echo_peer.py [--host 127.0.0.1] [--port 0]
 
@@ -29,6 +30,7 @@ import argparse
 import asyncio
 import os
 import socket
+import uuid
 import sys
 
 # The SDK wraps every handler in OpenTelemetry spans; with only opentelemetry-api installed
@@ -75,8 +77,35 @@ class EchoExecutor(AgentExecutor):
             # bench/idle_subscriptions.py: a task that stays working until the server stops,
             # for SubscribeToTask streams to follow.
             await asyncio.Event().wait()
-        await updater.add_artifact([Part(text=context.get_user_input())], name="echo")
+        text = context.get_user_input()
+        pieces = chunked(text) or [text]
+        artifact_id = str(uuid.uuid4())
+        for i, piece in enumerate(pieces):
+            await updater.add_artifact(
+                [Part(text=piece)],
+                artifact_id=artifact_id,
+                name="echo",
+                append=i > 0,
+                last_chunk=i == len(pieces) - 1,
+            )
         await updater.complete()
+
+
+MAX_CHUNKS = 64
+
+
+def chunked(text: str) -> list[str] | None:
+    """The same rule as Sextant's echo engine: "chunks=N rest" -> rest in N near-equal pieces."""
+    if not text.startswith("chunks="):
+        return None
+    n, sep, rest = text[len("chunks="):].partition(" ")
+    if not sep or not n.isascii() or not n.isdigit() or len(n) > 3:
+        return None
+    count = int(n)
+    if not 1 <= count <= MAX_CHUNKS:
+        return None
+    cuts = [k * len(rest) // count for k in range(count + 1)]
+    return [rest[cuts[k] : cuts[k + 1]] for k in range(count)]
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
         updater = TaskUpdater(event_queue, context.task_id, context.context_id)

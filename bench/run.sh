@@ -20,6 +20,9 @@
 #   BENCH_VERIFY  1 = Lua checks every response is a completed task [1]
 #   STREAM        1 = SendStreamingMessage: each request is a whole SSE stream, whose events
 #                 are counted (needs BENCH_VERIFY=1); the table adds events/s [0]
+#   CHUNKS        N in 1..64: the text sent is "chunks=N hello from wrk", which both echo agents
+#                 answer with one artifact in N chunks (N artifact events per stream instead of
+#                 one: CHUNKS=7 makes ten-event streams) [unset: one artifact]
 #   RESULTS_DIR   where raw outputs go [bench/results/<timestamp>]
 #   METHOD        send = SendMessage; list = ListTasks (pageSize 20, the caller's newest tasks:
 #                 the call whose cost could grow with the caller's history) [send]
@@ -28,6 +31,9 @@
 #                 example), named sextant_LABEL, driven in the same interleaved rounds so the
 #                 effect of the journal's size is a ratio within one run []
 #   JOURNAL       PATH: shorthand for JOURNALS="journal=PATH" []
+#   BINARIES      space-separated LABEL=PATH pairs: one more Sextant per pair, from the binary at
+#                 PATH on an empty journal, named sextant_LABEL (a build before a change, side by
+#                 side with the one after it) []
 #
 # Both servers listen on 127.0.0.1 ports chosen by the kernel; all load stays on loopback.
 # Needs python3 (3.11+); installs wrk (and curl) with apt-get when missing (as root).
@@ -45,17 +51,19 @@ BENCH_VERIFY="${BENCH_VERIFY:-1}"
 STREAM="${STREAM:-0}"
 METHOD="${METHOD:-send}"
 JOURNALS="${JOURNALS:-${JOURNAL:+journal=$JOURNAL}}"
+BINARIES="${BINARIES:-}"
 RESULTS_DIR="${RESULTS_DIR:-$HERE/results/$(date +%Y%m%d-%H%M%S)}"
 VENV="$HERE/.venv"
 STARTUP_TIMEOUT=60
 CHECK_TEXT="bench check $$"
-WRK_TEXT="hello from wrk"
+WRK_TEXT="${CHUNKS:+chunks=$CHUNKS }hello from wrk"
 
 log() { printf 'bench: %s\n' "$*" >&2; }
 die() { log "$*"; exit 2; }
 [[ "$STREAM" != 1 || "$BENCH_VERIFY" == 1 ]] || die "STREAM=1 counts events only with BENCH_VERIFY=1"
 [[ "$METHOD" == send || "$METHOD" == list ]] || die "METHOD must be send or list"
 [[ "$METHOD" == send || "$STREAM" != 1 ]] || die "STREAM=1 is a SendMessage mode (METHOD=send)"
+[[ -z "${CHUNKS:-}" || "$CHUNKS" =~ ^[1-9][0-9]?$ && "$CHUNKS" -le 64 ]] || die "CHUNKS must be 1..64"
 
 [[ -x "$SEXTANT_BIN" ]] || die "sextant binary not found at $SEXTANT_BIN (run 'cargo build --release' or set SEXTANT_BIN)"
 command -v python3 >/dev/null || die "python3 is required"
@@ -172,6 +180,12 @@ check_one() {
 
 proc_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 proc_rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
+# RSS split by kind (anonymous = heap and stacks; file = mapped files such as SQLite's WAL
+# index; shmem) and the thread count: where RSS grows tells what grows.
+proc_mem_split() {
+  awk '/^RssAnon:/ {a=$2} /^RssFile:/ {f=$2} /^RssShmem:/ {s=$2} /^Threads:/ {t=$2}
+       END {printf "%s,%s,%s,%s", a, f, s, t}' "/proc/$1/status"
+}
 CLK_TCK="$(getconf CLK_TCK)"
 
 # run_phase ROUND NAME CONNS
@@ -197,10 +211,11 @@ run_phase() {
 
 # --- go --------------------------------------------------------------------------------------
 log "results in $RESULTS_DIR"
-# start_sextant NAME [JOURNAL]: a Sextant on its own data dir, the built-in echo Agent as the
-# default card's; on a copy of JOURNAL when given (cp --reflink where the disk can).
+# start_sextant NAME [JOURNAL [BINARY]]: a Sextant on its own data dir, the built-in echo Agent
+# as the default card's; on a copy of JOURNAL when given (cp --reflink where the disk can); from
+# BINARY instead of SEXTANT_BIN when given.
 start_sextant() {
-  local name="$1" journal="${2:-}" data="$TMP/$1-data"
+  local name="$1" journal="${2:-}" bin="${3:-$SEXTANT_BIN}" data="$TMP/$1-data"
   mkdir -p "$data"
   printf 'default_agent = "echo"\n' >"$data/agents.toml"
   if [[ -n "$journal" ]]; then
@@ -209,7 +224,8 @@ start_sextant() {
     cp --reflink=auto "$journal" "$data/journal.db"
     if [[ -f "$journal-wal" ]]; then cp --reflink=auto "$journal-wal" "$data/journal.db-wal"; fi
   fi
-  start_server "$name" "sextant: listening on " "$SEXTANT_BIN" serve --data-dir "$data" --port 0
+  [[ -x "$bin" ]] || die "$name: no executable at $bin"
+  start_server "$name" "sextant: listening on " "$bin" serve --data-dir "$data" --port 0
 }
 SERVERS=(sextant)
 start_sextant sextant
@@ -217,6 +233,12 @@ for pair in $JOURNALS; do
   label="${pair%%=*}" path="${pair#*=}"
   [[ "$label" =~ ^[A-Za-z0-9]+$ && "$path" != "$pair" ]] || die "JOURNALS wants LABEL=PATH pairs (LABEL letters and digits): $pair"
   start_sextant "sextant_$label" "$path"
+  SERVERS+=("sextant_$label")
+done
+for pair in $BINARIES; do
+  label="${pair%%=*}" path="${pair#*=}"
+  [[ "$label" =~ ^[A-Za-z0-9]+$ && "$path" != "$pair" ]] || die "BINARIES wants LABEL=PATH pairs (LABEL letters and digits): $pair"
+  start_sextant "sextant_$label" "" "$path"
   SERVERS+=("sextant_$label")
 done
 start_server python "python-echo-peer: listening on " "$PY" "$HERE/python_echo_peer.py" --host 127.0.0.1 --port 0
@@ -230,14 +252,15 @@ for name in "${SERVERS[@]}"; do check_one "$name"; done
   echo "python peer OTEL_INSTRUMENTATION_A2A_SDK_ENABLED=${OTEL_INSTRUMENTATION_A2A_SDK_ENABLED:-false}"
   echo "wrk: $(wrk --version 2>&1 | head -1)"
   echo "duration=${DURATION}s warmup=${WARMUP}s rounds=$ROUNDS conns='$CONNS' wrk_threads=$WRK_THREADS verify=$BENCH_VERIFY stream=$STREAM"
+  echo "text: $WRK_TEXT"
   echo "cpus: $(nproc)  load: $(cut -d' ' -f1-3 /proc/loadavg)"
-  echo "method: $METHOD  journals: ${JOURNALS:-none besides the empty one}"
+  echo "method: $METHOD  journals: ${JOURNALS:-none besides the empty one}  binaries: ${BINARIES:-$SEXTANT_BIN only}"
 } | tee "$RESULTS_DIR/meta.txt" >&2
 
 # soak: memory over time under mixed load (see the top of this file).
 soak() {
   local every="${SOAK_EVERY:-10}" csv="$RESULTS_DIR/soak_rss.csv" t0="$SECONDS" name pids=() p
-  echo "t_s,server,rss_kib,cpu_ms" >"$csv"
+  echo "t_s,server,rss_kib,cpu_ms,anon_kib,file_kib,shmem_kib,threads" >"$csv"
   for name in "${SERVERS[@]}"; do
     for mode in "send 8 0" "send 4 1" "list 4 0"; do
       read -r method conns stream <<<"$mode"
@@ -251,7 +274,7 @@ soak() {
   log "soak: ${#pids[@]} wrk processes for ${DURATION}s; sampling RSS every ${every}s into $csv"
   while :; do
     for name in "${SERVERS[@]}"; do
-      echo "$((SECONDS - t0)),$name,$(proc_rss_kib "${PID[$name]}"),$(( $(proc_ticks "${PID[$name]}") * 1000 / CLK_TCK ))" >>"$csv"
+      echo "$((SECONDS - t0)),$name,$(proc_rss_kib "${PID[$name]}"),$(( $(proc_ticks "${PID[$name]}") * 1000 / CLK_TCK )),$(proc_mem_split "${PID[$name]}")" >>"$csv"
     done
     p=0
     for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null && p=1; done
