@@ -58,6 +58,23 @@ from a2a.types import (
 )
 
 
+MAX_CHUNKS = 64
+
+
+def chunked(text: str) -> list[str] | None:
+    """The same rule as Sextant's echo engine: "chunks=N rest" -> rest in N near-equal pieces."""
+    if not text.startswith("chunks="):
+        return None
+    n, sep, rest = text[len("chunks="):].partition(" ")
+    if not sep or not n.isascii() or not n.isdigit() or len(n) > 3:
+        return None
+    count = int(n)
+    if not 1 <= count <= MAX_CHUNKS:
+        return None
+    cuts = [k * len(rest) // count for k in range(count + 1)]
+    return [rest[cuts[k] : cuts[k + 1]] for k in range(count)]
+
+
 class EchoExecutor(AgentExecutor):
     """Publishes the task, marks it working, echoes the text, completes."""
 
@@ -89,23 +106,6 @@ class EchoExecutor(AgentExecutor):
                 last_chunk=i == len(pieces) - 1,
             )
         await updater.complete()
-
-
-MAX_CHUNKS = 64
-
-
-def chunked(text: str) -> list[str] | None:
-    """The same rule as Sextant's echo engine: "chunks=N rest" -> rest in N near-equal pieces."""
-    if not text.startswith("chunks="):
-        return None
-    n, sep, rest = text[len("chunks="):].partition(" ")
-    if not sep or not n.isascii() or not n.isdigit() or len(n) > 3:
-        return None
-    count = int(n)
-    if not 1 <= count <= MAX_CHUNKS:
-        return None
-    cuts = [k * len(rest) // count for k in range(count + 1)]
-    return [rest[cuts[k] : cuts[k + 1]] for k in range(count)]
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
         updater = TaskUpdater(event_queue, context.task_id, context.context_id)
