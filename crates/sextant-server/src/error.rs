@@ -19,9 +19,10 @@ pub enum ApiError {
     NotFound(String),
     /// 409: the request conflicts with the current state (answered already, task ended).
     Conflict(String),
-    /// 415: a request with a body (or a POST) that is not `Content-Type: application/json`.
-    /// Browsers cannot send that cross-site without a CORS preflight, so it also keeps web
-    /// pages from driving the loopback API.
+    /// 415: a write (POST, PUT, PATCH; with a body or not) whose `Content-Type` is not JSON
+    /// (`application/json` or `application/*+json`; see `extract`). Browsers cannot send that
+    /// cross-site without a CORS preflight, so it also keeps web pages from driving the
+    /// loopback API.
     UnsupportedMediaType(String),
     /// 413: the request body is over the configured limit (`[limits] max_body_bytes`).
     PayloadTooLarge(String),
