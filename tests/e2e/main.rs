@@ -18,6 +18,7 @@ mod cards;
 mod connections;
 mod console;
 mod errors;
+mod extractors;
 mod kill9;
 mod legacy;
 mod list_tasks;

@@ -112,15 +112,8 @@ fn is_json_content_type(headers: &HeaderMap) -> bool {
         // A caller without a token must say JSON (see `perimeter`); one with a token may omit it.
         return headers.contains_key(header::AUTHORIZATION);
     };
-    let mime = v
-        .to_str()
-        .unwrap_or("")
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase();
-    mime == "application/json" || (mime.starts_with("application/") && mime.ends_with("+json"))
+    // The perimeter's and the REST API's JSON rule, answered here in JSON-RPC.
+    crate::perimeter::is_json(v.to_str().ok())
 }
 
 /// Whether `A2A-Extensions` activates the push-delivery extension (comma-separated URIs, in

@@ -5,7 +5,7 @@
 use std::convert::Infallible;
 
 use axum::Json;
-use axum::extract::{Extension, Path, Query, State};
+use axum::extract::{Path, Query, State};
 use axum::http::HeaderMap;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
@@ -21,6 +21,7 @@ use tokio::sync::broadcast::error::RecvError;
 use crate::AppState;
 use crate::cards::card;
 use crate::error::{ApiError, ApiResult};
+use crate::extract::{ApiJson, Owner};
 use crate::urls::base_url;
 use crate::wire::{
     AgentList, AgentSummary, AnswerDetail, InteractionChange, InteractionChangeKind, RunLink,
@@ -49,10 +50,9 @@ pub async fn health() -> Json<Value> {
 /// `GET /api/v1/agents`: every Agent with its card.
 pub async fn agents(
     State(app): State<AppState>,
-    Extension(p): Extension<Principal>,
+    _: Owner,
     headers: HeaderMap,
 ) -> ApiResult<Json<Value>> {
-    owner_only(&p)?;
     let base = base_url(&app, &headers);
     let agents = app
         .runtime
@@ -77,13 +77,10 @@ pub async fn agents(
 /// and queued tasks wait; resuming starts them. Stored, so a restart keeps it.
 pub async fn set_agent_paused(
     State(app): State<AppState>,
-    Extension(p): Extension<Principal>,
+    _: Owner,
     Path(id): Path<String>,
-    headers: HeaderMap,
-    body: axum::body::Bytes,
+    ApiJson(body): ApiJson<Value>,
 ) -> ApiResult<Json<Value>> {
-    owner_only(&p)?;
-    crate::schedules::require_json(&headers)?;
     let paused = paused_of(&body)?;
     if !app.runtime.set_agent_paused(&id, paused).await? {
         return Err(ApiError::NotFound(format!("no agent {id}")));
@@ -95,13 +92,10 @@ pub async fn set_agent_paused(
 /// of the Agent (queued, running, waiting), each as `POST /api/v1/tasks/{id}/cancel` does.
 pub async fn stop_agent(
     State(app): State<AppState>,
-    Extension(p): Extension<Principal>,
+    Owner(p): Owner,
     Path(id): Path<String>,
-    headers: HeaderMap,
-    body: axum::body::Bytes,
+    ApiJson(body): ApiJson<Value>,
 ) -> ApiResult<Json<Value>> {
-    owner_only(&p)?;
-    crate::schedules::require_json(&headers)?;
     if app.runtime.agent(&id).is_none() {
         return Err(ApiError::NotFound(format!("no agent {id}")));
     }
@@ -114,19 +108,10 @@ pub async fn stop_agent(
     Ok(Json(json!({ "agentId": id, "canceled": canceled })))
 }
 
-/// A small write's JSON body (an empty body reads as `{}`).
-pub(crate) fn small_body(body: &[u8]) -> ApiResult<Value> {
-    if body.iter().all(u8::is_ascii_whitespace) {
-        return Ok(json!({}));
-    }
-    serde_json::from_slice(body)
-        .map_err(|e| ApiError::BadRequest(format!("the body is not JSON: {e}")))
-}
-
 /// An optional string field of a small write's body, at most `max` characters; trimmed, and
 /// `None` when empty.
-pub(crate) fn optional_text(body: &[u8], field: &str, max: usize) -> ApiResult<Option<String>> {
-    match small_body(body)?.get(field) {
+pub(crate) fn optional_text(body: &Value, field: &str, max: usize) -> ApiResult<Option<String>> {
+    match body.get(field) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(r)) if r.chars().count() <= max => {
             Ok(Some(r.trim().to_string()).filter(|r| !r.is_empty()))
@@ -139,14 +124,13 @@ pub(crate) fn optional_text(body: &[u8], field: &str, max: usize) -> ApiResult<O
 }
 
 /// The optional `reason` of a cancel's body.
-pub(crate) fn reason_of(body: &[u8]) -> ApiResult<Option<String>> {
+pub(crate) fn reason_of(body: &Value) -> ApiResult<Option<String>> {
     optional_text(body, "reason", 2000)
 }
 
 /// The `paused` flag of a pause's body (`{"paused": bool}`).
-pub(crate) fn paused_of(body: &[u8]) -> ApiResult<bool> {
-    small_body(body)?
-        .get("paused")
+pub(crate) fn paused_of(body: &Value) -> ApiResult<bool> {
+    body.get("paused")
         .and_then(Value::as_bool)
         .ok_or_else(|| ApiError::Invalid {
             field: "paused".into(),
@@ -237,11 +221,10 @@ pub(crate) fn decode_cursor(s: &str) -> ApiResult<(String, String)> {
 /// `GET /api/v1/sessions?cursor&limit`: Sessions, most recently active first.
 pub async fn sessions(
     State(app): State<AppState>,
-    Extension(p): Extension<Principal>,
+    _: Owner,
     Query(q): Query<PageQuery>,
     headers: HeaderMap,
 ) -> ApiResult<Json<Value>> {
-    owner_only(&p)?;
     let limit = limit(&q)?;
     let cursor = q.cursor.as_deref().map(decode_cursor).transpose()?;
     let (rows, total) = app
@@ -276,11 +259,10 @@ async fn session_or_404(app: &AppState, id: &str) -> ApiResult<SessionRow> {
 /// `GET /api/v1/sessions/{id}`: the public transcript of a Session, with its tasks.
 pub async fn session(
     State(app): State<AppState>,
-    Extension(p): Extension<Principal>,
+    _: Owner,
     Path(id): Path<String>,
     headers: HeaderMap,
 ) -> ApiResult<Json<Value>> {
-    owner_only(&p)?;
     let s = session_or_404(&app, &id).await?;
     let journal = app.runtime.journal();
     let tasks = journal.session_tasks(&id).await?;
@@ -324,11 +306,10 @@ fn last_event_id(headers: &HeaderMap) -> i64 {
 /// share its seq.
 pub async fn session_events(
     State(app): State<AppState>,
-    Extension(p): Extension<Principal>,
+    _: Owner,
     Path(id): Path<String>,
     headers: HeaderMap,
 ) -> ApiResult<Response> {
-    owner_only(&p)?;
     session_or_404(&app, &id).await?;
     let after = last_event_id(&headers);
     let events = sextant_runtime::stream::session_events(app.runtime.journal(), &id, after);
@@ -365,10 +346,9 @@ pub async fn session_events(
 /// (`unfinished`, `active`, `waiting`) or how it ended (an outcome word).
 pub async fn tasks(
     State(app): State<AppState>,
-    Extension(p): Extension<Principal>,
+    _: Owner,
     Query(q): Query<PageQuery>,
 ) -> ApiResult<Json<Value>> {
-    owner_only(&p)?;
     let limit = limit(&q)?;
     let state = match &q.state {
         Some(s) => Some(
@@ -427,11 +407,7 @@ pub async fn tasks(
 }
 
 /// `GET /api/v1/tasks/counts`: every caller's unfinished tasks, by state.
-pub async fn task_counts(
-    State(app): State<AppState>,
-    Extension(p): Extension<Principal>,
-) -> ApiResult<Json<Value>> {
-    owner_only(&p)?;
+pub async fn task_counts(State(app): State<AppState>, _: Owner) -> ApiResult<Json<Value>> {
     let c = app.runtime.journal().task_counts().await?;
     Ok(Json(json!(TaskCounts {
         unfinished: c.submitted + c.working + c.input_required + c.auth_required,
@@ -447,10 +423,9 @@ pub async fn task_counts(
 /// task's Session here, then reads and streams that Session's blocks of this task).
 pub async fn task(
     State(app): State<AppState>,
-    Extension(p): Extension<Principal>,
+    _: Owner,
     Path(id): Path<String>,
 ) -> ApiResult<Json<Value>> {
-    owner_only(&p)?;
     let row = app
         .runtime
         .journal()
@@ -466,13 +441,10 @@ pub async fn task(
 /// then. Canceling a canceled task returns it again; an ended one is 409.
 pub async fn cancel_task(
     State(app): State<AppState>,
-    Extension(p): Extension<Principal>,
+    Owner(p): Owner,
     Path(id): Path<String>,
-    headers: HeaderMap,
-    body: axum::body::Bytes,
+    ApiJson(body): ApiJson<Value>,
 ) -> ApiResult<Json<Value>> {
-    owner_only(&p)?;
-    crate::schedules::require_json(&headers)?;
     let reason = reason_of(&body)?;
     let request = sextant_runtime::CancelRequest {
         by: p.display(),
@@ -498,11 +470,7 @@ pub async fn cancel_task(
 /// schedule`: a plan started failing, recovered, or was paused after failures), for the live
 /// views and the desktop's notifications. A consumer that falls behind gets a `resync` event
 /// and should re-read `GET /api/v1/tasks`.
-pub async fn task_events(
-    State(app): State<AppState>,
-    Extension(p): Extension<Principal>,
-) -> ApiResult<Response> {
-    owner_only(&p)?;
+pub async fn task_events(State(app): State<AppState>, _: Owner) -> ApiResult<Response> {
     let mut rx = app.runtime.journal().hub().subscribe_all();
     let mut notices = app.scheduler.notices();
     let journal = app.runtime.journal().clone();

@@ -413,10 +413,9 @@ pub struct AuditQuery {
 /// (default 100, at most 1000).
 pub async fn list(
     axum::extract::State(app): axum::extract::State<crate::AppState>,
-    axum::extract::Extension(p): axum::extract::Extension<Principal>,
+    _: crate::extract::Owner,
     axum::extract::Query(q): axum::extract::Query<AuditQuery>,
 ) -> crate::error::ApiResult<axum::Json<Value>> {
-    crate::api::owner_only(&p)?;
     let limit = q.limit.unwrap_or(100).clamp(1, 1000);
     let records = app
         .security

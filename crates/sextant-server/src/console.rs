@@ -201,25 +201,15 @@ fn check_bootstrap(
     headers: &HeaderMap,
     body: &[u8],
 ) -> Result<(), ApiError> {
-    let json = header_str(headers, header::CONTENT_TYPE)
-        .and_then(|v| v.split(';').next())
-        .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"));
-    if !json {
-        return Err(ApiError::UnsupportedMediaType(
-            "send Content-Type: application/json".into(),
-        ));
-    }
+    // The REST API's own checks (`extract`), with the origin checked between them: a page
+    // that is not the console's learns nothing from its body's fate.
+    crate::extract::require_json(headers)?;
     if !same_origin(app, headers) {
         return Err(ApiError::Forbidden(
             "the console session is only set up for the console's own page".into(),
         ));
     }
-    let body: BootstrapBody = if body.iter().all(u8::is_ascii_whitespace) {
-        BootstrapBody::default()
-    } else {
-        serde_json::from_slice(body)
-            .map_err(|e| ApiError::BadRequest(format!("invalid bootstrap body: {e}")))?
-    };
+    let body: BootstrapBody = crate::extract::parse(body)?;
     if let Some(token) = body.token {
         return if same_secret(token.trim().as_bytes(), app.config.token.as_bytes()) {
             Ok(())

@@ -14,11 +14,10 @@
 //! API or from the CLI in another process) takes effect on the next call.
 
 use axum::Json;
-use axum::body::Bytes;
-use axum::extract::{Extension, Path, State};
+use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 use sextant_core::Principal;
 use sextant_journal::{CredentialRow, Journal, PeerCredentialRow};
 use sha2::{Digest, Sha256};
@@ -29,6 +28,7 @@ use crate::AppState;
 use crate::assistant_peers;
 use crate::audit::{Outcome, Record};
 use crate::error::{ApiError, ApiResult};
+use crate::extract::{ApiJson, Owner};
 
 /// Prefix of per-peer tokens.
 pub const PEER_PREFIX: &str = "sxp_";
@@ -195,28 +195,18 @@ pub fn credential_json(c: &CredentialRow) -> Value {
     v
 }
 
-fn owner(p: &Principal) -> ApiResult<()> {
-    crate::api::owner_only(p)
-}
-
-fn parse_body(body: &[u8], allowed: &[&str]) -> ApiResult<serde_json::Map<String, Value>> {
-    let v: Value = serde_json::from_slice(body)
-        .map_err(|e| ApiError::BadRequest(format!("invalid JSON body: {e}")))?;
-    let Value::Object(obj) = v else {
-        return Err(ApiError::BadRequest(
-            "the body must be a JSON object".into(),
-        ));
-    };
+/// Refuses a body field that is not one of `allowed`, naming it.
+fn only_fields(obj: &Map<String, Value>, allowed: &[&str]) -> ApiResult<()> {
     if let Some(k) = obj.keys().find(|k| !allowed.contains(&k.as_str())) {
         return Err(ApiError::Invalid {
             field: k.clone(),
             message: format!("{k} is not a field here (send {})", allowed.join(", ")),
         });
     }
-    Ok(obj)
+    Ok(())
 }
 
-fn field<'a>(obj: &'a serde_json::Map<String, Value>, name: &str) -> ApiResult<&'a str> {
+fn field<'a>(obj: &'a Map<String, Value>, name: &str) -> ApiResult<&'a str> {
     obj.get(name)
         .and_then(Value::as_str)
         .ok_or_else(|| ApiError::Invalid {
@@ -290,22 +280,17 @@ async fn revoke(app: &AppState, p: &Principal, kind: Kind, name: &str) -> ApiRes
 
 /// `GET /api/v1/peer-tokens` (owner): every per-peer token, revoked ones too (never the
 /// token).
-pub async fn list_peers(
-    State(app): State<AppState>,
-    Extension(p): Extension<Principal>,
-) -> ApiResult<Json<Value>> {
-    owner(&p)?;
+pub async fn list_peers(State(app): State<AppState>, _: Owner) -> ApiResult<Json<Value>> {
     list(&app, Kind::Peer).await
 }
 
 /// `POST /api/v1/peer-tokens` (owner), body `{"name"}`: a new token, shown once (201).
 pub async fn create_peer(
     State(app): State<AppState>,
-    Extension(p): Extension<Principal>,
-    body: Bytes,
+    Owner(p): Owner,
+    ApiJson(obj): ApiJson<Map<String, Value>>,
 ) -> ApiResult<Response> {
-    owner(&p)?;
-    let obj = parse_body(&body, &["name"])?;
+    only_fields(&obj, &["name"])?;
     let name = field(&obj, "name")?;
     let issued = issue(app.runtime.journal(), Kind::Peer, name, None, None, &p).await?;
     Ok(created(&app, &p, issued))
@@ -315,19 +300,14 @@ pub async fn create_peer(
 /// with it is refused.
 pub async fn revoke_peer(
     State(app): State<AppState>,
-    Extension(p): Extension<Principal>,
+    Owner(p): Owner,
     Path(name): Path<String>,
 ) -> ApiResult<Response> {
-    owner(&p)?;
     revoke(&app, &p, Kind::Peer, &name).await
 }
 
 /// `GET /api/v1/assistant-tokens` (owner).
-pub async fn list_assistants(
-    State(app): State<AppState>,
-    Extension(p): Extension<Principal>,
-) -> ApiResult<Json<Value>> {
-    owner(&p)?;
+pub async fn list_assistants(State(app): State<AppState>, _: Owner) -> ApiResult<Json<Value>> {
     list(&app, Kind::Assistant).await
 }
 
@@ -336,11 +316,10 @@ pub async fn list_assistants(
 /// Agents as peers on demand), or a token for that one Agent; shown once (201).
 pub async fn create_assistant(
     State(app): State<AppState>,
-    Extension(p): Extension<Principal>,
-    body: Bytes,
+    Owner(p): Owner,
+    ApiJson(obj): ApiJson<Map<String, Value>>,
 ) -> ApiResult<Response> {
-    owner(&p)?;
-    let obj = parse_body(&body, &["name", "agent_id"])?;
+    only_fields(&obj, &["name", "agent_id"])?;
     let name = field(&obj, "name")?;
     let agent = match obj.get("agent_id") {
         None | Some(Value::Null) => None,
@@ -392,11 +371,10 @@ async fn workspace_token(app: &AppState, name: &str) -> ApiResult<CredentialRow>
 /// peers, with their URLs and the per-Agent credential that is active (never a token).
 pub async fn list_assistant_peers(
     State(app): State<AppState>,
-    Extension(p): Extension<Principal>,
+    _: Owner,
     Path(name): Path<String>,
     headers: axum::http::HeaderMap,
 ) -> ApiResult<Json<Value>> {
-    owner(&p)?;
     let parent = workspace_token(&app, &name).await?;
     let base = crate::urls::base_url(&app, &headers);
     Ok(Json(peers_json(&app, &parent, &base).await?))
@@ -487,17 +465,12 @@ pub async fn issue_peers(
 /// call), shown once, with the ready-to-paste Hermes `a2a_agents:` block (201).
 pub async fn issue_assistant_peers(
     State(app): State<AppState>,
-    Extension(p): Extension<Principal>,
+    Owner(p): Owner,
     Path(name): Path<String>,
     headers: axum::http::HeaderMap,
-    body: Bytes,
+    ApiJson(obj): ApiJson<Map<String, Value>>,
 ) -> ApiResult<Response> {
-    owner(&p)?;
-    let obj = if body.iter().all(u8::is_ascii_whitespace) {
-        serde_json::Map::new()
-    } else {
-        parse_body(&body, &["agent_ids"])?
-    };
+    only_fields(&obj, &["agent_ids"])?;
     let agent_ids = match obj.get("agent_ids") {
         None | Some(Value::Null) => None,
         Some(Value::Array(a)) => Some(
@@ -547,10 +520,9 @@ pub async fn issue_assistant_peers(
 /// credential for that Agent; its next request is refused.
 pub async fn revoke_assistant_peer(
     State(app): State<AppState>,
-    Extension(p): Extension<Principal>,
+    Owner(p): Owner,
     Path((name, agent_id)): Path<(String, String)>,
 ) -> ApiResult<Response> {
-    owner(&p)?;
     let parent = workspace_token(&app, &name).await?;
     let now = app.runtime.clock().now();
     if !app
@@ -575,10 +547,9 @@ pub async fn revoke_assistant_peer(
 /// `DELETE /api/v1/assistant-tokens/{name}` (owner).
 pub async fn revoke_assistant(
     State(app): State<AppState>,
-    Extension(p): Extension<Principal>,
+    Owner(p): Owner,
     Path(name): Path<String>,
 ) -> ApiResult<Response> {
-    owner(&p)?;
     revoke(&app, &p, Kind::Assistant, &name).await
 }
 

@@ -19,10 +19,13 @@ pub enum ApiError {
     NotFound(String),
     /// 409: the request conflicts with the current state (answered already, task ended).
     Conflict(String),
-    /// 415: a request with a body (or a POST) that is not `Content-Type: application/json`.
-    /// Browsers cannot send that cross-site without a CORS preflight, so it also keeps web
-    /// pages from driving the loopback API.
+    /// 415: a write (POST, PUT, PATCH; with a body or not) whose `Content-Type` is not JSON
+    /// (`application/json` or `application/*+json`; see `extract`). Browsers cannot send that
+    /// cross-site without a CORS preflight, so it also keeps web pages from driving the
+    /// loopback API.
     UnsupportedMediaType(String),
+    /// 413: the request body is over the configured limit (`[limits] max_body_bytes`).
+    PayloadTooLarge(String),
     /// 422: one field's value is not acceptable; the body names the field.
     Invalid { field: String, message: String },
     /// 422: several fields are not acceptable; the body names the first as `field` and lists
@@ -46,6 +49,11 @@ impl ApiError {
             ApiError::UnsupportedMediaType(m) => (
                 StatusCode::UNSUPPORTED_MEDIA_TYPE,
                 "unsupported_media_type",
+                m.clone(),
+            ),
+            ApiError::PayloadTooLarge(m) => (
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "payload_too_large",
                 m.clone(),
             ),
             ApiError::Invalid { message, .. } => (

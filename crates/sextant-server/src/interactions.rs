@@ -3,7 +3,6 @@
 //! console owner answers, with their own token; a text message is never an answer.
 
 use axum::Json;
-use axum::body::Bytes;
 use axum::extract::{Extension, Path, State};
 use axum::http::HeaderMap;
 use serde::Deserialize;
@@ -14,6 +13,7 @@ use sextant_runtime::{AnswerError, AnswerRequest};
 
 use crate::AppState;
 use crate::error::{ApiError, ApiResult};
+use crate::extract::{ApiJson, Owner};
 use crate::urls::base_url;
 use crate::wire::{
     AnswerReply, AnsweredTask, BulkAnswerError, BulkAnswerReply, BulkAnswerResult, InteractionList,
@@ -45,11 +45,10 @@ pub struct AnswerBody {
 /// `GET /api/v1/interactions`.
 pub async fn list(
     State(app): State<AppState>,
-    Extension(p): Extension<Principal>,
+    _: Owner,
     headers: HeaderMap,
 ) -> ApiResult<Json<Value>> {
     // Anonymous: 401 (use the console token); another authenticated caller: 403.
-    crate::api::owner_only(&p)?;
     let base = base_url(&app, &headers);
     let journal = app.runtime.journal();
     let mut out = Vec::new();
@@ -94,10 +93,8 @@ pub async fn answer(
     State(app): State<AppState>,
     Extension(p): Extension<Principal>,
     Path(id): Path<String>,
-    body: Bytes,
+    ApiJson(body): ApiJson<AnswerBody>,
 ) -> ApiResult<Json<Value>> {
-    let body: AnswerBody = serde_json::from_slice(&body)
-        .map_err(|e| ApiError::BadRequest(format!("invalid answer body: {e}")))?;
     if body.interaction_id.as_deref().is_some_and(|i| i != id) {
         return Err(ApiError::Invalid {
             field: "interaction_id".into(),
@@ -128,12 +125,9 @@ pub struct BulkAnswerBody {
 /// given; one refused answer does not stop the others. 200 with each one's result.
 pub async fn answer_many(
     State(app): State<AppState>,
-    Extension(p): Extension<Principal>,
-    body: Bytes,
+    Owner(p): Owner,
+    ApiJson(body): ApiJson<BulkAnswerBody>,
 ) -> ApiResult<Json<Value>> {
-    crate::api::owner_only(&p)?;
-    let body: BulkAnswerBody = serde_json::from_slice(&body)
-        .map_err(|e| ApiError::BadRequest(format!("invalid bulk answer body: {e}")))?;
     if body.answers.is_empty() || body.answers.len() > MAX_BULK {
         return Err(ApiError::Invalid {
             field: "answers".into(),

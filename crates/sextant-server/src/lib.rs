@@ -26,6 +26,8 @@
 //! - [`ui`]: the web console (the built UI, embedded) at `/`, and [`console`]: how its page
 //!   gets the owner's credential (a same-origin session cookie, never a URL).
 //! - [`wire`]: typed console API shapes, exported to TypeScript for the UI.
+//! - [`extract`]: what the REST handlers take instead of reading the request themselves (a
+//!   JSON body, a JSON `Content-Type`, the console owner).
 //! - [`error`]: the one REST error shape; [`drain`]: refusals that keep a keep-alive
 //!   connection usable.
 //!
@@ -46,6 +48,7 @@ pub mod console;
 pub mod credentials;
 pub mod drain;
 pub mod error;
+pub mod extract;
 pub mod interactions;
 pub mod jwt;
 pub mod mcp;

@@ -15,18 +15,16 @@
 //! | `GET /api/v1/peers/conversations/{context_id}` | `?peer&limit` → one conversation |
 
 use axum::Json;
-use axum::body::Bytes;
-use axum::extract::{Extension, Path, Query, State};
+use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use sextant_core::Principal;
 use sextant_runtime::peers::{CallRequest, Mode, PeerError, PeerSettings, Peers};
 
 use crate::AppState;
-use crate::api::owner_only;
 use crate::error::{ApiError, ApiResult};
+use crate::extract::{ApiJson, Owner};
 
 /// Names that are routes under `/api/v1/peers`, so no peer may take them.
 pub const RESERVED_NAMES: &[&str] = &["discover", "call", "orchestrate", "conversations"];
@@ -57,22 +55,6 @@ pub(crate) fn service(app: &AppState) -> ApiResult<&Peers> {
         .ok_or_else(|| ApiError::Internal("outbound peers are not set up in this Sextant".into()))
 }
 
-/// The peers service for the console owner. The owner check comes first: a caller who may not
-/// use this API learns nothing else from it (not even whether peers are set up).
-fn owners_service<'a>(app: &'a AppState, p: &Principal) -> ApiResult<&'a Peers> {
-    owner_only(p)?;
-    service(app)
-}
-
-fn body<T: serde::de::DeserializeOwned>(bytes: &Bytes) -> ApiResult<T> {
-    let bytes: &[u8] = if bytes.iter().all(u8::is_ascii_whitespace) {
-        b"{}"
-    } else {
-        bytes
-    };
-    serde_json::from_slice(bytes).map_err(|e| ApiError::BadRequest(format!("invalid body: {e}")))
-}
-
 fn to_json<T: serde::Serialize>(v: &T) -> ApiResult<Json<Value>> {
     serde_json::to_value(v)
         .map(Json)
@@ -80,21 +62,16 @@ fn to_json<T: serde::Serialize>(v: &T) -> ApiResult<Json<Value>> {
 }
 
 /// `GET /api/v1/peers`.
-pub async fn list(
-    State(app): State<AppState>,
-    Extension(p): Extension<Principal>,
-) -> ApiResult<Json<Value>> {
-    to_json(&owners_service(&app, &p)?.list(&p).await?)
+pub async fn list(State(app): State<AppState>, Owner(p): Owner) -> ApiResult<Json<Value>> {
+    to_json(&service(&app)?.list(&p).await?)
 }
 
 /// `POST /api/v1/peers`.
 pub async fn register(
     State(app): State<AppState>,
-    Extension(p): Extension<Principal>,
-    bytes: Bytes,
+    _: Owner,
+    ApiJson(settings): ApiJson<PeerSettings>,
 ) -> ApiResult<Response> {
-    owner_only(&p)?;
-    let settings: PeerSettings = body(&bytes)?;
     // Every bad field at once (a form shows them all), before the card is fetched.
     let mut errors: Vec<(String, String)> = sextant_runtime::peers::registration_errors(&settings)
         .into_iter()
@@ -122,37 +99,36 @@ pub async fn register(
 /// `GET /api/v1/peers/{name}`.
 pub async fn get(
     State(app): State<AppState>,
-    Extension(p): Extension<Principal>,
+    _: Owner,
     Path(name): Path<String>,
 ) -> ApiResult<Json<Value>> {
-    to_json(&owners_service(&app, &p)?.get(&name).await?)
+    to_json(&service(&app)?.get(&name).await?)
 }
 
 /// `PATCH /api/v1/peers/{name}`.
 pub async fn update(
     State(app): State<AppState>,
-    Extension(p): Extension<Principal>,
+    _: Owner,
     Path(name): Path<String>,
-    bytes: Bytes,
+    ApiJson(settings): ApiJson<PeerSettings>,
 ) -> ApiResult<Json<Value>> {
-    owner_only(&p)?;
-    let settings: PeerSettings = body(&bytes)?;
     to_json(&service(&app)?.update(&name, settings).await?)
 }
 
 /// `DELETE /api/v1/peers/{name}`.
 pub async fn delete(
     State(app): State<AppState>,
-    Extension(p): Extension<Principal>,
+    _: Owner,
     Path(name): Path<String>,
 ) -> ApiResult<StatusCode> {
-    owners_service(&app, &p)?.remove(&name).await?;
+    service(&app)?.remove(&name).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
+/// The body of `POST /api/v1/peers/{name}/pin`.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct PinBody {
+pub struct PinBody {
     /// The pin the person reviewed; refused if the card now pins to something else.
     #[serde(default)]
     hash: Option<String>,
@@ -161,18 +137,17 @@ struct PinBody {
 /// `POST /api/v1/peers/{name}/pin`.
 pub async fn pin(
     State(app): State<AppState>,
-    Extension(p): Extension<Principal>,
+    _: Owner,
     Path(name): Path<String>,
-    bytes: Bytes,
+    ApiJson(b): ApiJson<PinBody>,
 ) -> ApiResult<Json<Value>> {
-    owner_only(&p)?;
-    let b: PinBody = body(&bytes)?;
     to_json(&service(&app)?.pin(&name, b.hash.as_deref()).await?)
 }
 
+/// The body of `POST /api/v1/peers/discover`.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct DiscoverBody {
+pub struct DiscoverBody {
     /// A URL, or a registered peer's name.
     url: String,
 }
@@ -180,28 +155,25 @@ struct DiscoverBody {
 /// `POST /api/v1/peers/discover`.
 pub async fn discover(
     State(app): State<AppState>,
-    Extension(p): Extension<Principal>,
-    bytes: Bytes,
+    _: Owner,
+    ApiJson(b): ApiJson<DiscoverBody>,
 ) -> ApiResult<Json<Value>> {
-    owner_only(&p)?;
-    let b: DiscoverBody = body(&bytes)?;
     to_json(&service(&app)?.discover(&b.url).await?)
 }
 
 /// `POST /api/v1/peers/call`.
 pub async fn call(
     State(app): State<AppState>,
-    Extension(p): Extension<Principal>,
-    bytes: Bytes,
+    Owner(p): Owner,
+    ApiJson(req): ApiJson<CallRequest>,
 ) -> ApiResult<Json<Value>> {
-    owner_only(&p)?;
-    let req: CallRequest = body(&bytes)?;
     to_json(&service(&app)?.call(&p, req).await?)
 }
 
+/// The body of `POST /api/v1/peers/orchestrate`.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct OrchestrateBody {
+pub struct OrchestrateBody {
     capability: String,
     message: String,
     /// `all`, `first` or `best` (default `all`).
@@ -223,11 +195,9 @@ pub(crate) fn mode(s: Option<&str>) -> ApiResult<Mode> {
 /// `POST /api/v1/peers/orchestrate`.
 pub async fn orchestrate(
     State(app): State<AppState>,
-    Extension(p): Extension<Principal>,
-    bytes: Bytes,
+    Owner(p): Owner,
+    ApiJson(b): ApiJson<OrchestrateBody>,
 ) -> ApiResult<Json<Value>> {
-    owner_only(&p)?;
-    let b: OrchestrateBody = body(&bytes)?;
     let mode = mode(b.mode.as_deref())?;
     to_json(
         &service(&app)?
@@ -247,11 +217,11 @@ pub struct HistoryQuery {
 /// `GET /api/v1/peers/conversations/{context_id}`.
 pub async fn history(
     State(app): State<AppState>,
-    Extension(p): Extension<Principal>,
+    Owner(p): Owner,
     Path(context_id): Path<String>,
     Query(q): Query<HistoryQuery>,
 ) -> ApiResult<Json<Value>> {
-    let h = owners_service(&app, &p)?
+    let h = service(&app)?
         .history(&p, &context_id, q.peer.as_deref(), q.limit)
         .await?;
     let mut v = serde_json::to_value(&h).map_err(|e| ApiError::Internal(e.to_string()))?;

@@ -32,7 +32,7 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use axum::body::{Body, Bytes};
-use axum::extract::{Extension, State};
+use axum::extract::State;
 use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
@@ -43,6 +43,7 @@ use sextant_journal::export::{self, End, Line};
 
 use crate::AppState;
 use crate::error::{ApiError, ApiResult};
+use crate::extract::Owner;
 
 /// The manifest's `format`.
 pub const FORMAT: &str = "sextant-backup";
@@ -583,13 +584,32 @@ fn stamp(now: DateTime<Utc>) -> String {
     now.format("%Y%m%dT%H%M%SZ").to_string()
 }
 
-fn data_dir(app: &AppState) -> ApiResult<(PathBuf, PathBuf)> {
-    let journal = app.runtime.journal().path().to_path_buf();
-    let dir = journal
-        .parent()
-        .map(Path::to_path_buf)
-        .ok_or_else(|| ApiError::Internal("the journal has no data dir".into()))?;
-    Ok((dir, journal))
+/// What both downloads start from, once the owner is known ([`Owner`]).
+struct Download {
+    /// The data dir.
+    dir: PathBuf,
+    /// The journal in it.
+    journal: PathBuf,
+    /// The download's time (its file name, the archive's entries), from the server's clock.
+    now: DateTime<Utc>,
+}
+
+impl Download {
+    /// The data dir and journal, with the audit log flushed first so the download carries
+    /// every record written before it.
+    async fn start(app: &AppState) -> ApiResult<Self> {
+        let journal = app.runtime.journal().path().to_path_buf();
+        let dir = journal
+            .parent()
+            .map(Path::to_path_buf)
+            .ok_or_else(|| ApiError::Internal("the journal has no data dir".into()))?;
+        app.security.audit.flush().await;
+        Ok(Self {
+            dir,
+            journal,
+            now: app.runtime.clock().now(),
+        })
+    }
 }
 
 fn audit(app: &AppState, p: &Principal, what: &str) {
@@ -604,14 +624,8 @@ fn audit(app: &AppState, p: &Principal, what: &str) {
 /// (see the module docs), as `sextant-backup-<time>.tar`. The journal's snapshot is taken
 /// before the response starts (a failure there is a 500 with the error shape), then the
 /// archive is streamed.
-pub async fn backup(
-    State(app): State<AppState>,
-    Extension(p): Extension<Principal>,
-) -> ApiResult<Response> {
-    crate::api::owner_only(&p)?;
-    let (dir, journal) = data_dir(&app)?;
-    app.security.audit.flush().await;
-    let now = Utc::now();
+pub async fn backup(State(app): State<AppState>, Owner(p): Owner) -> ApiResult<Response> {
+    let Download { dir, journal, now } = Download::start(&app).await?;
     let scratch = {
         let dir = dir.clone();
         tokio::task::spawn_blocking(move || -> Result<(tempfile::TempDir, Checked)> {
@@ -643,15 +657,9 @@ pub async fn backup(
 
 /// `GET /api/v1/export` (owner only): the export as `sextant-export-<time>.jsonl`, streamed
 /// row by row.
-pub async fn export(
-    State(app): State<AppState>,
-    Extension(p): Extension<Principal>,
-) -> ApiResult<Response> {
-    crate::api::owner_only(&p)?;
-    let (dir, journal) = data_dir(&app)?;
-    app.security.audit.flush().await;
+pub async fn export(State(app): State<AppState>, Owner(p): Owner) -> ApiResult<Response> {
+    let Download { dir, journal, now } = Download::start(&app).await?;
     audit(&app, &p, "export");
-    let now = Utc::now();
     let body = stream(move |w| write_export(&dir, &journal, w, now).map(|_| ()));
     Ok(attachment(
         &format!("sextant-export-{}.jsonl", stamp(now)),

@@ -13,7 +13,6 @@
 //! something (POST, PATCH, PUT) must say `Content-Type: application/json`, bodies or not.
 
 use axum::Json;
-use axum::body::Bytes;
 use axum::extract::{Extension, Path, Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -23,9 +22,10 @@ use sextant_core::{MissedRunPolicy, OverlapPolicy, Principal, ScheduleSource};
 use sextant_scheduler::{Actor, Error as SchedError, RunView, ScheduleFields, ScheduleView};
 
 use crate::AppState;
-use crate::api::{decode_cursor, encode_cursor, owner_only};
+use crate::api::{decode_cursor, encode_cursor};
 use crate::auth::AssistantGrant;
 use crate::error::{ApiError, ApiResult};
+use crate::extract::{ApiJson, JsonContentType, Owner};
 use crate::urls::base_url;
 
 impl From<SchedError> for ApiError {
@@ -71,22 +71,6 @@ fn every_field(errors: Vec<sextant_scheduler::cron::FieldError>) -> ApiResult<()
             .map(|f| (f.field.to_string(), format!("{}: {}", f.field, f.message)))
             .collect(),
     ))
-}
-
-/// Refuses a write whose Content-Type is not JSON.
-pub(crate) fn require_json(headers: &HeaderMap) -> ApiResult<()> {
-    let ok = headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split(';').next())
-        .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"));
-    if ok {
-        Ok(())
-    } else {
-        Err(ApiError::UnsupportedMediaType(
-            "send Content-Type: application/json (also on requests without a body)".into(),
-        ))
-    }
 }
 
 fn invalid(field: &str, message: impl std::fmt::Display) -> ApiError {
@@ -141,25 +125,11 @@ fn overlap_policy(k: &str, v: &Value) -> ApiResult<OverlapPolicy> {
     })
 }
 
-fn parse_object(body: &Bytes) -> ApiResult<Map<String, Value>> {
-    if body.iter().all(u8::is_ascii_whitespace) {
-        return Ok(Map::new());
-    }
-    match serde_json::from_slice::<Value>(body) {
-        Ok(Value::Object(m)) => Ok(m),
-        Ok(_) => Err(ApiError::BadRequest(
-            "the body must be a JSON object".into(),
-        )),
-        Err(e) => Err(ApiError::BadRequest(format!("the body is not JSON: {e}"))),
-    }
-}
-
 /// Reads the schedule fields of a body (and, on create, `source`).
 fn parse_fields(
-    body: &Bytes,
+    obj: &Map<String, Value>,
     creating: bool,
 ) -> ApiResult<(ScheduleFields, Option<ScheduleSource>)> {
-    let obj = parse_object(body)?;
     let mut f = ScheduleFields::default();
     let mut source = None;
     let string = |k: &str, v: &Value| -> ApiResult<String> {
@@ -167,7 +137,7 @@ fn parse_fields(
             .map(String::from)
             .ok_or_else(|| invalid(k, "must be a string"))
     };
-    for (k, v) in &obj {
+    for (k, v) in obj {
         match k.as_str() {
             "name" => f.name = Some(string(k, v)?),
             "prompt" => f.prompt = Some(string(k, v)?),
@@ -284,9 +254,8 @@ pub async fn create(
     Extension(p): Extension<Principal>,
     grant: Option<Extension<AssistantGrant>>,
     headers: HeaderMap,
-    body: Bytes,
+    ApiJson(body): ApiJson<Map<String, Value>>,
 ) -> ApiResult<Response> {
-    require_json(&headers)?;
     let me = actor(&p, grant.as_deref())?;
     let (fields, source) = parse_fields(&body, true)?;
     every_field(app.scheduler.field_errors(&fields, true))?;
@@ -324,9 +293,8 @@ pub async fn update(
     grant: Option<Extension<AssistantGrant>>,
     Path(id): Path<String>,
     headers: HeaderMap,
-    body: Bytes,
+    ApiJson(body): ApiJson<Map<String, Value>>,
 ) -> ApiResult<Json<Value>> {
-    require_json(&headers)?;
     let me = actor(&p, grant.as_deref())?;
     let (fields, _) = parse_fields(&body, false)?;
     every_field(app.scheduler.field_errors(&fields, false))?;
@@ -384,11 +352,10 @@ pub async fn run_now(
     grant: Option<Extension<AssistantGrant>>,
     Path(id): Path<String>,
     headers: HeaderMap,
-    body: Bytes,
+    ApiJson(body): ApiJson<Value>,
 ) -> ApiResult<Response> {
-    require_json(&headers)?;
     // The scheduler checks the prompt itself (empty, too long), naming the field.
-    let prompt = match crate::api::small_body(&body)?.get("prompt") {
+    let prompt = match body.get("prompt") {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) => Some(s.clone()),
         Some(_) => {
@@ -414,8 +381,8 @@ pub async fn replay(
     grant: Option<Extension<AssistantGrant>>,
     Path((id, run_id)): Path<(String, String)>,
     headers: HeaderMap,
+    _: JsonContentType,
 ) -> ApiResult<Response> {
-    require_json(&headers)?;
     let me = actor(&p, grant.as_deref())?;
     let run = app.scheduler.replay(&me, &id, &run_id).await?;
     Ok(created_run(&app, &headers, &run))
@@ -483,11 +450,8 @@ pub async fn run(
 /// would get. Changes nothing.
 pub async fn preview(
     State(app): State<AppState>,
-    headers: HeaderMap,
-    body: Bytes,
+    ApiJson(obj): ApiJson<Map<String, Value>>,
 ) -> ApiResult<Json<crate::wire::SchedulePreview>> {
-    require_json(&headers)?;
-    let obj = parse_object(&body)?;
     let field = |k: &str| -> ApiResult<Option<String>> {
         match obj.get(k) {
             Some(Value::String(s)) => Ok(Some(s.clone())),
@@ -564,10 +528,8 @@ pub async fn backfill(
     grant: Option<Extension<AssistantGrant>>,
     Path(id): Path<String>,
     headers: HeaderMap,
-    body: Bytes,
+    ApiJson(obj): ApiJson<Map<String, Value>>,
 ) -> ApiResult<Response> {
-    require_json(&headers)?;
-    let obj = parse_object(&body)?;
     if let Some(k) = obj
         .keys()
         .find(|k| !["from", "to", "overlap_policy"].contains(&k.as_str()))
@@ -658,10 +620,9 @@ fn known_agent(app: &AppState, agent_id: &str) -> ApiResult<()> {
 /// `GET /api/v1/agents/{agent_id}/access` (owner only): who is denied this Agent.
 pub async fn get_access(
     State(app): State<AppState>,
-    Extension(p): Extension<Principal>,
+    _: Owner,
     Path(agent_id): Path<String>,
 ) -> ApiResult<Json<Value>> {
-    owner_only(&p)?;
     known_agent(&app, &agent_id)?;
     Ok(Json(access_json(&app, &agent_id)))
 }
@@ -671,15 +632,11 @@ pub async fn get_access(
 /// on the next operation (input, read, stream re-check, Run).
 pub async fn put_access(
     State(app): State<AppState>,
-    Extension(p): Extension<Principal>,
+    Owner(p): Owner,
     Path(agent_id): Path<String>,
-    headers: HeaderMap,
-    body: Bytes,
+    ApiJson(obj): ApiJson<Map<String, Value>>,
 ) -> ApiResult<Json<Value>> {
-    owner_only(&p)?;
-    require_json(&headers)?;
     known_agent(&app, &agent_id)?;
-    let obj = parse_object(&body)?;
     if let Some(k) = obj.keys().find(|k| *k != "denied") {
         return Err(invalid(
             k,
@@ -724,11 +681,7 @@ pub async fn put_access(
 }
 
 /// `GET /api/v1/me/schedules/pause`: whether every schedule is paused (`{"paused": bool}`).
-pub async fn pause_state(
-    State(app): State<AppState>,
-    Extension(p): Extension<Principal>,
-) -> ApiResult<Json<Value>> {
-    owner_only(&p)?;
+pub async fn pause_state(State(app): State<AppState>, _: Owner) -> ApiResult<Json<Value>> {
     Ok(Json(json!({ "paused": app.scheduler.is_paused() })))
 }
 
@@ -738,12 +691,9 @@ pub async fn pause_state(
 /// plan's missed-run policy.
 pub async fn set_pause(
     State(app): State<AppState>,
-    Extension(p): Extension<Principal>,
-    headers: HeaderMap,
-    body: Bytes,
+    _: Owner,
+    ApiJson(body): ApiJson<Value>,
 ) -> ApiResult<Json<Value>> {
-    owner_only(&p)?;
-    require_json(&headers)?;
     let paused = crate::api::paused_of(&body)?;
     app.scheduler.set_paused(paused).await?;
     Ok(Json(json!({ "paused": app.scheduler.is_paused() })))
@@ -757,10 +707,8 @@ pub async fn cancel_run(
     Extension(p): Extension<Principal>,
     grant: Option<Extension<AssistantGrant>>,
     Path((id, run_id)): Path<(String, String)>,
-    headers: HeaderMap,
-    body: Bytes,
+    ApiJson(body): ApiJson<Value>,
 ) -> ApiResult<Json<RunView>> {
-    require_json(&headers)?;
     let reason = crate::api::reason_of(&body)?;
     let me = actor(&p, grant.as_deref())?;
     let run = app.scheduler.cancel_run(&me, &id, &run_id, reason).await?;
@@ -771,10 +719,14 @@ pub async fn cancel_run(
 mod tests {
     use super::*;
 
+    fn object(body: &str) -> Map<String, Value> {
+        crate::extract::parse(body.as_bytes()).unwrap()
+    }
+
     #[test]
     fn fields_are_parsed_by_name_with_field_errors() {
-        let body = Bytes::from_static(
-            br#"{"name":"n","prompt":"p","cron":"* * * * *","timezone":"UTC",
+        let body = object(
+            r#"{"name":"n","prompt":"p","cron":"* * * * *","timezone":"UTC",
                  "agent_id":"echo","enabled":false,"missed_run_policy":"run_once",
                  "missed_run_grace_secs":120,"source":"console","id":"ignored"}"#,
         );
@@ -785,35 +737,22 @@ mod tests {
         assert_eq!(f.missed_run_grace_secs, Some(120));
         assert_eq!(source, Some(ScheduleSource::Console));
 
-        let field = |b: &'static [u8]| match parse_fields(&Bytes::from_static(b), true) {
+        let field = |b: &str| match parse_fields(&object(b), true) {
             Err(ApiError::Invalid { field, .. }) => field,
             other => panic!("expected a field error: {other:?}"),
         };
-        assert_eq!(field(br#"{"cron": 5}"#), "cron");
-        assert_eq!(field(br#"{"enabled": "yes"}"#), "enabled");
+        assert_eq!(field(r#"{"cron": 5}"#), "cron");
+        assert_eq!(field(r#"{"enabled": "yes"}"#), "enabled");
         assert_eq!(
-            field(br#"{"missed_run_policy": "later"}"#),
+            field(r#"{"missed_run_policy": "later"}"#),
             "missed_run_policy"
         );
-        assert_eq!(field(br#"{"source": "assistant"}"#), "source");
-        assert_eq!(field(br#"{"schedule": "x"}"#), "schedule");
+        assert_eq!(field(r#"{"source": "assistant"}"#), "source");
+        assert_eq!(field(r#"{"schedule": "x"}"#), "schedule");
         assert!(matches!(
-            parse_fields(&Bytes::from_static(b"[1]"), true),
+            crate::extract::parse::<Map<String, Value>>(b"[1]"),
             Err(ApiError::BadRequest(_))
         ));
-        assert!(parse_fields(&Bytes::new(), false).is_ok());
-    }
-
-    #[test]
-    fn writes_need_a_json_content_type() {
-        let mut h = HeaderMap::new();
-        assert!(require_json(&h).is_err());
-        h.insert(
-            header::CONTENT_TYPE,
-            "application/json; charset=utf-8".parse().unwrap(),
-        );
-        assert!(require_json(&h).is_ok());
-        h.insert(header::CONTENT_TYPE, "text/plain".parse().unwrap());
-        assert!(require_json(&h).is_err());
+        assert!(parse_fields(&object(""), false).is_ok());
     }
 }

@@ -8,15 +8,14 @@
 //!   404 for an unknown config.
 
 use axum::Json;
-use axum::extract::{Extension, Path, Query, State};
+use axum::extract::{Path, Query, State};
 use serde::{Deserialize, Serialize};
-use sextant_core::Principal;
 use ts_rs::TS;
 
 use super::{DeliveryHealth, health};
 use crate::AppState;
-use crate::api::owner_only;
 use crate::error::{ApiError, ApiResult};
+use crate::extract::Owner;
 
 /// One webhook, as the console shows it.
 #[derive(Debug, Clone, Serialize, TS)]
@@ -62,10 +61,9 @@ fn shown_url(url: &str) -> String {
 /// `GET /api/v1/push`.
 pub async fn list(
     State(app): State<AppState>,
-    Extension(p): Extension<Principal>,
+    _: Owner,
     Query(q): Query<ListQuery>,
 ) -> ApiResult<Json<PushList>> {
-    owner_only(&p)?;
     let limit = q.limit.unwrap_or(100).clamp(1, 500);
     let journal = app.runtime.journal();
     let rows = journal
@@ -108,10 +106,9 @@ pub async fn list(
 /// `POST /api/v1/push/{task_id}/{config_id}/resume`.
 pub async fn resume(
     State(app): State<AppState>,
-    Extension(p): Extension<Principal>,
+    _: Owner,
     Path((task_id, config_id)): Path<(String, String)>,
 ) -> ApiResult<Json<PushConfigView>> {
-    owner_only(&p)?;
     let journal = app.runtime.journal();
     let now = sextant_core::ids::format_time(app.runtime.clock().now());
     let resumed = journal
