@@ -22,8 +22,13 @@
 //!   commit, and the writer takes the jobs its turn sends meanwhile into the same batch, so a
 //!   short task commits once. What the caller hears is still committed: the events come only
 //!   after the commit, and a batch that fails ends the subscription empty.
-//! - **Reads** run on tokio's blocking pool on pooled read connections (WAL lets them proceed
-//!   while the writer commits). No SQL ever runs on the async runtime's worker threads.
+//! - **Reads** run on [`READERS`] dedicated reader threads, each owning one read connection (WAL
+//!   lets them proceed while the writer commits). No SQL ever runs on the async runtime's worker
+//!   threads. Not tokio's blocking pool: under load it grew to about 25 threads for 4 read
+//!   connections (a thread that just finished a read is not idle yet when the next read
+//!   arrives), and every one kept its own allocator caches, so memory under sustained load grew
+//!   with the thread count; a fixed set also keeps each connection's statement cache on one
+//!   thread.
 //!
 //! The `events` table is append-only (enforced by triggers). `tasks` caches each task's state;
 //! [`Journal::rebuild_check`] recomputes the cache from the events with the same projection the
@@ -86,9 +91,14 @@ pub use writer::{Admission, Admitted, NewEvent, PushPut, Refusal, TurnGuard};
 
 use writer::Job;
 
-/// Read connections kept open. Readers beyond this wait for one (a semaphore) rather than open
-/// throwaway connections: each connection caches its prepared statements, so reuse matters.
-const READ_POOL_MAX: usize = 4;
+/// Reader threads, each with one read connection. Reads beyond this wait in the queue rather
+/// than open throwaway connections: each connection caches its prepared statements, so reuse
+/// matters.
+pub const READERS: usize = 4;
+
+/// A read handed to the reader threads: called with the thread's connection, or with the error
+/// that kept it from opening one.
+type ReadJob = Box<dyn FnOnce(Result<&Connection>) + Send>;
 
 /// An append handed to the writer ([`Journal::submit_append`]).
 #[must_use = "an append's outcome is only known by waiting for it"]
@@ -113,9 +123,8 @@ pub struct Journal {
 struct Inner {
     path: PathBuf,
     jobs: std::sync::mpsc::Sender<Job>,
-    readers: Mutex<Vec<Connection>>,
-    /// One permit per read connection.
-    read_permits: tokio::sync::Semaphore,
+    /// The reader threads' queue; they stop when the last handle (and so this sender) drops.
+    reads: std::sync::mpsc::Sender<ReadJob>,
     hub: Hub,
     /// Notified after a commit that queued push deliveries ([`Journal::push_ready`]).
     push_ready: Arc<tokio::sync::Notify>,
@@ -139,6 +148,35 @@ pub(crate) fn open_connection(path: &Path) -> Result<Connection> {
     // cache) and a small integer, which cost a full re-parse on every journal read.
     conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)?;
     Ok(conn)
+}
+
+/// A reader thread: takes reads off the shared queue and runs them on its own connection,
+/// opened at the first read (and again after a failure) so that a journal nobody reads costs
+/// no connections. Returns when every handle is gone.
+fn reader(path: &Path, queue: &Mutex<std::sync::mpsc::Receiver<ReadJob>>) {
+    let mut conn: Option<Connection> = None;
+    loop {
+        // The lock is held only while waiting for the next job; the read runs after it drops.
+        let next = queue.lock().unwrap_or_else(|e| e.into_inner()).recv();
+        let Ok(job) = next else { return };
+        if conn.is_none() {
+            match open_connection(path) {
+                Ok(c) => conn = Some(c),
+                Err(e) => {
+                    job(Err(e));
+                    continue;
+                }
+            }
+        }
+        let Some(c) = conn.as_ref() else { continue };
+        let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job(Ok(c))));
+        if ran.is_err() {
+            // The read stopped half-way, maybe inside a statement or a transaction: start the
+            // next one on a fresh connection rather than trust this one.
+            tracing::error!("journal: a read panicked; its reader opens a new connection");
+            conn = None;
+        }
+    }
 }
 
 impl Journal {
@@ -172,12 +210,20 @@ impl Journal {
             .name("sextant-journal-writer".into())
             .spawn(move || writer::run(conn, wal, rx, writer_hub, writer_push))
             .map_err(|e| Error::Conflict(format!("cannot start the journal writer: {e}")))?;
+        let (reads, queue) = std::sync::mpsc::channel::<ReadJob>();
+        let queue = Arc::new(Mutex::new(queue));
+        for n in 0..READERS {
+            let (queue, path) = (queue.clone(), path.clone());
+            std::thread::Builder::new()
+                .name(format!("sextant-journal-read-{n}"))
+                .spawn(move || reader(&path, &queue))
+                .map_err(|e| Error::Conflict(format!("cannot start a journal reader: {e}")))?;
+        }
         Ok(Self {
             inner: Arc::new(Inner {
                 path,
                 jobs: tx,
-                readers: Mutex::new(Vec::new()),
-                read_permits: tokio::sync::Semaphore::new(READ_POOL_MAX),
+                reads,
                 hub,
                 push_ready,
             }),
@@ -203,7 +249,7 @@ impl Journal {
         rx.await.map_err(|_| Error::Closed)?
     }
 
-    /// Runs `f` on a pooled read connection on the blocking pool.
+    /// Runs `f` on a reader thread's connection.
     ///
     /// Crate-private: the SQL stays in this crate, and other crates get typed queries. Their
     /// tests reach it through `Journal::read_for_tests`.
@@ -212,28 +258,15 @@ impl Journal {
         T: Send + 'static,
         F: FnOnce(&Connection) -> Result<T> + Send + 'static,
     {
-        let inner = self.inner.clone();
-        let _permit = inner
-            .read_permits
-            .acquire()
-            .await
-            .map_err(|_| Error::Closed)?;
-        let pool = self.inner.clone();
-        tokio::task::spawn_blocking(move || {
-            let pooled = pool.readers.lock().unwrap_or_else(|e| e.into_inner()).pop();
-            let conn = match pooled {
-                Some(c) => c,
-                None => open_connection(&pool.path)?,
-            };
-            let out = f(&conn);
-            pool.readers
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .push(conn);
-            out
-        })
-        .await
-        .map_err(|e| Error::Conflict(format!("read task failed: {e}")))?
+        let (tx, rx) = oneshot::channel();
+        let job: ReadJob = Box::new(move |conn| {
+            // The caller may have gone (a dropped request): nobody to tell.
+            let _ = tx.send(conn.and_then(f));
+        });
+        self.inner.reads.send(job).map_err(|_| Error::Closed)?;
+        // A closed reply means the read panicked: the reader dropped it while unwinding.
+        rx.await
+            .map_err(|_| Error::Conflict("the journal read failed (it panicked)".into()))?
     }
 
     /// The crate-private `read` for other crates' tests (feature `test-support`): a raw connection,

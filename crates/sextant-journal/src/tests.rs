@@ -2148,3 +2148,56 @@ fn a_file_that_is_not_a_journal_fails_the_check() {
     let e = backup::check(&empty).unwrap_err().to_string();
     assert!(e.contains("not a Sextant journal"), "{e}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reads_run_on_the_fixed_reader_threads_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = journal(&dir).await;
+    // Many reads at once, each holding its thread a moment so that the reads overlap: on an
+    // elastic pool (tokio's blocking pool) they would spread over new threads.
+    let reads: Vec<_> = (0..64)
+        .map(|_| {
+            let j = j.clone();
+            tokio::spawn(async move {
+                j.read(|c| {
+                    c.query_row("SELECT count(*) FROM events", [], |r| r.get::<_, i64>(0))?;
+                    std::thread::sleep(std::time::Duration::from_millis(2));
+                    Ok(std::thread::current().name().map(str::to_owned))
+                })
+                .await
+                .unwrap()
+            })
+        })
+        .collect();
+    let mut names = std::collections::BTreeSet::new();
+    for r in reads {
+        names.insert(r.await.unwrap());
+    }
+    assert!(names.len() <= READERS, "{names:?}");
+    for name in &names {
+        assert!(
+            name.as_deref()
+                .is_some_and(|n| n.starts_with("sextant-journal-read-")),
+            "{name:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_read_that_panics_fails_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = journal(&dir).await;
+    for _ in 0..READERS * 2 {
+        let e = j
+            .read(|_| -> Result<()> { panic!("a read that panics (expected in this test)") })
+            .await
+            .unwrap_err();
+        assert!(matches!(e, Error::Conflict(_)), "{e:?}");
+    }
+    // Every reader is still there, on a working connection.
+    let n: i64 = j
+        .read(|c| Ok(c.query_row("SELECT count(*) FROM events", [], |r| r.get(0))?))
+        .await
+        .unwrap();
+    assert_eq!(n, 0);
+}
