@@ -89,6 +89,35 @@ async fn echo_completes_with_the_input() {
 }
 
 #[tokio::test]
+async fn echo_sends_one_artifact_in_the_chunks_asked_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(&dir, vec![AgentSpec::echo()]).await;
+    let a = rt
+        .admit(input("echo", "m1", "chunks=3 héllo wörld"))
+        .await
+        .unwrap();
+    let f = settle(&rt, &a).await;
+    assert_eq!(f.state, TaskState::Completed);
+    assert_eq!(f.artifacts.len(), 1, "the chunks fold into one artifact");
+    assert_eq!(artifact_text(&f), "héllo wörld");
+    let events = rt
+        .journal()
+        .task_events(&a.task().task_id, 0)
+        .await
+        .unwrap();
+    let chunks: Vec<(bool, bool)> = events
+        .iter()
+        .filter_map(|e| match &e.body {
+            EventBody::Artifact {
+                append, last_chunk, ..
+            } => Some((*append, *last_chunk)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(chunks, [(false, false), (true, false), (true, true)]);
+}
+
+#[tokio::test]
 async fn exec_speaks_the_json_lines_protocol() {
     let dir = tempfile::tempdir().unwrap();
     // Reads the turn line, answers in three deltas plus a plain line, then ends the turn.
