@@ -248,9 +248,14 @@ def slope(points):
 def soak(results_dir: str) -> int:
     root = Path(results_dir)
     samples: dict[str, list[tuple[float, float, float]]] = {}
+    # Anonymous RSS (MiB) and thread count per sample, where the CSV has them.
+    split: dict[str, list[tuple[float, float, int]]] = {}
     for line in (root / "soak_rss.csv").read_text().splitlines()[1:]:
-        t, server, rss, cpu = line.split(",")[:4]
+        fields = line.split(",")
+        t, server, rss, cpu = fields[:4]
         samples.setdefault(server, []).append((float(t), int(rss) / 1024, int(cpu)))
+        if len(fields) >= 8 and fields[4] and fields[7]:
+            split.setdefault(server, []).append((float(t), int(fields[4]) / 1024, int(fields[7])))
     served: dict[str, dict] = {}
     ok = True
     for f in sorted(root.glob("soak_*.txt")):
@@ -265,12 +270,12 @@ def soak(results_dir: str) -> int:
     out = {}
     header = (
         f"{'server':<24} {'requests':>9} {'RSS@1min':>9} {'RSS end':>8} {'RSS max':>8} "
-        f"{'MiB/min after 1 min':>19} {'CPU s':>7}"
+        f"{'MiB/min after 1 min':>19} {'CPU s':>7} {'anon/min':>8} {'threads':>7}"
     )
     lines = [header, "-" * len(header)]
     md = [
-        "| server | requests served | RSS at 1 min MiB | RSS at end MiB | RSS max MiB | slope after 1 min MiB/min | CPU s |",
-        "|---|---:|---:|---:|---:|---:|---:|",
+        "| server | requests served | RSS at 1 min MiB | RSS at end MiB | RSS max MiB | slope after 1 min MiB/min | CPU s | anonymous RSS slope MiB/min | threads max |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for server in server_order(samples):
         pts = samples[server]
@@ -286,15 +291,19 @@ def soak(results_dir: str) -> int:
             "cpu_s": pts[-1][2] / 1000,
             "served": served.get(server, {}),
             "samples": len(pts),
+            "anon_slope_mib_per_min": slope([(t / 60, a) for t, a, _ in split.get(server, []) if t >= 60]),
+            "threads_max": max((n for _, _, n in split.get(server, [])), default=None),
         }
         out[server] = row
         lines.append(
             f"{label(server):<24} {row['requests']:>9} {fmt(first, '>9.1f')} {row['rss_mib_end']:>8.1f} "
-            f"{row['rss_mib_max']:>8.1f} {fmt(sl, '>19.3f')} {row['cpu_s']:>7.0f}"
+            f"{row['rss_mib_max']:>8.1f} {fmt(sl, '>19.3f')} {row['cpu_s']:>7.0f} "
+            f"{fmt(row['anon_slope_mib_per_min'], '>8.3f')} {fmt(row['threads_max'], '>7')}"
         )
         md.append(
             f"| {label(server)} | {row['requests']} | {fmt(first, '.1f')} | {row['rss_mib_end']:.1f} | "
-            f"{row['rss_mib_max']:.1f} | {fmt(sl, '.3f')} | {row['cpu_s']:.0f} |"
+            f"{row['rss_mib_max']:.1f} | {fmt(sl, '.3f')} | {row['cpu_s']:.0f} | "
+            f"{fmt(row['anon_slope_mib_per_min'], '.3f')} | {fmt(row['threads_max'], '')} |"
         )
     print("\n".join(lines))
     if not ok:
