@@ -27,7 +27,6 @@
 
 mod commands;
 mod notify;
-mod sse;
 mod tray;
 mod watch;
 

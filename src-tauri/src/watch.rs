@@ -20,7 +20,11 @@ use serde::Deserialize;
 use tauri::AppHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::sse;
+use sextant_a2a::sse::{SseError, SseParser};
+
+/// The largest event the stream may carry: its events are small JSON (a notice, a task id); a
+/// bigger one is a broken stream, dropped and reopened like any other.
+const MAX_EVENT: usize = 1024 * 1024;
 
 /// Wait before reopening a dropped stream.
 const RETRY: Duration = Duration::from_secs(1);
@@ -135,12 +139,15 @@ impl Watch {
             .error_for_status()
             .context("GET /api/v1/tasks/events")?;
         self.refresh().await?;
-        let mut parser = sse::Parser::default();
+        let mut parser = SseParser::new(MAX_EVENT);
         let mut body = res.bytes_stream();
         while let Some(chunk) = body.next().await {
             let chunk = chunk.context("reading the event stream")?;
-            let events = parser.push(&chunk);
-            for e in events.iter().filter(|e| e.event == "schedule") {
+            let events = parser.feed(&chunk).map_err(|e| match e {
+                SseError::TooLarge(max) => anyhow::anyhow!("an event over {max} bytes"),
+                SseError::NotUtf8 => anyhow::anyhow!("the event stream is not UTF-8"),
+            })?;
+            for e in events.iter().filter(|e| e.kind() == "schedule") {
                 match serde_json::from_str::<ScheduleNotice>(&e.data) {
                     Ok(n) => crate::notify::schedule_notice(&self.app, &n),
                     Err(err) => tracing::debug!(error = %err, "watch: unreadable schedule notice"),
@@ -148,7 +155,7 @@ impl Watch {
             }
             let changed = events
                 .iter()
-                .any(|e| e.event == "interaction" || e.event == "resync");
+                .any(|e| e.kind() == "interaction" || e.kind() == "resync");
             if changed {
                 self.refresh().await?;
             }

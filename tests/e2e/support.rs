@@ -1,6 +1,8 @@
 //! Shared harness: a Sextant started on a temp data dir and `127.0.0.1:0`, plus HTTP, JSON-RPC
 //! and SSE helpers. Timeouts here are safety nets that turn a hang into a failure; no test
-//! sleeps to wait for readiness.
+//! sleeps to wait for readiness. [`fake_peer`]: a fake A2A peer for the outbound tests.
+
+pub mod fake_peer;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;

@@ -15,7 +15,7 @@ use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::post;
 use opentelemetry_proto::tonic::collector::trace::v1::{
     ExportTraceServiceRequest, ExportTraceServiceResponse,
 };
@@ -25,6 +25,7 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 use tokio::sync::Notify;
 
+use crate::support::fake_peer::{Behaviour, Fake, start_fake};
 use crate::support::*;
 
 const SERVE_DIR: &str = "SEXTANT_E2E_TRACE_DIR";
@@ -181,71 +182,16 @@ fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
-/// A minimal A2A peer: its card, and a SendMessage that completes at once. It keeps the
-/// `traceparent` of every call (`None`: the call had none).
-#[derive(Clone, Default)]
-struct Peer {
-    traceparents: Arc<Mutex<Vec<Option<String>>>>,
-    port: Arc<Mutex<u16>>,
+/// The peer the gateway calls: the shared fake, answering `traced peer: <text>` at once.
+async fn start_peer() -> (Fake, String) {
+    let peer = start_fake("traced peer", json!([]), false, 0, Behaviour::Normal).await;
+    let url = peer.url();
+    (peer, url)
 }
 
-impl Peer {
-    async fn start() -> (Peer, String) {
-        let p = Peer::default();
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let port = listener.local_addr().unwrap().port();
-        *p.port.lock().unwrap() = port;
-        let app = Router::new()
-            .route("/.well-known/agent-card.json", get(peer_card))
-            .route("/rpc", post(peer_rpc))
-            .with_state(p.clone());
-        tokio::spawn(async move {
-            let _ = axum::serve(listener, app).await;
-        });
-        (p, format!("http://127.0.0.1:{port}"))
-    }
-
-    fn seen(&self) -> Vec<Option<String>> {
-        self.traceparents.lock().unwrap().clone()
-    }
-}
-
-async fn peer_card(State(p): State<Peer>) -> Response {
-    let port = *p.port.lock().unwrap();
-    axum::Json(json!({
-        "name": "traced peer",
-        "description": "answers at once",
-        "version": "1.0.0",
-        "supportedInterfaces": [{"url": format!("http://127.0.0.1:{port}/rpc"),
-            "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}],
-        "capabilities": {"streaming": false},
-        "defaultInputModes": ["text/plain"],
-        "defaultOutputModes": ["text/plain"],
-        "skills": [],
-    }))
-    .into_response()
-}
-
-async fn peer_rpc(State(p): State<Peer>, headers: HeaderMap, body: Bytes) -> Response {
-    let rpc: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-    p.traceparents.lock().unwrap().push(
-        headers
-            .get("traceparent")
-            .and_then(|v| v.to_str().ok())
-            .map(String::from),
-    );
-    let ctx = rpc["params"]["message"]["contextId"]
-        .as_str()
-        .unwrap_or("ctx")
-        .to_string();
-    axum::Json(
-        json!({"jsonrpc": "2.0", "id": rpc["id"], "result": {"task": {
-            "id": uid("peer-task"), "contextId": ctx,
-            "status": {"state": "TASK_STATE_COMPLETED"},
-            "artifacts": [{"artifactId": "a1", "name": "reply", "parts": [{"text": "peer: done"}]}]
-        }}}),
-    )
-    .into_response()
+/// The `traceparent` of every call the peer got (`None`: the call had none).
+fn traceparents(peer: &Fake) -> Vec<Option<String>> {
+    peer.seen().into_iter().map(|s| s.traceparent).collect()
 }
 
 /// A child Sextant serving the gateway Agent on `dir`, with `otlp` (a collector base URL) as its
@@ -353,7 +299,7 @@ fn one<'a>(spans: &'a [Got], name: &str) -> &'a Got {
 #[tokio::test]
 async fn an_inbound_traceparent_links_admission_turn_engine_and_the_outbound_call() {
     let (collector, otlp) = Collector::start().await;
-    let (peer, peer_url) = Peer::start().await;
+    let (peer, peer_url) = start_peer().await;
     let dir = tempfile::tempdir().unwrap();
     let (mut child, url, token) = traced_sextant(dir.path(), Some(&otlp)).await;
     let http = client();
@@ -361,7 +307,7 @@ async fn an_inbound_traceparent_links_admission_turn_engine_and_the_outbound_cal
 
     let caller = format!("00-{CALLER_TRACE}-{CALLER_SPAN}-01");
     let task = call_gateway(&http, &url, &token, &[("traceparent", &caller)]).await;
-    assert!(task.to_string().contains("peer: done"), "{task}");
+    assert!(task.to_string().contains("traced peer: "), "{task}");
 
     let spans = collector
         .wait_for(&[
@@ -395,7 +341,7 @@ async fn an_inbound_traceparent_links_admission_turn_engine_and_the_outbound_cal
 
     // The peer continues the same trace, under the outbound call's span.
     assert_eq!(
-        peer.seen(),
+        traceparents(&peer),
         vec![Some(format!("00-{CALLER_TRACE}-{}-01", outbound.span_id))]
     );
 
@@ -443,7 +389,11 @@ async fn an_inbound_traceparent_links_admission_turn_engine_and_the_outbound_cal
     };
     assert_ne!(fresh.trace_id, CALLER_TRACE);
     assert_eq!(fresh.parent, "", "a root span");
-    let last = peer.seen().last().cloned().flatten().unwrap_or_default();
+    let last = traceparents(&peer)
+        .last()
+        .cloned()
+        .flatten()
+        .unwrap_or_default();
     assert!(last.contains(&fresh.trace_id), "{last}");
 
     child.kill().unwrap();
@@ -544,7 +494,7 @@ async fn a_turn_run_after_a_restart_continues_its_admissions_trace() {
 
 #[tokio::test]
 async fn with_no_endpoint_nothing_is_exported_or_sent_on() {
-    let (peer, peer_url) = Peer::start().await;
+    let (peer, peer_url) = start_peer().await;
     let dir = tempfile::tempdir().unwrap();
     let (mut child, url, token) = traced_sextant(dir.path(), None).await;
     let http = client();
@@ -552,14 +502,14 @@ async fn with_no_endpoint_nothing_is_exported_or_sent_on() {
 
     let caller = format!("00-{CALLER_TRACE}-{CALLER_SPAN}-01");
     let task = call_gateway(&http, &url, &token, &[("traceparent", &caller)]).await;
-    assert!(task.to_string().contains("peer: done"), "{task}");
+    assert!(task.to_string().contains("traced peer: "), "{task}");
     // No exporter thread, no trace context stored with the input, none sent to the peer.
     assert!(!exporter_runs(child.id()), "{:?}", threads(child.id()));
     assert!(
         !task.to_string().contains("sextantTraceparent"),
         "nothing stored: {task}"
     );
-    assert_eq!(peer.seen(), vec![None]);
+    assert_eq!(traceparents(&peer), vec![None]);
 
     child.kill().unwrap();
     child.wait().unwrap();

@@ -71,17 +71,14 @@ fn session_id(task: &Value) -> String {
         .to_string()
 }
 
-#[tokio::test]
-/// The card a 1.0 client reads (it names the version; here in the query, as A2A allows).
-async fn public_agent_card() {
+/// Snapshots the default Agent's card as `path` serves it, as `snapshots/<name>.snap`.
+async fn card_snapshot(path: &str, name: &str) {
     let app = TestApp::spawn().await;
-    let (status, _, card) = app
-        .get_json("/.well-known/agent-card.json?A2A-Version=1.0", false)
-        .await;
+    let (status, _, card) = app.get_json(path, false).await;
     assert_eq!(status, StatusCode::OK);
     let card = scrub(&app, card, &[]);
     settings().bind(|| {
-        assert_json_snapshot!("agent_card", card, {
+        assert_json_snapshot!(name, card, {
             // A JWS over the card with a key made for this data dir.
             ".signatures[].protected" => "[jws protected header]",
             ".signatures[].signature" => "[jws signature]",
@@ -91,20 +88,19 @@ async fn public_agent_card() {
 }
 
 #[tokio::test]
+/// The card a 1.0 client reads (it names the version; here in the query, as A2A allows).
+async fn public_agent_card() {
+    card_snapshot("/.well-known/agent-card.json?A2A-Version=1.0", "agent_card").await;
+}
+
+#[tokio::test]
 /// The card a request without a version gets: the 1.0 card plus the fields 0.3 clients read.
 async fn public_agent_card_without_a_version() {
-    let app = TestApp::spawn().await;
-    let (status, _, card) = app.get_json("/.well-known/agent-card.json", false).await;
-    assert_eq!(status, StatusCode::OK);
-    let card = scrub(&app, card, &[]);
-    settings().bind(|| {
-        assert_json_snapshot!("agent_card_without_a_version", card, {
-            // A JWS over the card with a key made for this data dir.
-            ".signatures[].protected" => "[jws protected header]",
-            ".signatures[].signature" => "[jws signature]",
-        });
-    });
-    app.shutdown().await;
+    card_snapshot(
+        "/.well-known/agent-card.json",
+        "agent_card_without_a_version",
+    )
+    .await;
 }
 
 #[tokio::test]

@@ -18,12 +18,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from datetime import datetime, timedelta, timezone
-from pathlib import Path
 
 import httpx
 import httpx2
@@ -32,35 +30,15 @@ import yaml
 from mcp.client import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
-from test_python_client import SEXTANT_BIN, Server, start_server
+from sextant_process import Server, cli, owner_token  # the `sextant` fixture: conftest.py
 
 STEP_S = 30.0
 # The one-shot plan fires this long after it is created (real clock).
 LEAD_S = 4
 
 
-def cli(data_dir: Path, *args: str) -> str:
-    out = subprocess.run(
-        [SEXTANT_BIN, *args, "--data-dir", str(data_dir)],
-        check=True,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    return out.stdout.strip()
-
-
-@pytest.fixture(scope="module")
-def sextant(tmp_path_factory: pytest.TempPathFactory):
-    root = tmp_path_factory.mktemp("sextant-assistant")
-    server = start_server(root / "data", root / "logs")
-    yield server
-    code = server.stop()
-    assert code == 0, f"sextant exited with {code} after SIGTERM\n{server.stderr_tail()}"
-
-
 def owner(server: Server) -> dict[str, str]:
-    return {"Authorization": f"Bearer {(server.data_dir / 'token').read_text().strip()}"}
+    return {"Authorization": f"Bearer {owner_token(server)}"}
 
 
 @asynccontextmanager

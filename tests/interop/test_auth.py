@@ -10,10 +10,8 @@ an `agents.toml` (an Agent whose access list names the peer and the JWT issuer),
 from __future__ import annotations
 
 import asyncio
-import subprocess
 import time
 import uuid
-from pathlib import Path
 
 import httpx
 import jwt
@@ -21,7 +19,8 @@ import pytest
 
 from a2a.client import ClientConfig, create_client
 from a2a.types import GetTaskRequest, ListTasksRequest, SendMessageRequest, TaskState
-from test_python_client import SEXTANT_BIN, Server, start_server, user_message
+from sextant_process import Server, cli, running
+from test_python_client import user_message
 
 ISSUER = "https://idp.interop.test"
 SECRET = "interop-jwt-secret-0123456789abcdef-0123456789"
@@ -45,17 +44,6 @@ secret_file = "jwt.secret"
 """
 
 
-def cli(data_dir: Path, *args: str) -> str:
-    out = subprocess.run(
-        [SEXTANT_BIN, *args, "--data-dir", str(data_dir)],
-        check=True,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    return out.stdout.strip()
-
-
 def token_for(sub: str, act: str | None = None, **extra) -> str:
     claims = {"iss": ISSUER, "aud": "sextant", "sub": sub, "exp": int(time.time()) + 600}
     if act:
@@ -74,11 +62,9 @@ def secured(tmp_path_factory: pytest.TempPathFactory):
     (data / "jwt.secret").write_text(SECRET)
     peer_token = cli(data, "peer-token", "create", "py-peer")
     assert peer_token.startswith("sxp_"), peer_token
-    server = start_server(data, root / "logs")
-    server.peer_token = peer_token  # type: ignore[attr-defined]
-    yield server
-    code = server.stop()
-    assert code == 0, f"sextant exited with {code}\n{server.stderr_tail()}"
+    with running(data, root / "logs") as server:
+        server.peer_token = peer_token  # type: ignore[attr-defined]
+        yield server
 
 
 def run(coro):

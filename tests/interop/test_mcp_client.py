@@ -24,23 +24,10 @@ import pytest
 from mcp.client import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
-from test_python_client import Server, start_server
+from sextant_process import Server, owner_token  # the `sextant` fixture: conftest.py
 
 OPTIONS = "accept, acceptForSession, decline, cancel"
 STEP_S = 30.0
-
-
-@pytest.fixture(scope="module")
-def sextant(tmp_path_factory: pytest.TempPathFactory):
-    root = tmp_path_factory.mktemp("sextant-mcp")
-    server = start_server(root / "data", root / "logs")
-    yield server
-    code = server.stop()
-    assert code == 0, f"sextant exited with {code} after SIGTERM\n{server.stderr_tail()}"
-
-
-def owner_token(server: Server) -> str:
-    return (server.data_dir / "token").read_text().strip()
 
 
 def send_shell_command(server: Server, command: str) -> tuple[str, str]:

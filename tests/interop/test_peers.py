@@ -14,14 +14,10 @@ Run through tests/interop/run.sh (needs `cargo build -p sextant` and `npm ci` in
 from __future__ import annotations
 
 import asyncio
-import os
-import queue
 import re
 import signal
 import subprocess
 import sys
-import threading
-import time
 import uuid
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -33,7 +29,7 @@ import pytest
 from mcp.client import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
-from test_python_client import Server, start_server
+from sextant_process import Server, owner_token, start_process, start_server
 
 HERE = Path(__file__).resolve().parent
 PEER_RE = re.compile(r"^(?:python|js)-peer: listening on (http://127\.0\.0\.1:\d+)$")
@@ -70,41 +66,8 @@ class Peer:
 
 def start_peer(name: str, argv: list[str], cwd: Path, log_dir: Path) -> Peer:
     log_dir.mkdir(parents=True, exist_ok=True)
-    err = open(log_dir / f"{name}.stderr.log", "wb")  # noqa: SIM115 - handed to the child
-    proc = subprocess.Popen(
-        argv,
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=err,
-        text=True,
-        bufsize=1,
-    )
-    err.close()
-    lines: queue.Queue[str | None] = queue.Queue()
-
-    def pump() -> None:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            lines.put(line.rstrip("\r\n"))
-        lines.put(None)
-
-    threading.Thread(target=pump, name=f"{name}-stdout", daemon=True).start()
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            line = lines.get(timeout=1)
-        except queue.Empty:
-            continue
-        if line is None:
-            break
-        m = PEER_RE.match(line)
-        if m:
-            return Peer(name=name, url=m.group(1), proc=proc)
-    proc.kill()
-    proc.wait()
-    tail = (log_dir / f"{name}.stderr.log").read_text(errors="replace")[-3000:]
-    pytest.fail(f"peer {name} did not start:\n{tail}")
+    proc, m = start_process(argv, log_dir / f"{name}.stderr.log", PEER_RE, cwd=cwd)
+    return Peer(name=name, url=m.group(1), proc=proc)
 
 
 def python_peer(name: str, log_dir: Path, *extra: str) -> Peer:
@@ -123,7 +86,7 @@ class World:
 
     @property
     def token(self) -> str:
-        return (self.sextant.data_dir / "token").read_text().strip()
+        return owner_token(self.sextant)
 
     def api(self, method: str, path: str, body: dict | None = None) -> httpx.Response:
         return httpx.request(

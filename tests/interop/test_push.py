@@ -40,7 +40,7 @@ from a2a.types import (
     TaskState,
 )
 
-from test_python_client import start_server
+from sextant_process import start_server
 
 STEP_S = 60.0
 TOKEN = "interop-signing-token"

@@ -31,21 +31,7 @@ from a2a.types import (
 )
 from a2a.utils.errors import TaskNotFoundError
 
-from sextant_process import (  # noqa: F401 - other test modules import these from here
-    REPO,
-    SEXTANT_BIN,
-    Server,
-    start_server,
-)
-
-
-@pytest.fixture(scope="module")
-def sextant(tmp_path_factory: pytest.TempPathFactory):
-    root = tmp_path_factory.mktemp("sextant")
-    server = start_server(root / "data", root / "logs")
-    yield server
-    code = server.stop()
-    assert code == 0, f"sextant exited with {code} after SIGTERM\n{server.stderr_tail()}"
+from sextant_process import Server, start_server  # the `sextant` fixture: conftest.py
 
 
 # ---------------------------------------------------------------------------

@@ -36,7 +36,7 @@ from a2a.utils.signing import (
     create_signature_verifier,
 )
 
-from test_python_client import SEXTANT_BIN, start_server
+from sextant_process import SEXTANT_BIN, running
 
 HERE = Path(__file__).resolve().parent
 JS = HERE / "js"
@@ -65,9 +65,8 @@ def sextant(tmp_path_factory):
     data = root / "data"
     data.mkdir()
     (data / "agents.toml").write_text(AGENTS_TOML)
-    server = start_server(data, root / "logs")
-    yield server
-    assert server.stop() == 0, server.stderr_tail()
+    with running(data, root / "logs") as server:
+        yield server
 
 
 def get_json(url: str) -> dict:

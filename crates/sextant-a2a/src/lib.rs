@@ -9,6 +9,7 @@
 //! with card validation and pinning (no axum, no tauri). [`signing`] signs Agent Cards and
 //! checks their signatures (JWS over the RFC 8785 canonical card, A2A 1.0 §8.4). [`trace`]
 //! parses and sends W3C `traceparent` and links Sextant's trace spans (README "Traces").
+//! [`sse`] reads Server-Sent Events streams (the client's, and the desktop shell's).
 
 pub mod client;
 pub mod compat;
@@ -16,6 +17,7 @@ pub mod error;
 pub mod method;
 pub mod rpc;
 pub mod signing;
+pub mod sse;
 pub mod trace;
 pub mod version;
 

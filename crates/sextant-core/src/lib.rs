@@ -18,6 +18,7 @@
 //! - [`projection`]: the fold from journal events to an A2A `Task` and to public transcript blocks.
 //!   Because it is pure it can be run at any time over the journal, which is what makes the cached
 //!   task state in SQLite rebuildable.
+//! - [`text`]: cutting text to a length in characters or bytes without splitting a character.
 //!
 //! Not here: SQL (sextant-journal), HTTP (sextant-server), processes (sextant-runtime).
 
@@ -33,6 +34,7 @@ pub mod principal;
 pub mod projection;
 pub mod redact;
 pub mod schedule;
+pub mod text;
 pub mod untrusted;
 
 pub use a2a;

@@ -24,6 +24,9 @@
 //!   with the accepted message, in the journal, so a turn is admission's child even when it
 //!   runs after a queue wait or after a restart.
 //!
+//! - `test_support` (feature `test-support`, and this crate's tests): a runtime over a fresh
+//!   journal for tests.
+//!
 //! Not here: HTTP and wire formats (sextant-server), SQL (sextant-journal).
 
 pub mod access;
@@ -34,6 +37,8 @@ mod pause;
 pub mod peers;
 pub mod process;
 pub mod stream;
+#[cfg(any(test, feature = "test-support"))]
+pub mod test_support;
 mod worker;
 
 use std::collections::{HashMap, HashSet};

@@ -1,14 +1,14 @@
 use std::collections::BTreeMap;
-use std::sync::Arc;
 use std::time::Duration;
 
 use sextant_core::a2a::{Message, Part, Role, TaskState};
 use sextant_core::projection::message_text;
-use sextant_core::{AgentSpec, EngineSpec, EventBody, Principal, SystemClock};
+use sextant_core::{AgentSpec, EngineSpec, EventBody, Principal};
 use sextant_journal::{Admitted, Journal};
 
 use super::*;
 use crate::interactions::{AnswerError, AnswerRequest};
+use crate::test_support::TestRuntime;
 
 fn exec_agent(id: &str, script: &str) -> AgentSpec {
     AgentSpec {
@@ -32,21 +32,7 @@ fn exec_agent(id: &str, script: &str) -> AgentSpec {
 }
 
 async fn runtime(dir: &tempfile::TempDir, agents: Vec<AgentSpec>) -> Runtime {
-    let journal = Journal::open(dir.path().join("j.db")).unwrap();
-    journal
-        .upsert_agents(agents.clone(), chrono::Utc::now())
-        .await
-        .unwrap();
-    Runtime::new(
-        journal,
-        Arc::new(SystemClock),
-        agents,
-        RuntimeConfig {
-            work_dir: dir.path().join("work"),
-            idle_worker: Duration::from_secs(60),
-            cancel_grace: std::time::Duration::from_secs(5),
-        },
-    )
+    TestRuntime::in_dir(dir.path()).agents(agents).start().await
 }
 
 fn input(agent: &str, id: &str, text: &str) -> Input {

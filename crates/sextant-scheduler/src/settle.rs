@@ -31,9 +31,12 @@ pub fn snippet(text: &str) -> Option<String> {
     if text.is_empty() {
         return None;
     }
-    Some(match text.char_indices().nth(SNIPPET) {
-        Some((cut, _)) => format!("{}…", text[..cut].trim_end()),
-        None => text.to_string(),
+    let c = sextant_core::text::cut(text, SNIPPET);
+    Some(if c.cut {
+        // Trimmed before the marker: no "word …" when the cut falls after a space.
+        format!("{}…", c.kept.trim_end())
+    } else {
+        text.to_string()
     })
 }
 

@@ -7,9 +7,9 @@ use std::time::Duration as StdDuration;
 use chrono::{DateTime, Duration, Utc};
 use sextant_core::a2a::TaskState;
 use sextant_core::projection::message_text;
-use sextant_core::{AgentSpec, Clock, ManualClock, MissedRunPolicy, Principal, ScheduleSource};
-use sextant_journal::Journal;
-use sextant_runtime::{Runtime, RuntimeConfig};
+use sextant_core::{AgentSpec, ManualClock, MissedRunPolicy, Principal, ScheduleSource};
+use sextant_runtime::Runtime;
+use sextant_runtime::test_support::TestRuntime;
 use tokio_util::sync::CancellationToken;
 
 use super::*;
@@ -31,22 +31,11 @@ struct Rig {
 }
 
 async fn rig_on(path: &std::path::Path, clock: &ManualClock) -> Rig {
-    let journal = Journal::open(path).unwrap();
-    let agents = vec![AgentSpec::echo(), AgentSpec::shell(), flaky()];
-    journal
-        .upsert_agents(agents.clone(), clock.now())
-        .await
-        .unwrap();
-    let runtime = Runtime::new(
-        journal,
-        Arc::new(clock.clone()),
-        agents,
-        RuntimeConfig {
-            work_dir: path.with_extension("work"),
-            idle_worker: StdDuration::from_secs(60),
-            cancel_grace: std::time::Duration::from_secs(5),
-        },
-    );
+    let runtime = TestRuntime::at(path)
+        .clock(Arc::new(clock.clone()))
+        .agents(vec![AgentSpec::echo(), AgentSpec::shell(), flaky()])
+        .start()
+        .await;
     Rig {
         scheduler: Scheduler::new(runtime.clone()),
         runtime,

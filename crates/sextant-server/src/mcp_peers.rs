@@ -113,11 +113,9 @@ fn line(v: &Value, k: &str) -> String {
     v.get(k).and_then(Value::as_str).unwrap_or("").to_string()
 }
 
+/// `s` cut to `max` characters, with `…` when cut.
 fn shorten(s: &str, max: usize) -> String {
-    match s.char_indices().nth(max) {
-        Some((i, _)) => format!("{}…", &s[..i]),
-        None => s.to_string(),
-    }
+    sextant_core::text::cut(s, max).to_string()
 }
 
 fn to_value<T: serde::Serialize>(v: &T) -> Value {

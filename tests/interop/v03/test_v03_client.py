@@ -14,9 +14,7 @@ creates tests/interop/.venv-v03, or directly:
 from __future__ import annotations
 
 import asyncio
-import sys
 import uuid
-from pathlib import Path
 
 import httpx
 import pytest
@@ -33,18 +31,9 @@ from a2a.types import (
     TextPart,
 )
 
-# The server launcher shared with the 1.3 suite (it imports no A2A SDK).
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from sextant_process import Server, start_server  # noqa: E402
-
-
-@pytest.fixture(scope="module")
-def sextant(tmp_path_factory: pytest.TempPathFactory):
-    root = tmp_path_factory.mktemp("sextant-v03")
-    server = start_server(root / "data", root / "logs")
-    yield server
-    code = server.stop()
-    assert code == 0, f"sextant exited with {code} after SIGTERM\n{server.stderr_tail()}"
+# The server launcher and the `sextant` fixture are the 1.3 suite's (../conftest.py, loaded
+# through pytest.ini's --confcutdir; they import no A2A SDK).
+from sextant_process import Server
 
 
 def run(coro):

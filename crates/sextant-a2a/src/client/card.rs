@@ -51,6 +51,8 @@ fn text(v: &Value, k: &str) -> String {
     v.get(k).and_then(Value::as_str).unwrap_or("").to_string()
 }
 
+/// `s` cut to `max` characters, with `…` when cut: `sextant_core::text::cut`, copied because
+/// this crate depends on none of ours (README, "Where things live").
 fn cut(s: &str, max: usize) -> String {
     match s.char_indices().nth(max) {
         Some((i, _)) => format!("{}…", &s[..i]),

@@ -2,7 +2,7 @@
 //!
 //! - Card resolution ([`A2aClient::fetch_card`]): `GET <url>/.well-known/agent-card.json`, then
 //!   the legacy `agent.json` on 404 (a URL ending in `.json` is the card itself).
-//! - JSON-RPC methods: `SendMessage`, `SendStreamingMessage` (SSE, [`sse`]), `GetTask`,
+//! - JSON-RPC methods: `SendMessage`, `SendStreamingMessage` (SSE, [`crate::sse`]), `GetTask`,
 //!   `SubscribeToTask`, `CancelTask`.
 //! - Every request carries `A2A-Version: 1.0` and the hop header `A2A-Hop` (1 unless the caller
 //!   says otherwise), and the bearer token only when the request goes to the peer's own origin
@@ -21,7 +21,6 @@
 pub mod accumulate;
 pub mod card;
 pub mod guard;
-pub mod sse;
 
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
@@ -36,6 +35,8 @@ use reqwest::header::{ACCEPT, CONTENT_TYPE, LOCATION};
 use serde_json::{Value, json};
 use tracing::Instrument;
 use url::Url;
+
+use crate::sse;
 
 pub use accumulate::Accumulated;
 pub use guard::{Lookup, NetPolicy, Refusal, StaticLookup, SystemLookup};

@@ -68,13 +68,8 @@ pub fn event_text(body: &EventBody) -> Option<String> {
     if text.trim().is_empty() {
         return None;
     }
-    if text.len() > MAX_INDEXED {
-        let mut cut = MAX_INDEXED;
-        while !text.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        text.truncate(cut);
-    }
+    let kept = sextant_core::text::cut_bytes(&text, MAX_INDEXED).kept.len();
+    text.truncate(kept);
     Some(text)
 }
 
@@ -179,9 +174,10 @@ pub fn first_line(text: &str) -> Option<String> {
         .chars()
         .filter(|c| !c.is_control())
         .collect();
-    if line.chars().count() > LINE_MAX {
-        let cut: String = line.chars().take(LINE_MAX - 1).collect();
-        return Some(format!("{}…", cut.trim_end()));
+    if sextant_core::text::cut(&line, LINE_MAX).cut {
+        // The marker counts within the limit.
+        let kept = sextant_core::text::cut(&line, LINE_MAX - 1).kept;
+        return Some(format!("{}…", kept.trim_end()));
     }
     Some(line)
 }
@@ -221,9 +217,10 @@ pub fn session_opening(c: &Connection, session_id: &str) -> Result<Option<String
     if text.is_empty() {
         return Ok(None);
     }
-    if text.chars().count() > OPENING_MAX {
-        let cut: String = text.chars().take(OPENING_MAX - 1).collect();
-        return Ok(Some(format!("{}…", cut.trim_end())));
+    if sextant_core::text::cut(text, OPENING_MAX).cut {
+        // The marker counts within the limit.
+        let kept = sextant_core::text::cut(text, OPENING_MAX - 1).kept;
+        return Ok(Some(format!("{}…", kept.trim_end())));
     }
     Ok(Some(text.to_string()))
 }

@@ -77,11 +77,9 @@ fn shown(s: &str) -> String {
     escape(s, Mode::Text).text
 }
 
+/// `s` cut to `max` characters, with `…` when cut.
 fn cut(s: &str, max: usize) -> String {
-    match s.char_indices().nth(max) {
-        Some((i, _)) => format!("{}…", &s[..i]),
-        None => s.to_string(),
-    }
+    sextant_core::text::cut(s, max).to_string()
 }
 
 /// Options, fields, default and interaction id a peer declared in its status message.

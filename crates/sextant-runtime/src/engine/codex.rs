@@ -164,12 +164,11 @@ fn with_history(history: &[Message], text: &str) -> String {
             "user"
         };
         let mut said = message_text(m);
-        if said.len() > HISTORY_CHARS {
-            let mut cut = HISTORY_CHARS;
-            while !said.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            said.truncate(cut);
+        // Bytes, despite the name: the bound is on what goes into the prompt.
+        let c = sextant_core::text::cut_bytes(&said, HISTORY_CHARS);
+        if c.cut {
+            let kept = c.kept.len();
+            said.truncate(kept);
             said.push_str(" […]");
         }
         out.push_str(&format!("{who}: {said}\n"));

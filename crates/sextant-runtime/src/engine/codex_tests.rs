@@ -2,18 +2,18 @@
 //! through the runtime: admit a message, wait for the approval, answer as the person, check
 //! the outcome and the exact decision the fake received (it echoes `decision=<JSON>`).
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::json;
 use sextant_core::a2a::{Message, Part, Role, TaskState};
 use sextant_core::projection::{TaskFold, message_text};
-use sextant_core::{AgentSpec, EngineSpec, Principal, SystemClock};
-use sextant_journal::{Admitted, Journal, TaskRow};
+use sextant_core::{AgentSpec, EngineSpec, Principal};
+use sextant_journal::{Admitted, TaskRow};
 
 use super::*;
 use crate::interactions::{AnswerError, AnswerRequest};
-use crate::{Input, Runtime, RuntimeConfig};
+use crate::test_support::TestRuntime;
+use crate::{Input, Runtime};
 
 fn fake_script() -> String {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -47,21 +47,11 @@ fn codex_agent(approval_timeout_secs: u64, timeout_secs: u64) -> AgentSpec {
 }
 
 async fn runtime_with(dir: &tempfile::TempDir, agent: AgentSpec, idle: Duration) -> Runtime {
-    let journal = Journal::open(dir.path().join("j.db")).unwrap();
-    journal
-        .upsert_agents(vec![agent.clone()], chrono::Utc::now())
+    TestRuntime::in_dir(dir.path())
+        .agents(vec![agent])
+        .idle_worker(idle)
+        .start()
         .await
-        .unwrap();
-    Runtime::new(
-        journal,
-        Arc::new(SystemClock),
-        vec![agent],
-        RuntimeConfig {
-            work_dir: dir.path().join("work"),
-            idle_worker: idle,
-            cancel_grace: std::time::Duration::from_secs(5),
-        },
-    )
 }
 
 async fn runtime(dir: &tempfile::TempDir) -> Runtime {

@@ -678,10 +678,9 @@ struct TextBuffer {
 
 impl TextBuffer {
     async fn add(&mut self, text: &str, sink: &TurnSink) -> Result<(), sextant_journal::Error> {
-        let mut end = text.len().min(MAX_TEXT.saturating_sub(self.kept));
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
+        let end = sextant_core::text::cut_bytes(text, MAX_TEXT.saturating_sub(self.kept))
+            .kept
+            .len();
         self.pending.push_str(&text[..end]);
         self.kept += end;
         if end < text.len() && !self.cut {

@@ -189,11 +189,10 @@ async fn consume(
     Ok(())
 }
 
+/// `s` cut to `max` characters (with `…`), and whether it was cut.
 fn cut(s: &str, max: usize) -> (String, bool) {
-    match s.char_indices().nth(max) {
-        Some((i, _)) => (format!("{}…", &s[..i]), true),
-        None => (s.to_string(), false),
-    }
+    let c = sextant_core::text::cut(s, max);
+    (c.to_string(), c.cut)
 }
 
 /// The parts as the tools show them.

@@ -92,11 +92,10 @@ pub fn peer_of(s: &SessionRow) -> String {
         .to_string()
 }
 
+/// `s` cut to [`HISTORY_CHARS`] characters (with `…`), and whether it was cut.
 fn cut(s: &str) -> (String, bool) {
-    match s.char_indices().nth(HISTORY_CHARS) {
-        Some((i, _)) => (format!("{}…", &s[..i]), true),
-        None => (s.to_string(), false),
-    }
+    let c = sextant_core::text::cut(s, HISTORY_CHARS);
+    (c.to_string(), c.cut)
 }
 
 fn meta_str(m: &Option<std::collections::HashMap<String, Value>>, k: &str) -> Option<String> {

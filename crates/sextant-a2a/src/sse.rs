@@ -1,7 +1,14 @@
-//! A small incremental Server-Sent Events parser (the WHATWG event-stream format): `data:`
-//! lines are joined with `\n`, `event:` names the event, comment lines (`:`) are keep-alives,
-//! and an event ends at a blank line. Lines may end in `\n`, `\r\n` or `\r`. One event's data
-//! is capped; a longer one is an error, not a truncation.
+//! A small incremental Server-Sent Events parser (the WHATWG event-stream format), for every
+//! SSE stream Sextant reads: the outbound A2A client's streams from peers, and the desktop
+//! shell's subscription to its own server's task events.
+//!
+//! `data:` lines are joined with `\n`, `event:` names the event, `id:` sets the last event id,
+//! comment lines (`:`) are keep-alives, and an event ends at a blank line. Lines may end in
+//! `\n`, `\r\n` or `\r`; one byte order mark at the start of the stream is skipped. One event's
+//! data is capped, and so is the line being read: a longer one is an error, not a truncation.
+//!
+//! One departure from the spec: bytes that are not UTF-8 are an error ([`SseError::NotUtf8`])
+//! rather than replaced with U+FFFD, so a peer's broken stream is reported, not half-read.
 
 /// One dispatched event.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -9,6 +16,20 @@ pub struct SseEvent {
     /// The `event:` field, if any (A2A peers send `error` for errors during a stream).
     pub event: Option<String>,
     pub data: String,
+    /// The last `id:` seen on the stream so far (it carries over to later events, as in the
+    /// spec), if any.
+    pub id: Option<String>,
+}
+
+impl SseEvent {
+    /// The event's type as the spec dispatches it: its `event:` field, `message` when it has
+    /// none (or an empty one).
+    pub fn kind(&self) -> &str {
+        match self.event.as_deref() {
+            None | Some("") => "message",
+            Some(e) => e,
+        }
+    }
 }
 
 /// Why the stream cannot be read.
@@ -27,9 +48,13 @@ pub struct SseParser {
     data: String,
     has_data: bool,
     event: Option<String>,
+    /// The last event id (`id:`), kept across events.
+    id: Option<String>,
     max_event: usize,
     /// A `\r` ended the last line; a `\n` right after it belongs to the same line end.
     after_cr: bool,
+    /// No line has ended yet: a byte order mark may start the stream.
+    first_line: bool,
 }
 
 impl SseParser {
@@ -40,8 +65,10 @@ impl SseParser {
             data: String::new(),
             has_data: false,
             event: None,
+            id: None,
             max_event,
             after_cr: false,
+            first_line: true,
         }
     }
 
@@ -60,7 +87,12 @@ impl SseParser {
                     self.after_cr = b == b'\r';
                     let line = std::mem::take(&mut self.buf);
                     let line = String::from_utf8(line).map_err(|_| SseError::NotUtf8)?;
-                    if let Some(ev) = self.line(&line)? {
+                    let line = if std::mem::take(&mut self.first_line) {
+                        line.strip_prefix('\u{feff}').unwrap_or(&line)
+                    } else {
+                        &line
+                    };
+                    if let Some(ev) = self.line(line)? {
                         out.push(ev);
                     }
                 }
@@ -85,6 +117,7 @@ impl SseParser {
             return Ok(Some(SseEvent {
                 event: self.event.take(),
                 data: std::mem::take(&mut self.data),
+                id: self.id.clone(),
             }));
         }
         if line.starts_with(':') {
@@ -106,7 +139,9 @@ impl SseParser {
                 }
             }
             "event" => self.event = Some(value.to_string()),
-            // `id` and `retry` mean nothing to a one-shot A2A stream.
+            // The spec ignores an id with a NUL in it.
+            "id" if !value.contains('\0') => self.id = Some(value.to_string()),
+            // `retry` means nothing to our readers: each reconnects on its own schedule.
             _ => {}
         }
         Ok(None)
@@ -133,18 +168,70 @@ mod tests {
             vec![
                 SseEvent {
                     event: None,
-                    data: "{\"a\":\n1}".into()
+                    data: "{\"a\":\n1}".into(),
+                    id: None,
                 },
                 SseEvent {
                     event: Some("error".into()),
-                    data: "x".into()
+                    data: "x".into(),
+                    id: None,
                 },
                 SseEvent {
                     event: None,
-                    data: "no-space".into()
+                    data: "no-space".into(),
+                    id: Some("3".into()),
                 },
             ]
         );
+    }
+
+    fn feed_all(p: &mut SseParser, chunks: &[&[u8]]) -> Vec<SseEvent> {
+        let mut got = Vec::new();
+        for chunk in chunks {
+            got.extend(p.feed(chunk).expect("parses"));
+        }
+        got
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_skipped_at_the_start_only() {
+        // Split inside the mark: it is recognised on the whole first line.
+        let mut p = SseParser::new(1024);
+        let got = feed_all(
+            &mut p,
+            &[b"\xEF\xBB", b"\xBFdata: a\n\n\xEF\xBB\xBFdata: b\n\n"],
+        );
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert_eq!(got[0].data, "a");
+        // Later, a line starting with a mark names the field "\u{feff}data": ignored.
+        let mut q = SseParser::new(1024);
+        let got = feed_all(&mut q, &[b"\n\xEF\xBB\xBFdata: b\n\n"]);
+        assert!(got.is_empty(), "{got:?}");
+    }
+
+    #[test]
+    fn the_last_event_id_carries_over_and_an_id_with_nul_is_ignored() {
+        let mut p = SseParser::new(1024);
+        let got = feed_all(
+            &mut p,
+            &[b"id: 7\ndata: a\n\ndata: b\n\nid: 8\0\ndata: c\n\nid\ndata: d\n\n"],
+        );
+        let ids: Vec<_> = got.iter().map(|e| e.id.as_deref()).collect();
+        assert_eq!(ids, [Some("7"), Some("7"), Some("7"), Some("")]);
+    }
+
+    #[test]
+    fn frames_without_data_dispatch_nothing_and_reset_the_type() {
+        let mut p = SseParser::new(1024);
+        let got = feed_all(
+            &mut p,
+            &[
+                b"event: resync\n\n",
+                b"data: x\n\nevent:\ndata\n\nevent: task\ndata: y\n\n",
+            ],
+        );
+        let kinds: Vec<_> = got.iter().map(|e| (e.kind(), e.data.as_str())).collect();
+        assert_eq!(kinds, [("message", "x"), ("message", ""), ("task", "y")]);
     }
 
     #[test]

@@ -1,0 +1,87 @@
+//! A runtime over a fresh journal, for tests (this crate's, and other crates' through the
+//! `test-support` feature): the journal, its Agents and the runtime's settings that every
+//! test used to write out again.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use sextant_core::{AgentSpec, Clock, SystemClock};
+use sextant_journal::Journal;
+
+use crate::{Runtime, RuntimeConfig};
+
+/// How a test's runtime is set up; [`TestRuntime::start`] opens it.
+///
+/// Defaults: the system clock, no Agents, workers idle for 60 s, 5 s between `SIGTERM` and
+/// `SIGKILL` on cancel.
+pub struct TestRuntime {
+    db: PathBuf,
+    work_dir: PathBuf,
+    clock: Arc<dyn Clock>,
+    agents: Vec<AgentSpec>,
+    idle_worker: Duration,
+}
+
+impl TestRuntime {
+    /// A journal at `dir/j.db`, engines working in `dir/work`.
+    pub fn in_dir(dir: &Path) -> Self {
+        Self::new(dir.join("j.db"), dir.join("work"))
+    }
+
+    /// A journal at `db` (reopened if it exists), engines working in `db` with the extension
+    /// `work`: two runtimes on one path share both, as two processes on one data dir would.
+    pub fn at(db: &Path) -> Self {
+        Self::new(db.to_path_buf(), db.with_extension("work"))
+    }
+
+    fn new(db: PathBuf, work_dir: PathBuf) -> Self {
+        Self {
+            db,
+            work_dir,
+            clock: Arc::new(SystemClock),
+            agents: Vec::new(),
+            idle_worker: Duration::from_secs(60),
+        }
+    }
+
+    /// The clock the runtime (and the Agents' registration) reads.
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// The Agents, registered in the journal and given to the runtime.
+    pub fn agents(mut self, agents: Vec<AgentSpec>) -> Self {
+        self.agents = agents;
+        self
+    }
+
+    /// How long a worker with nothing to do stays alive.
+    pub fn idle_worker(mut self, idle: Duration) -> Self {
+        self.idle_worker = idle;
+        self
+    }
+
+    /// Opens the journal, registers the Agents and starts the runtime.
+    ///
+    /// # Panics
+    /// If the journal cannot be opened or written: a test cannot go on without it.
+    pub async fn start(self) -> Runtime {
+        let journal = Journal::open(&self.db).expect("open the test journal");
+        journal
+            .upsert_agents(self.agents.clone(), self.clock.now())
+            .await
+            .expect("register the test Agents");
+        Runtime::new(
+            journal,
+            self.clock,
+            self.agents,
+            RuntimeConfig {
+                work_dir: self.work_dir,
+                idle_worker: self.idle_worker,
+                cancel_grace: Duration::from_secs(5),
+            },
+        )
+    }
+}
