@@ -90,6 +90,10 @@ class EchoExecutor(AgentExecutor):
             )
         await updater.complete()
 
+    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        updater = TaskUpdater(event_queue, context.task_id, context.context_id)
+        await updater.cancel()
+
 
 MAX_CHUNKS = 64
 
@@ -106,10 +110,6 @@ def chunked(text: str) -> list[str] | None:
         return None
     cuts = [k * len(rest) // count for k in range(count + 1)]
     return [rest[cuts[k] : cuts[k + 1]] for k in range(count)]
-
-    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
-        updater = TaskUpdater(event_queue, context.task_id, context.context_id)
-        await updater.cancel()
 
 
 def build_card(base_url: str) -> AgentCard:
