@@ -19,8 +19,10 @@
   bench_helper.py summarize RESULTS_DIR
       Read the phase files written by run.sh (r<round>_<server>_c<conns>.txt: wrk output with
       a WRK_RESULT line from send_message.lua, plus a PROC line with server CPU/RSS), print
-      the comparison table, and write summary.json and summary.md next to them. When the
-      phases counted SSE events (STREAM=1), the table adds events/s and events per stream.
+      the comparison table with Sextant's per-level ratio to each peer that ran (the bare
+      upper limit, the JS SDK, the Python SDK), and write summary.json and summary.md next to
+      them. When the phases counted SSE events (STREAM=1), the table adds events/s and events
+      per stream, and the ratios of events/s.
       Exit 1 if any phase saw errors or non-completed responses (the numbers are then void).
 """
 
@@ -33,7 +35,15 @@ import sys
 import urllib.request
 from pathlib import Path
 
-LABELS = {"sextant": "Sextant", "python": "Python a2a-sdk 1.3.0"}
+LABELS = {
+    "sextant": "Sextant",
+    "bare": "bare axum (limit)",
+    "js": "JS @a2a-js/sdk 1.3.0",
+    "python": "Python a2a-sdk 1.3.0",
+}
+# The servers Sextant is compared with, in table order: the bare upper limit, then the SDKs.
+PEERS = ("bare", "js", "python")
+PEER_NAMES = {"bare": "bare", "js": "JS", "python": "Python"}
 
 
 def label(server: str) -> str:
@@ -44,8 +54,10 @@ def label(server: str) -> str:
 
 
 def server_order(names) -> list[str]:
-    """Sextant on the empty journal first, then the larger journals, the Python peer last."""
-    return sorted(names, key=lambda n: (n != "sextant", n == "python", n))
+    """Sextant on the empty journal first, then the other Sextants, then the peers (PEERS)."""
+    return sorted(names, key=lambda n: (n != "sextant", PEERS.index(n) if n in PEERS else -1, n))
+
+
 PHASE_RE = re.compile(r"^r(\d+)_(\w+?)_c(\d+)\.txt$")
 
 
@@ -111,6 +123,20 @@ def parse_phase(path: Path) -> dict:
 
 def fmt(v, spec: str) -> str:
     return "-" if v is None else format(v, spec)
+
+
+def fmt_ratio(ratio: float) -> str:
+    return f"{ratio:.1f}" if ratio >= 1 else f"{ratio:.3f}"
+
+
+def per_round_ratios(phases, conns: int, rounds, a: str, b: str, key: str) -> list[float]:
+    """a's `key` over b's in every round where both ran at `conns` (and b's is not zero)."""
+    out = []
+    for r in rounds:
+        ph = phases.get((conns, r), {})
+        if a in ph and b in ph and ph[b][key] > 0:
+            out.append(ph[a][key] / ph[b][key])
+    return out
 
 
 def median(values):
@@ -181,19 +207,18 @@ def summarize(results_dir: str) -> int:
                 f"{agg['p99_ms']:.2f} | {fmt(agg['cpu_ms_per_req'], '.3f')} | "
                 f"{fmt(agg['rss_mib'], '.1f')} | {agg['bad']} | {agg['errors']} |"
             )
-        # Ratio per round (both servers ran back to back in that round), then the median.
-        ratios = []
-        for r in rounds:
-            ph = phases.get((conns, r), {})
-            if "sextant" in ph and "python" in ph and ph["python"]["rps"] > 0:
-                ratios.append(ph["sextant"]["rps"] / ph["python"]["rps"])
-        if ratios:
-            level["ratio_sextant_over_python"] = median(ratios)
-            level["per_round_ratio"] = ratios
+        # Sextant against each peer: the ratio per round (they ran back to back in that
+        # round), then the median.
+        for peer in PEERS:
+            ratios = per_round_ratios(phases, conns, rounds, "sextant", peer, "rps")
+            if not ratios:
+                continue
             ratio = median(ratios)
-            rs = f"{ratio:.1f}" if ratio >= 1 else f"{ratio:.3f}"
-            lines.append(f"{'':>5}  {'Sextant / Python req/s':<22} {rs:>9}x")
-            md.append(f"| {conns} | **Sextant / Python req/s** | **{rs}x** | | | | | | |")
+            level[f"ratio_sextant_over_{peer}"] = ratio
+            level[f"per_round_ratio_sextant_over_{peer}"] = ratios
+            name = f"Sextant / {PEER_NAMES[peer]} req/s"
+            lines.append(f"{'':>5}  {name:<22} {fmt_ratio(ratio):>9}x")
+            md.append(f"| {conns} | **{name}** | **{fmt_ratio(ratio)}x** | | | | | | |")
         # Sextant on each larger journal against Sextant on the empty one, per round.
         for server in servers:
             if not server.startswith("sextant_"):
@@ -209,16 +234,15 @@ def summarize(results_dir: str) -> int:
                 name = f"{server[len('sextant_'):]} / empty req/s"
                 lines.append(f"{'':>5}  {name:<22} {median(jr):>9.3f}x")
                 md.append(f"| {conns} | **journal {name}** | **{median(jr):.3f}x** | | | | | | |")
-        eratios = [
-            phases[(conns, r)]["sextant"]["eps"] / phases[(conns, r)]["python"]["eps"]
-            for r in rounds
-            if streaming
-            and {"sextant", "python"} <= phases.get((conns, r), {}).keys()
-            and phases[(conns, r)]["python"]["eps"] > 0
-        ]
-        if eratios:
-            level["events_ratio_sextant_over_python"] = median(eratios)
-            lines.append(f"{'':>5}  {'Sextant / Python ev/s':<22} {median(eratios):>9.1f}x")
+        for peer in PEERS if streaming else ():
+            eratios = per_round_ratios(phases, conns, rounds, "sextant", peer, "eps")
+            if not eratios:
+                continue
+            ratio = median(eratios)
+            level[f"events_ratio_sextant_over_{peer}"] = ratio
+            name = f"Sextant / {PEER_NAMES[peer]} ev/s"
+            lines.append(f"{'':>5}  {name:<22} {fmt_ratio(ratio):>9}x")
+            md.append(f"| {conns} | **{name}** | **{fmt_ratio(ratio)}x** | | | | | | |")
         lines.append("")
         summary["levels"].append(level)
 

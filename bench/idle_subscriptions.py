@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """Idle SubscribeToTask streams: server memory per open subscription, Sextant beside the
-official Python SDK (a2a-sdk 1.3.0), in one run.
+official JS SDK (@a2a-js/sdk 1.3.0, bench/js) and the official Python SDK (a2a-sdk 1.3.0), in
+one run.
 
     cargo build --release -p sextant && bench/run.sh idle
 
-(run.sh makes bench/.venv with the Python SDK and runs this file with its Python).
+(run.sh makes bench/.venv with the Python SDK and bench/js/node_modules with the JS SDK, and
+runs this file with the venv's Python).
 
 For each server: start it; create WARM + N tasks that stay open (Sextant's conformance agent
-answers `tck-input-required-*` with an input-required task; the Python echo peer keeps a task
-whose text is "hold" working); open WARM subscriptions, so one-time allocations are not
+answers `tck-input-required-*` with an input-required task; the JS and Python echo peers keep a
+task whose text is "hold" working); open WARM subscriptions, so one-time allocations are not
 counted; read the server's RSS; open N more, each on its own HTTP/1.1 connection, in batches
 of BATCH, each checked to have received its first event (the Task); wait SETTLE seconds; read
 the RSS again. The figure is (RSS after - RSS before) / N, in KiB. A plain keep-alive
@@ -17,7 +19,7 @@ connection itself costs. Each measurement runs on a fresh server process. Nothin
 asserts a figure.
 
 Environment: SEXTANT_BIN [<repo>/target/release/sextant], N [1000], WARM [100], BATCH [50],
-SETTLE [1] seconds, SERVERS ["sextant python"]. Raises its open-files limit to the hard limit (N connections per server).
+SETTLE [1] seconds, SERVERS ["sextant js python"]. Raises its open-files limit to the hard limit (N connections per server).
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ N = int(os.environ.get("N", "1000"))
 WARM = int(os.environ.get("WARM", "100"))
 BATCH = int(os.environ.get("BATCH", "50"))
 SETTLE = float(os.environ.get("SETTLE", "1"))
-SERVERS = os.environ.get("SERVERS", "sextant python").split()
+SERVERS = os.environ.get("SERVERS", "sextant js python").split()
 STARTUP_TIMEOUT = 60
 FIRST_EVENT_TIMEOUT = 30
 
@@ -110,7 +112,8 @@ def sextant_task(server: Server, i: int) -> str:
     return task["id"]
 
 
-def python_task(server: Server, i: int) -> str:
+def hold_task(server: Server, i: int) -> str:
+    """A task the JS or Python echo peer keeps working until it stops (text "hold")."""
     msg = {"role": "ROLE_USER", "messageId": f"hold-{i}", "parts": [{"text": "hold"}]}
     task = server.call("SendMessage", {"message": msg, "configuration": {"returnImmediately": True}})["task"]
     assert task["status"]["state"] in ("TASK_STATE_SUBMITTED", "TASK_STATE_WORKING"), task
@@ -191,11 +194,18 @@ def main() -> int:
             sextant_task,
         ),
         (
+            "js",
+            "JS @a2a-js/sdk 1.3.0",
+            lambda data: ["env", "NODE_ENV=production", "node", str(HERE / "js" / "js_echo_peer.js"), "--port", "0"],
+            "js-echo-peer: listening on ",
+            hold_task,
+        ),
+        (
             "python",
             "Python a2a-sdk 1.3.0",
             lambda data: [sys.executable, str(HERE / "python_echo_peer.py"), "--port", "0"],
             "python-echo-peer: listening on ",
-            python_task,
+            hold_task,
         ),
     ]
     rows = []

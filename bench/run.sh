@@ -1,17 +1,24 @@
 #!/usr/bin/env bash
-# SendMessage throughput/latency: Sextant vs. the official Python SDK (a2a-sdk 1.3.0), same load,
-# same run, interleaved. Builds nothing: expects target/release/sextant (or $SEXTANT_BIN).
+# SendMessage throughput/latency: Sextant against three echo servers, same load, same run,
+# interleaved: the bare upper limit (crates/sextant-server/examples/bare_a2a.rs: axum + serde,
+# nothing else), the official JS SDK (@a2a-js/sdk 1.3.0, bench/js) and the official Python SDK
+# (a2a-sdk 1.3.0, python_echo_peer.py). Expects target/release/sextant (or $SEXTANT_BIN); builds
+# only the bare server, when its binary is missing; installs the SDKs (bench/.venv, bench/js/
+# node_modules) when missing or out of date.
 #
 #   cargo build --release && bench/run.sh
 #   cargo build --release && bench/run.sh idle   (idle SubscribeToTask memory: idle_subscriptions.py)
 #   cargo build --release && DURATION=1800 bench/run.sh soak
-#       (memory over time: both servers under the same mixed load at once, for DURATION: each gets
-#       8 connections of SendMessage, 4 of SendStreamingMessage and 4 of ListTasks; RSS sampled
-#       every SOAK_EVERY [10] seconds into soak_rss.csv, summarised as the slope after the first
-#       minute)
+#       (memory over time: Sextant and the two SDK peers under the same mixed load at once, for
+#       DURATION: each gets 8 connections of SendMessage, 4 of SendStreamingMessage and 4 of
+#       ListTasks; RSS sampled every SOAK_EVERY [10] seconds into soak_rss.csv, summarised as the
+#       slope after the first minute; the bare server keeps nothing, so it is not soaked)
 #
 # Environment (defaults in brackets):
 #   SEXTANT_BIN   [<repo>/target/release/sextant]
+#   BARE_BIN      the bare upper limit [${CARGO_TARGET_DIR:-<repo>/target}/release/examples/bare_a2a];
+#                 when that default is missing, run.sh builds it with
+#                 `cargo build --release --locked -p sextant-server --example bare_a2a`
 #   DURATION      seconds per measured phase [10]
 #   WARMUP        seconds of unmeasured load before each phase [2]; 0 disables
 #   ROUNDS        interleaved rounds [1]; >1 reports medians and the median per-round ratio
@@ -25,7 +32,8 @@
 #                 one: CHUNKS=7 makes ten-event streams) [unset: one artifact]
 #   RESULTS_DIR   where raw outputs go [bench/results/<timestamp>]
 #   METHOD        send = SendMessage; list = ListTasks (pageSize 20, the caller's newest tasks:
-#                 the call whose cost could grow with the caller's history) [send]
+#                 the call whose cost could grow with the caller's history; the bare server,
+#                 which keeps no tasks, sits this one out) [send]
 #   JOURNALS      space-separated LABEL=PATH pairs: besides Sextant on an empty journal, start one
 #                 more Sextant per pair on a copy of PATH (a journal.db made by the gen_journal
 #                 example), named sextant_LABEL, driven in the same interleaved rounds so the
@@ -35,8 +43,9 @@
 #                 PATH on an empty journal, named sextant_LABEL (a build before a change, side by
 #                 side with the one after it) []
 #
-# Both servers listen on 127.0.0.1 ports chosen by the kernel; all load stays on loopback.
-# Needs python3 (3.11+); installs wrk (and curl) with apt-get when missing (as root).
+# Every server listens on a 127.0.0.1 port chosen by the kernel; all load stays on loopback.
+# Needs python3 (3.11+) and Node.js 20+ with npm; installs wrk, curl, and Node.js when missing
+# with apt-get (as root); the bare server's first build needs cargo.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -53,7 +62,10 @@ METHOD="${METHOD:-send}"
 JOURNALS="${JOURNALS:-${JOURNAL:+journal=$JOURNAL}}"
 BINARIES="${BINARIES:-}"
 RESULTS_DIR="${RESULTS_DIR:-$HERE/results/$(date +%Y%m%d-%H%M%S)}"
+BARE_DEFAULT="${CARGO_TARGET_DIR:-$REPO/target}/release/examples/bare_a2a"
+BARE_BIN="${BARE_BIN:-$BARE_DEFAULT}"
 VENV="$HERE/.venv"
+JS="$HERE/js"
 STARTUP_TIMEOUT=60
 CHECK_TEXT="bench check $$"
 WRK_TEXT="${CHUNKS:+chunks=$CHUNKS }hello from wrk"
@@ -99,8 +111,32 @@ if [[ "$(cat "$VENV/.requirements.sha256" 2>/dev/null)" != "$req_hash" ]]; then
 fi
 PY="$VENV/bin/python"
 HELPER="$HERE/bench_helper.py"
+
+# --- node_modules with the JS peer's dependencies (the versions package-lock.json pins) --------
+command -v node >/dev/null && command -v npm >/dev/null || apt_install nodejs npm
+node_major="$(node -p 'process.versions.node.split(".")[0]')"
+(( node_major >= 20 )) || die "the JS peer (@a2a-js/sdk 1.3.0) needs Node.js 20 or later; found $(node --version)"
+lock_hash="$(cat "$JS/package.json" "$JS/package-lock.json" | sha256sum | cut -d' ' -f1)"
+if [[ "$(cat "$JS/node_modules/.bench-lock.sha256" 2>/dev/null)" != "$lock_hash" ]]; then
+  log "installing bench/js (npm ci)"
+  (cd "$JS" && npm ci --omit=dev --no-audit --no-fund --loglevel=error >&2)
+  echo "$lock_hash" >"$JS/node_modules/.bench-lock.sha256"
+fi
 # `run.sh idle`: memory per idle SubscribeToTask stream instead (bench/idle_subscriptions.py).
 [[ "${1:-}" == "idle" ]] && exec "$PY" "$HERE/idle_subscriptions.py"
+
+# --- the bare server ------------------------------------------------------------------------
+# It answers only SendMessage and SendStreamingMessage, and keeps nothing: no ListTasks, and
+# nothing to soak.
+WANT_BARE=0
+[[ "$METHOD" == send && "${1:-}" != soak ]] && WANT_BARE=1
+if (( WANT_BARE )) && [[ ! -x "$BARE_BIN" ]]; then
+  build=(cargo build --release --locked -p sextant-server --example bare_a2a)
+  [[ "$BARE_BIN" == "$BARE_DEFAULT" ]] || die "no bare server at BARE_BIN=$BARE_BIN (unset BARE_BIN and run.sh builds it with: ${build[*]})"
+  command -v cargo >/dev/null || die "no bare server at $BARE_BIN, and no cargo to build it with: ${build[*]}"
+  log "building the bare server: ${build[*]}"
+  (cd "$REPO" && "${build[@]}") || die "building the bare server failed: ${build[*]}"
+fi
 
 # --- server processes ------------------------------------------------------------------------
 mkdir -p "$RESULTS_DIR"
@@ -241,6 +277,12 @@ for pair in $BINARIES; do
   start_sextant "sextant_$label" "" "$path"
   SERVERS+=("sextant_$label")
 done
+if (( WANT_BARE )); then
+  start_server bare "bare-a2a: listening on " "$BARE_BIN" --port 0
+  SERVERS+=(bare)
+fi
+start_server js "js-echo-peer: listening on " env NODE_ENV=production node "$JS/js_echo_peer.js" --host 127.0.0.1 --port 0
+SERVERS+=(js)
 start_server python "python-echo-peer: listening on " "$PY" "$HERE/python_echo_peer.py" --host 127.0.0.1 --port 0
 SERVERS+=(python)
 for name in "${SERVERS[@]}"; do check_one "$name"; done
@@ -250,6 +292,8 @@ for name in "${SERVERS[@]}"; do check_one "$name"; done
   echo "sextant: $SEXTANT_BIN"
   echo "python peer: a2a-sdk $("$PY" -c 'import importlib.metadata as m; print(m.version("a2a-sdk"))'), uvicorn $("$PY" -c 'import importlib.metadata as m; print(m.version("uvicorn"))')"
   echo "python peer OTEL_INSTRUMENTATION_A2A_SDK_ENABLED=${OTEL_INSTRUMENTATION_A2A_SDK_ENABLED:-false}"
+  echo "js peer: @a2a-js/sdk $(node -p "require('$JS/node_modules/@a2a-js/sdk/package.json').version"), express $(node -p "require('$JS/node_modules/express/package.json').version"), node $(node --version), NODE_ENV=production"
+  [[ -z "${PID[bare]:-}" ]] || echo "bare: $BARE_BIN"
   echo "wrk: $(wrk --version 2>&1 | head -1)"
   echo "duration=${DURATION}s warmup=${WARMUP}s rounds=$ROUNDS conns='$CONNS' wrk_threads=$WRK_THREADS verify=$BENCH_VERIFY stream=$STREAM"
   echo "text: $WRK_TEXT"
@@ -302,10 +346,9 @@ for (( round = 1; round <= ROUNDS; round++ )); do
   done
 done
 
-# Both must still answer correctly after the load.
+# All must still answer correctly after the load.
 for name in "${SERVERS[@]}"; do check_one "$name"; done
-stop_server sextant
-stop_server python
+for name in "${SERVERS[@]}"; do stop_server "$name"; done
 
 echo
 "$PY" "$HELPER" summarize "$RESULTS_DIR"
