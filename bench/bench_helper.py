@@ -47,9 +47,9 @@ PEER_NAMES = {"bare": "bare", "js": "JS", "python": "Python"}
 
 
 def label(server: str) -> str:
-    """`sextant_j1m` (run.sh's JOURNALS) is Sextant started on the journal labelled j1m."""
+    """`sextant_j1m` is the Sextant labelled j1m in run.sh's JOURNALS or BINARIES."""
     if server.startswith("sextant_"):
-        return f"Sextant, journal {server[len('sextant_'):]}"
+        return f"Sextant {server[len('sextant_'):]}"
     return LABELS.get(server, server)
 
 
