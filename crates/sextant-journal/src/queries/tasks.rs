@@ -548,6 +548,11 @@ pub fn for_session(c: &Connection, session_id: &str) -> Result<Vec<TaskRow>> {
 /// Recomputes each task's cached state from its events; returns the ids whose cache differs.
 /// The events are found without the cached `last_seq` (which [`events::for_task`] trusts).
 pub fn rebuild_check(c: &Connection) -> Result<Vec<String>> {
+    // One read transaction, so one snapshot: the tasks and then each task's events are read in
+    // separate statements, and on a live journal a commit between them made a task's events
+    // newer than its row read a moment before, which this reported as a difference.
+    let tx = c.unchecked_transaction()?;
+    let c: &Connection = &tx;
     let rows = c
         .prepare(&format!("SELECT {COLUMNS} FROM tasks ORDER BY task_id"))?
         .query_map([], row)?
