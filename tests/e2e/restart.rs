@@ -300,7 +300,7 @@ async fn a_start_that_fails_delivers_nothing_and_marks_nothing() {
     // that turn ("send again") instead of delivering it.
     let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("bind a port");
     let port = taken.local_addr().expect("addr").port();
-    let e = sextant::start(sextant::Config {
+    let e = start_after_stop(sextant::Config {
         port,
         ..loopback(dir.path())
     })
@@ -309,7 +309,7 @@ async fn a_start_that_fails_delivers_nothing_and_marks_nothing() {
     .expect("the port is in use");
     assert!(format!("{e:#}").contains("cannot listen on"), "{e:#}");
     drop(taken);
-    let e = sextant::start(config(dir.path(), "0.0.0.0", None))
+    let e = start_after_stop(config(dir.path(), "0.0.0.0", None))
         .await
         .err()
         .expect("no credential for remote callers");
@@ -321,7 +321,7 @@ async fn a_start_that_fails_delivers_nothing_and_marks_nothing() {
          secret_file = \"no-such.secret\"\n",
     )
     .expect("write security.toml");
-    let e = sextant::start(loopback(dir.path()))
+    let e = start_after_stop(loopback(dir.path()))
         .await
         .err()
         .expect("the JWT secret cannot be read");

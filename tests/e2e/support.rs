@@ -18,6 +18,29 @@ pub const STEP: Duration = Duration::from_secs(30);
 
 pub const ERROR_INFO: &str = "type.googleapis.com/google.rpc.ErrorInfo";
 
+/// Starts Sextant on a data dir another Sextant of this test process has just stopped using.
+///
+/// All e2e tests share one process, so a child process another test forks at that moment holds
+/// a copy of every descriptor, the data-dir lock's among them, until it execs (the lock is
+/// marked close-on-exec; Linux has no close-on-fork). On a loaded machine that gap lasted long
+/// enough for a restart to be refused as "another Sextant is already running". Only that
+/// refusal is retried, for at most [`STEP`]; every other result, failures included, is returned
+/// as it is.
+pub async fn start_after_stop(config: sextant::Config) -> anyhow::Result<sextant::Running> {
+    let deadline = tokio::time::Instant::now() + STEP;
+    loop {
+        match sextant::start(config.clone()).await {
+            Err(e)
+                if format!("{e:#}").contains("another Sextant is already running")
+                    && tokio::time::Instant::now() < deadline =>
+            {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            other => return other,
+        }
+    }
+}
+
 /// Who is calling: the anonymous loopback caller (no Authorization) or the console owner.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Who {
@@ -133,7 +156,7 @@ impl TestApp {
 
     /// Starts Sextant on an existing data dir.
     pub async fn start_in(dir: tempfile::TempDir, conformance: bool) -> TestApp {
-        let running = sextant::start(sextant::Config {
+        let running = start_after_stop(sextant::Config {
             conformance,
             ..loopback(dir.path())
         })
