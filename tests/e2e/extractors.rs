@@ -17,49 +17,35 @@ engine = { kind = "echo" }
 access = { call = ["person", "anonymous-local", "peer:alice"] }
 "#;
 
-/// Every REST write that reads a body, with the method it takes.
-const BODY_WRITES: &[(&str, &str)] = &[
-    ("PUT", "/api/v1/agents/open/paused"),
-    ("POST", "/api/v1/agents/open/stop-all"),
-    ("POST", "/api/v1/tasks/no-such-task/cancel"),
-    ("POST", "/api/v1/interactions/answer"),
-    ("POST", "/api/v1/interactions/no-such/answer"),
-    ("POST", "/api/v1/peers"),
-    ("PATCH", "/api/v1/peers/nobody"),
-    ("POST", "/api/v1/peers/nobody/pin"),
-    ("POST", "/api/v1/peers/discover"),
-    ("POST", "/api/v1/peers/call"),
-    ("POST", "/api/v1/peers/orchestrate"),
-    ("PUT", "/api/v1/agents/open/access"),
-    ("POST", "/api/v1/peer-tokens"),
-    ("POST", "/api/v1/assistant-tokens"),
-    ("POST", "/api/v1/assistant-tokens/nobody/peers"),
-    ("POST", "/api/v1/me/schedules"),
-    ("POST", "/api/v1/me/schedules/preview"),
-    ("PUT", "/api/v1/me/schedules/pause"),
-    ("PATCH", "/api/v1/me/schedules/no-such"),
-    ("POST", "/api/v1/me/schedules/no-such/run"),
-    ("POST", "/api/v1/me/schedules/no-such/runs/no-run/cancel"),
-    ("POST", "/api/v1/me/schedules/no-such/backfill"),
-];
-
-/// The owner-only writes among them (the rest act for whoever calls).
-const OWNER_WRITES: &[(&str, &str)] = &[
-    ("PUT", "/api/v1/agents/open/paused"),
-    ("POST", "/api/v1/agents/open/stop-all"),
-    ("POST", "/api/v1/tasks/no-such-task/cancel"),
-    ("POST", "/api/v1/interactions/answer"),
-    ("POST", "/api/v1/peers"),
-    ("PATCH", "/api/v1/peers/nobody"),
-    ("POST", "/api/v1/peers/nobody/pin"),
-    ("POST", "/api/v1/peers/discover"),
-    ("POST", "/api/v1/peers/call"),
-    ("POST", "/api/v1/peers/orchestrate"),
-    ("PUT", "/api/v1/agents/open/access"),
-    ("POST", "/api/v1/peer-tokens"),
-    ("POST", "/api/v1/assistant-tokens"),
-    ("POST", "/api/v1/assistant-tokens/nobody/peers"),
-    ("PUT", "/api/v1/me/schedules/pause"),
+/// Every REST write that reads a body: the method it takes, and whether only the owner may
+/// make it (the rest act for whoever calls).
+const BODY_WRITES: &[(&str, &str, bool)] = &[
+    ("PUT", "/api/v1/agents/open/paused", true),
+    ("POST", "/api/v1/agents/open/stop-all", true),
+    ("POST", "/api/v1/tasks/no-such-task/cancel", true),
+    ("POST", "/api/v1/interactions/answer", true),
+    ("POST", "/api/v1/interactions/no-such/answer", false),
+    ("POST", "/api/v1/peers", true),
+    ("PATCH", "/api/v1/peers/nobody", true),
+    ("POST", "/api/v1/peers/nobody/pin", true),
+    ("POST", "/api/v1/peers/discover", true),
+    ("POST", "/api/v1/peers/call", true),
+    ("POST", "/api/v1/peers/orchestrate", true),
+    ("PUT", "/api/v1/agents/open/access", true),
+    ("POST", "/api/v1/peer-tokens", true),
+    ("POST", "/api/v1/assistant-tokens", true),
+    ("POST", "/api/v1/assistant-tokens/nobody/peers", true),
+    ("POST", "/api/v1/me/schedules", false),
+    ("POST", "/api/v1/me/schedules/preview", false),
+    ("PUT", "/api/v1/me/schedules/pause", true),
+    ("PATCH", "/api/v1/me/schedules/no-such", false),
+    ("POST", "/api/v1/me/schedules/no-such/run", false),
+    (
+        "POST",
+        "/api/v1/me/schedules/no-such/runs/no-run/cancel",
+        false,
+    ),
+    ("POST", "/api/v1/me/schedules/no-such/backfill", false),
 ];
 
 /// Every owner-only read.
@@ -113,7 +99,7 @@ async fn raw(
 async fn every_rest_write_takes_a_json_content_type_or_answers_415() {
     let app = spawn(AGENTS, "").await;
     let owner = app.owner.clone();
-    let mut writes = BODY_WRITES.to_vec();
+    let mut writes: Vec<(&str, &str)> = BODY_WRITES.iter().map(|&(m, p, _)| (m, p)).collect();
     // Writes that read no body still say JSON.
     writes.push(("POST", "/api/v1/me/schedules/no-such/runs/no-run/replay"));
     writes.push(("POST", "/api/v1/session/bootstrap"));
@@ -162,7 +148,7 @@ async fn every_rest_write_takes_a_json_content_type_or_answers_415() {
 async fn a_malformed_body_is_400_in_the_error_shape() {
     let app = spawn(AGENTS, "").await;
     let owner = app.owner.clone();
-    for (method, path) in BODY_WRITES {
+    for &(method, path, _) in BODY_WRITES {
         let (status, v) = raw(
             &app,
             Some(&owner),
@@ -224,7 +210,7 @@ async fn owner_only_routes_refuse_everyone_else_as_before_and_before_reading_the
     }
     // A write's body is not read for a caller who may not write: a malformed one still gets
     // the refusal.
-    for (method, path) in OWNER_WRITES {
+    for &(method, path, _) in BODY_WRITES.iter().filter(|w| w.2) {
         for (who, bearer, want_status, want) in [
             (
                 "peer",

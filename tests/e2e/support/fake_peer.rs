@@ -82,6 +82,17 @@ impl Fake {
         *self.0.card_gets.lock().unwrap()
     }
 
+    /// The contextId a task was created in (empty for a task this peer never made).
+    fn context_of(&self, task_id: &str) -> String {
+        self.0
+            .tasks
+            .lock()
+            .unwrap()
+            .get(task_id)
+            .cloned()
+            .unwrap_or_default()
+    }
+
     /// Completes the `later:` tasks: GetTask answers them completed from now on.
     pub fn release(&self) {
         self.0.released.store(true, Ordering::SeqCst);
@@ -196,13 +207,7 @@ async fn rpc_route(State(f): State<Fake>, headers: HeaderMap, body: Bytes) -> Re
     if method == "GetTask" {
         let tid = rpc["params"]["id"].as_str().unwrap_or("").to_string();
         let text = f.0.later.lock().unwrap().get(&tid).cloned();
-        let ctx =
-            f.0.tasks
-                .lock()
-                .unwrap()
-                .get(&tid)
-                .cloned()
-                .unwrap_or_default();
+        let ctx = f.context_of(&tid);
         let done = f.0.released.load(Ordering::SeqCst);
         let task = match (text, done) {
             (Some(t), true) => json!({"id": tid, "contextId": ctx,
@@ -226,13 +231,7 @@ async fn rpc_route(State(f): State<Fake>, headers: HeaderMap, body: Bytes) -> Re
     }
     if method == "CancelTask" {
         let tid = rpc["params"]["id"].as_str().unwrap_or("").to_string();
-        let ctx =
-            f.0.tasks
-                .lock()
-                .unwrap()
-                .get(&tid)
-                .cloned()
-                .unwrap_or_default();
+        let ctx = f.context_of(&tid);
         return axum::Json(json!({"jsonrpc": "2.0", "id": id, "result": {
             "id": tid, "contextId": ctx, "status": {"state": "TASK_STATE_CANCELED"}}}))
         .into_response();
