@@ -1,6 +1,14 @@
 //! JSON-RPC errors with A2A codes. Every error carries a `google.rpc.ErrorInfo` in `data`
 //! (domain `a2a-protocol.org`, an UPPER_SNAKE reason), and validation errors add a
 //! `google.rpc.BadRequest` naming the field; the object has only `code`, `message` and `data`.
+//!
+//! The HTTP+JSON binding (spec §11.6) answers the same error as a `google.rpc.Status` in the
+//! AIP-193 shape, `{"error": {code, status, message, details}}`, its HTTP status from
+//! [`Code::http_status`] and the same details. Where the spec's table (§5.4) and the
+//! conformance kit (a2a-tck 1.0-dev) disagree, the kit's status is used: 409 for a task that
+//! cannot be canceled, 415 for an unsupported content type, 502 for an invalid agent response.
+//! Clients read the ErrorInfo `reason`, which is the same either way (the Python SDK maps
+//! errors by it, not by status).
 
 use serde_json::{Value, json};
 
@@ -74,6 +82,44 @@ impl Code {
     pub fn code(self) -> i32 {
         self.info().0
     }
+
+    /// The HTTP status the HTTP+JSON binding answers this error with.
+    pub fn http_status(self) -> u16 {
+        match self {
+            Code::ParseError
+            | Code::InvalidRequest
+            | Code::InvalidParams
+            | Code::PushNotificationNotSupported
+            | Code::UnsupportedOperation
+            | Code::ExtendedAgentCardNotConfigured
+            | Code::ExtensionSupportRequired
+            | Code::VersionNotSupported => 400,
+            Code::MethodNotFound | Code::TaskNotFound => 404,
+            Code::TaskNotCancelable => 409,
+            Code::ContentTypeNotSupported => 415,
+            Code::Internal => 500,
+            Code::InvalidAgentResponse => 502,
+        }
+    }
+
+    /// The `google.rpc.Code` name (`google.rpc.Status.status` in the AIP-193 shape; the gRPC
+    /// status of the same error).
+    pub fn rpc_status(self) -> &'static str {
+        match self {
+            Code::ParseError
+            | Code::InvalidRequest
+            | Code::InvalidParams
+            | Code::ContentTypeNotSupported => "INVALID_ARGUMENT",
+            Code::MethodNotFound | Code::TaskNotFound => "NOT_FOUND",
+            Code::TaskNotCancelable
+            | Code::PushNotificationNotSupported
+            | Code::UnsupportedOperation
+            | Code::ExtendedAgentCardNotConfigured
+            | Code::ExtensionSupportRequired
+            | Code::VersionNotSupported => "FAILED_PRECONDITION",
+            Code::Internal | Code::InvalidAgentResponse => "INTERNAL",
+        }
+    }
 }
 
 /// A JSON-RPC error to send.
@@ -110,9 +156,26 @@ impl RpcError {
         }
     }
 
-    /// The `error` object.
+    /// The JSON-RPC `error` object.
     pub fn to_json(&self) -> Value {
-        let (code, reason, _) = self.code.info();
+        json!({ "code": self.code.code(), "message": self.message, "data": self.details() })
+    }
+
+    /// The HTTP+JSON binding's error body (AIP-193): `{"error": {code, status, message,
+    /// details}}`, `code` being the HTTP status the response carries.
+    pub fn to_http_json(&self, status: u16) -> Value {
+        json!({ "error": {
+            "code": status,
+            "status": self.code.rpc_status(),
+            "message": self.message,
+            "details": self.details(),
+        } })
+    }
+
+    /// The `google.protobuf.Any` details both bindings carry: an ErrorInfo, and a BadRequest
+    /// naming the fields of a validation error.
+    pub fn details(&self) -> Vec<Value> {
+        let (_, reason, _) = self.code.info();
         let mut data = vec![json!({
             "@type": "type.googleapis.com/google.rpc.ErrorInfo",
             "reason": reason,
@@ -130,7 +193,7 @@ impl RpcError {
                 "fieldViolations": v,
             }));
         }
-        json!({ "code": code, "message": self.message, "data": data })
+        data
     }
 }
 
@@ -155,5 +218,24 @@ mod tests {
         let f = RpcError::field("message.parts", "must not be empty").to_json();
         assert_eq!(f["code"], -32602);
         assert_eq!(f["data"][1]["fieldViolations"][0]["field"], "message.parts");
+    }
+
+    #[test]
+    fn http_json_errors_are_aip_193_with_the_same_details() {
+        let e = RpcError::of(Code::TaskNotFound);
+        let body = e.to_http_json(Code::TaskNotFound.http_status());
+        assert_eq!(body["error"]["code"], 404);
+        assert_eq!(body["error"]["status"], "NOT_FOUND");
+        assert_eq!(body["error"]["message"], "Task not found");
+        assert_eq!(body["error"]["details"], e.to_json()["data"]);
+        assert_eq!(Code::TaskNotCancelable.http_status(), 409);
+        assert_eq!(Code::ContentTypeNotSupported.http_status(), 415);
+        assert_eq!(Code::VersionNotSupported.http_status(), 400);
+        let f = RpcError::field("historyLength", "must be an integer").to_http_json(400);
+        assert_eq!(f["error"]["status"], "INVALID_ARGUMENT");
+        assert_eq!(
+            f["error"]["details"][1]["fieldViolations"][0]["field"],
+            "historyLength"
+        );
     }
 }

@@ -73,6 +73,14 @@ pub fn lookup(name: &str) -> Option<(Method, bool)> {
 }
 
 impl Method {
+    /// The method's 1.0 name (`SendMessage`, `GetTask`, …).
+    pub fn name(self) -> &'static str {
+        TABLE
+            .iter()
+            .find_map(|(v1, _, m)| (*m == self).then_some(*v1))
+            .unwrap_or("")
+    }
+
     /// Whether the method answers with an SSE stream.
     pub fn is_streaming(self) -> bool {
         matches!(self, Method::SendStreamingMessage | Method::SubscribeToTask)
@@ -93,6 +101,14 @@ impl Method {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_method_has_its_one_point_oh_name() {
+        for (v1, _, m) in TABLE {
+            assert_eq!(m.name(), *v1);
+            assert_eq!(lookup(m.name()), Some((*m, false)));
+        }
+    }
 
     #[test]
     fn aliases_map_onto_the_same_method() {
