@@ -11,7 +11,7 @@ use std::time::Duration;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
-use crate::secure::{Secure, code, jwt, spawn};
+use crate::secure::{Binding, Secure, code, jwt, spawn};
 use crate::support::{msg, uid, with};
 
 const AGENTS: &str = r#"
@@ -112,6 +112,16 @@ async fn mcp_get_task(
 
 #[tokio::test]
 async fn every_principal_sees_only_its_own_tasks_on_every_a2a_method() {
+    own_tasks_only(Binding::JsonRpc).await;
+}
+
+/// The same matrix through the HTTP+JSON binding: the same outcomes, each in its shape.
+#[tokio::test]
+async fn every_principal_sees_only_its_own_tasks_over_http_json() {
+    own_tasks_only(Binding::HttpJson).await;
+}
+
+async fn own_tasks_only(binding: Binding) {
     let app = spawn(AGENTS, "[limits]\nrate_limit_per_minute = 10000\n").await;
     let callers = callers(&app).await;
 
@@ -119,14 +129,21 @@ async fn every_principal_sees_only_its_own_tasks_on_every_a2a_method() {
     let mut tasks: Vec<(String, String, String, String)> = Vec::new(); // caller, task, ctx, session
     for c in &callers {
         let (status, r) = app
-            .rpc(
+            .call(
+                binding,
                 c.bearer.as_deref(),
                 &c.prefix,
                 "SendMessage",
                 json!({ "message": msg(&format!("hello from {}", c.name)) }),
             )
             .await;
-        assert_eq!(status, StatusCode::OK, "{}: {r}", c.name);
+        // A refusal is HTTP 200 in JSON-RPC, its own status (400 here) in HTTP+JSON.
+        let refused = match binding {
+            Binding::JsonRpc => StatusCode::OK,
+            Binding::HttpJson => StatusCode::BAD_REQUEST,
+        };
+        let expected = if c.calls { StatusCode::OK } else { refused };
+        assert_eq!(status, expected, "{}: {r}", c.name);
         if !c.calls {
             assert_eq!(code(&r), -32004, "{}: read-only: {r}", c.name);
             assert!(
@@ -157,7 +174,13 @@ async fn every_principal_sees_only_its_own_tasks_on_every_a2a_method() {
     for reader in &callers {
         let b = reader.bearer.as_deref();
         let (_, missing) = app
-            .rpc(b, &reader.prefix, "GetTask", json!({ "id": unknown }))
+            .call(
+                binding,
+                b,
+                &reader.prefix,
+                "GetTask",
+                json!({ "id": unknown }),
+            )
             .await;
         assert_eq!(code(&missing), -32001, "{}: {missing}", reader.name);
         let not_found = |r: &Value, id: &str| {
@@ -176,13 +199,25 @@ async fn every_principal_sees_only_its_own_tasks_on_every_a2a_method() {
         for (owner, task, ctx, _) in &tasks {
             let own = owner == reader.name;
             let (_, got) = app
-                .rpc(b, &reader.prefix, "GetTask", json!({ "id": task }))
+                .call(binding, b, &reader.prefix, "GetTask", json!({ "id": task }))
                 .await;
             let (_, sub) = app
-                .rpc(b, &reader.prefix, "SubscribeToTask", json!({ "id": task }))
+                .call(
+                    binding,
+                    b,
+                    &reader.prefix,
+                    "SubscribeToTask",
+                    json!({ "id": task }),
+                )
                 .await;
             let (_, cancel) = app
-                .rpc(b, &reader.prefix, "CancelTask", json!({ "id": task }))
+                .call(
+                    binding,
+                    b,
+                    &reader.prefix,
+                    "CancelTask",
+                    json!({ "id": task }),
+                )
                 .await;
             if own {
                 assert_eq!(got["result"]["id"], json!(task), "{}: {got}", reader.name);
@@ -201,7 +236,8 @@ async fn every_principal_sees_only_its_own_tasks_on_every_a2a_method() {
             // A follow-up naming another caller's task finds nothing.
             if reader.calls && !own {
                 let follow = app
-                    .send_message(
+                    .send_via(
+                        binding,
                         b,
                         &reader.prefix,
                         json!({ "message": with(msg("me too"), json!({ "taskId": task })) }),
@@ -213,7 +249,13 @@ async fn every_principal_sees_only_its_own_tasks_on_every_a2a_method() {
         }
         // ListTasks: exactly the caller's own tasks.
         let (_, list) = app
-            .rpc(b, &reader.prefix, "ListTasks", json!({ "pageSize": 100 }))
+            .call(
+                binding,
+                b,
+                &reader.prefix,
+                "ListTasks",
+                json!({ "pageSize": 100 }),
+            )
             .await;
         let mut listed: Vec<&str> = list["result"]["tasks"]
             .as_array()
@@ -246,7 +288,8 @@ async fn every_principal_sees_only_its_own_tasks_on_every_a2a_method() {
             (t.1, t.2, t.3)
         };
         let r = app
-            .send_message(
+            .send_via(
+                binding,
                 c.bearer.as_deref(),
                 &c.prefix,
                 json!({ "message": with(msg("same context id"), json!({ "contextId": ctx })) }),
@@ -269,7 +312,8 @@ async fn every_principal_sees_only_its_own_tasks_on_every_a2a_method() {
     // GetExtendedAgentCard: credentials required; then the real skills.
     for c in &callers {
         let (status, r) = app
-            .rpc(
+            .call(
+                binding,
                 c.bearer.as_deref(),
                 &c.prefix,
                 "GetExtendedAgentCard",
@@ -290,7 +334,8 @@ async fn every_principal_sees_only_its_own_tasks_on_every_a2a_method() {
 
     // An Agent a caller has no rights on does not exist for it (the unknown-Agent answer).
     let (unknown_status, unknown_agent) = app
-        .rpc(
+        .call(
+            binding,
             Some(&app.owner),
             "/api/v1/agents/nope",
             "GetTask",
@@ -308,7 +353,8 @@ async fn every_principal_sees_only_its_own_tasks_on_every_a2a_method() {
             "GetExtendedAgentCard",
         ] {
             let (status, r) = app
-                .rpc(
+                .call(
+                    binding,
                     c.bearer.as_deref(),
                     "/api/v1/agents/echo",
                     method,
@@ -336,18 +382,24 @@ async fn every_principal_sees_only_its_own_tasks_on_every_a2a_method() {
     {
         let b = c.bearer.as_deref();
         let r = app
-            .send_message(b, "/api/v1/agents/watch", json!({ "message": msg("x") }))
+            .send_via(
+                binding,
+                b,
+                "/api/v1/agents/watch",
+                json!({ "message": msg("x") }),
+            )
             .await;
         assert_eq!(code(&r), -32004, "{}: {r}", c.name);
         let (_, r) = app
-            .rpc(b, "/api/v1/agents/watch", "ListTasks", json!({}))
+            .call(binding, b, "/api/v1/agents/watch", "ListTasks", json!({}))
             .await;
         assert_eq!(r["result"]["tasks"], json!([]), "{}: {r}", c.name);
     }
     let helper = callers.iter().find(|c| c.name == "assistant").unwrap();
     for agent in ["watch", "echo", "nope"] {
         let (status, r) = app
-            .rpc(
+            .call(
+                binding,
                 helper.bearer.as_deref(),
                 &format!("/api/v1/assistant-a2a/agents/{agent}"),
                 "ListTasks",

@@ -68,7 +68,7 @@ async fn conformance_mode_makes_the_conformance_agent_the_default_card() {
 }
 
 #[tokio::test]
-async fn agent_card_advertises_jsonrpc_1_0_then_0_3() {
+async fn agent_card_advertises_jsonrpc_1_0_then_0_3_then_http_json() {
     let app = TestApp::spawn().await;
     let (status, _, card) = app
         .get_json("/api/v1/agents/echo/.well-known/agent-card.json", false)
@@ -76,13 +76,16 @@ async fn agent_card_advertises_jsonrpc_1_0_then_0_3() {
     assert_eq!(status, StatusCode::OK);
     let url = format!("{}/api/v1/agents/echo/a2a", app.url);
     let ifaces = card["supportedInterfaces"].as_array().expect("interfaces");
-    assert_eq!(ifaces.len(), 2, "{card}");
+    assert_eq!(ifaces.len(), 3, "{card}");
     assert_eq!(ifaces[0]["url"], url);
     assert_eq!(ifaces[0]["protocolBinding"], "JSONRPC");
     assert_eq!(ifaces[0]["protocolVersion"], "1.0");
     assert_eq!(ifaces[1]["url"], url);
     assert_eq!(ifaces[1]["protocolBinding"], "JSONRPC");
     assert_eq!(ifaces[1]["protocolVersion"], "0.3");
+    assert_eq!(ifaces[2]["url"], format!("{}/api/v1/agents/echo", app.url));
+    assert_eq!(ifaces[2]["protocolBinding"], "HTTP+JSON");
+    assert_eq!(ifaces[2]["protocolVersion"], "1.0");
     // The public card is minimal: one generic skill; the real ones are on the extended card.
     assert_eq!(card["skills"].as_array().map(Vec::len), Some(1), "{card}");
     assert_eq!(card["skills"][0]["id"], "chat");

@@ -34,6 +34,13 @@ pub fn jwt(sub: &str, act: Option<&str>) -> String {
     .unwrap()
 }
 
+/// Which A2A binding a test call goes through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Binding {
+    JsonRpc,
+    HttpJson,
+}
+
 /// A Sextant with JWT verification, started on a temp data dir.
 pub struct Secure {
     pub running: sextant::Running,
@@ -136,6 +143,107 @@ impl Secure {
     /// SendMessage with `params` at `{prefix}/a2a`; the JSON-RPC response (result or error).
     pub async fn send_message(&self, bearer: Option<&str>, prefix: &str, params: Value) -> Value {
         self.rpc(bearer, prefix, "SendMessage", params).await.1
+    }
+
+    /// An A2A call through `binding`, answered in JSON-RPC's shape whatever the binding, so
+    /// one set of assertions covers both: over HTTP+JSON a result is `{"result": body}` and
+    /// an AIP-193 error `{"error": {code, message, data}}`, its code read back from the
+    /// ErrorInfo reason and `data` its `details`. The HTTP status is the binding's own.
+    pub async fn call(
+        &self,
+        binding: Binding,
+        bearer: Option<&str>,
+        prefix: &str,
+        method: &str,
+        params: Value,
+    ) -> (StatusCode, Value) {
+        if binding == Binding::JsonRpc {
+            return self.rpc(bearer, prefix, method, params).await;
+        }
+        let id = params["id"].as_str().unwrap_or_default().to_string();
+        let (verb, path, body) = match method {
+            "SendMessage" => (Method::POST, format!("{prefix}/message:send"), Some(params)),
+            "GetTask" => (Method::GET, format!("{prefix}/tasks/{id}"), None),
+            "CancelTask" => (
+                Method::POST,
+                format!("{prefix}/tasks/{id}:cancel"),
+                Some(params),
+            ),
+            "SubscribeToTask" => (
+                Method::POST,
+                format!("{prefix}/tasks/{id}:subscribe"),
+                Some(params),
+            ),
+            "ListTasks" => {
+                let query: Vec<String> = params
+                    .as_object()
+                    .into_iter()
+                    .flatten()
+                    .map(|(k, v)| match v {
+                        Value::String(s) => format!("{k}={s}"),
+                        other => format!("{k}={other}"),
+                    })
+                    .collect();
+                (
+                    Method::GET,
+                    format!("{prefix}/tasks?{}", query.join("&")),
+                    None,
+                )
+            }
+            "GetExtendedAgentCard" => (Method::GET, format!("{prefix}/extendedAgentCard"), None),
+            other => panic!("no HTTP+JSON route for {other} in this harness"),
+        };
+        let (status, headers, v) = self
+            .req(bearer, verb, &path, body, &[("A2A-Version", "1.0")])
+            .await;
+        let content_type = headers
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default();
+        assert!(
+            content_type.starts_with("application/json"),
+            "{method} over HTTP+JSON answered {content_type:?} ({status}): {v}"
+        );
+        if status.is_success() {
+            return (status, json!({ "result": v }));
+        }
+        let e = &v["error"];
+        assert_eq!(
+            e["code"],
+            status.as_u16(),
+            "AIP-193: error.code is the status: {v}"
+        );
+        let reason = e["details"][0]["reason"].as_str().unwrap_or_default();
+        let code = match reason {
+            "INVALID_REQUEST" => -32600,
+            "METHOD_NOT_FOUND" => -32601,
+            "INVALID_PARAMS" => -32602,
+            "INTERNAL_ERROR" => -32603,
+            "TASK_NOT_FOUND" => -32001,
+            "TASK_NOT_CANCELABLE" => -32002,
+            "PUSH_NOTIFICATION_NOT_SUPPORTED" => -32003,
+            "UNSUPPORTED_OPERATION" => -32004,
+            "CONTENT_TYPE_NOT_SUPPORTED" => -32005,
+            "VERSION_NOT_SUPPORTED" => -32009,
+            other => panic!("unexpected ErrorInfo reason {other:?}: {v}"),
+        };
+        (
+            status,
+            json!({ "error": { "code": code, "message": e["message"], "data": e["details"] } }),
+        )
+    }
+
+    /// SendMessage through `binding` (see [`Secure::call`]); the JSON-RPC-shaped answer.
+    pub async fn send_via(
+        &self,
+        binding: Binding,
+        bearer: Option<&str>,
+        prefix: &str,
+        params: Value,
+    ) -> Value {
+        self.call(binding, bearer, prefix, "SendMessage", params)
+            .await
+            .1
     }
 
     /// Issues a token through the API (as the owner); the token.

@@ -3,7 +3,8 @@
 //! (`sxa_…`) the person issued.
 //!
 //! - `GET …/.well-known/agent-card.json`: the Agent's full card, its interface on this route;
-//! - `POST …/a2a`: A2A 1.0 JSON-RPC (+ SSE), exactly as `a2a` serves it.
+//! - `POST …/a2a`: A2A 1.0 JSON-RPC (+ SSE), exactly as `a2a` serves it;
+//! - `…/message:send`, `…/tasks/{id}`, …: the HTTP+JSON binding (`a2a::rest`), the same.
 //!
 //! The bearer authorizes one workspace and one target Agent, nothing else: `auth` accepts only
 //! an assistant's per-Agent credentials here (a token issued for one Agent: by `sextant
@@ -52,7 +53,7 @@ pub async fn card(
     match agent {
         Some(a) if reaches(&app, &p, &grant, &agent_id) => {
             let base = base_url(&app, &headers);
-            let url = format!("{base}{PREFIX}/{agent_id}/a2a");
+            let url = format!("{base}{}", RpcSurface::Assistant.agent_path(&agent_id));
             let card = crate::cards::card_at(&a, &base, &url);
             crate::cards::respond_card(&app, &headers, query.as_deref(), &card)
         }
@@ -68,6 +69,26 @@ pub async fn card(
     }
 }
 
+/// Whether the grant names `agent_id` in this workspace; if not, the refusal is audited and
+/// the caller is to be answered "no such agent" (both A2A bindings ask).
+pub(crate) fn in_scope(
+    app: &AppState,
+    p: &Principal,
+    grant: &AssistantGrant,
+    agent_id: &str,
+) -> bool {
+    let ok =
+        grant.agent_id.as_deref() == Some(agent_id) && grant.workspace == app.security.workspace;
+    if !ok {
+        app.security.audit.record(
+            Record::new(Some(p), Outcome::Refused)
+                .agent(agent_id)
+                .reason(format!("assistant token scoped to {:?}", grant.agent_id)),
+        );
+    }
+    ok
+}
+
 /// `POST /api/v1/assistant-a2a/agents/{agent_id}/a2a`.
 #[allow(clippy::too_many_arguments)]
 pub async fn rpc(
@@ -80,14 +101,7 @@ pub async fn rpc(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    if grant.agent_id.as_deref() != Some(agent_id.as_str())
-        || grant.workspace != app.security.workspace
-    {
-        app.security.audit.record(
-            Record::new(Some(&p), Outcome::Refused)
-                .agent(agent_id.clone())
-                .reason(format!("assistant token scoped to {:?}", grant.agent_id)),
-        );
+    if !in_scope(&app, &p, &grant, &agent_id) {
         let id = sextant_a2a::rpc::request_id(&body);
         let err = RpcError::new(Code::InvalidRequest, format!("no agent {agent_id:?} here"));
         return (

@@ -39,6 +39,7 @@ use sextant_core::AgentSpec;
 use sextant_core::agent::PublicCard;
 
 use crate::AppState;
+use crate::a2a::RpcSurface;
 use crate::error::ApiError;
 use crate::urls::base_url;
 
@@ -48,7 +49,7 @@ pub fn card(agent: &AgentSpec, base: &str) -> Value {
     card_at(
         agent,
         base,
-        &format!("{base}/api/v1/agents/{}/a2a", agent.id),
+        &format!("{base}{}", RpcSurface::Public.agent_path(&agent.id)),
     )
 }
 
@@ -71,8 +72,12 @@ fn generic_skill(agent: &AgentSpec) -> Value {
     })
 }
 
-/// The full card with its JSON-RPC interface at `url` (the assistant routes use their own).
-pub fn card_at(agent: &AgentSpec, base: &str, url: &str) -> Value {
+/// The full card with its interfaces under `agent_url` (the assistant routes use their own):
+/// JSON-RPC at `{agent_url}/a2a` (1.0, and 0.3 by its method names), HTTP+JSON at
+/// `agent_url` itself (1.0). JSON-RPC 1.0 is listed first, the binding a client without a
+/// preference picks.
+pub fn card_at(agent: &AgentSpec, base: &str, agent_url: &str) -> Value {
+    let url = format!("{agent_url}/a2a");
     let skills: Vec<Value> = agent
         .skills
         .iter()
@@ -112,6 +117,7 @@ pub fn card_at(agent: &AgentSpec, base: &str, url: &str) -> Value {
         "supportedInterfaces": [
             { "url": url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0" },
             { "url": url, "protocolBinding": "JSONRPC", "protocolVersion": "0.3" },
+            { "url": agent_url, "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0" },
         ],
         "provider": { "organization": "Sextant", "url": base },
         "capabilities": capabilities,

@@ -71,7 +71,7 @@ use std::sync::Arc;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::middleware;
-use axum::routing::{delete, get, post, put};
+use axum::routing::{any, delete, get, post, put};
 use chrono::{DateTime, Utc};
 use sextant_runtime::Runtime;
 use tokio_util::sync::CancellationToken;
@@ -164,6 +164,7 @@ pub fn router(state: AppState) -> Router {
     let authed = Router::new()
         .route("/api/v1/agents/{agent_id}/a2a", post(a2a::rpc))
         .route("/api/v1/agents/{agent_id}/a2a/", post(a2a::rpc))
+        .merge(a2a_rest_routes("/api/v1/agents"))
         .route("/api/v1/agents", get(api::agents))
         .route("/api/v1/agents/{id}/paused", put(api::set_agent_paused))
         .route("/api/v1/agents/{id}/stop-all", post(api::stop_agent))
@@ -304,6 +305,7 @@ pub fn router(state: AppState) -> Router {
             "/api/v1/assistant-a2a/agents/{agent_id}/a2a/",
             post(assistant::rpc),
         )
+        .merge(a2a_rest_routes(assistant::PREFIX))
         .route_layer(middleware::from_fn_with_state(
             state.clone(),
             auth::resolve_assistant,
@@ -325,6 +327,24 @@ pub fn router(state: AppState) -> Router {
         .layer(middleware::from_fn(perimeter::headers))
         .layer(TraceLayer::new_for_http())
         .with_state(state)
+}
+
+/// The HTTP+JSON binding's routes under `prefix` (`a2a::rest`): every verb reaches the
+/// handler, which answers a wrong one in the binding's error shape.
+fn a2a_rest_routes(prefix: &str) -> Router<AppState> {
+    let call = any(a2a::rest::call);
+    Router::new()
+        .route(&format!("{prefix}/{{agent_id}}/message:send"), call.clone())
+        .route(
+            &format!("{prefix}/{{agent_id}}/message:stream"),
+            call.clone(),
+        )
+        .route(&format!("{prefix}/{{agent_id}}/tasks"), call.clone())
+        .route(
+            &format!("{prefix}/{{agent_id}}/tasks/{{*rest}}"),
+            call.clone(),
+        )
+        .route(&format!("{prefix}/{{agent_id}}/extendedAgentCard"), call)
 }
 
 /// Serves `router(state)` on `listener` until `shutdown` resolves; open streams are closed

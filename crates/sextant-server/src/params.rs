@@ -183,6 +183,43 @@ pub fn schema(method: Method) -> Option<&'static [(&'static str, Ty)]> {
     })
 }
 
+/// The params of a GET or DELETE in the HTTP+JSON binding, from its query string (spec
+/// §11.5): camelCase names of `method`'s fields, each value read as the field's type (a
+/// decimal integer, `true`/`false`, a string). A name the method does not know is ignored, as
+/// an unknown JSON field is; a value that does not read as its type, a known name given
+/// twice, or an object-typed field are -32602 naming the field.
+pub fn from_query(method: Method, query: Option<&str>) -> Result<Value, RpcError> {
+    let fields = schema(method).unwrap_or(&[]);
+    let mut params = serde_json::Map::new();
+    for (name, value) in url::form_urlencoded::parse(query.unwrap_or("").as_bytes()) {
+        let Some((name, ty)) = fields.iter().find(|(n, _)| *n == name) else {
+            continue;
+        };
+        let v = match ty {
+            Ty::Str => Value::String(value.into_owned()),
+            Ty::Int => match value.trim().parse::<i64>() {
+                Ok(n) => Value::from(n),
+                Err(_) => return Err(RpcError::field(name, ty.expected())),
+            },
+            Ty::Bool => match value.as_ref() {
+                "true" => Value::Bool(true),
+                "false" => Value::Bool(false),
+                _ => return Err(RpcError::field(name, ty.expected())),
+            },
+            _ => {
+                return Err(RpcError::field(
+                    name,
+                    "cannot be given as a query parameter; send it in a request body",
+                ));
+            }
+        };
+        if params.insert((*name).to_string(), v).is_some() {
+            return Err(RpcError::field(name, "is given more than once"));
+        }
+    }
+    Ok(Value::Object(params))
+}
+
 /// Checks the type of every known field of `params` (an object, keys camelCased) for
 /// `method`: the first wrong one is -32602 naming its path.
 pub fn check(method: Method, params: &Value) -> Result<(), RpcError> {
@@ -389,6 +426,42 @@ mod tests {
         for (method, params, path) in cases {
             let e = check(method, &params).expect_err(path);
             assert_eq!(field_of(&e), path, "{params}");
+        }
+    }
+
+    #[test]
+    fn query_params_read_as_their_fields_types() {
+        let q = "contextId=c%201&status=TASK_STATE_WORKING&pageSize=20&includeArtifacts=true\
+                 &historyLength=0&statusTimestampAfter=2026-12-02T10%3A00%3A00Z&unknown=x&A2A-Version=1.0";
+        let p = from_query(Method::ListTasks, Some(q)).unwrap();
+        assert_eq!(
+            p,
+            json!({
+                "contextId": "c 1", "status": "TASK_STATE_WORKING", "pageSize": 20,
+                "includeArtifacts": true, "historyLength": 0,
+                "statusTimestampAfter": "2026-12-02T10:00:00Z",
+            })
+        );
+        assert_eq!(from_query(Method::GetTask, None).unwrap(), json!({}));
+        let bad = [
+            (Method::GetTask, "historyLength=ten", "historyLength"),
+            (Method::GetTask, "historyLength=1.5", "historyLength"),
+            (
+                Method::ListTasks,
+                "includeArtifacts=yes",
+                "includeArtifacts",
+            ),
+            (
+                Method::ListTasks,
+                "includeArtifacts=TRUE",
+                "includeArtifacts",
+            ),
+            (Method::ListTasks, "pageSize=1&pageSize=2", "pageSize"),
+            (Method::GetTask, "metadata=x", "metadata"),
+        ];
+        for (method, q, field) in bad {
+            let e = from_query(method, Some(q)).expect_err(q);
+            assert_eq!(field_of(&e), field, "{q}");
         }
     }
 }

@@ -19,11 +19,13 @@
 //!      (another port of localhost) are 403;
 //!    - a POST, PUT or PATCH says `Content-Type: application/json` (or `+json`) — else 403:
 //!      only those three "simple" content types can be sent cross-site without a preflight.
-//!      **A2A JSON-RPC endpoints are the exception**: there the endpoint itself answers a
-//!      non-JSON (or missing) content type with JSON-RPC -32005 (HTTP 200, nothing parsed or
-//!      run), as the A2A spec and its TCK require. Either way the request is refused before
-//!      anything runs; and a browser's cross-site request has already been refused by the
-//!      `Origin` / `Sec-Fetch-Site` rules above.
+//!      **A2A endpoints are the exception** (both bindings): there the endpoint itself
+//!      answers a non-JSON content type in its binding's terms, as the A2A spec and its TCK
+//!      require: JSON-RPC -32005 (HTTP 200) for a non-JSON or missing one, HTTP+JSON 415 for
+//!      a non-JSON one or a body without one (an empty POST such as `:subscribe` may omit
+//!      it). Either way the request is refused before anything runs; and a browser's
+//!      cross-site request has already been refused by the `Origin` / `Sec-Fetch-Site` rules
+//!      above.
 //!
 //! Before rule 3, for every request: **one host** — two `Host` headers, or an absolute-form
 //! target (`POST http://evil.example/…`) whose authority differs from `Host`, are 400 (one
@@ -82,11 +84,25 @@ pub fn inbound_hop(headers: &HeaderMap) -> Result<u32, String> {
         .map_err(|_| "A2A-Hop is out of range".to_string())
 }
 
-/// Whether `path` is an A2A JSON-RPC endpoint (public or assistant).
-pub fn is_a2a_rpc(path: &str) -> bool {
+/// Whether `path` is an A2A endpoint, public or assistant, of either binding: JSON-RPC
+/// (`…/agents/{id}/a2a`) or HTTP+JSON (`…/agents/{id}/message:send`, `…/tasks…`,
+/// `…/extendedAgentCard`).
+pub fn is_a2a_endpoint(path: &str) -> bool {
     let p = path.trim_end_matches('/');
-    (p.starts_with("/api/v1/agents/") || p.starts_with("/api/v1/assistant-a2a/agents/"))
-        && p.ends_with("/a2a")
+    let Some(rest) = p
+        .strip_prefix("/api/v1/agents/")
+        .or_else(|| p.strip_prefix("/api/v1/assistant-a2a/agents/"))
+    else {
+        return false;
+    };
+    // The Agent id is one segment; what follows names the endpoint.
+    let Some((_agent, tail)) = rest.split_once('/') else {
+        return false;
+    };
+    matches!(
+        tail,
+        "a2a" | "message:send" | "message:stream" | "tasks" | "extendedAgentCard"
+    ) || tail.starts_with("tasks/")
 }
 
 /// The host part of a `Host` value (`name`, `name:port`, `[v6]:port`), lowercase, without
@@ -201,7 +217,7 @@ fn tokenless_refusal(app: &AppState, req: &Request) -> Option<String> {
     }
     let writes = matches!(*req.method(), Method::POST | Method::PUT | Method::PATCH);
     if writes
-        && !is_a2a_rpc(req.uri().path())
+        && !is_a2a_endpoint(req.uri().path())
         && !is_json(header_str(headers, header::CONTENT_TYPE))
     {
         return Some(
@@ -249,7 +265,7 @@ pub async fn guard(State(app): State<AppState>, mut req: Request, next: Next) ->
         let resp = refuse(&app, &req, StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE, why);
         return crate::drain::refused(req, resp).await;
     }
-    if is_a2a_rpc(req.uri().path()) {
+    if is_a2a_endpoint(req.uri().path()) {
         let max = app.security.limits.max_hops;
         match inbound_hop(req.headers()) {
             Err(why) => {
@@ -349,11 +365,23 @@ mod tests {
 
     #[test]
     fn a2a_endpoints_and_json_types() {
-        assert!(is_a2a_rpc("/api/v1/agents/echo/a2a"));
-        assert!(is_a2a_rpc("/api/v1/agents/echo/a2a/"));
-        assert!(is_a2a_rpc("/api/v1/assistant-a2a/agents/echo/a2a"));
-        assert!(!is_a2a_rpc("/api/v1/agents/echo/access"));
-        assert!(!is_a2a_rpc("/api/v1/me/schedules"));
+        assert!(is_a2a_endpoint("/api/v1/agents/echo/a2a"));
+        assert!(is_a2a_endpoint("/api/v1/agents/echo/a2a/"));
+        assert!(is_a2a_endpoint("/api/v1/assistant-a2a/agents/echo/a2a"));
+        assert!(is_a2a_endpoint("/api/v1/agents/echo/message:send"));
+        assert!(is_a2a_endpoint("/api/v1/agents/echo/message:stream"));
+        assert!(is_a2a_endpoint("/api/v1/agents/echo/tasks"));
+        assert!(is_a2a_endpoint("/api/v1/agents/echo/tasks/t1:cancel"));
+        assert!(is_a2a_endpoint(
+            "/api/v1/assistant-a2a/agents/echo/tasks/t1/pushNotificationConfigs"
+        ));
+        assert!(is_a2a_endpoint("/api/v1/agents/echo/extendedAgentCard"));
+        assert!(!is_a2a_endpoint("/api/v1/agents/echo/access"));
+        assert!(!is_a2a_endpoint("/api/v1/agents/echo/paused"));
+        assert!(!is_a2a_endpoint("/api/v1/agents/echo/stop-all"));
+        assert!(!is_a2a_endpoint("/api/v1/agents/echo/x/a2a"));
+        assert!(!is_a2a_endpoint("/api/v1/tasks/t1/cancel"));
+        assert!(!is_a2a_endpoint("/api/v1/me/schedules"));
         assert!(is_json(Some("application/json; charset=utf-8")));
         assert!(is_json(Some("application/merge-patch+json")));
         assert!(!is_json(Some("text/plain")));

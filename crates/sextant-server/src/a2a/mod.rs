@@ -1,12 +1,18 @@
-//! The A2A 1.0 JSON-RPC + SSE endpoint: `POST /api/v1/agents/{agent_id}/a2a`.
+//! The A2A 1.0 service behind every binding, and its bindings: JSON-RPC + SSE
+//! ([`jsonrpc`], `POST /api/v1/agents/{agent_id}/a2a`) and HTTP+JSON + SSE ([`rest`],
+//! `/api/v1/agents/{agent_id}/message:send`, `…/tasks/{id}`, …). A binding reads its wire
+//! (envelope or URL, Content-Type, query) into an [`Inbound`] call: the method and its params
+//! as ProtoJSON. [`serve`] does the rest, the same for every binding, and answers [`Served`]:
+//! a result, a stream of `StreamResponse`s, or an error the binding renders its own way.
 //!
-//! Order of checks, before any task is looked up: request Content-Type (-32005), the envelope
-//! (-32700/-32600), the method (-32601), `A2A-Version` (-32009), push-config methods of an
-//! Agent without push (-32003), then params (-32602: every field's JSON type first, see
-//! `params`, then its value). The push-config methods themselves are `crate::push`'s, shared
-//! by every binding. Upfront errors are plain JSON (HTTP 200, as the SDKs do); streams are
-//! `text/event-stream` whose events carry journal seqs as SSE ids, so `Last-Event-ID` resumes.
-//! Pre-1.0 method aliases are answered in 0.3 JSON (see `sextant_a2a::compat`).
+//! Order of checks in [`serve`], before any task is looked up: the Agent and the caller's read
+//! rights (an unknown Agent and one the caller may not read are the same 404), the method
+//! (-32601), `A2A-Version` (-32009), the extended card's credentials (401), call rights for
+//! the methods that send or cancel, push-config methods of an Agent without push (-32003),
+//! then params (-32602: every field's JSON type first, see `params`, then its value). The
+//! push-config methods themselves are `crate::push`'s. Streams carry journal seqs as SSE ids,
+//! so `Last-Event-ID` resumes. Pre-1.0 method aliases (JSON-RPC only) are answered in 0.3
+//! JSON (see `sextant_a2a::compat`).
 //!
 //! **Access.** Every request is checked against the Agent's access for the calling principal
 //! (`Runtime::authorize`, never cached): without read rights the Agent does not exist for the
@@ -16,29 +22,23 @@
 //! either is revoked. Replies to anyone but the console owner are scrubbed of
 //! credential-shaped strings (`sextant_core::redact::scrub_outbound`). Every call is audited.
 //!
-//! A caller without a token must also send a JSON `Content-Type` (a missing one is -32005
-//! too): see `perimeter` for how this combines with the perimeter's content-type rule.
-//!
 //! **Traces.** `SendMessage` and `SendStreamingMessage` run in an `a2a_inbound_call` span whose
 //! parent is the caller's `traceparent` when it is valid W3C (`sextant_a2a::trace`); a
 //! malformed one is ignored. Exported only when traces are on (README "Traces").
 
-use std::convert::Infallible;
+pub mod jsonrpc;
+pub mod rest;
+
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::body::Bytes;
-use axum::extract::{Extension, Path, RawQuery, State};
-use axum::http::{HeaderMap, StatusCode, header};
-use axum::response::sse::{Event, KeepAlive, Sse};
-use axum::response::{IntoResponse, Response};
+use axum::http::{HeaderMap, StatusCode};
 use futures::{Stream, StreamExt};
 use serde_json::{Value, json};
 use sextant_a2a::error::Code;
-use sextant_a2a::rpc::{RpcId, failure, parse_request, success};
 use sextant_a2a::trace::TraceParent;
 use sextant_a2a::version::{self, Requested};
-use sextant_a2a::{Method, RpcError, compat, method};
+use sextant_a2a::{Method, RpcError, compat};
 use sextant_core::a2a::{self, Message, Role, TaskState};
 use sextant_core::agent::PublicCard;
 use sextant_core::event::is_terminal;
@@ -48,6 +48,9 @@ use sextant_journal::{Admitted, Refusal, TaskFilter, TaskRow};
 use sextant_runtime::stream::{StopAt, task_events};
 use sextant_runtime::{AccessError, AdmitError, Input};
 use tracing::Instrument;
+
+pub(crate) use jsonrpc::handle;
+pub use jsonrpc::rpc;
 
 use crate::AppState;
 use crate::audit::{Outcome, Record};
@@ -60,14 +63,75 @@ const REVALIDATE: Duration = Duration::from_secs(5);
 /// Which A2A surface a call came in on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RpcSurface {
-    /// `/api/v1/agents/{agent_id}/a2a`.
+    /// `/api/v1/agents/{agent_id}/…`.
     Public,
-    /// `/api/v1/assistant-a2a/agents/{agent_id}/a2a` (assistant capability tokens).
+    /// `/api/v1/assistant-a2a/agents/{agent_id}/…` (assistant capability tokens).
     Assistant,
+}
+
+impl RpcSurface {
+    /// Where this surface serves `agent_id`: the HTTP+JSON binding's base URL path, to which
+    /// the JSON-RPC endpoint adds `/a2a`.
+    pub fn agent_path(self, agent_id: &str) -> String {
+        match self {
+            RpcSurface::Public => format!("/api/v1/agents/{agent_id}"),
+            RpcSurface::Assistant => format!("{}/{agent_id}", crate::assistant::PREFIX),
+        }
+    }
 }
 
 const LIST_DEFAULT: u32 = 50;
 const LIST_MAX: i64 = 100;
+
+/// One A2A call as a binding hands it to [`serve`].
+pub(crate) struct Inbound {
+    pub app: AppState,
+    pub agent_id: String,
+    pub principal: Principal,
+    pub credential: Credential,
+    pub surface: RpcSurface,
+    pub headers: HeaderMap,
+    pub query: Option<String>,
+    /// The route the call came in on (audit).
+    pub route: String,
+    /// The method as the caller named it (audit, and the "method not found" message).
+    pub named: String,
+    /// The method, and whether it was named by its 0.3 alias; `None`: no such method.
+    pub method: Option<(Method, bool)>,
+    /// The params as ProtoJSON (a JSON-RPC `params`, or a REST body with the URL's fields).
+    pub params: Value,
+}
+
+/// What [`serve`] answers.
+pub(crate) enum Served {
+    /// A result. `push_extension`: say the push-delivery extension is active.
+    Json {
+        result: Value,
+        push_extension: bool,
+    },
+    /// `StreamResponse`s, until the task settles, the caller's access ends or Sextant stops.
+    Stream(Frames),
+    Failed(Failure),
+}
+
+/// An error, with what the binding needs beyond it.
+pub(crate) struct Failure {
+    pub error: RpcError,
+    /// The HTTP status when it is not the binding's usual one for the error: 404 for an Agent
+    /// the caller cannot see, 401 for a credential the call needs.
+    pub status: Option<StatusCode>,
+}
+
+impl From<RpcError> for Failure {
+    fn from(error: RpcError) -> Self {
+        Failure {
+            error,
+            status: None,
+        }
+    }
+}
+
+pub(crate) type Frames = std::pin::Pin<Box<dyn Stream<Item = Frame> + Send>>;
 
 /// Everything a method handler needs about the call.
 struct Call {
@@ -76,8 +140,6 @@ struct Call {
     surface: RpcSurface,
     agent: Arc<AgentSpec>,
     base: String,
-    /// The JSON-RPC id, echoed exactly as sent in every response and stream event.
-    id: RpcId,
     /// Answer in 0.3 JSON (the method was a pre-1.0 alias).
     legacy: bool,
     /// The inbound `A2A-Hop` count (0 without the header): outbound calls made for this
@@ -93,27 +155,13 @@ struct Call {
 /// What a method produced.
 enum Reply {
     Json(Value),
-    Stream(std::pin::Pin<Box<dyn Stream<Item = Frame> + Send>>),
+    Stream(Frames),
 }
 
 /// One SSE frame: a seq (the SSE id) and a `StreamResponse`, or an error that ends the stream.
-enum Frame {
+pub(crate) enum Frame {
     Item(Option<i64>, Value),
     Error(RpcError),
-}
-
-/// A JSON-RPC response (an envelope from `success` / `failure`, already serialised).
-fn json_response(status: StatusCode, body: String) -> Response {
-    (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
-}
-
-fn is_json_content_type(headers: &HeaderMap) -> bool {
-    let Some(v) = headers.get(header::CONTENT_TYPE) else {
-        // A caller without a token must say JSON (see `perimeter`); one with a token may omit it.
-        return headers.contains_key(header::AUTHORIZATION);
-    };
-    // The perimeter's and the REST API's JSON rule, answered here in JSON-RPC.
-    crate::perimeter::is_json(v.to_str().ok())
 }
 
 /// Whether `A2A-Extensions` activates the push-delivery extension (comma-separated URIs, in
@@ -149,53 +197,21 @@ fn requested_version(headers: &HeaderMap, query: Option<&str>) -> Requested {
     version::parse(version_param(headers, query).as_deref())
 }
 
-/// `POST /api/v1/agents/{agent_id}/a2a` (and with a trailing slash).
-pub async fn rpc(
-    State(app): State<AppState>,
-    Path(agent_id): Path<String>,
-    Extension(principal): Extension<Principal>,
-    credential: Option<Extension<Credential>>,
-    RawQuery(query): RawQuery,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    let credential = credential.map_or(Credential::None, |c| c.0);
-    handle(
+/// Serves one call, whatever binding carried it (see the module docs for the order of checks).
+pub(crate) async fn serve(inbound: Inbound) -> Served {
+    let Inbound {
         app,
         agent_id,
         principal,
         credential,
-        query,
+        surface,
         headers,
-        body,
-        RpcSurface::Public,
-    )
-    .await
-}
-
-/// The JSON-RPC endpoint behind both A2A surfaces.
-#[allow(clippy::too_many_arguments)]
-pub(crate) async fn handle(
-    app: AppState,
-    agent_id: String,
-    principal: Principal,
-    credential: Credential,
-    query: Option<String>,
-    headers: HeaderMap,
-    body: Bytes,
-    surface: RpcSurface,
-) -> Response {
-    if !is_json_content_type(&headers) {
-        let err = RpcError::new(
-            Code::ContentTypeNotSupported,
-            "Content-Type must be application/json for JSON-RPC requests",
-        );
-        return json_response(StatusCode::OK, failure(&RpcId::null(), &err));
-    }
-    let req = match parse_request(&body) {
-        Ok(r) => r,
-        Err((id, err)) => return json_response(StatusCode::OK, failure(&id, &err)),
-    };
+        query,
+        route,
+        named,
+        method,
+        params,
+    } = inbound;
     // Without read rights the Agent does not exist for this caller: the same answer as an
     // unknown Agent, so access lists reveal nothing.
     let rights = app.runtime.authorize(&principal, &agent_id, Rights::Read);
@@ -206,17 +222,16 @@ pub(crate) async fn handle(
                 Err(e) => e.to_string(),
                 Ok(_) => format!("agent {agent_id:?} is not configured"),
             };
-            audit_refusal(&app, &principal, &agent_id, &req.method, &why);
-            let err = RpcError::new(Code::InvalidRequest, format!("no agent {agent_id:?} here"));
-            return json_response(StatusCode::NOT_FOUND, failure(&req.id, &err));
+            audit_refusal(&app, &principal, &agent_id, &named, &why);
+            return Served::Failed(Failure {
+                error: RpcError::new(Code::InvalidRequest, format!("no agent {agent_id:?} here")),
+                status: Some(StatusCode::NOT_FOUND),
+            });
         }
     };
-    let Some((method, legacy)) = method::lookup(&req.method) else {
-        let err = RpcError::new(
-            Code::MethodNotFound,
-            format!("Method not found: {}", req.method),
-        );
-        return json_response(StatusCode::OK, failure(&req.id, &err));
+    let Some((method, legacy)) = method else {
+        let err = RpcError::new(Code::MethodNotFound, format!("Method not found: {named}"));
+        return Served::Failed(err.into());
     };
     if !legacy && let Requested::Other(v) = requested_version(&headers, query.as_deref()) {
         let err = RpcError::new(
@@ -226,7 +241,7 @@ pub(crate) async fn handle(
                  and 0.3 method names"
             ),
         );
-        return json_response(StatusCode::OK, failure(&req.id, &err));
+        return Served::Failed(err.into());
     }
     if method == Method::GetExtendedAgentCard
         && agent.public_card == PublicCard::Minimal
@@ -236,7 +251,7 @@ pub(crate) async fn handle(
             &app,
             &principal,
             &agent_id,
-            &req.method,
+            &named,
             "extended card without credentials",
         );
         let err = RpcError::new(
@@ -244,12 +259,10 @@ pub(crate) async fn handle(
             "GetExtendedAgentCard needs authentication with a scheme from the public card \
              (Authorization: Bearer <token>)",
         );
-        let mut resp = json_response(StatusCode::UNAUTHORIZED, failure(&req.id, &err));
-        resp.headers_mut().insert(
-            header::WWW_AUTHENTICATE,
-            axum::http::HeaderValue::from_static("Bearer"),
-        );
-        return resp;
+        return Served::Failed(Failure {
+            error: err,
+            status: Some(StatusCode::UNAUTHORIZED),
+        });
     }
     // Canceling stops work, so it needs the right to call, as sending does.
     if matches!(
@@ -262,9 +275,8 @@ pub(crate) async fn handle(
             principal: principal.key(),
             agent: agent_id.clone(),
         };
-        audit_refusal(&app, &principal, &agent_id, &req.method, &why.to_string());
-        let err = access_refusal(&why);
-        return json_response(StatusCode::OK, failure(&req.id, &err));
+        audit_refusal(&app, &principal, &agent_id, &named, &why.to_string());
+        return Served::Failed(access_refusal(&why).into());
     }
     let last_event_id = headers
         .get("last-event-id")
@@ -277,9 +289,9 @@ pub(crate) async fn handle(
     let emails = app.security.redact_emails;
     let mut record = Record::new(Some(&principal), Outcome::Ok)
         .agent(agent_id.clone())
-        .method(req.method.clone())
-        .route(surface_route(surface, &agent_id));
-    let (task_id, context_id) = ids_of(&req.params);
+        .method(named)
+        .route(route);
+    let (task_id, context_id) = ids_of(&params);
     let call = Call {
         base: base_url(&app, &headers),
         // The perimeter refused a hop header that is not a number below the limit.
@@ -288,14 +300,12 @@ pub(crate) async fn handle(
         principal,
         surface,
         agent,
-        id: req.id.clone(),
         legacy,
         last_event_id,
         push_health: wants_push_health(&headers),
         trace: TraceParent::from_headers(&headers),
     };
-    let outcome = dispatch(&call, method, req.params).await;
-    match outcome {
+    match dispatch(&call, method, params).await {
         Ok(Reply::Json(result)) => {
             let (t, c) = result_ids(&result);
             record = record.task(t.or(task_id), c.or(context_id));
@@ -311,26 +321,27 @@ pub(crate) async fn handle(
             if relayed {
                 sextant_core::untrusted::filter_json(&mut result);
             }
-            let mut resp = json_response(StatusCode::OK, success(&call.id, result));
-            if call.push_health && method.is_push_config() {
-                resp.headers_mut().insert(
-                    "a2a-extensions",
-                    axum::http::HeaderValue::from_static(crate::push::EXTENSION),
-                );
+            Served::Json {
+                result,
+                push_extension: call.push_health && method.is_push_config(),
             }
-            resp
         }
         Ok(Reply::Stream(frames)) => {
             call.app
                 .security
                 .audit
                 .record(record.task(task_id, context_id).reason("stream opened"));
-            let frames: std::pin::Pin<Box<dyn Stream<Item = Frame> + Send>> = if scrub {
+            let frames: Frames = if scrub || legacy {
                 Box::pin(frames.map(move |f| match f {
                     Frame::Item(seq, mut v) => {
-                        sextant_core::redact::scrub_json(&mut v, emails);
+                        if scrub {
+                            sextant_core::redact::scrub_json(&mut v, emails);
+                        }
                         if relayed {
                             sextant_core::untrusted::filter_json(&mut v);
+                        }
+                        if legacy {
+                            v = compat::result_to_v03(v);
                         }
                         Frame::Item(seq, v)
                     }
@@ -340,10 +351,7 @@ pub(crate) async fn handle(
                 frames
             };
             let frames = Box::pin(frames.take_until(call.app.shutdown.clone().cancelled_owned()));
-            let frames: std::pin::Pin<Box<dyn Stream<Item = Frame> + Send>> = if call
-                .principal
-                .is_owner()
-            {
+            let frames: Frames = if call.principal.is_owner() {
                 frames
             } else {
                 let (app, who, agent) = (
@@ -352,16 +360,16 @@ pub(crate) async fn handle(
                     call.agent.id.clone(),
                 );
                 Box::pin(frames.take_until(async move {
-                        loop {
-                            tokio::time::sleep(REVALIDATE).await;
-                            if !crate::auth::still_valid(&app, &who, &credential, &agent).await {
-                                tracing::debug!(principal = %who.key(), agent, "stream ended: access revoked");
-                                return;
-                            }
+                    loop {
+                        tokio::time::sleep(REVALIDATE).await;
+                        if !crate::auth::still_valid(&app, &who, &credential, &agent).await {
+                            tracing::debug!(principal = %who.key(), agent, "stream ended: access revoked");
+                            return;
                         }
-                    }))
+                    }
+                }))
             };
-            sse(call.id, legacy, frames)
+            Served::Stream(frames)
         }
         Err(err) => {
             record.outcome = Some(match err.code {
@@ -372,15 +380,8 @@ pub(crate) async fn handle(
                 .security
                 .audit
                 .record(record.task(task_id, context_id).reason(err.message.clone()));
-            json_response(StatusCode::OK, failure(&call.id, &err))
+            Served::Failed(err.into())
         }
-    }
-}
-
-fn surface_route(surface: RpcSurface, agent_id: &str) -> String {
-    match surface {
-        RpcSurface::Public => format!("/api/v1/agents/{agent_id}/a2a"),
-        RpcSurface::Assistant => format!("/api/v1/assistant-a2a/agents/{agent_id}/a2a"),
     }
 }
 
@@ -456,34 +457,6 @@ fn legacy_result(method: Method, result: Value) -> Value {
     }
 }
 
-fn sse(
-    id: RpcId,
-    legacy: bool,
-    frames: std::pin::Pin<Box<dyn Stream<Item = Frame> + Send>>,
-) -> Response {
-    let events = frames.map(move |frame| {
-        let event = match frame {
-            Frame::Item(seq, result) => {
-                let result = if legacy {
-                    compat::result_to_v03(result)
-                } else {
-                    result
-                };
-                let ev = Event::default().data(success(&id, result));
-                match seq {
-                    Some(s) => ev.id(s.to_string()),
-                    None => ev,
-                }
-            }
-            Frame::Error(err) => Event::default().event("error").data(failure(&id, &err)),
-        };
-        Ok::<_, Infallible>(event)
-    });
-    Sse::new(events)
-        .keep_alive(KeepAlive::new().interval(crate::SSE_KEEP_ALIVE))
-        .into_response()
-}
-
 async fn dispatch(call: &Call, method: Method, params: Value) -> Result<Reply, RpcError> {
     // Push configuration of an Agent without push is refused before anything else is read,
     // whatever the params say.
@@ -554,8 +527,9 @@ fn extended_card(call: &Call) -> Result<Reply, RpcError> {
             &call.agent,
             &call.base,
             &format!(
-                "{}/api/v1/assistant-a2a/agents/{}/a2a",
-                call.base, call.agent.id
+                "{}{}",
+                call.base,
+                RpcSurface::Assistant.agent_path(&call.agent.id)
             ),
         ),
     };
@@ -1330,7 +1304,7 @@ fn task_stream(
     after: i64,
     lazy: bool,
     modes: OutputModes,
-) -> std::pin::Pin<Box<dyn Stream<Item = Frame> + Send>> {
+) -> Frames {
     let session_url = call.session_url(&task.session_id);
     let linked = linker(call, &task);
     let base = call.base.clone();
@@ -1416,10 +1390,7 @@ fn task_stream(
     with_answer_urls(frames, base)
 }
 
-fn with_answer_urls(
-    frames: std::pin::Pin<Box<dyn Stream<Item = Frame> + Send>>,
-    base: String,
-) -> std::pin::Pin<Box<dyn Stream<Item = Frame> + Send>> {
+fn with_answer_urls(frames: Frames, base: String) -> Frames {
     Box::pin(frames.map(move |f| match f {
         Frame::Item(seq, mut v) => {
             add_answer_urls(&mut v, &base);
@@ -1430,11 +1401,7 @@ fn with_answer_urls(
 }
 
 /// A resumed stream (`Last-Event-ID`): the events after that seq, until the task is terminal.
-fn resume_stream(
-    call: &Call,
-    task: TaskRow,
-    after: i64,
-) -> std::pin::Pin<Box<dyn Stream<Item = Frame> + Send>> {
+fn resume_stream(call: &Call, task: TaskRow, after: i64) -> Frames {
     let journal = call.app.runtime.journal().clone();
     let base = call.base.clone();
     let linked = linker(call, &task);
