@@ -43,6 +43,42 @@ def run(coro):
     return asyncio.run(coro)
 
 
+# The binding the SDK client picks from the card: JSON-RPC unless a test asks for the
+# `binding` fixture, which runs it once per binding the card lists.
+BINDINGS = ["JSONRPC", "HTTP+JSON"]
+_binding = ["JSONRPC"]
+_paths: list[str] = []  # the URL path of every request the SDK clients made
+
+
+@pytest.fixture(params=BINDINGS)
+def binding(request):
+    _binding[0] = request.param
+    _paths.clear()
+    yield request.param
+    _binding[0] = "JSONRPC"
+    # The client really went over the binding under test (the card lists both).
+    a2a = [p for p in _paths if "/.well-known/" not in p]
+    assert a2a, "the test made no A2A call through the SDK client"
+    if request.param == "HTTP+JSON":
+        assert not any(p.endswith("/a2a") for p in a2a), a2a
+    else:
+        assert all(p.endswith("/a2a") for p in a2a), a2a
+
+
+async def _seen(request: httpx.Request) -> None:
+    _paths.append(request.url.path)
+
+
+def cfg(*, streaming: bool) -> ClientConfig:
+    """The client config every SDK call here uses: the current binding, and only it, on an
+    httpx client that notes each request's path (the client closes it)."""
+    return ClientConfig(
+        streaming=streaming,
+        supported_protocol_bindings=[_binding[0]],
+        httpx_client=httpx.AsyncClient(timeout=30, event_hooks={"request": [_seen]}),
+    )
+
+
 def user_message(text: str, *, context_id: str | None = None, message_id: str | None = None) -> Message:
     msg = Message(
         message_id=message_id or f"py-{uuid.uuid4()}",
@@ -60,7 +96,7 @@ async def collect(client, msg: Message) -> list:
 
 async def send_blocking(base_url: str, msg: Message):
     """Non-streaming SendMessage through the official client; returns the Task."""
-    async with await create_client(base_url, client_config=ClientConfig(streaming=False)) as client:
+    async with await create_client(base_url, client_config=cfg(streaming=False)) as client:
         events = await collect(client, msg)
     assert len(events) == 1, f"non-streaming send yields one response, got {len(events)}"
     assert events[0].WhichOneof("payload") == "task", events[0]
@@ -128,7 +164,7 @@ def test_agent_cards(sextant: Server):
     assert per_agent["name"] == default["name"]
 
 
-def test_send_message_non_streaming(sextant: Server):
+def test_send_message_non_streaming(sextant: Server, binding: str):
     text = f"hello from python {uuid.uuid4()}"
     msg = user_message(text)
     task = run(send_blocking(sextant.base_url, msg))
@@ -141,7 +177,7 @@ def test_send_message_non_streaming(sextant: Server):
         assert any(h.message_id == msg.message_id for h in task.history)
 
 
-def test_send_message_via_per_agent_card(sextant: Server):
+def test_send_message_via_per_agent_card(sextant: Server, binding: str):
     """create_client on the per-agent base URL resolves <base>/.well-known/agent-card.json there."""
     text = f"per-agent {uuid.uuid4()}"
     task = run(send_blocking(sextant.base_url + "/api/v1/agents/echo", user_message(text)))
@@ -149,12 +185,12 @@ def test_send_message_via_per_agent_card(sextant: Server):
     assert echo_artifact_text(task) == text
 
 
-def test_send_message_streaming(sextant: Server):
+def test_send_message_streaming(sextant: Server, binding: str):
     text = f"stream me {uuid.uuid4()}"
 
     async def go():
         async with await create_client(
-            sextant.base_url, client_config=ClientConfig(streaming=True)
+            sextant.base_url, client_config=cfg(streaming=True)
         ) as client:
             return await collect(client, user_message(text))
 
@@ -213,7 +249,7 @@ def test_send_message_streaming(sextant: Server):
 
     # The stored task agrees with what was streamed.
     async def get():
-        async with await create_client(sextant.base_url, client_config=ClientConfig(streaming=False)) as c:
+        async with await create_client(sextant.base_url, client_config=cfg(streaming=False)) as c:
             return await c.get_task(GetTaskRequest(id=task.id))
 
     stored = run(get())
@@ -221,13 +257,13 @@ def test_send_message_streaming(sextant: Server):
     assert echo_artifact_text(stored) == text
 
 
-def test_get_task_returns_same_task_with_history(sextant: Server):
+def test_get_task_returns_same_task_with_history(sextant: Server, binding: str):
     text = f"remember me {uuid.uuid4()}"
     msg = user_message(text)
 
     async def go():
         async with await create_client(
-            sextant.base_url, client_config=ClientConfig(streaming=False)
+            sextant.base_url, client_config=cfg(streaming=False)
         ) as client:
             [sent] = await collect(client, msg)
             got = await client.get_task(GetTaskRequest(id=sent.task.id))
@@ -250,10 +286,10 @@ def test_get_task_returns_same_task_with_history(sextant: Server):
     assert mine[0].task_id in ("", got.id)
 
 
-def test_get_task_unknown_id_is_task_not_found(sextant: Server):
+def test_get_task_unknown_id_is_task_not_found(sextant: Server, binding: str):
     async def go():
         async with await create_client(
-            sextant.base_url, client_config=ClientConfig(streaming=False)
+            sextant.base_url, client_config=cfg(streaming=False)
         ) as client:
             await client.get_task(GetTaskRequest(id=f"no-such-task-{uuid.uuid4()}"))
 
@@ -261,7 +297,7 @@ def test_get_task_unknown_id_is_task_not_found(sextant: Server):
         run(go())
 
 
-def test_multi_turn_same_context_same_session(sextant: Server):
+def test_multi_turn_same_context_same_session(sextant: Server, binding: str):
     first = run(send_blocking(sextant.base_url, user_message("turn one")))
     second = run(
         send_blocking(
@@ -279,14 +315,14 @@ def test_multi_turn_same_context_same_session(sextant: Server):
     assert session_id(other) != session_id(first)
 
 
-def test_list_tasks(sextant: Server):
+def test_list_tasks(sextant: Server, binding: str):
     a = run(send_blocking(sextant.base_url, user_message("list me A")))
     b = run(send_blocking(sextant.base_url, user_message("list me B", context_id=a.context_id)))
     unrelated = run(send_blocking(sextant.base_url, user_message("list me elsewhere")))
 
     async def go():
         async with await create_client(
-            sextant.base_url, client_config=ClientConfig(streaming=False)
+            sextant.base_url, client_config=cfg(streaming=False)
         ) as client:
             everything = await client.list_tasks(ListTasksRequest(page_size=100))
             in_ctx = await client.list_tasks(ListTasksRequest(context_id=a.context_id))
@@ -371,7 +407,7 @@ def test_restart_keeps_tasks_and_sigterm_is_graceful(tmp_path: Path):
 
         async def go():
             async with await create_client(
-                second.base_url, client_config=ClientConfig(streaming=False)
+                second.base_url, client_config=cfg(streaming=False)
             ) as client:
                 return await client.get_task(GetTaskRequest(id=sent.id))
 
@@ -408,7 +444,7 @@ def test_conformance_agent(tmp_path: Path):
     assert code == 0, f"exit code after SIGTERM: {code}\n{server.stderr_tail()}"
 
 
-def test_new_text_message_sent_as_the_sdk_tutorial_does(sextant: Server):
+def test_new_text_message_sent_as_the_sdk_tutorial_does(sextant: Server, binding: str):
     """The SDK's `new_text_message()` makes a ROLE_AGENT message unless told otherwise, and
     clients send it as is. Here on the SDK tutorial's path: `A2ACardResolver` on a plain httpx
     client (no `A2A-Version`, so the card also has its 0.3 fields, which this 1.0 reader maps
@@ -422,7 +458,7 @@ def test_new_text_message_sent_as_the_sdk_tutorial_does(sextant: Server):
     async def go():
         async with httpx.AsyncClient(timeout=30) as http:
             card = await A2ACardResolver(httpx_client=http, base_url=sextant.base_url).get_agent_card()
-        client = ClientFactory(ClientConfig(streaming=False)).create(card)
+        client = ClientFactory(cfg(streaming=False)).create(card)
         try:
             msg = new_text_message(text)
             events = [ev async for ev in client.send_message(SendMessageRequest(message=msg))]
@@ -445,7 +481,7 @@ def test_new_text_message_sent_as_the_sdk_tutorial_does(sextant: Server):
     assert got.history[0].role == Role.ROLE_AGENT, "recorded with the role as sent"
 
 
-def test_shell_approval_seen_by_the_official_client(sextant: Server):
+def test_shell_approval_seen_by_the_official_client(sextant: Server, binding: str):
     """The shell agent waits in AUTH_REQUIRED with a data part describing the interaction; the
     person answers over REST with their own token; GetTask then shows the completed task."""
     from a2a.types import GetTaskRequest
@@ -482,7 +518,7 @@ def test_shell_approval_seen_by_the_official_client(sextant: Server):
     async def final_task():
         from a2a.types import SubscribeToTaskRequest
 
-        async with await create_client(shell_base, client_config=ClientConfig(streaming=True)) as client:
+        async with await create_client(shell_base, client_config=cfg(streaming=True)) as client:
             try:
                 # Follows the task until it is terminal (no polling).
                 async for _ in client.subscribe(SubscribeToTaskRequest(id=task.id)):

@@ -4,6 +4,9 @@
 // fresh temporary data dir with `--port 0`; stdout is read until the line
 // `sextant: listening on http://127.0.0.1:PORT` (no sleeping), and SIGTERM stops it.
 //
+// The SDK's default factory picks JSON-RPC, the card's first interface; the HTTP+JSON tests
+// at the end ask for that binding and check from the client's own fetches that it was used.
+//
 // Run: cd tests/interop/js && npm ci && node --test
 
 import { test, before, after } from 'node:test';
@@ -16,7 +19,7 @@ import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { randomUUID } from 'node:crypto';
 
-import { ClientFactory } from '@a2a-js/sdk/client';
+import { ClientFactory, ClientFactoryOptions, RestTransportFactory } from '@a2a-js/sdk/client';
 import { Role, TaskState } from '@a2a-js/sdk';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -244,4 +247,55 @@ test('sendMessageStream yields the task, then updates in order, ending COMPLETED
   const stored = await client.getTask({ id: task.id });
   assert.equal(stored.status.state, TaskState.TASK_STATE_COMPLETED);
   assert.equal(echoArtifactText(stored), text);
+});
+
+/** A client factory that prefers HTTP+JSON and notes the path of every request it makes. */
+function restFactory(seen) {
+  const fetchImpl = (input, init) => {
+    seen.push(new URL(typeof input === 'string' ? input : input.url).pathname);
+    return fetch(input, init);
+  };
+  return new ClientFactory(
+    ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+      transports: [new RestTransportFactory({ fetchImpl })],
+      preferredTransports: ['HTTP+JSON'],
+    }),
+  );
+}
+
+test('over HTTP+JSON: send, get, list, stream and a missing task', async () => {
+  const seen = [];
+  const client = await restFactory(seen).createFromUrl(server.baseUrl);
+  const text = `rest from js ${randomUUID()}`;
+  const message = userMessage(text);
+  const sent = await client.sendMessage({ message });
+  assert.ok(isTask(sent), `expected a Task, got ${JSON.stringify(sent)}`);
+  assert.equal(sent.status.state, TaskState.TASK_STATE_COMPLETED);
+  assert.equal(echoArtifactText(sent), text);
+
+  const got = await client.getTask({ id: sent.id, historyLength: 1 });
+  assert.equal(got.id, sent.id);
+  assert.equal(got.history.length, 1);
+  assert.equal(got.history[0].messageId, message.messageId);
+
+  await client.sendMessage({ message: userMessage('rest turn two', { contextId: sent.contextId }) });
+  const listed = await client.listTasks({ contextId: sent.contextId, pageSize: 1 });
+  assert.equal(listed.tasks.length, 1);
+  assert.equal(listed.totalSize, 2);
+  assert.ok(listed.nextPageToken, 'a second page');
+
+  const kinds = [];
+  for await (const ev of client.sendMessageStream({ message: userMessage('chunks=3 abcdef') })) {
+    kinds.push(ev.payload?.$case);
+  }
+  assert.equal(kinds[0], 'task', `${kinds}`);
+  assert.equal(kinds.filter((k) => k === 'artifactUpdate').length, 3, `${kinds}`);
+  assert.equal(kinds.at(-1), 'statusUpdate', `${kinds}`);
+
+  await assert.rejects(client.getTask({ id: `no-such-task-${randomUUID()}` }), /not found/i);
+
+  const a2a = seen.filter((p) => !p.includes('/.well-known/'));
+  assert.ok(a2a.some((p) => p.endsWith('/message:send')), `${a2a}`);
+  assert.ok(a2a.some((p) => p.endsWith('/message:stream')), `${a2a}`);
+  assert.ok(!a2a.some((p) => p.endsWith('/a2a')), `went over JSON-RPC: ${a2a}`);
 });
