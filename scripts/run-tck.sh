@@ -17,6 +17,8 @@
 #   TCK_KEEP=1       keep the scratch dir (TCK checkout, venv, server data dir, logs)
 #   TCK_SETUP_ONLY=1 extract and install the TCK, then stop (no server, no run)
 #   TCK_STARTUP_TIMEOUT  seconds to wait for the server's "listening" line (default: 60)
+#   TCK_TRANSPORTS   the bindings to test, comma-separated (default: jsonrpc,http_json, the
+#                    two Sextant serves)
 #   PYTHON           Python ≥ 3.11 used to create the venv (default: python3)
 #
 # Exit status: the TCK's own exit status (non-zero if any MUST test failed), or 2 on a
@@ -36,6 +38,7 @@ REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 TCK_REF="${TCK_REF:-1.0-dev}"
 PYTHON="${PYTHON:-python3}"
 STARTUP_TIMEOUT="${TCK_STARTUP_TIMEOUT:-60}"
+TRANSPORTS="${TCK_TRANSPORTS:-jsonrpc,http_json}"
 SEXTANT_BIN="${SEXTANT_BIN:-target/debug/sextant}"
 [[ "$SEXTANT_BIN" = /* ]] || SEXTANT_BIN="$REPO_ROOT/$SEXTANT_BIN"
 
@@ -149,7 +152,7 @@ printf 'run-tck: server pid %s at %s; SUT host %s\n' "$SERVER_PID" "$base_url" "
 
 # 3. Run the TCK (from its own directory; it writes reports/ there).
 set +e
-(cd "$TCK" && .venv/bin/python run_tck.py --sut-host "$SUT_HOST" --transport jsonrpc "$@")
+(cd "$TCK" && .venv/bin/python run_tck.py --sut-host "$SUT_HOST" --transport "$TRANSPORTS" "$@")
 tck_status=$?
 set -e
 
