@@ -8,8 +8,9 @@
 //!   A worker that has been idle for a while stops; the next input starts a new one.
 //! - [`stream`] turns the journal plus the live hub into gap-free, seq-ordered event streams for
 //!   subscribers, and [`Runtime::wait_settled`] serves blocking callers.
-//! - On start-up [`Runtime::recover`] re-delivers inputs that were accepted but never run, and
-//!   fails turns that a crash interrupted (their output so far is kept).
+//! - [`Runtime::builder`] puts a runtime together; its start-up work is a [`Recovery`], run
+//!   once: it re-delivers inputs that were accepted but never run, and fails turns that a crash
+//!   interrupted (their output so far is kept).
 //! - [`Runtime::cancel`] cancels one task (queued, running or waiting for a decision): the
 //!   decision is journalled first, then the turn is stopped as its engine needs (`cancel`);
 //!   an Agent can be paused and all its work stopped (`pause`).
@@ -172,7 +173,7 @@ pub(crate) struct Inner {
     /// Who may call which Agent; checked on every admission.
     access: access::AccessPolicy,
     /// Per-principal caps, checked on every admission.
-    limits: std::sync::RwLock<Limits>,
+    limits: Limits,
     /// Context keys whose Session is being created right now.
     creating: Mutex<HashSet<(String, String, String)>>,
     accepting: AtomicBool,
@@ -198,59 +199,171 @@ impl Drop for CreatingGuard<'_> {
     }
 }
 
-impl Runtime {
-    /// A runtime over `journal` serving `agents`.
-    pub fn new(
-        journal: Journal,
-        clock: Arc<dyn Clock>,
-        agents: Vec<AgentSpec>,
-        config: RuntimeConfig,
-    ) -> Self {
-        let agents = agents
+/// How a [`Runtime`] is put together: [`Runtime::builder`] takes what every runtime needs,
+/// the optional parts follow, and [`RuntimeBuilder::build`] hands out the runtime with its
+/// one [`Recovery`]. What stays fixed for the runtime's life is given here, before the
+/// runtime exists and can be shared, so nothing can be set too late or set twice.
+#[must_use = "a builder does nothing until it is built"]
+pub struct RuntimeBuilder {
+    journal: Journal,
+    clock: Arc<dyn Clock>,
+    agents: Vec<AgentSpec>,
+    config: RuntimeConfig,
+    peers: Option<peers::Peers>,
+    limits: Limits,
+}
+
+impl RuntimeBuilder {
+    /// The outbound peers service (for `a2a` engines and the peers API); without it the
+    /// runtime has none.
+    pub fn peers(mut self, peers: peers::Peers) -> Self {
+        self.peers = Some(peers);
+        self
+    }
+
+    /// The per-principal caps (see [`Limits`]); [`Limits::default`] without it.
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// The runtime, and its start-up work. The runtime takes input at once; run the
+    /// [`Recovery`] (once, it is consumed) when the start has got far enough that inputs from
+    /// the last run may be delivered. A runtime whose recovery never runs (a test's) serves
+    /// new input only.
+    pub fn build(self) -> (Runtime, Recovery) {
+        let agents = self
+            .agents
             .into_iter()
             .map(|a| (a.id.clone(), Arc::new(a)))
             .collect();
-        Self {
+        let runtime = Runtime {
             inner: Arc::new(Inner {
-                journal,
-                clock,
+                journal: self.journal,
+                clock: self.clock,
                 agents,
                 env: EngineEnv {
-                    work_dir: config.work_dir,
-                    peers: None,
+                    work_dir: self.config.work_dir,
+                    peers: self.peers,
                 },
-                idle_worker: config.idle_worker,
+                idle_worker: self.config.idle_worker,
                 workers: Mutex::default(),
                 waiters: Arc::default(),
                 running: Arc::default(),
                 turns: Mutex::default(),
                 paused_agents: Default::default(),
-                cancel_grace: config.cancel_grace,
+                cancel_grace: self.config.cancel_grace,
                 access: access::AccessPolicy::default(),
-                limits: std::sync::RwLock::new(Limits::default()),
+                limits: self.limits,
                 creating: Mutex::default(),
                 accepting: AtomicBool::new(true),
                 stop_intake: CancellationToken::new(),
                 cancel_turns: CancellationToken::new(),
                 tracker: TaskTracker::new(),
             }),
+        };
+        let recovery = Recovery {
+            runtime: runtime.clone(),
+        };
+        (runtime, recovery)
+    }
+}
+
+/// A runtime's start-up work, handed out once by [`RuntimeBuilder::build`]; [`Recovery::run`]
+/// consumes it, so it cannot run twice.
+#[must_use = "inputs from the last run are not delivered until the recovery runs"]
+pub struct Recovery {
+    runtime: Runtime,
+}
+
+impl Recovery {
+    /// Re-delivers accepted inputs that never ran, fails turns a crash interrupted, loads the
+    /// owner's revocations and paused Agents, and starts the interaction expiry loop; how many
+    /// tasks it handed to workers. Pending interactions stay pending: their answer resumes the
+    /// task.
+    pub async fn run(self) -> Result<usize, sextant_journal::Error> {
+        let rt = &self.runtime;
+        // First end what interrupted turns left running (their process groups), so nothing
+        // of theirs acts after this start has told anyone they stopped.
+        let leftovers = process::end_leftovers(&rt.inner.journal).await?;
+        let ended: HashSet<String> = leftovers
+            .into_iter()
+            .filter(|(_, l)| matches!(l, process::Leftover::Ended { .. }))
+            .map(|(task, _)| task)
+            .collect();
+        rt.load_access().await?;
+        rt.load_paused_agents().await?;
+        rt.inner.tracker.spawn(rt.clone().expiry_loop());
+        let tasks = rt.inner.journal.unfinished_tasks().await?;
+        let mut redelivered = 0;
+        for t in tasks {
+            if t.state == sextant_core::a2a::TaskState::Working {
+                let events = rt.inner.journal.task_events(&t.task_id, 0).await?;
+                // A turn that was following a remote task (a peer slower than its time limit)
+                // goes on following it: a late answer still completes the task.
+                if worker::undelivered_inputs(&events).0.is_empty()
+                    && let Some(note) = worker::follow_note(&events)
+                {
+                    rt.dispatch_item(
+                        &t.session_id,
+                        &t.agent_id,
+                        worker::WorkItem::Follow {
+                            task_id: t.task_id.clone(),
+                            note: Box::new(note),
+                        },
+                    );
+                    redelivered += 1;
+                    continue;
+                }
+                if worker::undelivered_inputs(&events).0.is_empty() {
+                    let side_effects = rt.agent(&t.agent_id).is_none_or(|a| {
+                        engine::make_engine(&a, &rt.inner.env).has_side_effects()
+                    });
+                    let why = interrupted_reason(side_effects, ended.contains(&t.task_id));
+                    let why = why.as_str();
+                    rt.inner
+                        .journal
+                        .append_one(
+                            &t.session_id,
+                            &t.task_id,
+                            EventBody::TaskState {
+                                state: sextant_core::a2a::TaskState::Failed,
+                                message: Some(worker::agent_text(&t, why)),
+                            },
+                            rt.inner.clock.now(),
+                        )
+                        .await?;
+                    continue;
+                }
+            }
+            rt.dispatch(&t.session_id, &t.agent_id, &t.task_id);
+            redelivered += 1;
+        }
+        Ok(redelivered)
+    }
+}
+
+impl Runtime {
+    /// Starts building a runtime over `journal` serving `agents` (see [`RuntimeBuilder`]).
+    pub fn builder(
+        journal: Journal,
+        clock: Arc<dyn Clock>,
+        agents: Vec<AgentSpec>,
+        config: RuntimeConfig,
+    ) -> RuntimeBuilder {
+        RuntimeBuilder {
+            journal,
+            clock,
+            agents,
+            config,
+            peers: None,
+            limits: Limits::default(),
         }
     }
 
     /// The journal.
     pub fn journal(&self) -> &Journal {
         &self.inner.journal
-    }
-
-    /// Gives the runtime the outbound peers service (for `a2a` engines and the peers API).
-    /// Call it right after [`Runtime::new`], before the runtime is cloned; later it is
-    /// ignored (and logged).
-    pub fn with_peers(mut self, peers: peers::Peers) -> Self {
-        match Arc::get_mut(&mut self.inner) {
-            Some(inner) => inner.env.peers = Some(peers),
-            None => tracing::error!("with_peers called on a shared runtime; peers not set"),
-        }
-        self
     }
 
     /// The outbound peers service, if set up.
@@ -322,8 +435,8 @@ impl Runtime {
         Ok(())
     }
 
-    /// Loads the owner's revocations from the journal (start-up).
-    pub async fn load_access(&self) -> Result<(), sextant_journal::Error> {
+    /// Loads the owner's revocations from the journal (start-up, [`Recovery::run`]).
+    async fn load_access(&self) -> Result<(), sextant_journal::Error> {
         let mut by_agent: HashMap<String, Vec<String>> = HashMap::new();
         for (agent, principal) in self.inner.journal.denials().await? {
             by_agent.entry(agent).or_default().push(principal);
@@ -334,14 +447,9 @@ impl Runtime {
         Ok(())
     }
 
-    /// Sets the per-principal caps (see [`Limits`]).
-    pub fn set_limits(&self, limits: Limits) {
-        *self.inner.limits.write().unwrap_or_else(|e| e.into_inner()) = limits;
-    }
-
     /// The per-principal caps in force.
     pub fn limits(&self) -> Limits {
-        *self.inner.limits.read().unwrap_or_else(|e| e.into_inner())
+        self.inner.limits
     }
 
     /// The principal keys denied access to `agent_id`, sorted.
@@ -782,69 +890,6 @@ impl Runtime {
     /// running task; the turn then ends as its command's exit makes it end.
     pub async fn stop_processes(&self, task_id: &str, grace: Duration) -> usize {
         stop_groups(&self.inner, task_id, grace).await
-    }
-
-    /// Re-delivers accepted inputs that never ran, fails turns a crash interrupted, and starts
-    /// the interaction expiry loop. Call once, at start-up. Pending interactions stay pending:
-    /// their answer resumes the task.
-    pub async fn recover(&self) -> Result<usize, sextant_journal::Error> {
-        // First end what interrupted turns left running (their process groups), so nothing
-        // of theirs acts after this start has told anyone they stopped.
-        let leftovers = process::end_leftovers(&self.inner.journal).await?;
-        let ended: HashSet<String> = leftovers
-            .into_iter()
-            .filter(|(_, l)| matches!(l, process::Leftover::Ended { .. }))
-            .map(|(task, _)| task)
-            .collect();
-        self.load_access().await?;
-        self.load_paused_agents().await?;
-        self.inner.tracker.spawn(self.clone().expiry_loop());
-        let tasks = self.inner.journal.unfinished_tasks().await?;
-        let mut redelivered = 0;
-        for t in tasks {
-            if t.state == sextant_core::a2a::TaskState::Working {
-                let events = self.inner.journal.task_events(&t.task_id, 0).await?;
-                // A turn that was following a remote task (a peer slower than its time limit)
-                // goes on following it: a late answer still completes the task.
-                if worker::undelivered_inputs(&events).0.is_empty()
-                    && let Some(note) = worker::follow_note(&events)
-                {
-                    self.dispatch_item(
-                        &t.session_id,
-                        &t.agent_id,
-                        worker::WorkItem::Follow {
-                            task_id: t.task_id.clone(),
-                            note: Box::new(note),
-                        },
-                    );
-                    redelivered += 1;
-                    continue;
-                }
-                if worker::undelivered_inputs(&events).0.is_empty() {
-                    let side_effects = self.agent(&t.agent_id).is_none_or(|a| {
-                        engine::make_engine(&a, &self.inner.env).has_side_effects()
-                    });
-                    let why = interrupted_reason(side_effects, ended.contains(&t.task_id));
-                    let why = why.as_str();
-                    self.inner
-                        .journal
-                        .append_one(
-                            &t.session_id,
-                            &t.task_id,
-                            EventBody::TaskState {
-                                state: sextant_core::a2a::TaskState::Failed,
-                                message: Some(worker::agent_text(&t, why)),
-                            },
-                            self.inner.clock.now(),
-                        )
-                        .await?;
-                    continue;
-                }
-            }
-            self.dispatch(&t.session_id, &t.agent_id, &t.task_id);
-            redelivered += 1;
-        }
-        Ok(redelivered)
     }
 
     /// Stops accepting input, lets running turns finish for up to `drain`, then interrupts
