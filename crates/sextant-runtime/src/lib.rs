@@ -316,9 +316,9 @@ impl Recovery {
                     continue;
                 }
                 if worker::undelivered_inputs(&events).0.is_empty() {
-                    let side_effects = rt.agent(&t.agent_id).is_none_or(|a| {
-                        engine::make_engine(&a, &rt.inner.env).has_side_effects()
-                    });
+                    let side_effects = rt
+                        .agent(&t.agent_id)
+                        .is_none_or(|a| engine::make_engine(&a, &rt.inner.env).has_side_effects());
                     let why = interrupted_reason(side_effects, ended.contains(&t.task_id));
                     let why = why.as_str();
                     rt.inner
@@ -545,110 +545,26 @@ impl Runtime {
         accepted
     }
 
+    /// Admission's steps, in order: each refusal is checked where it was before it, and the
+    /// journal's commit is the last word.
     async fn accept_traced(
         &self,
         input: Input,
         early: bool,
         push_config: Option<sextant_journal::PushConfigRow>,
     ) -> Result<Accepted, AdmitError> {
-        if !self.inner.accepting.load(Ordering::SeqCst) {
-            return Err(AdmitError::ShuttingDown);
-        }
-        if !self.inner.agents.contains_key(&input.agent_id) {
-            return Err(AdmitError::UnknownAgent);
-        }
-        // A principal that may not call this Agent is told so precisely here; the server
-        // answers it as "not found", as A2A reads of another caller's task do.
-        if let Err(why) = self.authorize(&input.principal, &input.agent_id, Rights::Call) {
-            tracing::debug!(agent_id = %input.agent_id, %why, "input refused");
-            return Err(AdmitError::AccessDenied(why));
-        }
+        self.check_caller(&input)?;
         let caller = input.principal.key();
-        let mut message = input.message;
-        // Text from outside the machine's own user is untrusted input. For an engine that
-        // hands text to a model it is filtered and framed before it is journalled, so the
-        // engine (and the transcript) sees the frame; an engine that executes its input gets
-        // the exact text (a frame would become part of the command), and its card names the
-        // sender instead.
-        let framed = self
-            .inner
-            .agents
-            .get(&input.agent_id)
-            .is_some_and(|a| a.engine.input_form() == sextant_core::agent::InputForm::Framed);
-        if input.principal.is_remote() && framed {
-            sextant_core::untrusted::frame_message(&mut message, &input.principal);
-        }
-        // The turn that runs this input continues admission's trace (none when traces are
-        // off); a value the caller put in the metadata is replaced. Not part of the content
-        // hash: a retry from a traced client carries a new span id and is still the same input.
-        sextant_a2a::trace::set_in_message(&mut message, sextant_a2a::trace::current().as_ref());
-        // A message to a task that waits for a decision is not an approval: refuse it, and
-        // leave the interaction pending.
-        if let Some(task_id) = &message.task_id
-            && let Some(task) = self.inner.journal.task(task_id).await?
-            && task.caller == caller
-            && task.agent_id == input.agent_id
-            && sextant_core::event::is_interrupted(&task.state)
-        {
-            let fold = self.project(&task).await?;
-            if let Some(i) = fold.pending_interaction() {
-                return Err(AdmitError::AwaitingDecision {
-                    interaction_id: i.interaction_id.clone(),
-                });
-            }
-        }
-        let content_hash = sextant_core::ids::json_hash(&serde_json::json!({
-            "parts": message.parts,
-            "contextId": message.context_id,
-            "taskId": message.task_id,
-            "role": message.role,
-        }));
-
-        // A new Session for a caller-chosen contextId: refuse a second input while the first
-        // one is still creating it, rather than racing two workers into existence.
-        let _guard = match (&message.task_id, &message.context_id) {
-            (None, Some(ctx)) => {
-                let key = (caller.clone(), input.agent_id.clone(), ctx.clone());
-                let exists = self
-                    .inner
-                    .journal
-                    .session_by_context(&key.0, &key.1, &key.2)
-                    .await?;
-                if exists.is_some() {
-                    None
-                } else {
-                    let mut set = self
-                        .inner
-                        .creating
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner());
-                    if !set.insert(key.clone()) {
-                        return Err(AdmitError::SessionBusy);
-                    }
-                    Some(CreatingGuard {
-                        set: &self.inner.creating,
-                        key,
-                    })
-                }
-            }
-            _ => None,
-        };
-
-        let agent = self
-            .agent(&input.agent_id)
-            .ok_or(AdmitError::UnknownAgent)?;
-        if self.agent_paused(&agent.id) {
-            return Err(AdmitError::AgentPaused {
-                agent: agent.id.clone(),
-            });
-        }
-        let input_key = if agent.dedupe_message_ids {
-            message.message_id.clone()
-        } else {
-            // Unique per message: no retry detection for this Agent (see AgentSpec).
-            format!("{}#{}", message.message_id, sextant_core::ids::new_id())
-        };
-        let limits = self.limits();
+        let message = self.frame_and_trace(&input.principal, &input.agent_id, input.message);
+        self.refuse_while_awaiting_decision(&caller, &input.agent_id, &message)
+            .await?;
+        let content_hash = content_hash(&message);
+        let _guard = self
+            .claim_new_context(&caller, &input.agent_id, &message)
+            .await?;
+        let agent = self.unpaused_agent(&input.agent_id)?;
+        let input_key = input_key(&agent, &message);
+        let (max_active_tasks, max_context_inputs) = self.caps(&input.principal);
         let admission = Admission {
             caller,
             caller_kind: serde_json::to_value(input.principal.kind)
@@ -662,19 +578,154 @@ impl Runtime {
             content_hash,
             input_key,
             origin: input.origin,
-            // The per-principal caps (Limits) are counted by the journal's writer in the
-            // admission's own transaction: a read before it would let a burst through together.
-            max_active_tasks: match limits.max_concurrent_tasks {
-                limit if input.principal.is_remote() && limit > 0 => Some(limit),
-                _ => None,
-            },
-            max_context_inputs: match limits.max_agent_turns_per_context {
-                limit if input.principal.is_agent() && limit > 0 => Some(limit),
-                _ => None,
-            },
+            max_active_tasks,
+            max_context_inputs,
             push_config,
             at: self.inner.clock.now(),
         };
+        let (admitted, live) = self.commit_admission(admission, early).await?;
+        self.hand_to_worker(&admitted);
+        Ok(Accepted { admitted, live })
+    }
+
+    /// Admission's first gate: Sextant is taking input, the Agent exists, and the principal
+    /// may call it.
+    fn check_caller(&self, input: &Input) -> Result<(), AdmitError> {
+        if !self.inner.accepting.load(Ordering::SeqCst) {
+            return Err(AdmitError::ShuttingDown);
+        }
+        if !self.inner.agents.contains_key(&input.agent_id) {
+            return Err(AdmitError::UnknownAgent);
+        }
+        // A principal that may not call this Agent is told so precisely here; the server
+        // answers it as "not found", as A2A reads of another caller's task do.
+        if let Err(why) = self.authorize(&input.principal, &input.agent_id, Rights::Call) {
+            tracing::debug!(agent_id = %input.agent_id, %why, "input refused");
+            return Err(AdmitError::AccessDenied(why));
+        }
+        Ok(())
+    }
+
+    /// The message as it is journalled: framed when it is untrusted text for a model, and
+    /// carrying admission's trace context.
+    fn frame_and_trace(
+        &self,
+        principal: &Principal,
+        agent_id: &str,
+        mut message: Message,
+    ) -> Message {
+        // Text from outside the machine's own user is untrusted input. For an engine that
+        // hands text to a model it is filtered and framed before it is journalled, so the
+        // engine (and the transcript) sees the frame; an engine that executes its input gets
+        // the exact text (a frame would become part of the command), and its card names the
+        // sender instead.
+        let framed = self
+            .inner
+            .agents
+            .get(agent_id)
+            .is_some_and(|a| a.engine.input_form() == sextant_core::agent::InputForm::Framed);
+        if principal.is_remote() && framed {
+            sextant_core::untrusted::frame_message(&mut message, principal);
+        }
+        // The turn that runs this input continues admission's trace (none when traces are
+        // off); a value the caller put in the metadata is replaced. Not part of the content
+        // hash: a retry from a traced client carries a new span id and is still the same input.
+        sextant_a2a::trace::set_in_message(&mut message, sextant_a2a::trace::current().as_ref());
+        message
+    }
+
+    /// A message to a task that waits for a decision is not an approval: refuse it, and
+    /// leave the interaction pending.
+    async fn refuse_while_awaiting_decision(
+        &self,
+        caller: &str,
+        agent_id: &str,
+        message: &Message,
+    ) -> Result<(), AdmitError> {
+        if let Some(task_id) = &message.task_id
+            && let Some(task) = self.inner.journal.task(task_id).await?
+            && task.caller == caller
+            && task.agent_id == agent_id
+            && sextant_core::event::is_interrupted(&task.state)
+        {
+            let fold = self.project(&task).await?;
+            if let Some(i) = fold.pending_interaction() {
+                return Err(AdmitError::AwaitingDecision {
+                    interaction_id: i.interaction_id.clone(),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// A new Session for a caller-chosen contextId: refuse a second input while the first
+    /// one is still creating it, rather than racing two workers into existence. The guard
+    /// holds the claim until admission ends.
+    async fn claim_new_context(
+        &self,
+        caller: &str,
+        agent_id: &str,
+        message: &Message,
+    ) -> Result<Option<CreatingGuard<'_>>, AdmitError> {
+        let (None, Some(ctx)) = (&message.task_id, &message.context_id) else {
+            return Ok(None);
+        };
+        let key = (caller.to_string(), agent_id.to_string(), ctx.clone());
+        let exists = self
+            .inner
+            .journal
+            .session_by_context(&key.0, &key.1, &key.2)
+            .await?;
+        if exists.is_some() {
+            return Ok(None);
+        }
+        let mut set = self
+            .inner
+            .creating
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if !set.insert(key.clone()) {
+            return Err(AdmitError::SessionBusy);
+        }
+        Ok(Some(CreatingGuard {
+            set: &self.inner.creating,
+            key,
+        }))
+    }
+
+    /// The Agent, unless its owner paused it.
+    fn unpaused_agent(&self, agent_id: &str) -> Result<Arc<AgentSpec>, AdmitError> {
+        let agent = self.agent(agent_id).ok_or(AdmitError::UnknownAgent)?;
+        if self.agent_paused(&agent.id) {
+            return Err(AdmitError::AgentPaused {
+                agent: agent.id.clone(),
+            });
+        }
+        Ok(agent)
+    }
+
+    /// The per-principal caps ([`Limits`]) that bind `principal`'s admission: most active
+    /// tasks, most inputs in one context. The journal's writer counts them in the admission's
+    /// own transaction: a read before it would let a burst through together.
+    fn caps(&self, principal: &Principal) -> (Option<u32>, Option<u32>) {
+        let limits = self.limits();
+        let active = match limits.max_concurrent_tasks {
+            limit if principal.is_remote() && limit > 0 => Some(limit),
+            _ => None,
+        };
+        let per_context = match limits.max_agent_turns_per_context {
+            limit if principal.is_agent() && limit > 0 => Some(limit),
+            _ => None,
+        };
+        (active, per_context)
+    }
+
+    /// The commit point: the journal admits the input (or refuses it) in one transaction.
+    async fn commit_admission(
+        &self,
+        admission: Admission,
+        early: bool,
+    ) -> Result<(Admitted, Option<stream::Seeded>), AdmitError> {
         let journal = &self.inner.journal;
         let (admitted, live) = if early {
             journal.admit_early(admission).await?
@@ -686,7 +737,13 @@ impl Runtime {
             Refusal::TurnCap { limit } => AdmitError::TurnCap { limit },
             r => AdmitError::Refused(r),
         })?;
-        match &admitted {
+        Ok((admitted, live))
+    }
+
+    /// Queues an admitted task on its Session's worker: a new one with its input (so the
+    /// worker need not read it back), a follow-up by id; a duplicate is already there.
+    fn hand_to_worker(&self, admitted: &Admitted) {
+        match admitted {
             Admitted::Created {
                 task,
                 session_created,
@@ -715,7 +772,6 @@ impl Runtime {
             }
             Admitted::Duplicate { .. } => {}
         }
-        Ok(Accepted { admitted, live })
     }
 
     /// Hands a task to its Session's worker, starting the worker if needed.
@@ -907,6 +963,26 @@ impl Runtime {
             self.inner.cancel_turns.cancel();
             let _ = tokio::time::timeout(Duration::from_secs(10), self.inner.tracker.wait()).await;
         }
+    }
+}
+
+/// What identifies an input's content for retry detection: its parts and where it goes.
+fn content_hash(message: &Message) -> String {
+    sextant_core::ids::json_hash(&serde_json::json!({
+        "parts": message.parts,
+        "contextId": message.context_id,
+        "taskId": message.task_id,
+        "role": message.role,
+    }))
+}
+
+/// The key a retry of the same message is recognised by: its message id, or a unique one for
+/// an Agent that does not dedupe (see `AgentSpec::dedupe_message_ids`).
+fn input_key(agent: &AgentSpec, message: &Message) -> String {
+    if agent.dedupe_message_ids {
+        message.message_id.clone()
+    } else {
+        format!("{}#{}", message.message_id, sextant_core::ids::new_id())
     }
 }
 
