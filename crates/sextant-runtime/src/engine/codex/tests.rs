@@ -2,6 +2,7 @@
 //! through the runtime: admit a message, wait for the approval, answer as the person, check
 //! the outcome and the exact decision the fake received (it echoes `decision=<JSON>`).
 
+use std::collections::HashMap;
 use std::time::Duration;
 
 use serde_json::json;
@@ -10,6 +11,8 @@ use sextant_core::projection::{TaskFold, message_text};
 use sextant_core::{AgentSpec, EngineSpec, Principal};
 use sextant_journal::{Admitted, TaskRow};
 
+use super::approval::*;
+use super::connection::*;
 use super::*;
 use crate::interactions::{AnswerError, AnswerRequest};
 use crate::test_support::TestRuntime;
