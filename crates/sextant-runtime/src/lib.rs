@@ -8,8 +8,9 @@
 //!   A worker that has been idle for a while stops; the next input starts a new one.
 //! - [`stream`] turns the journal plus the live hub into gap-free, seq-ordered event streams for
 //!   subscribers, and [`Runtime::wait_settled`] serves blocking callers.
-//! - On start-up [`Runtime::recover`] re-delivers inputs that were accepted but never run, and
-//!   fails turns that a crash interrupted (their output so far is kept).
+//! - [`Runtime::builder`] puts a runtime together; its start-up work is a [`Recovery`], run
+//!   once: it re-delivers inputs that were accepted but never run, and fails turns that a crash
+//!   interrupted (their output so far is kept).
 //! - [`Runtime::cancel`] cancels one task (queued, running or waiting for a decision): the
 //!   decision is journalled first, then the turn is stopped as its engine needs (`cancel`);
 //!   an Agent can be paused and all its work stopped (`pause`).
@@ -172,7 +173,7 @@ pub(crate) struct Inner {
     /// Who may call which Agent; checked on every admission.
     access: access::AccessPolicy,
     /// Per-principal caps, checked on every admission.
-    limits: std::sync::RwLock<Limits>,
+    limits: Limits,
     /// Context keys whose Session is being created right now.
     creating: Mutex<HashSet<(String, String, String)>>,
     accepting: AtomicBool,
@@ -198,59 +199,171 @@ impl Drop for CreatingGuard<'_> {
     }
 }
 
-impl Runtime {
-    /// A runtime over `journal` serving `agents`.
-    pub fn new(
-        journal: Journal,
-        clock: Arc<dyn Clock>,
-        agents: Vec<AgentSpec>,
-        config: RuntimeConfig,
-    ) -> Self {
-        let agents = agents
+/// How a [`Runtime`] is put together: [`Runtime::builder`] takes what every runtime needs,
+/// the optional parts follow, and [`RuntimeBuilder::build`] hands out the runtime with its
+/// one [`Recovery`]. What stays fixed for the runtime's life is given here, before the
+/// runtime exists and can be shared, so nothing can be set too late or set twice.
+#[must_use = "a builder does nothing until it is built"]
+pub struct RuntimeBuilder {
+    journal: Journal,
+    clock: Arc<dyn Clock>,
+    agents: Vec<AgentSpec>,
+    config: RuntimeConfig,
+    peers: Option<peers::Peers>,
+    limits: Limits,
+}
+
+impl RuntimeBuilder {
+    /// The outbound peers service (for `a2a` engines and the peers API); without it the
+    /// runtime has none.
+    pub fn peers(mut self, peers: peers::Peers) -> Self {
+        self.peers = Some(peers);
+        self
+    }
+
+    /// The per-principal caps (see [`Limits`]); [`Limits::default`] without it.
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// The runtime, and its start-up work. The runtime takes input at once; run the
+    /// [`Recovery`] (once, it is consumed) when the start has got far enough that inputs from
+    /// the last run may be delivered. A runtime whose recovery never runs (a test's) serves
+    /// new input only.
+    pub fn build(self) -> (Runtime, Recovery) {
+        let agents = self
+            .agents
             .into_iter()
             .map(|a| (a.id.clone(), Arc::new(a)))
             .collect();
-        Self {
+        let runtime = Runtime {
             inner: Arc::new(Inner {
-                journal,
-                clock,
+                journal: self.journal,
+                clock: self.clock,
                 agents,
                 env: EngineEnv {
-                    work_dir: config.work_dir,
-                    peers: None,
+                    work_dir: self.config.work_dir,
+                    peers: self.peers,
                 },
-                idle_worker: config.idle_worker,
+                idle_worker: self.config.idle_worker,
                 workers: Mutex::default(),
                 waiters: Arc::default(),
                 running: Arc::default(),
                 turns: Mutex::default(),
                 paused_agents: Default::default(),
-                cancel_grace: config.cancel_grace,
+                cancel_grace: self.config.cancel_grace,
                 access: access::AccessPolicy::default(),
-                limits: std::sync::RwLock::new(Limits::default()),
+                limits: self.limits,
                 creating: Mutex::default(),
                 accepting: AtomicBool::new(true),
                 stop_intake: CancellationToken::new(),
                 cancel_turns: CancellationToken::new(),
                 tracker: TaskTracker::new(),
             }),
+        };
+        let recovery = Recovery {
+            runtime: runtime.clone(),
+        };
+        (runtime, recovery)
+    }
+}
+
+/// A runtime's start-up work, handed out once by [`RuntimeBuilder::build`]; [`Recovery::run`]
+/// consumes it, so it cannot run twice.
+#[must_use = "inputs from the last run are not delivered until the recovery runs"]
+pub struct Recovery {
+    runtime: Runtime,
+}
+
+impl Recovery {
+    /// Re-delivers accepted inputs that never ran, fails turns a crash interrupted, loads the
+    /// owner's revocations and paused Agents, and starts the interaction expiry loop; how many
+    /// tasks it handed to workers. Pending interactions stay pending: their answer resumes the
+    /// task.
+    pub async fn run(self) -> Result<usize, sextant_journal::Error> {
+        let rt = &self.runtime;
+        // First end what interrupted turns left running (their process groups), so nothing
+        // of theirs acts after this start has told anyone they stopped.
+        let leftovers = process::end_leftovers(&rt.inner.journal).await?;
+        let ended: HashSet<String> = leftovers
+            .into_iter()
+            .filter(|(_, l)| matches!(l, process::Leftover::Ended { .. }))
+            .map(|(task, _)| task)
+            .collect();
+        rt.load_access().await?;
+        rt.load_paused_agents().await?;
+        rt.inner.tracker.spawn(rt.clone().expiry_loop());
+        let tasks = rt.inner.journal.unfinished_tasks().await?;
+        let mut redelivered = 0;
+        for t in tasks {
+            if t.state == sextant_core::a2a::TaskState::Working {
+                let events = rt.inner.journal.task_events(&t.task_id, 0).await?;
+                // A turn that was following a remote task (a peer slower than its time limit)
+                // goes on following it: a late answer still completes the task.
+                if worker::undelivered_inputs(&events).0.is_empty()
+                    && let Some(note) = worker::follow_note(&events)
+                {
+                    rt.dispatch_item(
+                        &t.session_id,
+                        &t.agent_id,
+                        worker::WorkItem::Follow {
+                            task_id: t.task_id.clone(),
+                            note: Box::new(note),
+                        },
+                    );
+                    redelivered += 1;
+                    continue;
+                }
+                if worker::undelivered_inputs(&events).0.is_empty() {
+                    let side_effects = rt
+                        .agent(&t.agent_id)
+                        .is_none_or(|a| engine::make_engine(&a, &rt.inner.env).has_side_effects());
+                    let why = interrupted_reason(side_effects, ended.contains(&t.task_id));
+                    let why = why.as_str();
+                    rt.inner
+                        .journal
+                        .append_one(
+                            &t.session_id,
+                            &t.task_id,
+                            EventBody::TaskState {
+                                state: sextant_core::a2a::TaskState::Failed,
+                                message: Some(worker::agent_text(&t, why)),
+                            },
+                            rt.inner.clock.now(),
+                        )
+                        .await?;
+                    continue;
+                }
+            }
+            rt.dispatch(&t.session_id, &t.agent_id, &t.task_id);
+            redelivered += 1;
+        }
+        Ok(redelivered)
+    }
+}
+
+impl Runtime {
+    /// Starts building a runtime over `journal` serving `agents` (see [`RuntimeBuilder`]).
+    pub fn builder(
+        journal: Journal,
+        clock: Arc<dyn Clock>,
+        agents: Vec<AgentSpec>,
+        config: RuntimeConfig,
+    ) -> RuntimeBuilder {
+        RuntimeBuilder {
+            journal,
+            clock,
+            agents,
+            config,
+            peers: None,
+            limits: Limits::default(),
         }
     }
 
     /// The journal.
     pub fn journal(&self) -> &Journal {
         &self.inner.journal
-    }
-
-    /// Gives the runtime the outbound peers service (for `a2a` engines and the peers API).
-    /// Call it right after [`Runtime::new`], before the runtime is cloned; later it is
-    /// ignored (and logged).
-    pub fn with_peers(mut self, peers: peers::Peers) -> Self {
-        match Arc::get_mut(&mut self.inner) {
-            Some(inner) => inner.env.peers = Some(peers),
-            None => tracing::error!("with_peers called on a shared runtime; peers not set"),
-        }
-        self
     }
 
     /// The outbound peers service, if set up.
@@ -322,8 +435,8 @@ impl Runtime {
         Ok(())
     }
 
-    /// Loads the owner's revocations from the journal (start-up).
-    pub async fn load_access(&self) -> Result<(), sextant_journal::Error> {
+    /// Loads the owner's revocations from the journal (start-up, [`Recovery::run`]).
+    async fn load_access(&self) -> Result<(), sextant_journal::Error> {
         let mut by_agent: HashMap<String, Vec<String>> = HashMap::new();
         for (agent, principal) in self.inner.journal.denials().await? {
             by_agent.entry(agent).or_default().push(principal);
@@ -334,14 +447,9 @@ impl Runtime {
         Ok(())
     }
 
-    /// Sets the per-principal caps (see [`Limits`]).
-    pub fn set_limits(&self, limits: Limits) {
-        *self.inner.limits.write().unwrap_or_else(|e| e.into_inner()) = limits;
-    }
-
     /// The per-principal caps in force.
     pub fn limits(&self) -> Limits {
-        *self.inner.limits.read().unwrap_or_else(|e| e.into_inner())
+        self.inner.limits
     }
 
     /// The principal keys denied access to `agent_id`, sorted.
@@ -437,110 +545,26 @@ impl Runtime {
         accepted
     }
 
+    /// Admission's steps, in order: each refusal is checked where it was before it, and the
+    /// journal's commit is the last word.
     async fn accept_traced(
         &self,
         input: Input,
         early: bool,
         push_config: Option<sextant_journal::PushConfigRow>,
     ) -> Result<Accepted, AdmitError> {
-        if !self.inner.accepting.load(Ordering::SeqCst) {
-            return Err(AdmitError::ShuttingDown);
-        }
-        if !self.inner.agents.contains_key(&input.agent_id) {
-            return Err(AdmitError::UnknownAgent);
-        }
-        // A principal that may not call this Agent is told so precisely here; the server
-        // answers it as "not found", as A2A reads of another caller's task do.
-        if let Err(why) = self.authorize(&input.principal, &input.agent_id, Rights::Call) {
-            tracing::debug!(agent_id = %input.agent_id, %why, "input refused");
-            return Err(AdmitError::AccessDenied(why));
-        }
+        self.check_caller(&input)?;
         let caller = input.principal.key();
-        let mut message = input.message;
-        // Text from outside the machine's own user is untrusted input. For an engine that
-        // hands text to a model it is filtered and framed before it is journalled, so the
-        // engine (and the transcript) sees the frame; an engine that executes its input gets
-        // the exact text (a frame would become part of the command), and its card names the
-        // sender instead.
-        let framed = self
-            .inner
-            .agents
-            .get(&input.agent_id)
-            .is_some_and(|a| a.engine.input_form() == sextant_core::agent::InputForm::Framed);
-        if input.principal.is_remote() && framed {
-            sextant_core::untrusted::frame_message(&mut message, &input.principal);
-        }
-        // The turn that runs this input continues admission's trace (none when traces are
-        // off); a value the caller put in the metadata is replaced. Not part of the content
-        // hash: a retry from a traced client carries a new span id and is still the same input.
-        sextant_a2a::trace::set_in_message(&mut message, sextant_a2a::trace::current().as_ref());
-        // A message to a task that waits for a decision is not an approval: refuse it, and
-        // leave the interaction pending.
-        if let Some(task_id) = &message.task_id
-            && let Some(task) = self.inner.journal.task(task_id).await?
-            && task.caller == caller
-            && task.agent_id == input.agent_id
-            && sextant_core::event::is_interrupted(&task.state)
-        {
-            let fold = self.project(&task).await?;
-            if let Some(i) = fold.pending_interaction() {
-                return Err(AdmitError::AwaitingDecision {
-                    interaction_id: i.interaction_id.clone(),
-                });
-            }
-        }
-        let content_hash = sextant_core::ids::json_hash(&serde_json::json!({
-            "parts": message.parts,
-            "contextId": message.context_id,
-            "taskId": message.task_id,
-            "role": message.role,
-        }));
-
-        // A new Session for a caller-chosen contextId: refuse a second input while the first
-        // one is still creating it, rather than racing two workers into existence.
-        let _guard = match (&message.task_id, &message.context_id) {
-            (None, Some(ctx)) => {
-                let key = (caller.clone(), input.agent_id.clone(), ctx.clone());
-                let exists = self
-                    .inner
-                    .journal
-                    .session_by_context(&key.0, &key.1, &key.2)
-                    .await?;
-                if exists.is_some() {
-                    None
-                } else {
-                    let mut set = self
-                        .inner
-                        .creating
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner());
-                    if !set.insert(key.clone()) {
-                        return Err(AdmitError::SessionBusy);
-                    }
-                    Some(CreatingGuard {
-                        set: &self.inner.creating,
-                        key,
-                    })
-                }
-            }
-            _ => None,
-        };
-
-        let agent = self
-            .agent(&input.agent_id)
-            .ok_or(AdmitError::UnknownAgent)?;
-        if self.agent_paused(&agent.id) {
-            return Err(AdmitError::AgentPaused {
-                agent: agent.id.clone(),
-            });
-        }
-        let input_key = if agent.dedupe_message_ids {
-            message.message_id.clone()
-        } else {
-            // Unique per message: no retry detection for this Agent (see AgentSpec).
-            format!("{}#{}", message.message_id, sextant_core::ids::new_id())
-        };
-        let limits = self.limits();
+        let message = self.frame_and_trace(&input.principal, &input.agent_id, input.message);
+        self.refuse_while_awaiting_decision(&caller, &input.agent_id, &message)
+            .await?;
+        let content_hash = content_hash(&message);
+        let _guard = self
+            .claim_new_context(&caller, &input.agent_id, &message)
+            .await?;
+        let agent = self.unpaused_agent(&input.agent_id)?;
+        let input_key = input_key(&agent, &message);
+        let (max_active_tasks, max_context_inputs) = self.caps(&input.principal);
         let admission = Admission {
             caller,
             caller_kind: serde_json::to_value(input.principal.kind)
@@ -554,19 +578,154 @@ impl Runtime {
             content_hash,
             input_key,
             origin: input.origin,
-            // The per-principal caps (Limits) are counted by the journal's writer in the
-            // admission's own transaction: a read before it would let a burst through together.
-            max_active_tasks: match limits.max_concurrent_tasks {
-                limit if input.principal.is_remote() && limit > 0 => Some(limit),
-                _ => None,
-            },
-            max_context_inputs: match limits.max_agent_turns_per_context {
-                limit if input.principal.is_agent() && limit > 0 => Some(limit),
-                _ => None,
-            },
+            max_active_tasks,
+            max_context_inputs,
             push_config,
             at: self.inner.clock.now(),
         };
+        let (admitted, live) = self.commit_admission(admission, early).await?;
+        self.hand_to_worker(&admitted);
+        Ok(Accepted { admitted, live })
+    }
+
+    /// Admission's first gate: Sextant is taking input, the Agent exists, and the principal
+    /// may call it.
+    fn check_caller(&self, input: &Input) -> Result<(), AdmitError> {
+        if !self.inner.accepting.load(Ordering::SeqCst) {
+            return Err(AdmitError::ShuttingDown);
+        }
+        if !self.inner.agents.contains_key(&input.agent_id) {
+            return Err(AdmitError::UnknownAgent);
+        }
+        // A principal that may not call this Agent is told so precisely here; the server
+        // answers it as "not found", as A2A reads of another caller's task do.
+        if let Err(why) = self.authorize(&input.principal, &input.agent_id, Rights::Call) {
+            tracing::debug!(agent_id = %input.agent_id, %why, "input refused");
+            return Err(AdmitError::AccessDenied(why));
+        }
+        Ok(())
+    }
+
+    /// The message as it is journalled: framed when it is untrusted text for a model, and
+    /// carrying admission's trace context.
+    fn frame_and_trace(
+        &self,
+        principal: &Principal,
+        agent_id: &str,
+        mut message: Message,
+    ) -> Message {
+        // Text from outside the machine's own user is untrusted input. For an engine that
+        // hands text to a model it is filtered and framed before it is journalled, so the
+        // engine (and the transcript) sees the frame; an engine that executes its input gets
+        // the exact text (a frame would become part of the command), and its card names the
+        // sender instead.
+        let framed = self
+            .inner
+            .agents
+            .get(agent_id)
+            .is_some_and(|a| a.engine.input_form() == sextant_core::agent::InputForm::Framed);
+        if principal.is_remote() && framed {
+            sextant_core::untrusted::frame_message(&mut message, principal);
+        }
+        // The turn that runs this input continues admission's trace (none when traces are
+        // off); a value the caller put in the metadata is replaced. Not part of the content
+        // hash: a retry from a traced client carries a new span id and is still the same input.
+        sextant_a2a::trace::set_in_message(&mut message, sextant_a2a::trace::current().as_ref());
+        message
+    }
+
+    /// A message to a task that waits for a decision is not an approval: refuse it, and
+    /// leave the interaction pending.
+    async fn refuse_while_awaiting_decision(
+        &self,
+        caller: &str,
+        agent_id: &str,
+        message: &Message,
+    ) -> Result<(), AdmitError> {
+        if let Some(task_id) = &message.task_id
+            && let Some(task) = self.inner.journal.task(task_id).await?
+            && task.caller == caller
+            && task.agent_id == agent_id
+            && sextant_core::event::is_interrupted(&task.state)
+        {
+            let fold = self.project(&task).await?;
+            if let Some(i) = fold.pending_interaction() {
+                return Err(AdmitError::AwaitingDecision {
+                    interaction_id: i.interaction_id.clone(),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// A new Session for a caller-chosen contextId: refuse a second input while the first
+    /// one is still creating it, rather than racing two workers into existence. The guard
+    /// holds the claim until admission ends.
+    async fn claim_new_context(
+        &self,
+        caller: &str,
+        agent_id: &str,
+        message: &Message,
+    ) -> Result<Option<CreatingGuard<'_>>, AdmitError> {
+        let (None, Some(ctx)) = (&message.task_id, &message.context_id) else {
+            return Ok(None);
+        };
+        let key = (caller.to_string(), agent_id.to_string(), ctx.clone());
+        let exists = self
+            .inner
+            .journal
+            .session_by_context(&key.0, &key.1, &key.2)
+            .await?;
+        if exists.is_some() {
+            return Ok(None);
+        }
+        let mut set = self
+            .inner
+            .creating
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if !set.insert(key.clone()) {
+            return Err(AdmitError::SessionBusy);
+        }
+        Ok(Some(CreatingGuard {
+            set: &self.inner.creating,
+            key,
+        }))
+    }
+
+    /// The Agent, unless its owner paused it.
+    fn unpaused_agent(&self, agent_id: &str) -> Result<Arc<AgentSpec>, AdmitError> {
+        let agent = self.agent(agent_id).ok_or(AdmitError::UnknownAgent)?;
+        if self.agent_paused(&agent.id) {
+            return Err(AdmitError::AgentPaused {
+                agent: agent.id.clone(),
+            });
+        }
+        Ok(agent)
+    }
+
+    /// The per-principal caps ([`Limits`]) that bind `principal`'s admission: most active
+    /// tasks, most inputs in one context. The journal's writer counts them in the admission's
+    /// own transaction: a read before it would let a burst through together.
+    fn caps(&self, principal: &Principal) -> (Option<u32>, Option<u32>) {
+        let limits = self.limits();
+        let active = match limits.max_concurrent_tasks {
+            limit if principal.is_remote() && limit > 0 => Some(limit),
+            _ => None,
+        };
+        let per_context = match limits.max_agent_turns_per_context {
+            limit if principal.is_agent() && limit > 0 => Some(limit),
+            _ => None,
+        };
+        (active, per_context)
+    }
+
+    /// The commit point: the journal admits the input (or refuses it) in one transaction.
+    async fn commit_admission(
+        &self,
+        admission: Admission,
+        early: bool,
+    ) -> Result<(Admitted, Option<stream::Seeded>), AdmitError> {
         let journal = &self.inner.journal;
         let (admitted, live) = if early {
             journal.admit_early(admission).await?
@@ -578,7 +737,13 @@ impl Runtime {
             Refusal::TurnCap { limit } => AdmitError::TurnCap { limit },
             r => AdmitError::Refused(r),
         })?;
-        match &admitted {
+        Ok((admitted, live))
+    }
+
+    /// Queues an admitted task on its Session's worker: a new one with its input (so the
+    /// worker need not read it back), a follow-up by id; a duplicate is already there.
+    fn hand_to_worker(&self, admitted: &Admitted) {
+        match admitted {
             Admitted::Created {
                 task,
                 session_created,
@@ -607,7 +772,6 @@ impl Runtime {
             }
             Admitted::Duplicate { .. } => {}
         }
-        Ok(Accepted { admitted, live })
     }
 
     /// Hands a task to its Session's worker, starting the worker if needed.
@@ -784,69 +948,6 @@ impl Runtime {
         stop_groups(&self.inner, task_id, grace).await
     }
 
-    /// Re-delivers accepted inputs that never ran, fails turns a crash interrupted, and starts
-    /// the interaction expiry loop. Call once, at start-up. Pending interactions stay pending:
-    /// their answer resumes the task.
-    pub async fn recover(&self) -> Result<usize, sextant_journal::Error> {
-        // First end what interrupted turns left running (their process groups), so nothing
-        // of theirs acts after this start has told anyone they stopped.
-        let leftovers = process::end_leftovers(&self.inner.journal).await?;
-        let ended: HashSet<String> = leftovers
-            .into_iter()
-            .filter(|(_, l)| matches!(l, process::Leftover::Ended { .. }))
-            .map(|(task, _)| task)
-            .collect();
-        self.load_access().await?;
-        self.load_paused_agents().await?;
-        self.inner.tracker.spawn(self.clone().expiry_loop());
-        let tasks = self.inner.journal.unfinished_tasks().await?;
-        let mut redelivered = 0;
-        for t in tasks {
-            if t.state == sextant_core::a2a::TaskState::Working {
-                let events = self.inner.journal.task_events(&t.task_id, 0).await?;
-                // A turn that was following a remote task (a peer slower than its time limit)
-                // goes on following it: a late answer still completes the task.
-                if worker::undelivered_inputs(&events).0.is_empty()
-                    && let Some(note) = worker::follow_note(&events)
-                {
-                    self.dispatch_item(
-                        &t.session_id,
-                        &t.agent_id,
-                        worker::WorkItem::Follow {
-                            task_id: t.task_id.clone(),
-                            note: Box::new(note),
-                        },
-                    );
-                    redelivered += 1;
-                    continue;
-                }
-                if worker::undelivered_inputs(&events).0.is_empty() {
-                    let side_effects = self.agent(&t.agent_id).is_none_or(|a| {
-                        engine::make_engine(&a, &self.inner.env).has_side_effects()
-                    });
-                    let why = interrupted_reason(side_effects, ended.contains(&t.task_id));
-                    let why = why.as_str();
-                    self.inner
-                        .journal
-                        .append_one(
-                            &t.session_id,
-                            &t.task_id,
-                            EventBody::TaskState {
-                                state: sextant_core::a2a::TaskState::Failed,
-                                message: Some(worker::agent_text(&t, why)),
-                            },
-                            self.inner.clock.now(),
-                        )
-                        .await?;
-                    continue;
-                }
-            }
-            self.dispatch(&t.session_id, &t.agent_id, &t.task_id);
-            redelivered += 1;
-        }
-        Ok(redelivered)
-    }
-
     /// Stops accepting input, lets running turns finish for up to `drain`, then interrupts
     /// what is still running (journalling it as failed). Queued inputs stay in the journal as
     /// submitted and are delivered at the next start.
@@ -862,6 +963,26 @@ impl Runtime {
             self.inner.cancel_turns.cancel();
             let _ = tokio::time::timeout(Duration::from_secs(10), self.inner.tracker.wait()).await;
         }
+    }
+}
+
+/// What identifies an input's content for retry detection: its parts and where it goes.
+fn content_hash(message: &Message) -> String {
+    sextant_core::ids::json_hash(&serde_json::json!({
+        "parts": message.parts,
+        "contextId": message.context_id,
+        "taskId": message.task_id,
+        "role": message.role,
+    }))
+}
+
+/// The key a retry of the same message is recognised by: its message id, or a unique one for
+/// an Agent that does not dedupe (see `AgentSpec::dedupe_message_ids`).
+fn input_key(agent: &AgentSpec, message: &Message) -> String {
+    if agent.dedupe_message_ids {
+        message.message_id.clone()
+    } else {
+        format!("{}#{}", message.message_id, sextant_core::ids::new_id())
     }
 }
 

@@ -9,18 +9,20 @@ use std::time::Duration;
 use sextant_core::{AgentSpec, Clock, SystemClock};
 use sextant_journal::Journal;
 
-use crate::{Runtime, RuntimeConfig};
+use crate::{Limits, Recovery, Runtime, RuntimeConfig};
 
-/// How a test's runtime is set up; [`TestRuntime::start`] opens it.
+/// How a test's runtime is set up; [`TestRuntime::start`] opens it ([`TestRuntime::open`] with
+/// its start-up recovery).
 ///
 /// Defaults: the system clock, no Agents, workers idle for 60 s, 5 s between `SIGTERM` and
-/// `SIGKILL` on cancel.
+/// `SIGKILL` on cancel, the default [`Limits`].
 pub struct TestRuntime {
     db: PathBuf,
     work_dir: PathBuf,
     clock: Arc<dyn Clock>,
     agents: Vec<AgentSpec>,
     idle_worker: Duration,
+    limits: Limits,
 }
 
 impl TestRuntime {
@@ -42,6 +44,7 @@ impl TestRuntime {
             clock: Arc::new(SystemClock),
             agents: Vec::new(),
             idle_worker: Duration::from_secs(60),
+            limits: Limits::default(),
         }
     }
 
@@ -63,17 +66,33 @@ impl TestRuntime {
         self
     }
 
-    /// Opens the journal, registers the Agents and starts the runtime.
+    /// The per-principal caps.
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Opens the journal, registers the Agents and starts the runtime without its start-up
+    /// recovery (nothing from an earlier runtime on the journal is delivered).
     ///
     /// # Panics
     /// If the journal cannot be opened or written: a test cannot go on without it.
     pub async fn start(self) -> Runtime {
+        self.open().await.0
+    }
+
+    /// [`TestRuntime::start`], handing back the runtime's start-up [`Recovery`] for the test
+    /// to run when it means to.
+    ///
+    /// # Panics
+    /// If the journal cannot be opened or written: a test cannot go on without it.
+    pub async fn open(self) -> (Runtime, Recovery) {
         let journal = Journal::open(&self.db).expect("open the test journal");
         journal
             .upsert_agents(self.agents.clone(), self.clock.now())
             .await
             .expect("register the test Agents");
-        Runtime::new(
+        Runtime::builder(
             journal,
             self.clock,
             self.agents,
@@ -83,5 +102,7 @@ impl TestRuntime {
                 cancel_grace: Duration::from_secs(5),
             },
         )
+        .limits(self.limits)
+        .build()
     }
 }

@@ -35,6 +35,13 @@ async fn runtime(dir: &tempfile::TempDir, agents: Vec<AgentSpec>) -> Runtime {
     TestRuntime::in_dir(dir.path()).agents(agents).start().await
 }
 
+/// [`runtime`] after its start-up recovery, with how many tasks that handed to workers.
+async fn recovered(dir: &tempfile::TempDir, agents: Vec<AgentSpec>) -> (Runtime, usize) {
+    let (rt, recovery) = TestRuntime::in_dir(dir.path()).agents(agents).open().await;
+    let redelivered = recovery.run().await.unwrap();
+    (rt, redelivered)
+}
+
 fn input(agent: &str, id: &str, text: &str) -> Input {
     let mut m = Message::new(Role::User, vec![Part::text(text)]);
     m.message_id = id.into();
@@ -292,8 +299,8 @@ async fn recovery_delivers_accepted_inputs_and_fails_interrupted_turns() {
             .unwrap();
         (q, w)
     };
-    let rt = runtime(&dir, vec![AgentSpec::echo()]).await;
-    assert_eq!(rt.recover().await.unwrap(), 1);
+    let (rt, redelivered) = recovered(&dir, vec![AgentSpec::echo()]).await;
+    assert_eq!(redelivered, 1);
     let f = tokio::time::timeout(Duration::from_secs(10), rt.wait_settled(&queued, 0))
         .await
         .unwrap()
@@ -510,8 +517,7 @@ async fn accept_for_session_skips_the_next_approval_in_that_session_only() {
 #[tokio::test]
 async fn decline_completes_cancel_fails_and_expiry_applies_the_default() {
     let dir = tempfile::tempdir().unwrap();
-    let rt = runtime(&dir, vec![shell_agent(1)]).await;
-    rt.recover().await.unwrap(); // starts the expiry loop
+    let (rt, _) = recovered(&dir, vec![shell_agent(1)]).await; // starts the expiry loop
     let a = rt
         .admit(input("shell", "m1", "touch declined"))
         .await
@@ -588,8 +594,7 @@ async fn a_pending_approval_survives_a_restart() {
         rt.shutdown(Duration::from_secs(5)).await;
         (a.task().clone(), i)
     };
-    let rt = runtime(&dir, vec![shell_agent(3600)]).await;
-    rt.recover().await.unwrap();
+    let (rt, _) = recovered(&dir, vec![shell_agent(3600)]).await;
     let pending_now = rt.pending_interactions().await.unwrap();
     assert_eq!(pending_now.len(), 1);
     let row = rt
@@ -629,8 +634,7 @@ async fn an_answer_cannot_approve_an_action_that_changed_since_it_was_asked() {
         timeout_secs: 10,
         approval_timeout_secs: 3600,
     };
-    let rt = runtime(&dir, vec![moved]).await;
-    rt.recover().await.unwrap();
+    let (rt, _) = recovered(&dir, vec![moved]).await;
     let row = rt
         .answer(answer(
             &task.task_id,
@@ -905,11 +909,14 @@ async fn a_remote_callers_task_cap_holds_for_simultaneous_messages() {
     );
     let mut agent = exec_agent("slow", &script);
     agent.access.call.push("peer:*".into());
-    let rt = runtime(&dir, vec![agent]).await;
-    rt.set_limits(Limits {
-        max_concurrent_tasks: 3,
-        max_agent_turns_per_context: 0,
-    });
+    let rt = TestRuntime::in_dir(dir.path())
+        .agents(vec![agent])
+        .limits(Limits {
+            max_concurrent_tasks: 3,
+            max_agent_turns_per_context: 0,
+        })
+        .start()
+        .await;
     let alice = |id: String| Input {
         principal: Principal::peer("alice"),
         ..input("slow", &id, "work")
@@ -947,11 +954,14 @@ async fn an_agents_turn_cap_holds_for_simultaneous_messages_in_one_context() {
         "read -r turn; echo '{\"type\":\"final\",\"status\":\"completed\",\"text\":\"ok\"}'",
     );
     agent.access.call.push("peer:*".into());
-    let rt = runtime(&dir, vec![agent]).await;
-    rt.set_limits(Limits {
-        max_concurrent_tasks: 0,
-        max_agent_turns_per_context: 3,
-    });
+    let rt = TestRuntime::in_dir(dir.path())
+        .agents(vec![agent])
+        .limits(Limits {
+            max_concurrent_tasks: 0,
+            max_agent_turns_per_context: 3,
+        })
+        .start()
+        .await;
     let bob = |id: String, context: Option<&str>| {
         let mut i = Input {
             principal: Principal::peer("bob"),
@@ -1266,8 +1276,7 @@ async fn an_agents_pause_survives_a_restart() {
     rt.set_agent_paused("echo", true).await.unwrap();
     rt.shutdown(Duration::from_secs(1)).await;
     drop(rt);
-    let again = runtime(&dir, vec![AgentSpec::echo()]).await;
-    again.recover().await.unwrap();
+    let (again, _) = recovered(&dir, vec![AgentSpec::echo()]).await;
     assert!(again.agent_paused("echo"));
 }
 

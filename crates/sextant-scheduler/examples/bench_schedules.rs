@@ -86,7 +86,8 @@ async fn rig(dir: &std::path::Path, clock: Arc<dyn Clock>) -> (Scheduler, Runtim
         .upsert_agents(agents.clone(), clock.now())
         .await
         .expect("agents");
-    let runtime = Runtime::new(
+    // The benchmark's journal is fresh: there is nothing to recover.
+    let (runtime, _recovery) = Runtime::builder(
         journal,
         clock,
         agents,
@@ -95,7 +96,8 @@ async fn rig(dir: &std::path::Path, clock: Arc<dyn Clock>) -> (Scheduler, Runtim
             idle_worker: Duration::from_secs(60),
             cancel_grace: std::time::Duration::from_secs(5),
         },
-    );
+    )
+    .build();
     (Scheduler::new(runtime.clone()), runtime)
 }
 

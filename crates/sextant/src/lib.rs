@@ -300,7 +300,7 @@ async fn start_inner(
         .await
         .context("recording agents")?;
     let peers = outbound_file::start_peers(&config.data_dir, journal.clone(), clock.clone())?;
-    let runtime = Runtime::new(
+    let (runtime, recovery) = Runtime::builder(
         journal,
         clock.clone(),
         agents,
@@ -310,7 +310,12 @@ async fn start_inner(
             cancel_grace: config.turns.cancel_grace,
         },
     )
-    .with_peers(peers);
+    .peers(peers)
+    .limits(sextant_runtime::Limits {
+        max_concurrent_tasks: security_file.limits.max_concurrent_tasks,
+        max_agent_turns_per_context: security_file.limits.max_agent_turns_per_context,
+    })
+    .build();
 
     let remote_credentials = security_file.has_jwt()
         || runtime
@@ -325,10 +330,6 @@ async fn start_inner(
         .workspace_id(&tokens::workspace_candidate())
         .await
         .context("reading the workspace id")?;
-    runtime.set_limits(sextant_runtime::Limits {
-        max_concurrent_tasks: security_file.limits.max_concurrent_tasks,
-        max_agent_turns_per_context: security_file.limits.max_agent_turns_per_context,
-    });
 
     let listener = tokio::net::TcpListener::bind((ip, config.port))
         .await
@@ -393,8 +394,8 @@ async fn start_inner(
     // queued inputs (their turns are journalled and their commands spawned), so a start that
     // fails after it would leave those inputs to be marked failed by the next start instead of
     // delivered.
-    let recovered = runtime
-        .recover()
+    let recovered = recovery
+        .run()
         .await
         .context("recovering unfinished tasks")?;
     if recovered > 0 {

@@ -7,7 +7,6 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::process::Stdio;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
@@ -19,13 +18,13 @@ use sextant_core::ids::new_id;
 use sextant_core::projection::message_text;
 use tokio::io::AsyncWriteExt;
 use tokio::process::Command;
-use tokio_util::codec::{FramedRead, LinesCodec};
 
 use sextant_core::action::{Escaped, Mode, escape, escape_argv};
 use sextant_core::interaction::{FormField, InteractionOption, command_approval_options};
 use sextant_core::{Answer, ApprovedAction, Interaction, InteractionKind};
 use tokio::process::ChildStdin;
 
+use super::child::{Piped, Tail, lines, spawn_piped};
 use super::{AskError, Engine, Outcome, Turn, TurnSink, artifact};
 
 /// The turn's time limit, which stops while the turn waits for a person.
@@ -310,11 +309,8 @@ impl ExecEngine {
         let Some((program, args)) = self.command.split_first() else {
             return Outcome::Failed("the agent has no command configured".into());
         };
-        if let Err(e) = std::fs::create_dir_all(&self.working_dir) {
-            return Outcome::Failed(format!(
-                "cannot create working directory {}: {e}",
-                self.working_dir.display()
-            ));
+        if let Err(why) = super::child::make_working_dir(&self.working_dir) {
+            return Outcome::Failed(why);
         }
         let files = match super::files::prepare(turn, &self.turns_root, self.peers.as_ref()).await {
             Ok(f) => f,
@@ -343,20 +339,20 @@ impl ExecEngine {
         cmd.args(args)
             .current_dir(&self.working_dir)
             .envs(&self.env)
-            .env("SEXTANT_AGENT_ID", &turn.agent.id)
-            .env("SEXTANT_SESSION_ID", &turn.session_id)
             .env("SEXTANT_TASK_ID", &turn.task_id)
             .env("SEXTANT_CONTEXT_ID", &turn.context_id)
-            .env("SEXTANT_TURN_DIR", &files.dir)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+            .env("SEXTANT_TURN_DIR", &files.dir);
         // Its own process group: ended with the turn (the guard), and with Sextant.
-        let (mut child, group) = match sink.spawn(cmd).await {
+        let Piped {
+            mut child,
+            group,
+            mut stdin,
+            stdout,
+            stderr,
+        } = match spawn_piped(cmd, turn, sink).await {
             Ok(c) => c,
             Err(e) => return Outcome::Failed(format!("cannot start {program:?}: {e}")),
         };
-        let mut stdin = child.stdin.take();
         if let Some(w) = stdin.as_mut()
             && let Err(e) = w
                 .write_all(Self::turn_line(turn, &files.inputs, resume).as_bytes())
@@ -367,13 +363,12 @@ impl ExecEngine {
         }
         // stderr is journalled while the command runs (an `stderr` artifact), and its end kept
         // to explain a failure; stdout is the protocol, read line by line beside it.
-        let stderr = child.stderr.take();
-        let (err_id, tail) = (new_id(), std::sync::Mutex::new(Vec::new()));
-        let Some(stdout) = child.stdout.take() else {
+        let (err_id, tail) = (new_id(), Tail::default());
+        let Some(stdout) = stdout else {
             return Outcome::Failed("the agent's stdout is not available".into());
         };
         let read_stdout = async {
-            let mut lines = FramedRead::new(stdout, LinesCodec::new_with_max_length(MAX_LINE));
+            let mut lines = lines(stdout, MAX_LINE);
             let mut outcome = None;
             // Text lines gather for a moment (see `output`): a chatty agent makes a few appends
             // a second, and at most MAX_TEXT of text is kept per turn.
@@ -465,10 +460,7 @@ impl ExecEngine {
         if let Some(Err(e)) = stderr_read {
             tracing::debug!(error = %e, "exec engine: stderr not fully recorded");
         }
-        let stderr = {
-            let t = tail.lock().unwrap_or_else(|e| e.into_inner());
-            String::from_utf8_lossy(&t).trim().to_string()
-        };
+        let stderr = tail.text();
         if let Some(end) = outcome {
             return end;
         }

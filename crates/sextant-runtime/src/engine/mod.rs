@@ -6,6 +6,7 @@
 //! crash never loses reported output), and ends the turn with an [`Outcome`].
 
 pub mod a2a;
+mod child;
 pub mod codex;
 pub mod conformance;
 pub mod echo;

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use sextant_core::a2a::Part;
 
+use super::child::Tail;
 use super::{TurnSink, artifact};
 
 /// Output kept per stream; the rest is read and dropped, with a note.
@@ -17,19 +18,16 @@ pub(crate) const CHUNK_BYTES: usize = 4096;
 /// and at most a few appends a second however fast the command prints.
 pub(crate) const CHUNK_DELAY: Duration = Duration::from_millis(250);
 
-/// How much of a stream's end [`pump`] keeps in its `tail`.
-pub(crate) const TAIL: usize = 4096;
-
 /// Journals what a command prints on one stream while it runs, as chunks of the artifact `id`
 /// (see [`CHUNK_BYTES`], [`CHUNK_DELAY`]), keeping the first [`MAX_OUTPUT`] bytes and reading
-/// the rest to the end so the command never blocks on a full pipe. `tail` keeps the last
-/// [`TAIL`] bytes read (to explain a failure). Returns whether anything was journalled.
+/// the rest to the end so the command never blocks on a full pipe. `tail` keeps the end of
+/// what was read (to explain a failure). Returns whether anything was journalled.
 pub(crate) async fn pump(
     stream: Option<impl tokio::io::AsyncRead + Unpin>,
     sink: &TurnSink,
     id: &str,
     name: &str,
-    tail: Option<&std::sync::Mutex<Vec<u8>>>,
+    tail: Option<&Tail>,
 ) -> Result<bool, String> {
     use tokio::io::AsyncReadExt;
     let Some(mut stream) = stream else {
@@ -63,12 +61,7 @@ pub(crate) async fn pump(
             }
             Some(Ok(n)) => {
                 if let Some(t) = tail {
-                    let mut t = t.lock().unwrap_or_else(|e| e.into_inner());
-                    t.extend_from_slice(&buf[..n]);
-                    if t.len() > TAIL {
-                        let cut = t.len() - TAIL;
-                        t.drain(..cut);
-                    }
+                    t.push(&buf[..n]);
                 }
                 chunks.take(&buf[..n]);
                 if chunks.pending.len() >= CHUNK_BYTES {

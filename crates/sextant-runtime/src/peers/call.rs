@@ -465,6 +465,102 @@ enum Failure {
     Canceled,
 }
 
+/// One exchange with a peer, as [`Peers::call_with`] sent and read it.
+struct Exchanged {
+    outcome: Result<(), Failure>,
+    acc: Accumulated,
+    streamed: bool,
+    latency: Duration,
+}
+
+/// The message as sent to the peer (continuing the remote task that waits for input, if
+/// any) and as journalled (naming the peer and that remote task).
+fn outgoing_messages(
+    conn: &PeerConnection,
+    text: &str,
+    ctx: &str,
+    continuing: &Option<String>,
+) -> (Message, Message) {
+    let mut remote = Message::new(Role::User, vec![Part::text(text.to_string())]);
+    remote.message_id = new_id();
+    remote.context_id = Some(ctx.to_string());
+    remote.task_id = continuing.clone();
+    let mut local = remote.clone();
+    local.task_id = None;
+    local.metadata = Some(
+        [
+            ("peer".to_string(), json!(conn.name)),
+            ("remoteTaskId".to_string(), json!(continuing)),
+        ]
+        .into_iter()
+        .collect(),
+    );
+    (remote, local)
+}
+
+/// What `a2a_call` answers for an exchange that ended (not canceled, not failed): the reply
+/// screened and bounded, its status, and a hint for what to do next.
+fn call_result(
+    conn: &PeerConnection,
+    acc: &Accumulated,
+    streamed: bool,
+    card: Option<sextant_core::Interaction>,
+    ctx: String,
+    session_id: String,
+    latency_ms: u64,
+) -> CallResult {
+    let (reply, reply_truncated) = screen_reply(&acc.reply_text(), MAX_REPLY_CHARS);
+    let status = match &card {
+        Some(_) => "waiting_for_person",
+        None => status_of(acc),
+    };
+    let context_id = acc.context_id.clone().unwrap_or(ctx);
+    let hint = call_hint(&conn.name, card.as_ref(), status, &context_id);
+    CallResult {
+        peer: conn.name.clone(),
+        status,
+        reply,
+        reply_truncated,
+        task_state: acc.state.as_ref().map(state_wire),
+        parts: screen_parts(parts_json(&acc.parts())),
+        task_id: acc.task_id.clone(),
+        context_id,
+        session_id,
+        latency_ms,
+        streamed,
+        hint,
+        interaction_id: card.map(|c| c.interaction_id),
+    }
+}
+
+/// What the caller should do next: wait for the person's decision on `card`, send the input
+/// the peer waits for, or know that the peer's task had not finished.
+fn call_hint(
+    peer: &str,
+    card: Option<&sextant_core::Interaction>,
+    status: &str,
+    context_id: &str,
+) -> Option<String> {
+    match (card, status) {
+        (Some(card), _) => Some(format!(
+            "{peer} asked for a decision, which only the person makes: it is card {} in the \
+             Sextant inbox (answer at {}). This call now waits for the person; a2a_call \
+             cannot answer it. Tell the person, and read the conversation again later with \
+             a2a_history (context_id={context_id}).",
+            card.interaction_id,
+            crate::interactions::answer_path(&card.interaction_id)
+        )),
+        (None, "needs_input") => Some(format!(
+            "{peer} is waiting for more input: call again with context_id={context_id} and \
+             the answer; it goes to the same remote task."
+        )),
+        (None, "working") => Some(format!(
+            "{peer}'s task had not finished when its answer ended."
+        )),
+        _ => None,
+    }
+}
+
 impl Peers {
     /// `a2a_call`: one exchange with a registered peer (by name) or a URL.
     pub async fn call(
@@ -559,23 +655,91 @@ impl Peers {
         if let Some(c) = &req.context_id {
             valid_context(c)?;
         }
-        let stopped = || cancel.as_ref().is_some_and(CancellationToken::is_cancelled);
         let ctx = req.context_id.clone().unwrap_or_else(new_id);
-        if stopped() {
+        let Some(conn) = self
+            .target_unless_canceled(&req.agent, cancel.as_ref())
+            .await?
+        else {
             return Ok(Self::canceled_result(&req.agent, ctx));
-        }
-        let conn = match &cancel {
-            Some(tok) => tokio::select! {
-                c = self.target(&req.agent) => c?,
-                _ = tok.cancelled() => return Ok(Self::canceled_result(&req.agent, ctx)),
-            },
-            None => self.target(&req.agent).await?,
         };
-        let journal = self.journal().clone();
         let caller_key = caller.key();
-        // A remote task that waits for a decision waits for the person: its card is in the
-        // inbox, and a message from the caller (a model, usually) is never an answer.
-        if let Some((id, remote)) = self.pending_card(&caller_key, &conn.agent_id, &ctx).await? {
+        self.refuse_while_card_pending(&caller_key, &conn, &ctx)
+            .await?;
+        let continuing = self
+            .waiting_remote_task(&caller_key, &conn.agent_id, &ctx)
+            .await?;
+        let text = sextant_core::redact::scrub_outbound(&req.message, false).into_owned();
+
+        // Journal the outgoing message first: accepted = durable.
+        let (remote, local) = outgoing_messages(&conn, &text, &ctx, &continuing);
+        let task = self
+            .journal_outgoing(caller, &conn, &ctx, &text, local)
+            .await?;
+
+        let want_stream = req.stream.unwrap_or(conn.streaming);
+        let sent = self
+            .exchange(
+                &conn,
+                remote,
+                want_stream,
+                continuing.is_some(),
+                cancel.as_ref(),
+            )
+            .await;
+
+        // Journal the answer (or the failure, or the person's card).
+        let card = self
+            .journal_answer(caller, &conn, &task, &ctx, &sent)
+            .await?;
+        let latency_ms = u64::try_from(sent.latency.as_millis()).unwrap_or(u64::MAX);
+        match sent.outcome {
+            Err(Failure::Client(e)) => Err(PeerError::from_client(&conn.name, e)),
+            Err(Failure::Canceled) => {
+                self.cancel_remote_task(&conn, &sent.acc);
+                let mut r = Self::canceled_result(&conn.name, ctx);
+                r.session_id = task.session_id;
+                r.latency_ms = latency_ms;
+                Ok(r)
+            }
+            Ok(()) => Ok(call_result(
+                &conn,
+                &sent.acc,
+                sent.streamed,
+                card,
+                ctx,
+                task.session_id,
+                latency_ms,
+            )),
+        }
+    }
+
+    /// The peer to call, connected; `None` when `cancel` fired first.
+    async fn target_unless_canceled(
+        &self,
+        agent: &str,
+        cancel: Option<&CancellationToken>,
+    ) -> Result<Option<PeerConnection>, PeerError> {
+        let Some(tok) = cancel else {
+            return self.target(agent).await.map(Some);
+        };
+        if tok.is_cancelled() {
+            return Ok(None);
+        }
+        tokio::select! {
+            c = self.target(agent) => c.map(Some),
+            _ = tok.cancelled() => Ok(None),
+        }
+    }
+
+    /// A remote task that waits for a decision waits for the person: its card is in the
+    /// inbox, and a message from the caller (a model, usually) is never an answer.
+    async fn refuse_while_card_pending(
+        &self,
+        caller_key: &str,
+        conn: &PeerConnection,
+        ctx: &str,
+    ) -> Result<(), PeerError> {
+        if let Some((id, remote)) = self.pending_card(caller_key, &conn.agent_id, ctx).await? {
             return Err(PeerError::Conflict(format!(
                 "{}'s task {} waits for the person's decision (card {id} in the Sextant inbox); \
                  a message sent with a2a_call is not an answer. Ask the person to answer the \
@@ -584,12 +748,20 @@ impl Peers {
                 remote.as_deref().unwrap_or("?")
             )));
         }
-        let continuing = self
-            .waiting_remote_task(&caller_key, &conn.agent_id, &ctx)
-            .await?;
-        let text = sextant_core::redact::scrub_outbound(&req.message, false).into_owned();
+        Ok(())
+    }
 
-        // Journal the outgoing message first: accepted = durable.
+    /// Admits the outgoing message (`local`) as a task of the outbound Session for (caller,
+    /// peer, `ctx`), then starts its turn (working): the call is durable before it is sent.
+    async fn journal_outgoing(
+        &self,
+        caller: &Principal,
+        conn: &PeerConnection,
+        ctx: &str,
+        text: &str,
+        local: Message,
+    ) -> Result<sextant_journal::TaskRow, PeerError> {
+        let journal = self.journal();
         let now = self.now();
         journal
             .ensure_outbound_agent(
@@ -599,29 +771,15 @@ impl Peers {
                 &now,
             )
             .await?;
-        let mut remote = Message::new(Role::User, vec![Part::text(text.clone())]);
-        remote.message_id = new_id();
-        remote.context_id = Some(ctx.clone());
-        remote.task_id = continuing.clone();
-        let mut local = remote.clone();
-        local.task_id = None;
-        local.metadata = Some(
-            [
-                ("peer".to_string(), json!(conn.name)),
-                ("remoteTaskId".to_string(), json!(continuing)),
-            ]
-            .into_iter()
-            .collect(),
-        );
         let admitted = journal
             .admit(Admission {
-                caller: caller_key.clone(),
+                caller: caller.key(),
                 caller_kind: serde_json::to_value(caller.kind)
                     .ok()
                     .and_then(|v| v.as_str().map(String::from))
                     .unwrap_or_default(),
                 agent_id: conn.agent_id.clone(),
-                context_id: Some(ctx.clone()),
+                context_id: Some(ctx.to_string()),
                 task_id: None,
                 content_hash: sextant_core::ids::json_hash(&json!({ "text": text, "ctx": ctx })),
                 message: local,
@@ -651,16 +809,25 @@ impl Peers {
                 }],
             )
             .await?;
+        Ok(task)
+    }
 
-        // The exchange.
+    /// Sends `remote` to the peer and reads its answer (streamed when `want_stream` and the
+    /// peer allows), until it settles, fails, or `cancel` fires.
+    async fn exchange(
+        &self,
+        conn: &PeerConnection,
+        remote: Message,
+        want_stream: bool,
+        followup: bool,
+        cancel: Option<&CancellationToken>,
+    ) -> Exchanged {
         let send = SendMessageRequest {
             message: remote,
             configuration: None,
             metadata: None,
             tenant: None,
         };
-        let want_stream = req.stream.unwrap_or(conn.streaming);
-        let followup = continuing.is_some();
         let started = Instant::now();
         let mut acc = Accumulated::default();
         let mut streamed = false;
@@ -672,7 +839,7 @@ impl Peers {
                 consume(&mut s, &mut acc, followup).await
             };
             tokio::pin!(exchange);
-            match &cancel {
+            match cancel {
                 Some(tok) => tokio::select! {
                     r = &mut exchange => r.map_err(Failure::Client),
                     _ = tok.cancelled() => Err(Failure::Canceled),
@@ -680,95 +847,57 @@ impl Peers {
                 None => exchange.await.map_err(Failure::Client),
             }
         };
-        let latency = started.elapsed();
+        Exchanged {
+            outcome,
+            acc,
+            streamed,
+            latency: started.elapsed(),
+        }
+    }
 
-        // Journal the answer (or the failure, or the person's card).
-        let canceled = matches!(outcome, Err(Failure::Canceled));
-        let failed = match &outcome {
+    /// Records the call on the peer (unless it was canceled) and journals how it ended
+    /// ([`Peers::conclude`]); the person's card, when the remote task waits for a decision.
+    async fn journal_answer(
+        &self,
+        caller: &Principal,
+        conn: &PeerConnection,
+        task: &sextant_journal::TaskRow,
+        ctx: &str,
+        sent: &Exchanged,
+    ) -> Result<Option<sextant_core::Interaction>, PeerError> {
+        let canceled = matches!(sent.outcome, Err(Failure::Canceled));
+        let failed = match &sent.outcome {
             Err(Failure::Client(e)) => Some(e.to_string()),
             _ => None,
         };
         if !canceled {
-            self.record(&conn, latency, failed.as_deref()).await;
+            self.record(conn, sent.latency, failed.as_deref()).await;
         }
         let exchange = Exchange {
-            acc: &acc,
+            acc: &sent.acc,
             canceled,
             failed,
-            latency,
-            streamed,
+            latency: sent.latency,
+            streamed: sent.streamed,
             from: (!caller.is_owner()).then(|| caller.display()),
         };
-        let card = self.conclude(&conn, &task, &ctx, &exchange).await?;
-        let latency_ms = u64::try_from(latency.as_millis()).unwrap_or(u64::MAX);
-        let remote_state = acc.state.as_ref().map(state_wire);
-        let reply = acc.reply_text();
+        self.conclude(conn, task, ctx, &exchange).await
+    }
 
-        match outcome {
-            Err(Failure::Client(e)) => return Err(PeerError::from_client(&conn.name, e)),
-            Err(Failure::Canceled) => {
-                // Best effort: stop the remote task too, if it exists and still runs.
-                if let Some(id) = acc.task_id.clone()
-                    && !acc.is_terminal()
-                {
-                    let client_peers = self.clone();
-                    let mut ep = conn.endpoint.clone();
-                    ep.timeout = Duration::from_secs(10);
-                    tokio::spawn(async move {
-                        if let Err(e) = client_peers.client().cancel_task(&ep, &id).await {
-                            tracing::debug!(error = %e, "could not cancel a remote task");
-                        }
-                    });
+    /// Best effort: stop the remote task of a canceled call too, if it exists and still runs.
+    fn cancel_remote_task(&self, conn: &PeerConnection, acc: &Accumulated) {
+        if let Some(id) = acc.task_id.clone()
+            && !acc.is_terminal()
+        {
+            let client_peers = self.clone();
+            let mut ep = conn.endpoint.clone();
+            ep.timeout = Duration::from_secs(10);
+            tokio::spawn(async move {
+                if let Err(e) = client_peers.client().cancel_task(&ep, &id).await {
+                    tracing::debug!(error = %e, "could not cancel a remote task");
                 }
-                let mut r = Self::canceled_result(&conn.name, ctx);
-                r.session_id = task.session_id;
-                r.latency_ms = latency_ms;
-                return Ok(r);
-            }
-            Ok(()) => {}
+            });
         }
-        let (reply, reply_truncated) = screen_reply(&reply, MAX_REPLY_CHARS);
-        let status = match &card {
-            Some(_) => "waiting_for_person",
-            None => status_of(&acc),
-        };
-        let context_id = acc.context_id.clone().unwrap_or(ctx);
-        let hint = match (&card, status) {
-            (Some(card), _) => Some(format!(
-                "{} asked for a decision, which only the person makes: it is card {} in the \
-                 Sextant inbox (answer at {}). This call now waits for the person; a2a_call \
-                 cannot answer it. Tell the person, and read the conversation again later with \
-                 a2a_history (context_id={context_id}).",
-                conn.name,
-                card.interaction_id,
-                crate::interactions::answer_path(&card.interaction_id)
-            )),
-            (None, "needs_input") => Some(format!(
-                "{} is waiting for more input: call again with context_id={context_id} and \
-                 the answer; it goes to the same remote task.",
-                conn.name
-            )),
-            (None, "working") => Some(format!(
-                "{}'s task had not finished when its answer ended.",
-                conn.name
-            )),
-            _ => None,
-        };
-        Ok(CallResult {
-            peer: conn.name.clone(),
-            status,
-            reply,
-            reply_truncated,
-            task_state: remote_state,
-            parts: screen_parts(parts_json(&acc.parts())),
-            task_id: acc.task_id.clone(),
-            context_id,
-            session_id: task.session_id,
-            latency_ms,
-            streamed,
-            hint,
-            interaction_id: card.map(|c| c.interaction_id),
-        })
     }
 
     /// `a2a_orchestrate`: sends `message` to every enabled peer advertising `capability` and

@@ -2,6 +2,7 @@
 //! through the runtime: admit a message, wait for the approval, answer as the person, check
 //! the outcome and the exact decision the fake received (it echoes `decision=<JSON>`).
 
+use std::collections::HashMap;
 use std::time::Duration;
 
 use serde_json::json;
@@ -10,6 +11,8 @@ use sextant_core::projection::{TaskFold, message_text};
 use sextant_core::{AgentSpec, EngineSpec, Principal};
 use sextant_journal::{Admitted, TaskRow};
 
+use super::approval::*;
+use super::connection::*;
 use super::*;
 use crate::interactions::{AnswerError, AnswerRequest};
 use crate::test_support::TestRuntime;
@@ -399,8 +402,11 @@ async fn object_decisions_are_echoed_back_verbatim() {
 #[tokio::test]
 async fn an_unanswered_approval_expires_to_decline() {
     let dir = tempfile::tempdir().unwrap();
-    let rt = runtime_with(&dir, codex_agent(1, 30), Duration::from_secs(60)).await;
-    rt.recover().await.unwrap(); // starts the expiry loop
+    let (rt, recovery) = TestRuntime::in_dir(dir.path())
+        .agents(vec![codex_agent(1, 30)])
+        .open()
+        .await;
+    recovery.run().await.unwrap(); // starts the expiry loop
     let a = rt.admit(input("m1", "plain touch x", None)).await.unwrap();
     let waiting = settle(&rt, &a).await;
     assert_eq!(waiting.state, TaskState::AuthRequired);
@@ -699,8 +705,11 @@ async fn waiting_at_shutdown(dir: &tempfile::TempDir) -> (TaskRow, sextant_core:
 async fn a_pending_approval_is_closed_at_the_next_start_and_its_task_fails_with_the_reason() {
     let dir = tempfile::tempdir().unwrap();
     let (task, interaction, waiting_seq) = waiting_at_shutdown(&dir).await;
-    let rt = runtime(&dir).await;
-    rt.recover().await.unwrap();
+    let (rt, recovery) = TestRuntime::in_dir(dir.path())
+        .agents(vec![codex_agent(3600, 30)])
+        .open()
+        .await;
+    recovery.run().await.unwrap();
     let f = settled(&rt, &task, waiting_seq).await;
     assert_eq!(f.state, TaskState::Failed);
     assert!(

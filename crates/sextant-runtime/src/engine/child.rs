@@ -1,0 +1,101 @@
+//! The child-process plumbing of the engines that talk to a local program over its stdio (the
+//! `exec` engine per turn, the `codex` engine per Session): its working directory made, the
+//! program started with piped stdio and the turn's identity in its environment, in its own
+//! process group through [`TurnSink::spawn`] (so it dies with the turn's guard, with Sextant,
+//! and when its `Child` is dropped), its stdout read as lines, and the end of its stderr kept
+//! to explain a failure ([`Tail`]).
+//!
+//! What each program says on those pipes (the exec protocol, Codex's JSON-RPC) stays with its
+//! engine.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::sync::Mutex;
+
+use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
+use tokio_util::codec::{FramedRead, LinesCodec};
+
+use super::{Turn, TurnSink};
+use crate::process::GroupGuard;
+
+/// Creates the program's working directory if it is missing; the error names it.
+pub(crate) fn make_working_dir(dir: &Path) -> Result<(), String> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| format!("cannot create working directory {}: {e}", dir.display()))
+}
+
+/// A started program: the child, its process group's guard, and its three pipes (taken out of
+/// the child; `None` only if the platform gave none).
+pub(crate) struct Piped {
+    pub(crate) child: Child,
+    pub(crate) group: GroupGuard,
+    pub(crate) stdin: Option<ChildStdin>,
+    pub(crate) stdout: Option<ChildStdout>,
+    pub(crate) stderr: Option<ChildStderr>,
+}
+
+/// Starts `cmd` for `turn` with piped stdin, stdout and stderr, `SEXTANT_AGENT_ID` and
+/// `SEXTANT_SESSION_ID` in its environment, in its own process group (see
+/// [`TurnSink::spawn`]).
+pub(crate) async fn spawn_piped(
+    mut cmd: Command,
+    turn: &Turn,
+    sink: &TurnSink,
+) -> std::io::Result<Piped> {
+    cmd.env("SEXTANT_AGENT_ID", &turn.agent.id)
+        .env("SEXTANT_SESSION_ID", &turn.session_id)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let (mut child, group) = sink.spawn(cmd).await?;
+    Ok(Piped {
+        stdin: child.stdin.take(),
+        stdout: child.stdout.take(),
+        stderr: child.stderr.take(),
+        child,
+        group,
+    })
+}
+
+/// A stream read as lines of at most `max` bytes (a longer one is an error of its own, not
+/// memory spent).
+pub(crate) fn lines<R: AsyncRead>(stream: R, max: usize) -> FramedRead<R, LinesCodec> {
+    FramedRead::new(stream, LinesCodec::new_with_max_length(max))
+}
+
+/// The last [`Tail::LEN`] bytes read from a stream (a program's stderr), to explain a failure.
+#[derive(Default)]
+pub(crate) struct Tail(Mutex<Vec<u8>>);
+
+impl Tail {
+    /// How much of a stream's end is kept.
+    pub(crate) const LEN: usize = 4096;
+
+    /// Adds bytes read, dropping what falls out of the last [`Tail::LEN`].
+    pub(crate) fn push(&self, bytes: &[u8]) {
+        let mut t = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        t.extend_from_slice(bytes);
+        if t.len() > Self::LEN {
+            let cut = t.len() - Self::LEN;
+            t.drain(..cut);
+        }
+    }
+
+    /// What is kept, as text, trimmed.
+    pub(crate) fn text(&self) -> String {
+        let t = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        String::from_utf8_lossy(&t).trim().to_string()
+    }
+
+    /// Reads `stream` to its end (or its first error), keeping its tail.
+    pub(crate) async fn read_to_end(&self, mut stream: impl AsyncRead + Unpin) {
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = stream.read(&mut buf).await {
+            if n == 0 {
+                break;
+            }
+            self.push(&buf[..n]);
+        }
+    }
+}
