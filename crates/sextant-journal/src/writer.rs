@@ -84,20 +84,27 @@ impl Admitted {
     }
 }
 
-/// Why an input was not admitted (nothing was written).
-#[derive(Debug, Clone, PartialEq)]
+/// Why an input was not admitted (nothing was written). The runtime hands it on unchanged
+/// (`AdmitError::Refused`), so every caller matches one set of variants.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum Refusal {
     /// The messageId was used before by this caller for different content.
+    #[error("messageId was already used for a different message (task {task_id})")]
     MessageIdReused { task_id: String },
     /// The taskId names no task this caller can see on this Agent.
+    #[error("task not found")]
     TaskNotFound,
     /// The task already ended; follow-ups must start a new task.
+    #[error("the task is {state} and takes no more messages")]
     TaskTerminal { state: String },
     /// contextId and taskId disagree.
+    #[error("contextId does not match the task's context {task_context}")]
     ContextMismatch { task_context: String },
     /// The caller already has [`Admission::max_active_tasks`] tasks submitted or working.
+    #[error("{limit} tasks of this caller are already running")]
     TooManyTasks { limit: u32 },
     /// The Session already holds [`Admission::max_context_inputs`] inputs.
+    #[error("this context has reached its limit of {limit} agent-to-agent turns")]
     TurnCap { limit: u32 },
 }
 

@@ -72,13 +72,9 @@ pub enum AdmitError {
     /// the reason is for logs and the audit record.
     #[error("{0}")]
     AccessDenied(AccessError),
-    /// Another agent has used up this context's agent-to-agent turns (anti-loop).
-    #[error("this context has reached its limit of {limit} agent-to-agent turns")]
-    TurnCap { limit: u32 },
-    /// The principal already has this many tasks submitted or working.
-    #[error("{limit} tasks of this caller are already running")]
-    TooManyTasks { limit: u32 },
-    #[error("{0:?}")]
+    /// The journal refused the input (nothing was written): a reused messageId, an unknown
+    /// or ended task, a context mismatch, the caller's task cap, the context's turn cap.
+    #[error(transparent)]
     Refused(Refusal),
     /// Another input is creating this Session right now; retry.
     #[error("this conversation is still being created; retry the message")]
@@ -732,11 +728,7 @@ impl Runtime {
         } else {
             journal.admit_watched(admission, true).await?
         };
-        let admitted = admitted.map_err(|r| match r {
-            Refusal::TooManyTasks { limit } => AdmitError::TooManyTasks { limit },
-            Refusal::TurnCap { limit } => AdmitError::TurnCap { limit },
-            r => AdmitError::Refused(r),
-        })?;
+        let admitted = admitted.map_err(AdmitError::Refused)?;
         Ok((admitted, live))
     }
 

@@ -924,7 +924,10 @@ async fn a_remote_callers_task_cap_holds_for_simultaneous_messages() {
     let sends = (0..24).map(|i| rt.admit(alice(format!("m{i}"))));
     let results = futures::future::join_all(sends).await;
     let accepted = assert_capped(&results, 3, |e| {
-        matches!(e, AdmitError::TooManyTasks { limit: 3 })
+        matches!(
+            e,
+            AdmitError::Refused(sextant_journal::Refusal::TooManyTasks { limit: 3 })
+        )
     });
 
     // A retry of an accepted message is its task, not a fourth one and not a refusal.
@@ -977,7 +980,10 @@ async fn an_agents_turn_cap_holds_for_simultaneous_messages_in_one_context() {
     let sends = (0..16).map(|i| rt.admit(bob(format!("m{i}"), Some(&ctx))));
     let results = futures::future::join_all(sends).await;
     let accepted = assert_capped(&results, 2, |e| {
-        matches!(e, AdmitError::TurnCap { limit: 3 })
+        matches!(
+            e,
+            AdmitError::Refused(sextant_journal::Refusal::TurnCap { limit: 3 })
+        )
     });
     assert!(accepted.iter().all(|a| a.task().context_id == ctx));
 

@@ -834,18 +834,14 @@ fn refusal(r: AdmitError) -> RpcError {
         ),
         AdmitError::UnknownAgent => RpcError::new(Code::InvalidRequest, "unknown agent"),
         AdmitError::AccessDenied(e) => access_refusal(&e),
-        AdmitError::TurnCap { limit } | AdmitError::Refused(Refusal::TurnCap { limit }) => {
-            RpcError::new(
-                Code::UnsupportedOperation,
-                format!(
-                    "this context has reached its limit of {limit} agent-to-agent turns \
+        AdmitError::Refused(Refusal::TurnCap { limit }) => RpcError::new(
+            Code::UnsupportedOperation,
+            format!(
+                "this context has reached its limit of {limit} agent-to-agent turns \
                  (anti-loop); start a new context (send without contextId) to go on"
-                ),
-            )
-        }
-        // The runtime hands the journal's refusal on as its own variant; both read the same.
-        AdmitError::TooManyTasks { limit }
-        | AdmitError::Refused(Refusal::TooManyTasks { limit }) => RpcError::new(
+            ),
+        ),
+        AdmitError::Refused(Refusal::TooManyTasks { limit }) => RpcError::new(
             Code::UnsupportedOperation,
             format!(
                 "{limit} of your tasks are already submitted or working; wait for one to \
