@@ -23,7 +23,9 @@ pub enum PrincipalKind {
     /// The console's owner, authenticated with the data-dir token.
     Person,
     /// A request without a credential, accepted only from a loopback peer while Sextant is in
-    /// loopback-only mode.
+    /// loopback-only mode. Spelled `anonymous-local` everywhere (keys, access lists, JSON,
+    /// `caller_kind`); JSON written before that said `anonymous_local`, which still reads.
+    #[serde(rename = "anonymous-local", alias = "anonymous_local")]
     AnonymousLocal,
     /// A remote agent holding a named per-peer token.
     Peer,
@@ -38,7 +40,8 @@ pub enum PrincipalKind {
 }
 
 impl PrincipalKind {
-    /// The kind as it starts a principal key and as it is stored (`caller_kind`).
+    /// The kind as it starts a principal key, as it is stored (`caller_kind`) and as serde
+    /// writes it: one spelling.
     pub fn as_str(self) -> &'static str {
         match self {
             PrincipalKind::Person => "person",
@@ -277,6 +280,24 @@ mod tests {
         );
         assert_eq!(user.access_names(), vec!["jwt:https://idp:alice"]);
         assert_eq!(a.display(), "agent-a for alice (https://idp)");
+    }
+
+    #[test]
+    fn every_kind_has_one_spelling_and_the_old_one_still_reads() {
+        for kind in [
+            PrincipalKind::Person,
+            PrincipalKind::AnonymousLocal,
+            PrincipalKind::Peer,
+            PrincipalKind::Assistant,
+            PrincipalKind::Delegated,
+            PrincipalKind::Service,
+        ] {
+            let json = serde_json::to_value(kind).unwrap();
+            assert_eq!(json, serde_json::json!(kind.as_str()));
+            assert_eq!(serde_json::from_value::<PrincipalKind>(json).unwrap(), kind);
+        }
+        let old: PrincipalKind = serde_json::from_str("\"anonymous_local\"").unwrap();
+        assert_eq!(old, PrincipalKind::AnonymousLocal);
     }
 
     #[test]

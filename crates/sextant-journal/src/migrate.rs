@@ -90,6 +90,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "20261202150000_task_tally",
         include_str!("../migrations/20261202150000_task_tally.sql"),
     ),
+    (
+        "20261202160000_caller_kind_spelling",
+        include_str!("../migrations/20261202160000_caller_kind_spelling.sql"),
+    ),
 ];
 
 /// Applies the pending migrations; returns how many ran.

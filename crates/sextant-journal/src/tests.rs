@@ -2201,3 +2201,37 @@ async fn a_read_that_panics_fails_alone() {
         .unwrap();
     assert_eq!(n, 0);
 }
+
+/// The spelling migration: a Session stored with serde's old `anonymous_local` reads as
+/// `anonymous-local`, the spelling of keys and access lists; other kinds are untouched.
+#[test]
+fn old_caller_kind_spelling_is_migrated() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = rusqlite::Connection::open(dir.path().join("journal.db")).unwrap();
+    let before = migrate::MIGRATIONS
+        .iter()
+        .position(|(name, _)| *name == "20261202160000_caller_kind_spelling")
+        .unwrap();
+    for (_, sql) in &migrate::MIGRATIONS[..before] {
+        c.execute_batch(sql).unwrap();
+    }
+    c.pragma_update(None, "user_version", before as i64)
+        .unwrap();
+    c.execute_batch(
+        "INSERT INTO agents VALUES ('echo', 'Echo', '', 'echo', '{}', 't', 't');
+         INSERT INTO sessions VALUES ('s1', 'echo', 'anonymous-local:loopback:anonymous',
+             'anonymous_local', 'c1', 'a2a', 't', 't', 0);
+         INSERT INTO sessions VALUES ('s2', 'echo', 'peer:sextant:alice', 'peer', 'c2', 'a2a',
+             't', 't', 0);",
+    )
+    .unwrap();
+    migrate::migrate(&mut c).unwrap();
+    let kinds: Vec<String> = c
+        .prepare("SELECT caller_kind FROM sessions ORDER BY session_id")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap();
+    assert_eq!(kinds, ["anonymous-local", "peer"]);
+}

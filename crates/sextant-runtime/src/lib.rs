@@ -563,10 +563,7 @@ impl Runtime {
         let (max_active_tasks, max_context_inputs) = self.caps(&input.principal);
         let admission = Admission {
             caller,
-            caller_kind: serde_json::to_value(input.principal.kind)
-                .ok()
-                .and_then(|v| v.as_str().map(String::from))
-                .unwrap_or_default(),
+            caller_kind: input.principal.kind.as_str().into(),
             agent_id: input.agent_id,
             context_id: message.context_id.clone(),
             task_id: message.task_id.clone(),

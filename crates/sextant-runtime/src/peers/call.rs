@@ -774,10 +774,7 @@ impl Peers {
         let admitted = journal
             .admit(Admission {
                 caller: caller.key(),
-                caller_kind: serde_json::to_value(caller.kind)
-                    .ok()
-                    .and_then(|v| v.as_str().map(String::from))
-                    .unwrap_or_default(),
+                caller_kind: caller.kind.as_str().into(),
                 agent_id: conn.agent_id.clone(),
                 context_id: Some(ctx.to_string()),
                 task_id: None,
