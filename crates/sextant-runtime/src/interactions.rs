@@ -71,14 +71,15 @@ pub fn answer_path(interaction_id: &str) -> String {
     format!("/api/v1/interactions/{interaction_id}/answer")
 }
 
-/// The data part of a waiting task's status message: the public interaction plus where to
-/// answer it (`answerPath`; the server adds the absolute `answerUrl`). Remote callers read
-/// this message, so paths on the person's machine are left out ([`hide_paths`]). The
-/// console's inbox shows them all.
+/// The data part of a waiting task's status message, as journalled: the public interaction.
+/// Where to answer it is not journalled: the server adds `answerPath` ([`answer_path`]) and
+/// the absolute `answerUrl` from the interaction id when it renders the message (journals
+/// written before kept an `answerPath`, which that rendering rewrites the same). Remote
+/// callers read this message, so paths on the person's machine are left out
+/// ([`hide_paths`]). The console's inbox shows them all.
 pub fn public_data(i: &Interaction) -> Value {
     let mut v = serde_json::to_value(i.public()).unwrap_or(Value::Null);
     hide_paths(&mut v);
-    v["answerPath"] = Value::String(answer_path(&i.interaction_id));
     json!({ "interaction": v })
 }
 
@@ -653,11 +654,7 @@ mod tests {
         let i = codex_files();
         let mut v = serde_json::to_value(i.public()).unwrap();
         hide_paths(&mut v);
-        let mut expected = public_data(&i)["interaction"].clone();
-        if let Some(o) = expected.as_object_mut() {
-            o.remove("answerPath");
-        }
-        assert_eq!(v, expected);
+        assert_eq!(v, public_data(&i)["interaction"]);
     }
 
     #[test]

@@ -729,21 +729,53 @@ fn task_json(base: &str, events: &[JournalEvent], fold: &TaskFold, opts: &ViewOp
     task
 }
 
-/// Pending-interaction data parts carry `answerPath`; give callers the absolute `answerUrl`
-/// too (the journal does not know the URL Sextant is reached at).
+/// Gives every pending-interaction data part of a result or stream item (a Task, `{task}`,
+/// `{message}`, a `statusUpdate`) where to answer it: `answerPath` and the absolute
+/// `answerUrl`, from its interaction id. The journal keeps ids, not HTTP paths or the URL
+/// Sextant is reached at; an older journal's stored `answerPath` is rewritten the same. Only
+/// the messages that can hold such a part are visited (the status message and history), not
+/// the whole value.
 pub fn add_answer_urls(v: &mut Value, base: &str) {
-    match v {
-        Value::Object(map) => {
-            if let Some(Value::String(path)) = map.get("answerPath") {
-                let url = format!("{base}{path}");
-                map.insert("answerUrl".into(), Value::String(url));
-            }
-            for child in map.values_mut() {
-                add_answer_urls(child, base);
-            }
+    link_task(v, base);
+    if let Some(t) = v.get_mut("task") {
+        link_task(t, base);
+    }
+    if let Some(m) = v.pointer_mut("/statusUpdate/status/message") {
+        link_message(m, base);
+    }
+    if let Some(m) = v.get_mut("message") {
+        link_message(m, base);
+    }
+}
+
+fn link_task(t: &mut Value, base: &str) {
+    if let Some(m) = t.pointer_mut("/status/message") {
+        link_message(m, base);
+    }
+    if let Some(history) = t.get_mut("history").and_then(Value::as_array_mut) {
+        for m in history {
+            link_message(m, base);
         }
-        Value::Array(items) => items.iter_mut().for_each(|i| add_answer_urls(i, base)),
-        _ => {}
+    }
+}
+
+fn link_message(m: &mut Value, base: &str) {
+    let Some(parts) = m.get_mut("parts").and_then(Value::as_array_mut) else {
+        return;
+    };
+    for part in parts {
+        let Some(i) = part
+            .pointer_mut("/data/interaction")
+            .and_then(Value::as_object_mut)
+        else {
+            continue;
+        };
+        let Some(id) = i.get("interactionId").and_then(Value::as_str) else {
+            continue;
+        };
+        let path = sextant_runtime::interactions::answer_path(id);
+        i.insert("answerUrl".into(), Value::String(format!("{base}{path}")));
+        i.insert("answerPath".into(), Value::String(path));
     }
 }
 
@@ -1415,4 +1447,60 @@ fn resume_stream(call: &Call, task: TaskRow, after: i64) -> Frames {
         }
     });
     with_answer_urls(frames, base)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn waiting(interaction: Value) -> Value {
+        json!({ "parts": [
+            { "text": "waiting for you" },
+            { "data": { "interaction": interaction }, "mediaType": "application/json" },
+        ] })
+    }
+
+    #[test]
+    fn answer_links_come_from_the_interaction_id_where_interactions_are() {
+        let base = "http://127.0.0.1:9900";
+        let url = format!("{base}/api/v1/interactions/i1/answer");
+        // A journal that keeps only the id, and one written before that kept a path.
+        for stored in [
+            json!({ "interactionId": "i1" }),
+            json!({ "interactionId": "i1", "answerPath": "/api/v1/interactions/i1/answer" }),
+        ] {
+            let mut task = json!({
+                "id": "t", "status": { "message": waiting(stored.clone()) },
+                "history": [waiting(stored.clone())],
+            });
+            add_answer_urls(&mut task, base);
+            for m in [&task["status"]["message"], &task["history"][0]] {
+                let i = &m["parts"][1]["data"]["interaction"];
+                assert_eq!(i["answerUrl"], json!(url), "{task}");
+                assert_eq!(i["answerPath"], "/api/v1/interactions/i1/answer");
+            }
+            let mut update =
+                json!({ "statusUpdate": { "status": { "message": waiting(stored) } } });
+            add_answer_urls(&mut update, base);
+            assert_eq!(
+                update["statusUpdate"]["status"]["message"]["parts"][1]["data"]["interaction"]["answerUrl"],
+                json!(url)
+            );
+        }
+    }
+
+    #[test]
+    fn answer_links_are_not_made_from_other_data() {
+        // An engine's or a peer's artifact that says `answerPath` gets no link made of it.
+        let base = "http://127.0.0.1:9900";
+        let planted = json!({ "answerPath": "//evil.example/x" });
+        let mut task = json!({
+            "id": "t",
+            "artifacts": [{ "parts": [{ "data": planted.clone() }] }],
+            "status": { "message": { "parts": [{ "data": planted }] } },
+        });
+        let before = task.clone();
+        add_answer_urls(&mut task, base);
+        assert_eq!(task, before);
+    }
 }
