@@ -1,15 +1,15 @@
 //! Sextant's HTTP surface (axum 0.8).
 //!
-//! - [`a2a`]: the A2A 1.0 JSON-RPC + SSE endpoint of every Agent (with 0.3 aliases); [`params`]:
-//!   the JSON type of every field of its methods' params.
+//! - [`a2a`]: the A2A 1.0 service of every Agent and its bindings, JSON-RPC (with 0.3
+//!   aliases) and HTTP+JSON, streams over SSE; `a2a::params`: the JSON type of every field of
+//!   its methods' params; `a2a::parts`: the check of a message's file and data parts.
 //! - [`cards`]: Agent cards, signed ([`card_keys`]), with cache headers, and the JWKS.
 //! - [`api`]: the console's REST API and its SSE streams.
-//! - [`parts`]: the check of a message's file and data parts against what its Agent takes.
 //! - [`push`]: push-notification configs (the service every binding calls) and the delivery
 //!   worker that drains the journal's outbox.
 //! - [`mcp`]: the agents MCP server (`/api/v1/assistant-mcp`).
 //! - [`peers`]: outbound peers and the A2A client tools (`/api/v1/peers`); the same tools are
-//!   MCP tools (`mcp_peers.rs`).
+//!   MCP tools (`mcp/peer_tools.rs`).
 //! - [`schedules`]: personal schedules and their Runs (`/api/v1/me/schedules`), and the
 //!   owner's Agent access switch.
 //! - [`auth`]: resolves the calling principal before any handler runs (owner token, console
@@ -52,8 +52,6 @@ pub mod extract;
 pub mod interactions;
 pub mod jwt;
 pub mod mcp;
-pub mod params;
-pub mod parts;
 pub mod peers;
 pub mod perimeter;
 pub mod profile;

@@ -1,6 +1,6 @@
 //! Outbound peers, `/api/v1/peers` (owner only, like the rest of the console API): the
 //! registry, card pinning, and the tools (discover, call, orchestrate, list, history). The
-//! same tools are MCP tools on the agents MCP server (`mcp_peers.rs`). The logic lives in
+//! same tools are MCP tools on the agents MCP server (`mcp/peer_tools.rs`). The logic lives in
 //! `sextant_runtime::peers`; these handlers parse, call and shape JSON. See `docs/peers.md`.
 //!
 //! | route | |

@@ -1,4 +1,4 @@
-//! Property tests over the JSON-RPC layer (`sextant_server::params::parse_call`: the envelope,
+//! Property tests over the JSON-RPC layer (`sextant_server::a2a::params::parse_call`: the envelope,
 //! the method table with its 0.3 aliases, snake_case keys, every param's type (the push-config
 //! methods' included), a SendMessage down to its parts): arbitrary bytes, arbitrary JSON, and well-formed calls with one field
 //! replaced by a value of any type, with hostile strings throughout (NUL, bidi and zero-width
@@ -16,7 +16,7 @@
 
 use proptest::prelude::*;
 use serde_json::{Value, json};
-use sextant_server::params::parse_call;
+use sextant_server::a2a::params::parse_call;
 
 fn cases() -> u32 {
     std::env::var("SEXTANT_FUZZ_CASES")

@@ -27,6 +27,8 @@
 //! malformed one is ignored. Exported only when traces are on (README "Traces").
 
 pub mod jsonrpc;
+pub mod params;
+pub mod parts;
 pub mod rest;
 
 use std::sync::Arc;
@@ -463,7 +465,7 @@ async fn dispatch(call: &Call, method: Method, params: Value) -> Result<Reply, R
     if method.is_push_config() {
         crate::push::require_push(&call.agent)?;
     }
-    let params = crate::params::prepare(method, call.legacy, params)?;
+    let params = params::prepare(method, call.legacy, params)?;
     match method {
         Method::SendMessage | Method::SendStreamingMessage => {
             send(call, params, method == Method::SendStreamingMessage).await
@@ -829,7 +831,7 @@ fn validate_message(m: &Message, agent: &AgentSpec) -> Result<(), RpcError> {
             "must contain at least one part",
         ));
     }
-    crate::parts::check_message(m, agent)
+    parts::check_message(m, agent)
 }
 
 fn refusal(r: AdmitError) -> RpcError {
@@ -925,7 +927,7 @@ async fn send_traced(call: &Call, params: Value, streaming: bool) -> Result<Repl
         .and_then(|c| c.get("taskPushNotificationConfig"))
         .filter(|v| !v.is_null())
         .cloned();
-    let req: a2a::SendMessageRequest = crate::params::typed("SendMessageRequest", params)?;
+    let req: a2a::SendMessageRequest = params::typed("SendMessageRequest", params)?;
     validate_message(&req.message, &call.agent)?;
     let may_reply = call
         .app

@@ -156,7 +156,7 @@ fn params(
     let mut params = if op.body {
         body_object(headers, body)?
     } else {
-        match crate::params::from_query(op.method, query)? {
+        match super::params::from_query(op.method, query)? {
             Value::Object(m) => m,
             _ => Map::new(),
         }

@@ -58,12 +58,10 @@ use crate::interactions::answer_error;
 use crate::urls::base_url;
 
 /// The outbound A2A tools (`a2a_discover`, `a2a_call`, `a2a_list`, `a2a_history`,
-/// `a2a_orchestrate`), in their own file.
-#[path = "mcp_peers.rs"]
+/// `a2a_orchestrate`).
 mod peer_tools;
 
-/// The schedule tools and the assistant's peer tools, in their own file.
-#[path = "mcp_schedules.rs"]
+/// The schedule tools and the assistant's peer tools.
 pub mod schedule_tools;
 
 /// Where the service is mounted.
