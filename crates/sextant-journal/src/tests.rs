@@ -818,16 +818,9 @@ async fn a_tasks_events_are_a_range_of_its_session() {
 #[test]
 fn existing_tasks_get_their_first_seq() {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("journal.db");
-    let mut c = rusqlite::Connection::open(&path).unwrap();
-    let before = migrate::MIGRATIONS
-        .iter()
-        .position(|(name, _)| *name == "20261130220000_task_events_in_session")
-        .unwrap();
-    for (_, sql) in &migrate::MIGRATIONS[..before] {
-        c.execute_batch(sql).unwrap();
-    }
-    c.pragma_update(None, "user_version", before as i64)
+    let mut c = journal_before(dir.path(), "20261130220000_task_events_in_session");
+    let before: i64 = c
+        .pragma_query_value(None, "user_version", |r| r.get(0))
         .unwrap();
     c.execute_batch(
         "INSERT INTO agents VALUES ('echo', 'Echo', '', 'echo', '{}', 't', 't');
@@ -844,7 +837,7 @@ fn existing_tasks_get_their_first_seq() {
     .unwrap();
     assert_eq!(
         migrate::migrate(&mut c).unwrap(),
-        migrate::MIGRATIONS.len() - before
+        migrate::MIGRATIONS.len() - before as usize
     );
     let first: Vec<(String, i64)> = c
         .prepare("SELECT task_id, first_seq FROM tasks ORDER BY task_id")
@@ -1412,21 +1405,27 @@ async fn the_agent_filter_takes_a_prefix() {
     assert_eq!(list("").await.total, 3);
 }
 
-/// The migration that added outcomes gives the tasks that had ended theirs.
-#[test]
-fn ended_tasks_get_their_outcome() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("journal.db");
-    let mut c = rusqlite::Connection::open(&path).unwrap();
+/// A journal in `dir` migrated up to, not including, migration `name`: old rows are
+/// inserted by hand, then `migrate` runs the rest.
+fn journal_before(dir: &std::path::Path, name: &str) -> rusqlite::Connection {
+    let c = rusqlite::Connection::open(dir.join("journal.db")).unwrap();
     let before = migrate::MIGRATIONS
         .iter()
-        .position(|(name, _)| *name == "20261201230000_task_outcome")
+        .position(|(n, _)| *n == name)
         .unwrap();
     for (_, sql) in &migrate::MIGRATIONS[..before] {
         c.execute_batch(sql).unwrap();
     }
     c.pragma_update(None, "user_version", before as i64)
         .unwrap();
+    c
+}
+
+/// The migration that added outcomes gives the tasks that had ended theirs.
+#[test]
+fn ended_tasks_get_their_outcome() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = journal_before(dir.path(), "20261201230000_task_outcome");
     let answer = |opt: &str, expired: bool| {
         format!(
             r#"{{"type":"interaction_answered","answer":{{"interactionId":"i","option":"{opt}","messageId":"m","answeredBy":"you","expired":{expired}}}}}"#
@@ -2207,16 +2206,7 @@ async fn a_read_that_panics_fails_alone() {
 #[test]
 fn old_caller_kind_spelling_is_migrated() {
     let dir = tempfile::tempdir().unwrap();
-    let mut c = rusqlite::Connection::open(dir.path().join("journal.db")).unwrap();
-    let before = migrate::MIGRATIONS
-        .iter()
-        .position(|(name, _)| *name == "20261202160000_caller_kind_spelling")
-        .unwrap();
-    for (_, sql) in &migrate::MIGRATIONS[..before] {
-        c.execute_batch(sql).unwrap();
-    }
-    c.pragma_update(None, "user_version", before as i64)
-        .unwrap();
+    let mut c = journal_before(dir.path(), "20261202160000_caller_kind_spelling");
     c.execute_batch(
         "INSERT INTO agents VALUES ('echo', 'Echo', '', 'echo', '{}', 't', 't');
          INSERT INTO sessions VALUES ('s1', 'echo', 'anonymous-local:loopback:anonymous',

@@ -110,10 +110,7 @@ pub(crate) async fn handle(
         } => {
             let mut resp = json_response(StatusCode::OK, success(&req.id, result));
             if push_extension {
-                resp.headers_mut().insert(
-                    "a2a-extensions",
-                    HeaderValue::from_static(crate::push::EXTENSION),
-                );
+                super::say_push_extension(&mut resp);
             }
             resp
         }

@@ -166,6 +166,15 @@ pub(crate) enum Frame {
     Error(RpcError),
 }
 
+/// Says on a response that the push-delivery extension is active (`A2A-Extensions`), for a
+/// push-config result asked for with it.
+pub(crate) fn say_push_extension(resp: &mut axum::response::Response) {
+    resp.headers_mut().insert(
+        "a2a-extensions",
+        axum::http::HeaderValue::from_static(crate::push::EXTENSION),
+    );
+}
+
 /// Whether `A2A-Extensions` activates the push-delivery extension (comma-separated URIs, in
 /// one header or several).
 fn wants_push_health(headers: &HeaderMap) -> bool {

@@ -282,10 +282,7 @@ pub async fn call(
             };
             let mut resp = json(StatusCode::OK, &result);
             if push_extension {
-                resp.headers_mut().insert(
-                    "a2a-extensions",
-                    HeaderValue::from_static(crate::push::EXTENSION),
-                );
+                super::say_push_extension(&mut resp);
             }
             resp
         }
