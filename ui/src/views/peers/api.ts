@@ -39,3 +39,15 @@ export const discoverPeer = (name: string) => api<CardSummary>(`${BASE}/discover
 export const setPeerPaused = (name: string, paused: boolean) => api<PeerView>(one(name), { method: 'PATCH', body: { paused } });
 /** Re-pins to the current card, only if it still pins to `hash` (409 otherwise). */
 export const pinPeer = (name: string, hash: string) => api<PeerView>(`${one(name)}/pin`, { method: 'POST', body: { hash } });
+
+/** What `POST /api/v1/peers/call` answers: the peer's reply and the conversation it is in. */
+export interface CallResult {
+  status: string;
+  reply: string;
+  session_id: string;
+  context_id: string;
+}
+
+/** Sends the peer a message as the person, in the conversation `context_id` if given. */
+export const callPeer = (name: string, message: string, context_id?: string) =>
+  api<CallResult>(`${BASE}/call`, { method: 'POST', body: { agent: name, message, ...(context_id ? { context_id } : {}) } });
