@@ -26,11 +26,10 @@ export async function loadPeers(): Promise<void> {
 }
 
 /**
- * Opens the page: starts from "loading" (as a fresh page would), reads the listing, and follows
- * the live stream until the returned function is called.
+ * Opens the page: reads the listing and follows the live stream until the returned function
+ * is called, which also forgets the listing (the next visit starts from "loading" again).
  */
 export function startPeers(): () => void {
-  dispatch({ type: 'reset' });
   void loadPeers();
   // Each exchange with a registered peer is a task of Agent `peer:<name>`: its end changes
   // that peer's metrics and the conversations, so read them again (once per burst).
@@ -48,6 +47,7 @@ export function startPeers(): () => void {
   return () => {
     off();
     clearTimeout(timer);
+    dispatch({ type: 'reset' });
   };
 }
 
