@@ -1,10 +1,11 @@
-// Calls the overview makes: the task counts and two short task lists, and the owner's controls
-// of an Agent (pause or resume, stop all its unfinished tasks). Backups and exports are
-// downloads, not JSON calls: see download.ts.
+// Calls the overview makes: the task counts and two short task lists, the owner's controls
+// of an Agent (pause or resume, stop all its unfinished tasks), and the backup and export
+// downloads (streamed files, saved by download.ts rather than read as JSON).
 
 import { api } from '../../api/client';
 import type { TaskCounts, TaskSummary } from '../../api/types';
 import { listAgents, listTasks, taskCounts } from '../tasks/api';
+import { saveDownload } from './download';
 
 export { listAgents };
 
@@ -27,3 +28,7 @@ export const setAgentPaused = (agentId: string, paused: boolean) => api<unknown>
 /** Cancels every unfinished task of the Agent; answers how many. */
 export const stopAllTasks = (agentId: string) =>
   api<{ canceled: number }>(`${agent(agentId)}/stop-all`, { method: 'POST', body: {} }).then((r) => r.canceled);
+
+/** Saves a backup of the profile (`/api/v1/backup`) or the export (`/api/v1/export`); resolves the file's name. */
+export const download = (what: 'backup' | 'export') =>
+  saveDownload(`/api/v1/${what}`, what === 'backup' ? 'sextant-backup.tar' : 'sextant-export.jsonl');
