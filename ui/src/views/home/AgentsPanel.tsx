@@ -3,14 +3,13 @@
 // unfinished task of the Agent, after a confirmation).
 
 import { useState } from 'preact/hooks';
-import { api } from '../../api/client';
 import type { AgentSummary } from '../../api/types';
 import { Confirm, toast } from '../../components/ui';
 import { agents } from '../tasks/store';
+import { listAgents, setAgentPaused, stopAllTasks } from './api';
 
 async function reloadAgents() {
-  const r = await api<{ agents: AgentSummary[] }>('/api/v1/agents');
-  agents.value = r.agents;
+  agents.value = await listAgents();
 }
 
 export function AgentsPanel() {
@@ -20,7 +19,7 @@ export function AgentsPanel() {
   const pause = async (a: AgentSummary, paused: boolean) => {
     setBusy(a.agentId);
     try {
-      await api(`/api/v1/agents/${encodeURIComponent(a.agentId)}/paused`, { method: 'PUT', body: { paused } });
+      await setAgentPaused(a.agentId, paused);
       await reloadAgents();
       toast(paused ? `${a.name} is paused: new messages are refused, queued tasks wait.` : `${a.name} takes messages again.`, 'ok');
     } catch (e) {
@@ -34,8 +33,8 @@ export function AgentsPanel() {
     if (!a) return;
     setBusy(a.agentId);
     try {
-      const r = await api<{ canceled: number }>(`/api/v1/agents/${encodeURIComponent(a.agentId)}/stop-all`, { method: 'POST', body: {} });
-      toast(`Stopped ${r.canceled} task${r.canceled === 1 ? '' : 's'} of ${a.name}.`, 'ok');
+      const canceled = await stopAllTasks(a.agentId);
+      toast(`Stopped ${canceled} task${canceled === 1 ? '' : 's'} of ${a.name}.`, 'ok');
       setStopping(null);
     } catch (e) {
       toast(`Could not stop ${a.name}'s tasks: ${(e as Error).message}`, 'bad');

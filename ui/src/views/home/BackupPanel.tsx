@@ -3,17 +3,14 @@
 
 import { useState } from 'preact/hooks';
 import { toast } from '../../components/ui';
-import { saveDownload } from './download';
+import { download } from './api';
 
 export function BackupPanel() {
   const [busy, setBusy] = useState<'backup' | 'export' | null>(null);
   const run = async (what: 'backup' | 'export') => {
     setBusy(what);
     try {
-      const name = await saveDownload(
-        `/api/v1/${what}`,
-        what === 'backup' ? 'sextant-backup.tar' : 'sextant-export.jsonl',
-      );
+      const name = await download(what);
       toast(`Saved ${name}.`, 'ok');
     } catch (e) {
       toast(`Could not download the ${what}: ${(e as Error).message}`, 'bad');

@@ -1,8 +1,7 @@
 // The overview at `/`: what needs the person now, what is running, and what fires next.
 
 import { useEffect, useState } from 'preact/hooks';
-import { api } from '../../api/client';
-import type { Schedule, TaskCounts, TasksPage, TaskSummary } from '../../api/types';
+import type { Schedule, TaskCounts, TaskSummary } from '../../api/types';
 import { Ago, Empty, FireTime, Loading, PageHeader, StateBadge } from '../../components/ui';
 import { callerLabel, shortId } from '../../lib/format';
 import { Link } from '../../router';
@@ -11,6 +10,7 @@ import { listSchedules } from '../schedules/api';
 import { cronWords } from '../schedules/Schedules';
 import { subscribe } from '../../live/events';
 import { agents, loadAgents } from '../tasks/store';
+import { readOverview as readTasks } from './api';
 import { AgentsPanel } from './AgentsPanel';
 import { BackupPanel } from './BackupPanel';
 
@@ -22,14 +22,7 @@ interface Overview {
 }
 
 /** The overview's numbers and lists, from the server (counts of every task, not of one page). */
-async function readOverview(): Promise<Overview> {
-  const [counts, active, recent] = await Promise.all([
-    api<TaskCounts>('/api/v1/tasks/counts'),
-    api<TasksPage>('/api/v1/tasks?status=unfinished&limit=6'),
-    api<TasksPage>('/api/v1/tasks?limit=6'),
-  ]);
-  return { status: 'ready', counts, active: active.tasks, recent: recent.tasks };
-}
+const readOverview = (): Promise<Overview> => readTasks().then((t) => ({ status: 'ready', ...t }));
 
 export function Home() {
   const [schedules, setSchedules] = useState<Schedule[] | null>(null);

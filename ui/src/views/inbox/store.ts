@@ -2,12 +2,13 @@
 // overview, inline cards in transcripts), kept current from the live stream.
 
 import { computed, signal } from '@preact/signals';
-import { api, newMessageId } from '../../api/client';
-import type { AnswerReply, BulkAnswerReply, InteractionList, PendingInteraction } from '../../api/types';
+import { newMessageId } from '../../api/client';
+import type { AnswerReply, PendingInteraction } from '../../api/types';
 import { isTerminal } from '../../lib/format';
 import { host } from '../../host';
 import { subscribe } from '../../live/events';
 import { navigate } from '../../router';
+import { answerInteraction, answerInteractions, listInteractions } from './api';
 import { initialInbox, inboxReducer, type InboxAction } from './state';
 
 export const inbox = signal(initialInbox);
@@ -28,8 +29,7 @@ export function reloadInbox(): Promise<void> {
   }
   loading = (async () => {
     try {
-      const r = await api<InteractionList>('/api/v1/interactions');
-      dispatch({ type: 'loaded', items: r.interactions });
+      dispatch({ type: 'loaded', items: await listInteractions() });
     } catch (e) {
       dispatch({ type: 'failed', error: (e as Error).message });
     } finally {
@@ -113,7 +113,7 @@ export async function answerMany(items: PendingInteraction[], option: string): P
     message_id: messageIdFor(i, option, {}),
     ...(i.action?.digest ? { digest: i.action.digest } : {}),
   }));
-  const reply = await api<BulkAnswerReply>('/api/v1/interactions/answer', { method: 'POST', body: { answers } });
+  const reply = await answerInteractions(answers);
   for (const r of reply.results) {
     if (r.status === 200 || r.status === 404 || r.status === 409) dispatch({ type: 'answered', interactionId: r.interactionId });
   }
@@ -131,10 +131,7 @@ export async function answer(
   if (i.action?.digest) body.digest = i.action.digest;
   if (extra.reason) body.reason = extra.reason;
   if (extra.values && Object.keys(extra.values).length > 0) body.values = extra.values;
-  const reply = await api<AnswerReply>(`/api/v1/interactions/${encodeURIComponent(i.interactionId)}/answer`, {
-    method: 'POST',
-    body,
-  });
+  const reply = await answerInteraction(i.interactionId, body);
   dispatch({ type: 'answered', interactionId: i.interactionId });
   return reply;
 }

@@ -4,7 +4,8 @@
 
 import { useEffect, useState } from 'preact/hooks';
 import { Ago, Badge, Confirm, Dialog, Empty, ErrorState, Loading, toast } from '../../components/ui';
-import { activePeers, createAssistant, issuePeers, listAssistants, revokeAssistant, revokePeer, sortAssistants, type AssistantToken, type IssuedPeers } from './assistants';
+import { createAssistant, issuePeers, listAssistants, revokeAssistant, revokePeer, type AssistantToken, type IssuedPeers } from './api';
+import { activePeers, sortAssistants } from './assistants';
 
 /** Text shown once: the person copies it now, Sextant keeps only hashes. */
 function ShownOnce(props: { title: string; text: string; onClose(): void }) {

@@ -3,17 +3,10 @@
 // answers only once the peer has); if the peer answers before that, its Session opens then.
 
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api } from '../../api/client';
 import { Dialog, toast } from '../../components/ui';
 import { subscribe } from '../../live/events';
 import { navigate } from '../../router';
-
-interface CallResult {
-  status: string;
-  reply: string;
-  session_id: string;
-  context_id: string;
-}
+import { callPeer } from './api';
 
 export function CallPeer(props: { name: string; disabled?: boolean }) {
   const [open, setOpen] = useState(false);
@@ -46,10 +39,7 @@ export function CallPeer(props: { name: string; disabled?: boolean }) {
       },
     });
     try {
-      const r = await api<CallResult>('/api/v1/peers/call', {
-        method: 'POST',
-        body: { agent: props.name, message, ...(context.trim() ? { context_id: context.trim() } : {}) },
-      });
+      const r = await callPeer(props.name, message, context.trim() || undefined);
       setMessage('');
       if (!opened) go(r.session_id);
       else toast(`${props.name} answered (${r.status}).`, 'ok');

@@ -2,10 +2,10 @@
 // and the Run says it ran an edited one.
 
 import { useState } from 'preact/hooks';
-import { api } from '../../api/client';
 import type { Run, Schedule } from '../../api/types';
 import { Dialog, toast } from '../../components/ui';
 import { navigate } from '../../router';
+import { runEdited } from './api';
 
 export function RunEdited(props: { schedule: Schedule; onRun?(run: Run): void }) {
   const s = props.schedule;
@@ -18,7 +18,7 @@ export function RunEdited(props: { schedule: Schedule; onRun?(run: Run): void })
     setBusy(true);
     setError(null);
     try {
-      const r = await api<Run>(`/api/v1/me/schedules/${encodeURIComponent(s.id)}/run`, { method: 'POST', body: { prompt } });
+      const r = await runEdited(s.id, prompt);
       setOpen(false);
       toast('Started a Run with the edited prompt; the plan is unchanged.', 'ok');
       props.onRun?.(r);

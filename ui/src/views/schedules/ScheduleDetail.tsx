@@ -2,7 +2,8 @@
 // delete), what every Run may run without asking (revocable), and its Runs (newest first, live), each linking to the Session transcript it
 // created and offering a replay.
 
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useSignal } from '@preact/signals';
+import { useEffect, useState } from 'preact/hooks';
 import { ApiError } from '../../api/client';
 import type { AgentSummary, Run, Schedule } from '../../api/types';
 import { Ago, Confirm, Empty, ErrorState, FireTime, Loading, now, PageHeader, RunBadge, Switch, toast } from '../../components/ui';
@@ -15,6 +16,7 @@ import { loadAgents } from '../tasks/store';
 import { deleteSchedule, getSchedule, listRuns } from './api';
 import { BackfillDialog } from './BackfillDialog';
 import { RunEdited } from './RunEdited';
+import { initialRuns, runsReducer, type RunsAction } from './runs';
 import { ScheduleDialog } from './ScheduleDialog';
 import { ScheduleGrants } from './ScheduleGrants';
 import { OVERLAP_WORDS, type OverlapPolicy } from './form';
@@ -25,12 +27,9 @@ export function ScheduleDetail(props: { id: string }) {
   const [s, setS] = useState<Schedule | null>(null);
   const [status, setStatus] = useState<'loading' | 'ready' | 'error' | 'notFound'>('loading');
   const [error, setError] = useState('');
-  const [runs, setRuns] = useState<{ list: Run[]; total: number; next: string | null; status: 'loading' | 'ready' | 'error'; error?: string }>({
-    list: [],
-    total: 0,
-    next: null,
-    status: 'loading',
-  });
+  const runsSignal = useSignal(initialRuns);
+  const runs = runsSignal.value;
+  const dispatchRuns = (a: RunsAction) => (runsSignal.value = runsReducer(runsSignal.value, a));
   const [agents, setAgents] = useState<AgentSummary[]>([]);
   const [editing, setEditing] = useState(false);
   const [backfilling, setBackfilling] = useState(false);
@@ -43,11 +42,11 @@ export function ScheduleDetail(props: { id: string }) {
   const loadRuns = async () => {
     try {
       const p = await listRuns(props.id, 50);
-      setRuns({ list: p.runs, total: p.total, next: p.next_cursor, status: 'ready' });
+      dispatchRuns({ type: 'loaded', runs: p.runs, total: p.total, next: p.next_cursor });
       // The plan's record (and a pause) follow its Runs.
       getSchedule(props.id).then(setS, () => undefined);
     } catch (e) {
-      setRuns((r) => ({ ...r, status: r.status === 'ready' ? 'ready' : 'error', error: (e as Error).message }));
+      dispatchRuns({ type: 'failed', error: (e as Error).message });
     }
   };
   const load = async () => {
@@ -72,8 +71,6 @@ export function ScheduleDetail(props: { id: string }) {
   // A Run's status is its task's state: re-read the Runs when a task of this schedule's
   // changes (the stream names the schedule, so a first Run is news too), or when an open Run
   // may have just got its task; and the schedule itself, whose next fire moves on.
-  const listRef = useRef(runs.list);
-  listRef.current = runs.list;
   const refresh = () => {
     void loadRuns();
     setGrantsVersion((v) => v + 1);
@@ -87,7 +84,7 @@ export function ScheduleDetail(props: { id: string }) {
     };
     const off = subscribe({
       task(c) {
-        const list = listRef.current;
+        const list = runsSignal.value.list;
         if (c.scheduleId === props.id || list.some((r) => r.task_id === c.taskId || runIsOpen(r.status))) soon();
       },
       resync: soon,
@@ -110,7 +107,7 @@ export function ScheduleDetail(props: { id: string }) {
   const { busy, toggle, run } = useScheduleActions((saved, r) => {
     if (saved) setS(saved);
     if (r) {
-      setRuns((x) => ({ ...x, list: [r, ...x.list.filter((y) => y.id !== r.id)], total: x.total + 1 }));
+      dispatchRuns({ type: 'started', run: r });
       void loadRuns();
     }
   });
@@ -120,7 +117,7 @@ export function ScheduleDetail(props: { id: string }) {
     const n = await replayRun(r.schedule_id, r.id);
     setReplaying(null);
     if (n) {
-      setRuns((x) => ({ ...x, list: [n, ...x.list], total: x.total + 1 }));
+      dispatchRuns({ type: 'started', run: n });
       void loadRuns();
     }
   };
@@ -129,7 +126,7 @@ export function ScheduleDetail(props: { id: string }) {
     if (!runs.next) return;
     try {
       const p = await listRuns(props.id, 50, runs.next);
-      setRuns((x) => ({ ...x, list: [...x.list, ...p.runs], next: p.next_cursor }));
+      dispatchRuns({ type: 'more', runs: p.runs, next: p.next_cursor });
     } catch (e) {
       toast((e as Error).message, 'bad');
     }

@@ -2,7 +2,7 @@
 // last Run), with create / edit, enable / disable, run now and delete. A schedule's Runs are
 // on its own page (ScheduleDetail).
 
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import type { AgentSummary, Run, Schedule } from '../../api/types';
 import { Ago, Confirm, Empty, ErrorState, FireTime, Loading, PageHeader, RunBadge, Switch, toast } from '../../components/ui';
 import { describeCron } from '../../lib/cron';
@@ -11,9 +11,10 @@ import { refreshDelay } from '../../lib/time';
 import { subscribe } from '../../live/events';
 import { Link } from '../../router';
 import { loadAgents } from '../tasks/store';
-import { deleteSchedule, getPaused, getSchedule, listRuns, listSchedules, runNow, setPaused, updateSchedule } from './api';
+import { deleteSchedule, getPaused, runNow, setPaused, updateSchedule } from './api';
 import { ScheduleDialog } from './ScheduleDialog';
 import { HistoryStrip } from './ScheduleHealth';
+import { dispatch, loadLastRun, loadSchedules as load, reloadSchedule as reloadOne, schedules } from './store';
 
 /** The plain words of a schedule's expression (the server's when the console cannot read it,
  * and for a one-shot plan). */
@@ -53,51 +54,29 @@ export function useScheduleActions(onChange: (s: Schedule | null, run?: Run) => 
 }
 
 export function Schedules() {
-  const [state, setState] = useState<{ status: 'loading' | 'ready' | 'error'; error?: string; list: Schedule[] }>({ status: 'loading', list: [] });
-  const [lastRuns, setLastRuns] = useState<Record<string, Run | null>>({});
+  const state = schedules.value;
+  const lastRuns = state.lastRuns;
   const [agents, setAgents] = useState<AgentSummary[]>([]);
   const [dialog, setDialog] = useState<{ open: boolean; schedule: Schedule | null }>({ open: false, schedule: null });
   const [toDelete, setToDelete] = useState<Schedule | null>(null);
   const [deleting, setDeleting] = useState(false);
 
-  const loadLastRun = (id: string) =>
-    listRuns(id, 1)
-      .then((p) => setLastRuns((m) => ({ ...m, [id]: p.runs[0] ?? null })))
-      .catch(() => undefined);
-
-  const load = async () => {
-    try {
-      const list = await listSchedules();
-      setState({ status: 'ready', list });
-      list.forEach((s) => void loadLastRun(s.id));
-    } catch (e) {
-      setState((s) => ({ ...s, status: s.status === 'ready' ? 'ready' : 'error', error: (e as Error).message }));
-    }
-  };
-
   useEffect(() => {
     void load();
     loadAgents().then(setAgents, () => undefined);
+    // The list lives while the page is open: the next visit starts from "loading" again.
+    return () => dispatch({ type: 'reset' });
   }, []);
 
   // A Run's status is its task's state: follow the live stream for the Runs shown, and for
   // each schedule's tasks (the stream names the schedule: a first Run is news too), whose
   // next fire moves on with it.
-  const runsRef = useRef(lastRuns);
-  runsRef.current = lastRuns;
-  const reloadOne = (id: string) => {
-    void loadLastRun(id);
-    getSchedule(id).then(
-      (saved) => setState((st) => ({ ...st, list: st.list.map((x) => (x.id === saved.id ? saved : x)) })),
-      () => undefined,
-    );
-  };
   useEffect(
     () =>
       subscribe({
         task(c) {
           if (c.scheduleId) reloadOne(c.scheduleId);
-          for (const r of Object.values(runsRef.current)) {
+          for (const r of Object.values(schedules.value.lastRuns)) {
             if (r && r.schedule_id !== c.scheduleId && (r.task_id === c.taskId || runIsOpen(r.status))) void loadLastRun(r.schedule_id);
           }
         },
@@ -121,8 +100,8 @@ export function Schedules() {
   }, [soonest]);
 
   const { busy, toggle, run } = useScheduleActions((saved, r) => {
-    if (saved) setState((s) => ({ ...s, list: s.list.map((x) => (x.id === saved.id ? saved : x)) }));
-    if (r) setLastRuns((m) => ({ ...m, [r.schedule_id]: r }));
+    if (saved) dispatch({ type: 'saved', schedule: saved });
+    if (r) dispatch({ type: 'lastRun', scheduleId: r.schedule_id, run: r });
   });
 
   const remove = async () => {
@@ -131,7 +110,7 @@ export function Schedules() {
     try {
       await deleteSchedule(toDelete.id);
       toast(`“${toDelete.name}” deleted`, 'ok');
-      setState((s) => ({ ...s, list: s.list.filter((x) => x.id !== toDelete.id) }));
+      dispatch({ type: 'deleted', id: toDelete.id });
       setToDelete(null);
     } catch (e) {
       toast((e as Error).message, 'bad');
@@ -256,12 +235,7 @@ export function Schedules() {
         onSaved={(saved) => {
           const created = !dialog.schedule;
           setDialog({ open: false, schedule: null });
-          setState((s) => ({
-            ...s,
-            status: 'ready',
-            list: created ? [saved, ...s.list] : s.list.map((x) => (x.id === saved.id ? saved : x)),
-          }));
-          if (created) setLastRuns((m) => ({ ...m, [saved.id]: null }));
+          dispatch(created ? { type: 'created', schedule: saved } : { type: 'saved', schedule: saved });
           toast(created ? `“${saved.name}” created` : 'Saved', 'ok');
         }}
       />

@@ -17,6 +17,11 @@ export const createSchedule = (s: ScheduleInput) => api<Schedule>(BASE, { method
 export const updateSchedule = (id: string, s: Partial<ScheduleInput>) => api<Schedule>(one(id), { method: 'PATCH', body: s });
 export const deleteSchedule = (id: string) => api<void>(one(id), { method: 'DELETE' });
 export const runNow = (id: string) => api<Run>(`${one(id)}/run`, { method: 'POST' });
+/** One Run that sends `prompt` instead of the plan's own (the plan is unchanged). */
+export const runEdited = (id: string, prompt: string) => api<Run>(`${one(id)}/run`, { method: 'POST', body: { prompt } });
+export const getRun = (id: string, runId: string) => api<Run>(`${one(id)}/runs/${encodeURIComponent(runId)}`);
+/** A new Run with that Run's exact prompt and Agent. */
+export const replay = (id: string, runId: string) => api<Run>(`${one(id)}/runs/${encodeURIComponent(runId)}/replay`, { method: 'POST' });
 export const listRuns = (id: string, limit = 50, cursor?: string | null) =>
   api<RunsPage>(`${one(id)}/runs?limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
 /** What a timing (one of cron, plain words or a one-shot time) means in a zone; saves nothing. */

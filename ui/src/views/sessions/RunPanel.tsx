@@ -2,18 +2,17 @@
 // (a new Run with that Run's exact prompt and Agent).
 
 import { useEffect, useState } from 'preact/hooks';
-import { ApiError, api } from '../../api/client';
+import { ApiError } from '../../api/client';
 import type { Run, RunLink, Schedule } from '../../api/types';
 import { Ago, RunBadge, toast } from '../../components/ui';
 import { triggerLabel } from '../../lib/format';
 import { Link, navigate } from '../../router';
+import { getRun, getSchedule, replay } from './api';
 
 /** Replays a Run and opens the new Run's Session (or the schedule, if it did not start). */
 export async function replayRun(scheduleId: string, runId: string): Promise<Run | null> {
   try {
-    const run = await api<Run>(`/api/v1/me/schedules/${encodeURIComponent(scheduleId)}/runs/${encodeURIComponent(runId)}/replay`, {
-      method: 'POST',
-    });
+    const run = await replay(scheduleId, runId);
     toast(run.status === 'blocked' ? `Replay blocked: ${run.reason ?? ''}` : 'Replay started', run.status === 'blocked' ? 'bad' : 'ok');
     return run;
   } catch (e) {
@@ -28,11 +27,10 @@ export function RunPanel(props: { link: RunLink }) {
   const [run, setRun] = useState<Run | null>(null);
   const [busy, setBusy] = useState(false);
   useEffect(() => {
-    const base = `/api/v1/me/schedules/${encodeURIComponent(link.scheduleId)}`;
-    api<Schedule>(base)
+    getSchedule(link.scheduleId)
       .then(setSchedule)
       .catch((e) => setSchedule(e instanceof ApiError && e.status === 404 ? 'gone' : null));
-    api<Run>(`${base}/runs/${encodeURIComponent(link.runId)}`)
+    getRun(link.scheduleId, link.runId)
       .then(setRun)
       .catch(() => setRun(null));
   }, [link.runId, link.scheduleId]);

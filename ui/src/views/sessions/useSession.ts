@@ -2,9 +2,10 @@
 // ends (`Last-Event-ID`), resuming by itself after a drop.
 
 import { useEffect, useMemo, useState } from 'preact/hooks';
-import { ApiError, api } from '../../api/client';
-import { stream, type LinkState } from '../../api/sse';
+import { ApiError } from '../../api/client';
+import type { LinkState } from '../../api/sse';
 import type { Block, SessionDetail, TaskSummary } from '../../api/types';
+import { getSession, sessionEvents } from './api';
 import { addBlock, deriveTasks, emptyTranscript, fromSnapshot, Ordinals, resumeAfter, type Transcript } from './transcript';
 
 export interface SessionView {
@@ -35,7 +36,7 @@ export function useSession(id: string | null | undefined): SessionView {
     (async () => {
       let d: SessionDetail;
       try {
-        d = await api<SessionDetail>(`/api/v1/sessions/${encodeURIComponent(id)}`, { signal: ac.signal });
+        d = await getSession(id, ac.signal);
       } catch (e) {
         if (ac.signal.aborted) return;
         if (e instanceof ApiError && e.status === 404) setStatus('notFound');
@@ -50,7 +51,7 @@ export function useSession(id: string | null | undefined): SessionView {
       setTranscript(t);
       setStatus('ready');
       let ord = new Ordinals();
-      await stream(`/api/v1/sessions/${encodeURIComponent(id)}/events`, {
+      await sessionEvents(id, {
         signal: ac.signal,
         lastEventId: resumeAfter(t),
         resumeId: (seen) => (seen === undefined ? seen : String(Math.max(0, Number(seen) - 1))),

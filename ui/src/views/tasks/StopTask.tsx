@@ -3,10 +3,10 @@
 // state then changes through the live stream like any other change.
 
 import { useState } from 'preact/hooks';
-import { api } from '../../api/client';
 import type { TaskSummary } from '../../api/types';
 import { Confirm, toast } from '../../components/ui';
 import { isTerminal, isWaiting, shortId } from '../../lib/format';
+import { cancelTask } from './api';
 
 /** What stopping a task in `state` does, in a sentence. */
 export function stopWords(state: string): string {
@@ -26,10 +26,7 @@ export function StopTask(props: { task: Pick<TaskSummary, 'taskId' | 'state' | '
   const stop = async () => {
     setBusy(true);
     try {
-      await api(`/api/v1/tasks/${encodeURIComponent(t.taskId)}/cancel`, {
-        method: 'POST',
-        body: reason.trim() ? { reason: reason.trim() } : {},
-      });
+      await cancelTask(t.taskId, reason.trim() || undefined);
       toast(`Stopped ${name}.`, 'ok');
       setOpen(false);
       setReason('');

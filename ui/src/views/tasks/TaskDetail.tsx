@@ -2,7 +2,7 @@
 // that belong to it), with its open decision answerable in place.
 
 import { useEffect, useState } from 'preact/hooks';
-import { ApiError, api } from '../../api/client';
+import { ApiError } from '../../api/client';
 import type { TaskSummary } from '../../api/types';
 import { Ago, Empty, ErrorState, Loading, now, PageHeader, StateBadge } from '../../components/ui';
 import { callerLabel, isTerminal, isWaiting, shortId } from '../../lib/format';
@@ -12,6 +12,7 @@ import { Link } from '../../router';
 import { LiveDot } from '../sessions/Session';
 import { TranscriptView } from '../sessions/TranscriptView';
 import { useSession } from '../sessions/useSession';
+import { getTask } from './api';
 import { agents, loadAgents } from './store';
 import { StopTask } from './StopTask';
 import { Origin } from './Tasks';
@@ -24,7 +25,7 @@ export function TaskDetail(props: { id: string }) {
   useEffect(() => {
     setStatus('loading');
     void loadAgents().catch(() => undefined);
-    api<TaskSummary>(`/api/v1/tasks/${encodeURIComponent(props.id)}`)
+    getTask(props.id)
       .then((t) => {
         setTask(t);
         setStatus('ready');

@@ -2,7 +2,8 @@
 // Agent's own endpoint (the console's cookie or token makes the caller the owner), answered as
 // soon as the input is journalled; the task then runs and its page follows it live.
 
-import { api, newMessageId } from '../../api/client';
+import { newMessageId } from '../../api/client';
+import { agentRpc } from './api';
 
 export interface Sent {
   /** The new (or continued) task, when the Agent answered with one. */
@@ -10,14 +11,6 @@ export interface Sent {
   contextId: string | null;
   /** A direct answer (an Agent that replies with a message instead of a task). */
   reply: string | null;
-}
-
-interface RpcAnswer {
-  result?: {
-    task?: { id: string; contextId: string };
-    message?: { parts?: { text?: string }[]; contextId?: string };
-  };
-  error?: { code: number; message: string };
 }
 
 /** Sends `text` to `agentId`, in `contextId`'s conversation when given (a reply). */
@@ -28,14 +21,11 @@ export async function sendMessage(agentId: string, text: string, contextId?: str
     parts: [{ text }],
   };
   if (contextId) message.contextId = contextId;
-  const r = await api<RpcAnswer>(`/api/v1/agents/${encodeURIComponent(agentId)}/a2a`, {
-    method: 'POST',
-    body: {
-      jsonrpc: '2.0',
-      id: newMessageId('rpc'),
-      method: 'SendMessage',
-      params: { message, configuration: { returnImmediately: true } },
-    },
+  const r = await agentRpc(agentId, {
+    jsonrpc: '2.0',
+    id: newMessageId('rpc'),
+    method: 'SendMessage',
+    params: { message, configuration: { returnImmediately: true } },
   });
   if (r.error) throw new Error(r.error.message);
   const task = r.result?.task;

@@ -3,9 +3,9 @@
 // renders, not a thousand); re-reads after a reconnect.
 
 import { signal } from '@preact/signals';
-import { api } from '../../api/client';
-import type { AgentList, AgentSummary, TaskChange, TasksPage } from '../../api/types';
+import type { AgentSummary, TaskChange } from '../../api/types';
 import { subscribe } from '../../live/events';
+import { listAgents, listTasks } from './api';
 import { filterQuery, initialTasks, sameFilter, tasksReducer, type TaskFilter, type TasksAction } from './state';
 
 export const tasks = signal(initialTasks);
@@ -51,7 +51,7 @@ export async function loadTasks(filter?: TaskFilter): Promise<void> {
   const f = tasks.value.filter;
   if (tasks.value.status === 'ready') dispatch({ type: 'reading' });
   try {
-    const page = await api<TasksPage>(`/api/v1/tasks?${filterQuery(f)}`);
+    const page = await listTasks(filterQuery(f));
     if (gen === generation) dispatch({ type: 'loaded', tasks: page.tasks, total: page.total, nextCursor: page.nextCursor });
   } catch (e) {
     if (gen === generation) dispatch({ type: 'failed', error: (e as Error).message });
@@ -64,7 +64,7 @@ export async function loadMore(): Promise<void> {
   if (!s.nextCursor) return;
   const gen = generation;
   try {
-    const page = await api<TasksPage>(`/api/v1/tasks?${filterQuery(s.filter, s.nextCursor)}`);
+    const page = await listTasks(filterQuery(s.filter, s.nextCursor));
     if (gen === generation) dispatch({ type: 'loaded', append: true, tasks: page.tasks, total: page.total, nextCursor: page.nextCursor });
   } catch (e) {
     dispatch({ type: 'failed', error: (e as Error).message });
@@ -74,9 +74,9 @@ export async function loadMore(): Promise<void> {
 /** The configured Agents (read once). */
 export async function loadAgents(): Promise<AgentSummary[]> {
   if (agents.value) return agents.value;
-  const r = await api<AgentList>('/api/v1/agents');
-  agents.value = r.agents;
-  return r.agents;
+  const list = await listAgents();
+  agents.value = list;
+  return list;
 }
 
 let started = false;
