@@ -38,9 +38,20 @@ impl Journal {
         T: Send + 'static,
         F: FnOnce(&Connection) -> Result<T> + Send + 'static,
     {
+        self.call_with(f, false).await
+    }
+
+    /// [`Journal::call`]; with `forget`, the writer drops its cache of Sessions' last seqs and
+    /// tasks' states afterwards (the closure deleted rows it may hold).
+    pub(crate) async fn call_with<T, F>(&self, f: F, forget: bool) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> Result<T> + Send + 'static,
+    {
         let out = self
             .write(|reply| Job::Call {
                 f: Box::new(move |c| f(c).map(|v| Box::new(v) as crate::writer::CallOut)),
+                forget,
                 reply,
             })
             .await?;

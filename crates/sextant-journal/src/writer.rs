@@ -152,6 +152,9 @@ pub(crate) enum Job {
     /// whose writes publish no events (schedules, runs). See `Journal::call`.
     Call {
         f: CallFn,
+        /// The closure deleted rows the writer's cache may hold (a retention delete): the cache
+        /// is dropped after it, and refills from the tables.
+        forget: bool,
         reply: oneshot::Sender<Result<CallOut>>,
     },
 }
@@ -802,13 +805,16 @@ impl Writer {
     fn run_job(&mut self, pending: &mut Pending, job: Job) -> (Done, Option<String>) {
         let c = &self.conn;
         let job = match job {
-            Job::Call { f, reply } => {
+            Job::Call { f, forget, reply } => {
                 // Closures see the tables, so the batch's unwritten changes go in first.
                 if let Err(e) = pending.write_back(c) {
                     let why = e.to_string();
                     return (Done::Call(reply, Err(e)), Some(why));
                 }
                 let r = in_savepoint(c, || f(c));
+                if forget {
+                    self.cache = Cache::default();
+                }
                 return (Done::Call(reply, r), None);
             }
             job => job,
