@@ -137,9 +137,13 @@ fn log(r: &Report) {
     }
 }
 
-/// Bytes as MB, for people.
+/// Bytes in MB (kB under one MB), for people.
 pub fn mb(bytes: u64) -> String {
-    format!("{:.1} MB", bytes as f64 / 1e6)
+    if bytes < 1_000_000 {
+        format!("{:.1} kB", bytes as f64 / 1e3)
+    } else {
+        format!("{:.1} MB", bytes as f64 / 1e6)
+    }
 }
 
 fn no_policy() -> anyhow::Error {
