@@ -400,3 +400,53 @@ async fn freed_pages_are_given_back_in_incremental_mode() {
     assert!(r.used_after < r.used_before);
     assert_whole(&j).await;
 }
+
+/// The marker lets a DELETE of events through for the Session it names only, and a Session
+/// that changed after the plan is left alone by its batch.
+#[tokio::test]
+async fn the_marker_opens_one_session_and_changed_sessions_stay() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = journal(&dir).await;
+    let a = done(&j, "a", Some("cx-a"), t0()).await;
+    let b = done(&j, "b", None, t0()).await;
+    let (sa, sb) = (a.session_id.clone(), b.session_id.clone());
+    let refused = j
+        .read(move |c| {
+            let tx = c.unchecked_transaction()?;
+            tx.execute(
+                "INSERT INTO retention_marker (one, session_id) VALUES (1, ?1)",
+                [&sa],
+            )?;
+            let other = tx.execute("DELETE FROM events WHERE session_id = ?1", [&sb]);
+            let own = tx.execute("DELETE FROM events WHERE session_id = ?1", [&sa]);
+            // Rolled back: this connection is a reader's.
+            drop(tx);
+            Ok((other.is_err(), own.map_err(|e| e.to_string())))
+        })
+        .await
+        .unwrap();
+    assert!(refused.0, "the marker must not open another Session");
+    assert_eq!(refused.1, Ok(3));
+
+    let now = t0() + days(10);
+    let policy = Policy {
+        keep_days: Some(1),
+        keep_bytes: None,
+    };
+    let plan = j.retention_plan(policy, now).await.unwrap();
+    assert_eq!(plan.candidates.len(), 2);
+    // A new task in a's Session after the plan: a's batch must keep it.
+    done(&j, "a2", Some("cx-a"), now).await;
+    let batch = plan.candidates.clone();
+    let d = j
+        .call_with(
+            move |c| crate::retention::delete_batch(c, &batch, None),
+            true,
+        )
+        .await
+        .unwrap();
+    assert_eq!((d.sessions, d.changed), (1, 1));
+    assert!(j.task(&a.task_id).await.unwrap().is_some());
+    assert!(j.task(&b.task_id).await.unwrap().is_none());
+    assert_whole(&j).await;
+}
