@@ -3,7 +3,7 @@
 -- `events` stays append-only for everything else. The trigger that refused every DELETE is
 -- replaced by one that lets a row go only while `retention_marker` names that row's Session.
 -- Only `retention::delete_session` writes the marker: it inserts it, deletes the Session's
--- rows and deletes the marker again, all inside one savepoint of the writer's transaction. So
+-- rows and deletes the marker again, all inside one transaction of the journal's writer. So
 -- no committed state ever holds a marker row (a failure rolls the insert back with the rest),
 -- no other connection can see one, and an ordinary `DELETE FROM events` is refused exactly as
 -- before. UPDATE stays refused without exception: retention never rewrites an event.

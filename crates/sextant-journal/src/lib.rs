@@ -8,7 +8,8 @@
 //!   commit, and an "accepted" answer always means "durable". One refused job does not sink the
 //!   others: admissions and appends check everything that can refuse them before they write;
 //!   other jobs run in their own savepoint. A write that fails half-way (a database error)
-//!   abandons the whole batch. The writer caches each Session's last seq and each live task's
+//!   abandons the whole batch. The retention job's deletes are the exception: each runs alone
+//!   between two batches, in a transaction of its own (see [`retention`]). The writer caches each Session's last seq and each live task's
 //!   state (dropped when another process writes the file), so an append reads nothing, and
 //!   writes the `tasks` / `sessions` cache columns once per batch. Checkpoints run in the writer
 //!   between batches, every few thousand WAL pages, which keeps the WAL bounded; a thread beside
@@ -43,7 +44,7 @@
 //! pending work, nor a schedule's latest Run), through the writer in small batches, exporting
 //! them first when asked. It is the one thing that deletes events: the append-only triggers
 //! let a DELETE through only for the Session a retention marker row names, inside the
-//! retention job's own savepoint.
+//! retention job's own transaction.
 //!
 //! Layout: [`migrate`] (embedded migrations), [`queries`] (one module per table), [`writer`]
 //! (the writer thread and the admission transaction), [`wal`] (checkpoints), [`hub`] (live

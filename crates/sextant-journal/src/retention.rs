@@ -20,14 +20,18 @@
 //! **How.** [`plan`] reads, on a reader connection and in one snapshot, which Sessions go and
 //! everything a delete needs that no index finds (the full-text rows and input keys of their
 //! tasks: one scan of each table per pass, not one per Session). The deletes then run in the
-//! journal's writer in batches of [`BATCH`] Sessions ([`delete_batch`]), each in its own
-//! savepoint, so the writer is never held for long. A batch deletes a Session only if it is
+//! journal's writer in batches of [`BATCH`] Sessions ([`delete_batch`]), each alone in a
+//! transaction of its own between two group commits, so the writer is never held for long.
+//! Foreign keys are not enforced in that transaction (SQLite would scan the unindexed child
+//! tables for every deleted Session and task; see `Job::Alone` in the writer): the deletes
+//! remove every child before its parent by construction, and the tests check
+//! `PRAGMA foreign_key_check` after them. A batch deletes a Session only if it is
 //! exactly as planned (same last seq and last activity, no push delivery re-enabled since):
 //! anything that happened to it meanwhile made it recent, and it stays.
 //!
 //! **The append-only guarantee.** `events` refuses every DELETE unless `retention_marker`
 //! names the row's Session (migration `20261202170000_retention`). [`delete_batch`] inserts
-//! the marker, deletes one Session's events and removes the marker again inside its savepoint,
+//! the marker, deletes one Session's events and removes the marker again inside its transaction,
 //! so no committed state ever holds a marker and any other DELETE is refused as before.
 //!
 //! **Export before delete.** With an export file, each batch writes its Sessions (the same
@@ -506,7 +510,7 @@ fn delete_session(c: &Connection, cand: &Candidate) -> Result<u64> {
     c.prepare_cached("DELETE FROM runs WHERE session_id = ?1")?
         .execute([id])?;
     // The one place a DELETE of events is let through: the marker names this Session, and it
-    // is gone again before the savepoint ends (migration 20261202170000_retention).
+    // is gone again before the transaction ends (migration 20261202170000_retention).
     c.prepare_cached("INSERT INTO retention_marker (one, session_id) VALUES (1, ?1)")?
         .execute([id])?;
     let events = c
@@ -524,8 +528,8 @@ fn delete_session(c: &Connection, cand: &Candidate) -> Result<u64> {
 }
 
 /// Deletes the Sessions of `batch` that are still as planned, exporting them first to
-/// `export` if given. Runs in the writer's transaction (in the job's savepoint: an error
-/// deletes nothing of the batch).
+/// `export` if given. Runs in the writer, alone in its own transaction with foreign keys off
+/// (an error deletes nothing of the batch).
 pub(crate) fn delete_batch(
     c: &Connection,
     batch: &[Candidate],
@@ -685,7 +689,7 @@ impl Journal {
                 let batch = chunk.to_vec();
                 let f = file.clone();
                 let r = self
-                    .call_with(move |c| delete_batch(c, &batch, f.as_deref()), true)
+                    .call_alone(move |c| delete_batch(c, &batch, f.as_deref()))
                     .await;
                 // The batch's export lines stay only if it committed.
                 if let Some(f) = &file {

@@ -38,20 +38,27 @@ impl Journal {
         T: Send + 'static,
         F: FnOnce(&Connection) -> Result<T> + Send + 'static,
     {
-        self.call_with(f, false).await
+        let out = self
+            .write(|reply| Job::Call {
+                f: Box::new(move |c| f(c).map(|v| Box::new(v) as crate::writer::CallOut)),
+                reply,
+            })
+            .await?;
+        out.downcast::<T>()
+            .map(|b| *b)
+            .map_err(|_| Error::Corrupt("writer returned an unexpected type".into()))
     }
 
-    /// [`Journal::call`]; with `forget`, the writer drops its cache of Sessions' last seqs and
-    /// tasks' states afterwards (the closure deleted rows it may hold).
-    pub(crate) async fn call_with<T, F>(&self, f: F, forget: bool) -> Result<T>
+    /// Runs `f` in the writer alone, in a transaction of its own with foreign keys off
+    /// ([`Job::Alone`]: the retention job's deletes only), and returns its result after commit.
+    pub(crate) async fn call_alone<T, F>(&self, f: F) -> Result<T>
     where
         T: Send + 'static,
         F: FnOnce(&Connection) -> Result<T> + Send + 'static,
     {
         let out = self
-            .write(|reply| Job::Call {
+            .write(|reply| Job::Alone {
                 f: Box::new(move |c| f(c).map(|v| Box::new(v) as crate::writer::CallOut)),
-                forget,
                 reply,
             })
             .await?;

@@ -331,6 +331,16 @@ async fn a_failing_export_or_batch_deletes_nothing() {
     let r = j.retain(policy, now, None).await.unwrap();
     assert_eq!(r.sessions, 3);
     assert_whole(&j).await;
+    // The deletes ran with foreign keys off; the writer's next writes have them on again.
+    let orphan = j
+        .call(|c| {
+            Ok(c.execute(
+                "INSERT INTO inputs VALUES ('alice', 'echo', 'k', 'no-such-task', 'h', 1)",
+                [],
+            )?)
+        })
+        .await;
+    assert!(orphan.is_err(), "{orphan:?}");
 }
 
 /// With a size limit the oldest Sessions go first, until the estimate is under it.
@@ -439,14 +449,45 @@ async fn the_marker_opens_one_session_and_changed_sessions_stay() {
     done(&j, "a2", Some("cx-a"), now).await;
     let batch = plan.candidates.clone();
     let d = j
-        .call_with(
-            move |c| crate::retention::delete_batch(c, &batch, None),
-            true,
-        )
+        .call_alone(move |c| crate::retention::delete_batch(c, &batch, None))
         .await
         .unwrap();
     assert_eq!((d.sessions, d.changed), (1, 1));
     assert!(j.task(&a.task_id).await.unwrap().is_some());
     assert!(j.task(&b.task_id).await.unwrap().is_none());
+    assert_whole(&j).await;
+}
+
+/// Retention's lone writes interleave with the group commits of live admissions: every
+/// admission made meanwhile is committed and kept, and every old Session goes.
+#[tokio::test]
+async fn retention_runs_beside_live_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = journal(&dir).await;
+    let mut old = Vec::new();
+    for i in 0..300 {
+        old.push(done(&j, &format!("old{i}"), None, t0()).await);
+    }
+    let now = t0() + days(10);
+    let policy = Policy {
+        keep_days: Some(1),
+        keep_bytes: None,
+    };
+    let live: Vec<_> = (0..300)
+        .map(|i| {
+            let j = j.clone();
+            tokio::spawn(async move { done(&j, &format!("new{i}"), None, now).await })
+        })
+        .collect();
+    let report = j.retain(policy, now, None).await.unwrap();
+    assert_eq!(report.sessions, 300);
+    for h in live {
+        let t = h.await.unwrap();
+        assert!(j.task(&t.task_id).await.unwrap().is_some());
+    }
+    for t in &old {
+        assert!(j.task(&t.task_id).await.unwrap().is_none());
+    }
+    assert_eq!(count(&j, "SELECT COUNT(*) FROM tasks").await, 300);
     assert_whole(&j).await;
 }
