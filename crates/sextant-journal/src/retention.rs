@@ -691,15 +691,17 @@ impl Journal {
                 let r = self
                     .call_alone(move |c| delete_batch(c, &batch, f.as_deref()))
                     .await;
-                // The batch's export lines stay only if it committed.
-                if let Some(f) = &file {
-                    let mut f = f.lock().map_err(|_| {
-                        Error::Conflict("retention export: a writer panicked".into())
-                    })?;
-                    match &r {
-                        Ok(_) => f.commit()?,
-                        Err(_) => f.undo()?,
-                    }
+                // The batch's export lines stay only if it committed (file work: off the runtime).
+                if let Some(f) = file.clone() {
+                    let committed = r.is_ok();
+                    tokio::task::spawn_blocking(move || {
+                        let mut f = f.lock().map_err(|_| {
+                            Error::Conflict("retention export: a writer panicked".into())
+                        })?;
+                        if committed { f.commit() } else { f.undo() }
+                    })
+                    .await
+                    .map_err(|e| Error::Conflict(format!("retention export: {e}")))??;
                 }
                 let d = r?;
                 report.sessions += d.sessions;
