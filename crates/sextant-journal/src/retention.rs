@@ -7,7 +7,8 @@
 //! - a Session with pending work: a task that has not ended, a decision (interaction) still
 //!   waiting for its answer, or push deliveries still being retried;
 //! - each schedule's latest started Run and its Session (the plan's last result stays
-//!   visible; Runs that never started have no Session and are never deleted);
+//!   visible; Runs that never started have no Session and are never deleted), and a Run whose
+//!   end the scheduler has not recorded yet;
 //! - a Session active within the last [`MIN_AGE_SECS`] (a caller that just got its answer may
 //!   still read the task);
 //! - everything that is not a Session: Agents, schedules, grants, credentials, peers and their
@@ -175,7 +176,8 @@ pub fn used_bytes(c: &Connection) -> Result<u64> {
     Ok(u64::try_from((pages - free).max(0) * size).unwrap_or(0))
 }
 
-/// Sessions that are never deleted now: pending work or a schedule's latest started Run.
+/// Sessions that are never deleted now: pending work, a schedule's latest started Run, or a
+/// Run the scheduler has not settled.
 fn protected(c: &Connection) -> Result<HashSet<String>> {
     let mut out = HashSet::new();
     let sql = [
@@ -183,6 +185,10 @@ fn protected(c: &Connection) -> Result<HashSet<String>> {
         "SELECT session_id FROM interactions WHERE state = 'pending'",
         "SELECT t.session_id FROM push_configs p JOIN tasks t ON t.task_id = p.task_id
          WHERE p.pending > 0 AND p.failing_at IS NULL",
+        // A Run whose end the scheduler has not recorded yet (its failure count and notices
+        // read the task): after a stop, it settles them at its next start.
+        "SELECT session_id FROM runs
+         WHERE settled_at IS NULL AND record IN ('started', 'failed', 'blocked')",
         "SELECT (SELECT r.session_id FROM runs r
                  WHERE r.schedule_id = s.schedule_id AND r.session_id IS NOT NULL
                  ORDER BY r.created_at DESC, r.run_id DESC LIMIT 1)

@@ -182,6 +182,31 @@ async fn old_sessions_go_and_pending_work_and_latest_runs_stay() {
     j.insert_run(started_run("s1", &run_latest, "2026-11-29T11:00:00.000Z"))
         .await
         .unwrap();
+    // A third Run's Session, old and not latest, stays while its end is not recorded; the
+    // first one's end is.
+    j.create_schedule(schedule_row("s2", "2026-12-01T00:00:00.000Z"))
+        .await
+        .unwrap();
+    let unsettled = done(&j, "r3", None, old).await;
+    j.insert_run(started_run("s2", &unsettled, "2026-11-29T10:00:00.000Z"))
+        .await
+        .unwrap();
+    let newer = done(&j, "r4", None, old + chrono::Duration::hours(2)).await;
+    j.insert_run(started_run("s2", &newer, "2026-11-29T12:00:00.000Z"))
+        .await
+        .unwrap();
+    for t in [&run_old, &newer] {
+        let run = j.run_by_task(&t.task_id).await.unwrap().unwrap();
+        j.settle_run(
+            &run.run_id,
+            "succeeded",
+            None,
+            "2026-11-29T12:00:00.000Z",
+            |_| String::new(),
+        )
+        .await
+        .unwrap();
+    }
     let recent = done(&j, "new", None, now - days(2)).await;
 
     let policy = Policy {
@@ -200,7 +225,10 @@ async fn old_sessions_go_and_pending_work_and_latest_runs_stay() {
         .collect();
     assert_eq!(planned, gone_sessions);
     assert_eq!(plan.tasks(), 4);
-    assert_eq!(plan.kept, 4, "running, waiting, pushed, latest run");
+    assert_eq!(
+        plan.kept, 6,
+        "running, waiting, pushed, two latest Runs, an unsettled Run"
+    );
     // A plan deletes nothing.
     assert!(j.task(&gone_a.task_id).await.unwrap().is_some());
 
@@ -216,15 +244,23 @@ async fn old_sessions_go_and_pending_work_and_latest_runs_stay() {
         assert!(j.session(&t.session_id).await.unwrap().is_none());
         assert!(j.task_events(&t.task_id, 0).await.unwrap().is_empty());
     }
-    for t in [&running, &waiting, &pushed, &run_latest, &recent] {
+    for t in [
+        &running,
+        &waiting,
+        &pushed,
+        &run_latest,
+        &unsettled,
+        &newer,
+        &recent,
+    ] {
         assert!(j.task(&t.task_id).await.unwrap().is_some(), "{}", t.task_id);
         assert!(!j.task_events(&t.task_id, 0).await.unwrap().is_empty());
     }
     assert!(j.run_by_task(&run_old.task_id).await.unwrap().is_none());
     assert!(j.run_by_task(&run_latest.task_id).await.unwrap().is_some());
     let (total, ids) = listed(&j).await;
-    assert_eq!(total, 5);
-    assert_eq!(ids.len(), 5);
+    assert_eq!(total, 7);
+    assert_eq!(ids.len(), 7);
     assert_whole(&j).await;
     // The deleted inputs are forgotten: the same messageId is a new task now.
     let again = admitted(&j, at("a", None, now)).await;
