@@ -30,6 +30,7 @@ mod peers;
 mod perimeter;
 mod push;
 mod restart;
+mod retention;
 mod schedule_grants;
 mod schedules;
 mod scoping;

@@ -133,7 +133,7 @@ fn io(e: std::io::Error) -> Error {
     Error::Conflict(format!("cannot write the export: {e}"))
 }
 
-fn put(out: &mut impl Write, line: &Line) -> Result<()> {
+pub(crate) fn put(out: &mut impl Write, line: &Line) -> Result<()> {
     serde_json::to_writer(&mut *out, line)
         .map_err(|e| Error::Conflict(format!("cannot write the export: {e}")))?;
     out.write_all(b"\n").map_err(io)

@@ -8,7 +8,8 @@
 //!   commit, and an "accepted" answer always means "durable". One refused job does not sink the
 //!   others: admissions and appends check everything that can refuse them before they write;
 //!   other jobs run in their own savepoint. A write that fails half-way (a database error)
-//!   abandons the whole batch. The writer caches each Session's last seq and each live task's
+//!   abandons the whole batch. The retention job's deletes are the exception: each runs alone
+//!   between two batches, in a transaction of its own (see [`retention`]). The writer caches each Session's last seq and each live task's
 //!   state (dropped when another process writes the file), so an append reads nothing, and
 //!   writes the `tasks` / `sessions` cache columns once per batch. Checkpoints run in the writer
 //!   between batches, every few thousand WAL pages, which keeps the WAL bounded; a thread beside
@@ -30,13 +31,20 @@
 //!   with the thread count; a fixed set also keeps each connection's statement cache on one
 //!   thread.
 //!
-//! The `events` table is append-only (enforced by triggers). `tasks` caches each task's state;
+//! The `events` table is append-only (enforced by triggers; [`retention`] alone may delete whole
+//! Sessions). `tasks` caches each task's state;
 //! [`Journal::rebuild_check`] recomputes the cache from the events with the same projection the
 //! readers use, and reports any difference.
 //!
 //! **Backup and export.** [`backup`] copies the live journal as one consistent snapshot (SQLite's
 //! online backup API, beside the writer) and checks a copy before it is restored; [`export`]
 //! writes it as JSON lines, one row at a time, and parses them back.
+//!
+//! **Retention.** [`retention`] deletes whole old Sessions on a policy (never ones with
+//! pending work, nor a schedule's latest Run), through the writer in small batches, exporting
+//! them first when asked. It is the one thing that deletes events: the append-only triggers
+//! let a DELETE through only for the Session a retention marker row names, inside the
+//! retention job's own transaction.
 //!
 //! Layout: [`migrate`] (embedded migrations), [`queries`] (one module per table), [`writer`]
 //! (the writer thread and the admission transaction), [`wal`] (checkpoints), [`hub`] (live
@@ -58,6 +66,7 @@ mod peers;
 mod processes;
 mod push;
 pub mod queries;
+pub mod retention;
 mod schedules;
 mod security;
 mod wal;

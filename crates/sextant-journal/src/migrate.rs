@@ -94,6 +94,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "20261202160000_caller_kind_spelling",
         include_str!("../migrations/20261202160000_caller_kind_spelling.sql"),
     ),
+    (
+        "20261202170000_retention",
+        include_str!("../migrations/20261202170000_retention.sql"),
+    ),
 ];
 
 /// Applies the pending migrations; returns how many ran.

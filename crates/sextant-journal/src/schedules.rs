@@ -49,6 +49,24 @@ impl Journal {
             .map_err(|_| Error::Corrupt("writer returned an unexpected type".into()))
     }
 
+    /// Runs `f` in the writer alone, in a transaction of its own with foreign keys off
+    /// ([`Job::Alone`]: the retention job's deletes only), and returns its result after commit.
+    pub(crate) async fn call_alone<T, F>(&self, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> Result<T> + Send + 'static,
+    {
+        let out = self
+            .write(|reply| Job::Alone {
+                f: Box::new(move |c| f(c).map(|v| Box::new(v) as crate::writer::CallOut)),
+                reply,
+            })
+            .await?;
+        out.downcast::<T>()
+            .map(|b| *b)
+            .map_err(|_| Error::Corrupt("writer returned an unexpected type".into()))
+    }
+
     /// Creates a schedule.
     pub async fn create_schedule(&self, row: ScheduleRow) -> Result<()> {
         self.call(move |c| schedules::insert(c, &row)).await

@@ -2225,3 +2225,5 @@ fn old_caller_kind_spelling_is_migrated() {
         .unwrap();
     assert_eq!(kinds, ["anonymous-local", "peer"]);
 }
+
+mod retention;

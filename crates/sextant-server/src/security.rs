@@ -32,6 +32,11 @@
 //! [audit]
 //! max_bytes = 10485760                    # rotate audit.jsonl beyond this
 //! keep = 5                                # rotated files kept (audit.jsonl.1 … .5)
+//!
+//! [retention]                             # off unless keep_days or keep_gb is set
+//! keep_days = 90                          # delete Sessions idle longer than this
+//! keep_gb = 2.0                           # delete the oldest Sessions while the journal is larger
+//! export_before_delete = true             # write them to retention/deleted-<time>.jsonl first
 //! ```
 //!
 //! Every mistake is a start-up error naming the setting: Sextant never starts with a security
@@ -64,6 +69,9 @@ pub struct SecurityFile {
     /// `[audit]`.
     #[serde(default)]
     pub audit: AuditFile,
+    /// `[retention]`: which old Sessions the journal deletes (none unless configured).
+    #[serde(default)]
+    pub retention: RetentionFile,
 }
 
 /// `[limits]`.
@@ -169,6 +177,67 @@ impl Default for AuditFile {
     }
 }
 
+/// `[retention]`: off unless `keep_days` or `keep_gb` is set. It sits in `security.toml`
+/// beside `[audit]`: how long what callers said is kept is a privacy setting like them.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RetentionFile {
+    /// Delete Sessions whose last activity is older than this many days.
+    pub keep_days: Option<u32>,
+    /// Delete the oldest Sessions while the journal's used pages exceed this many GB (10^9
+    /// bytes; fractions allowed).
+    pub keep_gb: Option<f64>,
+    /// Write the Sessions to `retention/deleted-<time>.jsonl` in the data dir (the format of
+    /// `sextant export`) before deleting them.
+    pub export_before_delete: bool,
+}
+
+impl RetentionFile {
+    /// The longest `keep_days` accepted (a hundred years).
+    pub const MAX_DAYS: u32 = 36_500;
+
+    /// Checks the values; the message names the setting.
+    pub fn validate(&self) -> Result<(), String> {
+        if let Some(d) = self.keep_days
+            && !(1..=Self::MAX_DAYS).contains(&d)
+        {
+            return Err(format!(
+                "[retention] keep_days must be between 1 and {} (got {d})",
+                Self::MAX_DAYS
+            ));
+        }
+        if let Some(gb) = self.keep_gb
+            && !(0.001..=1_000_000.0).contains(&gb)
+        {
+            return Err(format!(
+                "[retention] keep_gb must be a size in GB between 0.001 and 1000000 (got {gb})"
+            ));
+        }
+        if self.export_before_delete && !self.enabled() {
+            return Err(
+                "[retention] export_before_delete needs keep_days or keep_gb: without a limit \
+                 nothing is deleted"
+                    .into(),
+            );
+        }
+        Ok(())
+    }
+
+    /// Whether anything is ever deleted.
+    pub fn enabled(&self) -> bool {
+        self.keep_days.is_some() || self.keep_gb.is_some()
+    }
+
+    /// The journal's policy for these settings.
+    pub fn policy(&self) -> sextant_journal::retention::Policy {
+        sextant_journal::retention::Policy {
+            keep_days: self.keep_days,
+            // Validated: finite, positive and far below u64::MAX bytes.
+            keep_bytes: self.keep_gb.map(|gb| (gb * 1e9) as u64),
+        }
+    }
+}
+
 impl SecurityFile {
     /// Checks what can be checked without the data dir (the JWT key files are read by
     /// [`Security::build`]).
@@ -212,6 +281,7 @@ impl SecurityFile {
         if let Some(jwt) = &self.jwt {
             jwt.validate()?;
         }
+        self.retention.validate()?;
         Ok(())
     }
 

@@ -9,12 +9,17 @@
 //! `work/` (default working directory for local engines), `outbound.toml` (optional: outbound
 //! A2A call settings), `peer-tokens.json` (outbound peers' bearer tokens, 0600; see
 //! `docs/peers.md`), `push.key` (the key push-notification secrets are sealed with, 0600),
-//! `card-key.json` (the keys cards are signed with, 0600; `sextant card-key rotate`) and
+//! `card-key.json` (the keys cards are signed with, 0600; `sextant card-key rotate`),
+//! `retention/` (what the retention job deleted, when it exports before deleting) and
 //! `sextant.lock` (held while a Sextant runs on the dir, so a second one is refused; see
 //! [`data_dir_lock`]).
 //!
 //! **Backup, restore, export** ([`backup`]): the whole profile in one tar file taken beside a
 //! running Sextant, restored only into a data dir no Sextant holds, or written as JSON lines.
+//!
+//! **Retention** ([`retention`]): with `[retention]` in `security.toml`, a background job deletes
+//! old Sessions (never ones with pending work, nor a schedule's latest Run) at start-up and then
+//! hourly, exporting them to `retention/` first when asked; off by default.
 //!
 //! **Perimeter at start-up** ([`check_exposure`]): with no credential for remote callers
 //! configured (a peer or assistant token, or `[jwt]`), Sextant binds loopback only; binding
@@ -25,6 +30,7 @@ pub mod agents_file;
 pub mod backup;
 pub mod data_dir_lock;
 pub mod outbound_file;
+pub mod retention;
 pub mod security_file;
 pub mod telemetry;
 pub mod tokens;
@@ -147,6 +153,10 @@ pub struct Running {
     scheduler_loop: SchedulerHandle,
     /// The push delivery worker (ends with `shutdown`; what it owes stays in the journal).
     push_loop: tokio::task::JoinHandle<()>,
+    /// The retention job, when `[retention]` is configured (tests run it with `run_now`
+    /// after moving a manual clock).
+    pub retention: Option<retention::Retention>,
+    retention_loop: Option<tokio::task::JoinHandle<()>>,
     shutdown: CancellationToken,
     server: tokio::task::JoinHandle<std::io::Result<()>>,
     /// Held until the server has stopped ([`data_dir_lock`]).
@@ -167,6 +177,12 @@ impl Running {
         self.scheduler_loop.shutdown().await;
         self.runtime.shutdown(DRAIN).await;
         self.shutdown.cancel();
+        if let Some(job) = self.retention_loop {
+            // A run in progress stops between two of its batches: each batch committed or
+            // deleted nothing, and an export file it was writing ends without its `end` line.
+            job.abort();
+            let _ = job.await;
+        }
         let _ = self.push_loop.await;
         let served = self.server.await;
         // Only now may another Sextant take the data dir: nothing of this one runs any more.
@@ -428,6 +444,15 @@ async fn start_inner(
         state.clone(),
         shutdown.child_token(),
     ));
+    let retention = retention::Retention::new(
+        runtime.journal().clone(),
+        clock.clone(),
+        security_file.retention.clone(),
+        &config.data_dir,
+    );
+    let retention_loop = retention
+        .clone()
+        .map(|job| job.start(shutdown.child_token()));
     let stop = shutdown.clone();
     let server = tokio::spawn(sextant_server::serve(listener, state, async move {
         stop.cancelled().await
@@ -439,6 +464,8 @@ async fn start_inner(
         scheduler,
         scheduler_loop,
         push_loop,
+        retention,
+        retention_loop,
         shutdown,
         server,
         lock,

@@ -4,7 +4,8 @@
 //! peers NAME` an assistant's per-Agent credentials with a Hermes peers block
 //! (docs/security.md); `sextant card-key show|rotate` shows and rotates the key cards are
 //! signed with (docs/card-signing.md); `sextant backup|restore|export` save and bring back the
-//! whole profile or write it as JSON lines (`sextant::backup`).
+//! whole profile or write it as JSON lines (`sextant::backup`); `sextant retention` applies
+//! `[retention]` once, or shows what it would delete (`sextant::retention`).
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -119,6 +120,29 @@ enum Command {
         /// Write to this file instead of stdout.
         #[arg(long, short)]
         output: Option<PathBuf>,
+    },
+    /// Apply the retention policy ([retention] in security.toml) once: delete old Sessions
+    /// (never ones with pending work, nor a schedule's latest Run), exporting them first if
+    /// export_before_delete is set. A running Sextant does this by itself every hour; this
+    /// command needs it stopped, except with --dry-run.
+    Retention {
+        #[arg(long, env = "SEXTANT_DATA_DIR")]
+        data_dir: Option<PathBuf>,
+        /// Only show what would be deleted (one line per Session on stdout); works while
+        /// Sextant runs.
+        #[arg(long)]
+        dry_run: bool,
+        /// Use this many days instead of keep_days from security.toml.
+        #[arg(long)]
+        keep_days: Option<u32>,
+        /// Use this size (GB) instead of keep_gb from security.toml.
+        #[arg(long)]
+        keep_gb: Option<f64>,
+        /// Then switch the journal to incremental auto-vacuum with one full VACUUM (rewrites
+        /// the whole file; needs its size free on disk), so later runs give freed space back
+        /// to the file system.
+        #[arg(long, conflicts_with = "dry_run")]
+        vacuum: bool,
     },
     /// The key Agent Cards are signed with (card-key.json in the data dir).
     CardKey {
@@ -390,6 +414,23 @@ fn main() -> Result<()> {
             let counts: Vec<String> = end.counts.iter().map(|(k, n)| format!("{n} {k}")).collect();
             eprintln!("sextant: exported {}", counts.join(", "));
             Ok(())
+        }
+        Command::Retention {
+            data_dir,
+            dry_run,
+            keep_days,
+            keep_gb,
+            vacuum,
+        } => {
+            let dir = data_dir.unwrap_or_else(sextant::default_data_dir);
+            let mut settings = sextant::security_file::load(&dir.join("security.toml"))?.retention;
+            settings.keep_days = keep_days.or(settings.keep_days);
+            settings.keep_gb = keep_gb.or(settings.keep_gb);
+            settings.validate().map_err(|e| anyhow::anyhow!(e))?;
+            if dry_run {
+                return sextant::retention::dry_run(&dir, &settings, chrono::Utc::now());
+            }
+            sextant::retention::run_once(&dir, &settings, vacuum, chrono::Utc::now())
         }
         Command::Token { data_dir } => {
             let dir = data_dir.unwrap_or_else(sextant::default_data_dir);

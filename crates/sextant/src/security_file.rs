@@ -50,4 +50,34 @@ mod tests {
         std::fs::write(&p, "[limits]\nrate = 3\n").unwrap();
         assert!(load(&p).is_err());
     }
+
+    #[test]
+    fn retention_is_off_by_default_and_its_mistakes_name_the_setting() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("security.toml");
+        assert!(!load(&p).unwrap().retention.enabled());
+        std::fs::write(
+            &p,
+            "[retention]\nkeep_days = 30\nkeep_gb = 0.5\nexport_before_delete = true\n",
+        )
+        .unwrap();
+        let r = load(&p).unwrap().retention;
+        let policy = r.policy();
+        assert_eq!(policy.keep_days, Some(30));
+        assert_eq!(policy.keep_bytes, Some(500_000_000));
+        assert!(r.export_before_delete);
+        for (bad, says) in [
+            ("keep_days = 0", "keep_days must be between 1"),
+            ("keep_gb = 0.0", "keep_gb must be a size"),
+            ("keep_gb = -1.0", "keep_gb must be a size"),
+            ("keep_gb = nan", "keep_gb must be a size"),
+            ("export_before_delete = true", "needs keep_days or keep_gb"),
+        ] {
+            std::fs::write(&p, format!("[retention]\n{bad}\n")).unwrap();
+            let err = format!("{:#}", load(&p).unwrap_err());
+            assert!(err.contains(says), "{bad}: {err}");
+        }
+        std::fs::write(&p, "[retention]\nkeep_weeks = 3\n").unwrap();
+        assert!(load(&p).is_err());
+    }
 }

@@ -517,6 +517,10 @@ pub(crate) const UNFINISHED: &str = concat!(
     " ORDER BY created_at, task_id"
 );
 
+/// The Sessions of tasks not yet in a terminal state (retention keeps them); its WHERE is the
+/// `tasks_live` index's condition.
+pub(crate) const LIVE_SESSIONS: &str = concat!("SELECT session_id FROM tasks WHERE ", live_task!());
+
 /// Tasks not yet in a terminal state, oldest first.
 pub fn unfinished(c: &Connection) -> Result<Vec<TaskRow>> {
     c.prepare_cached(UNFINISHED)?
