@@ -40,7 +40,7 @@ pub struct Checked {
 /// `-wal` beside it). Blocking: run it on a blocking thread.
 pub fn snapshot(src: &Path, dest: &Path) -> Result<Checked> {
     if dest.exists() {
-        return Err(Error::Conflict(format!(
+        return Err(Error::File(format!(
             "{} exists already; a snapshot is only written to a new file",
             dest.display()
         )));
@@ -61,12 +61,12 @@ pub fn snapshot(src: &Path, dest: &Path) -> Result<Checked> {
                     std::thread::sleep(Duration::from_millis(100));
                 }
                 StepResult::Busy | StepResult::Locked => {
-                    return Err(Error::Conflict(
+                    return Err(Error::Unavailable(
                         "the journal stayed locked for 5 s; no snapshot was taken".into(),
                     ));
                 }
                 _ => {
-                    return Err(Error::Conflict(
+                    return Err(Error::Failed(
                         "the journal snapshot stopped on an unknown step result".into(),
                     ));
                 }
@@ -76,7 +76,7 @@ pub fn snapshot(src: &Path, dest: &Path) -> Result<Checked> {
     // The pages say WAL (the source's mode); a backup file is one file.
     let mode: String = copy.query_row("PRAGMA journal_mode = DELETE", [], |r| r.get(0))?;
     if !mode.eq_ignore_ascii_case("delete") {
-        return Err(Error::Conflict(format!(
+        return Err(Error::File(format!(
             "the snapshot stayed in journal mode {mode}"
         )));
     }

@@ -130,12 +130,12 @@ impl<W: Write> Writer<W> {
 }
 
 fn io(e: std::io::Error) -> Error {
-    Error::Conflict(format!("cannot write the export: {e}"))
+    Error::File(format!("cannot write the export: {e}"))
 }
 
 pub(crate) fn put(out: &mut impl Write, line: &Line) -> Result<()> {
     serde_json::to_writer(&mut *out, line)
-        .map_err(|e| Error::Conflict(format!("cannot write the export: {e}")))?;
+        .map_err(|e| Error::File(format!("cannot write the export: {e}")))?;
     out.write_all(b"\n").map_err(io)
 }
 
@@ -226,10 +226,10 @@ pub fn open_for_export(path: &std::path::Path) -> Result<Connection> {
         });
     }
     if version < known {
-        return Err(Error::Conflict(format!(
-            "the journal has schema version {version} and this Sextant exports version \
-             {known}: start Sextant on it once (it migrates the journal), then export"
-        )));
+        return Err(Error::TooOld {
+            found: version as usize,
+            known: known as usize,
+        });
     }
     Ok(c)
 }

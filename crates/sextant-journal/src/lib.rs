@@ -218,7 +218,10 @@ impl Journal {
         std::thread::Builder::new()
             .name("sextant-journal-writer".into())
             .spawn(move || writer::run(conn, wal, rx, writer_hub, writer_push))
-            .map_err(|e| Error::Conflict(format!("cannot start the journal writer: {e}")))?;
+            .map_err(|source| Error::Spawn {
+                what: "writer",
+                source,
+            })?;
         let (reads, queue) = std::sync::mpsc::channel::<ReadJob>();
         let queue = Arc::new(Mutex::new(queue));
         for n in 0..READERS {
@@ -226,7 +229,10 @@ impl Journal {
             std::thread::Builder::new()
                 .name(format!("sextant-journal-read-{n}"))
                 .spawn(move || reader(&path, &queue))
-                .map_err(|e| Error::Conflict(format!("cannot start a journal reader: {e}")))?;
+                .map_err(|source| Error::Spawn {
+                    what: "reader",
+                    source,
+                })?;
         }
         Ok(Self {
             inner: Arc::new(Inner {
@@ -275,7 +281,7 @@ impl Journal {
         self.inner.reads.send(job).map_err(|_| Error::Closed)?;
         // A closed reply means the read panicked: the reader dropped it while unwinding.
         rx.await
-            .map_err(|_| Error::Conflict("the journal read failed (it panicked)".into()))?
+            .map_err(|_| Error::Failed("a journal read panicked".into()))?
     }
 
     /// The crate-private `read` for other crates' tests (feature `test-support`): a raw connection,
@@ -399,7 +405,7 @@ impl Journal {
             )
             .await?;
         evs.pop()
-            .ok_or_else(|| Error::Conflict("append returned no event".into()))
+            .ok_or_else(|| Error::Failed("an append returned no event".into()))
     }
 
     /// One task's row (cached state included).
@@ -550,7 +556,7 @@ impl Journal {
         let src = self.inner.path.clone();
         tokio::task::spawn_blocking(move || backup::snapshot(&src, &dest))
             .await
-            .map_err(|e| Error::Conflict(format!("snapshot task failed: {e}")))?
+            .map_err(|e| Error::Failed(format!("the snapshot task: {e}")))?
     }
 
     /// Recomputes every task's cached state from the events and returns the tasks whose cache

@@ -433,7 +433,7 @@ fn private_new(path: &Path) -> std::io::Result<std::fs::File> {
 }
 
 fn io(e: std::io::Error) -> Error {
-    Error::Conflict(format!("retention export: {e}"))
+    Error::File(format!("retention export: {e}"))
 }
 
 /// What one batch deleted.
@@ -560,7 +560,7 @@ pub(crate) fn delete_batch(
             }
         }
         file.lock()
-            .map_err(|_| Error::Conflict("retention export: a writer panicked".into()))?
+            .map_err(|_| Error::Failed("retention export: a writer panicked".into()))?
             .append(&buf, counts)?;
     }
     for cand in going {
@@ -654,7 +654,7 @@ impl Journal {
                 let f =
                     tokio::task::spawn_blocking(move || ExportFile::create(&path, version, now))
                         .await
-                        .map_err(|e| Error::Conflict(format!("retention export: {e}")))??;
+                        .map_err(|e| Error::Failed(format!("retention export: {e}")))??;
                 Some(Arc::new(Mutex::new(f)))
             }
             None => None,
@@ -664,13 +664,13 @@ impl Journal {
             .await;
         if let Some(f) = file {
             let f = Arc::try_unwrap(f)
-                .map_err(|_| Error::Conflict("retention export still in use".into()))?
+                .map_err(|_| Error::Failed("retention export still in use".into()))?
                 .into_inner()
-                .map_err(|_| Error::Conflict("retention export: a writer panicked".into()))?;
+                .map_err(|_| Error::Failed("retention export: a writer panicked".into()))?;
             let path = f.path().to_path_buf();
             tokio::task::spawn_blocking(move || f.finish())
                 .await
-                .map_err(|e| Error::Conflict(format!("retention export: {e}")))??;
+                .map_err(|e| Error::Failed(format!("retention export: {e}")))??;
             report.export = Some(path);
         }
         run?;
@@ -702,12 +702,12 @@ impl Journal {
                     let committed = r.is_ok();
                     tokio::task::spawn_blocking(move || {
                         let mut f = f.lock().map_err(|_| {
-                            Error::Conflict("retention export: a writer panicked".into())
+                            Error::Failed("retention export: a writer panicked".into())
                         })?;
                         if committed { f.commit() } else { f.undo() }
                     })
                     .await
-                    .map_err(|e| Error::Conflict(format!("retention export: {e}")))??;
+                    .map_err(|e| Error::Failed(format!("retention export: {e}")))??;
                 }
                 let d = r?;
                 report.sessions += d.sessions;

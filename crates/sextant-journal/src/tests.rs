@@ -2191,7 +2191,7 @@ async fn a_read_that_panics_fails_alone() {
             .read(|_| -> Result<()> { panic!("a read that panics (expected in this test)") })
             .await
             .unwrap_err();
-        assert!(matches!(e, Error::Conflict(_)), "{e:?}");
+        assert!(matches!(e, Error::Failed(_)), "{e:?}");
     }
     // Every reader is still there, on a working connection.
     let n: i64 = j
@@ -2227,3 +2227,35 @@ fn old_caller_kind_spelling_is_migrated() {
 }
 
 mod retention;
+
+/// An export of a journal that is not migrated yet says so as its own error (the caller can
+/// tell the person to start Sextant once), not as a write conflict.
+#[test]
+fn exporting_an_unmigrated_journal_is_too_old() {
+    let dir = tempfile::tempdir().unwrap();
+    drop(journal_before(
+        dir.path(),
+        "20261202160000_caller_kind_spelling",
+    ));
+    let err = crate::export::open_for_export(&dir.path().join("journal.db")).unwrap_err();
+    assert!(
+        matches!(err, Error::TooOld { found, known } if found < known && known == migrate::MIGRATIONS.len()),
+        "{err:?}"
+    );
+    assert!(
+        err.to_string().contains("start Sextant on it once"),
+        "{err}"
+    );
+}
+
+/// A snapshot into a file that exists is refused as a file error, not a write conflict.
+#[test]
+fn a_snapshot_never_overwrites_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    drop(journal_before(dir.path(), "20261129000000_init"));
+    let dest = dir.path().join("copy.db");
+    std::fs::write(&dest, b"keep me").unwrap();
+    let err = crate::backup::snapshot(&dir.path().join("journal.db"), &dest).unwrap_err();
+    assert!(matches!(err, Error::File(_)), "{err:?}");
+    assert_eq!(std::fs::read(&dest).unwrap(), b"keep me");
+}

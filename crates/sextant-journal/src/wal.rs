@@ -73,7 +73,10 @@ impl Wal {
             std::thread::Builder::new()
                 .name("sextant-walsync".into())
                 .spawn(move || sync_thread(path, woken))
-                .map_err(|e| Error::Conflict(format!("cannot start the WAL sync thread: {e}")))?;
+                .map_err(|source| Error::Spawn {
+                    what: "WAL sync",
+                    source,
+                })?;
         }
         Ok(Self {
             frames,

@@ -301,7 +301,7 @@ impl Done {
     /// a subscription instead: its Session's live channel is closed, so it ends with nothing
     /// (other live readers of that Session see it end too, and read the journal again).
     fn fail(self, why: &str, hub: &Hub) {
-        let err = || Error::Conflict(format!("journal commit failed: {why}"));
+        let err = || Error::Unavailable(format!("the commit failed: {why}"));
         match self {
             Done::Unit(tx, _) => drop(tx.send(Err(err()))),
             Done::Admit {
@@ -976,7 +976,7 @@ impl Writer {
             // `run` and `run_batch` keep these out of batches.
             Job::Alone { reply, .. } => Done::Call(
                 reply,
-                Err(Error::Conflict("a lone write was sent into a batch".into())),
+                Err(Error::Failed("a lone write was sent into a batch".into())),
             ),
         };
         let failed = match &done {
@@ -1031,7 +1031,7 @@ fn in_savepoint<T>(c: &Connection, f: impl FnOnce() -> Result<T>) -> Result<T> {
 }
 
 fn fail_job(job: Job, why: &str) {
-    let err = || Error::Conflict(format!("journal unavailable: {why}"));
+    let err = || Error::Unavailable(why.to_string());
     match job {
         Job::UpsertAgents { reply, .. } => drop(reply.send(Err(err()))),
         Job::Admit { reply, .. } => drop(reply.send(Err(err()))),
