@@ -8,11 +8,18 @@
 //! compressing anything per request.
 //!
 //! `SEXTANT_UI_DIST` points at another built UI directory.
+//!
+//! Also generates the gRPC binding's code from `proto/a2a.proto` (see `proto/README.md`) into
+//! `$OUT_DIR`: the `lf.a2a.v1` messages (prost) with ProtoJSON serde (pbjson), the
+//! `A2AService` server trait and a client (tonic), the well-known types taken from
+//! `pbjson-types` so that `Struct` and `Timestamp` have their ProtoJSON forms too. `protoc`
+//! is the vendored one unless `PROTOC` names another.
 
 use std::path::{Path, PathBuf};
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
+    grpc();
     println!("cargo:rerun-if-env-changed=SEXTANT_UI_DIST");
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets it"));
     let ui = manifest.join("../../ui");
@@ -105,4 +112,39 @@ fn collect(root: &Path, dir: &Path, out: &mut Vec<(String, String)>) {
             out.push((rel.join("/"), abs.to_string_lossy().into_owned()));
         }
     }
+}
+
+/// The gRPC binding's generated code (see the module docs).
+fn grpc() {
+    println!("cargo:rerun-if-changed=proto");
+    println!("cargo:rerun-if-env-changed=PROTOC");
+    let protoc = match std::env::var_os("PROTOC") {
+        Some(p) => PathBuf::from(p),
+        None => protoc_bin_vendored::protoc_bin_path().expect("a vendored protoc for this host"),
+    };
+    let out_dir = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets it"));
+    let descriptors = out_dir.join("a2a-descriptors.bin");
+    let mut config = tonic_prost_build::Config::new();
+    config.protoc_executable(protoc);
+    tonic_prost_build::configure()
+        .build_server(true)
+        .build_client(true)
+        // The client is for tests and generic over its transport: tonic's own is not built.
+        .build_transport(false)
+        .out_dir(&out_dir)
+        .file_descriptor_set_path(&descriptors)
+        .compile_well_known_types(true)
+        .extern_path(".google.protobuf", "::pbjson_types")
+        .compile_with_config(config, &["proto/a2a.proto"], &["proto"])
+        .expect("proto/a2a.proto compiles");
+    let set = std::fs::read(&descriptors).expect("protoc wrote the descriptors");
+    pbjson_build::Builder::new()
+        .out_dir(&out_dir)
+        // A result may carry fields the proto has not (the push-delivery extension's
+        // `delivery`): the message drops them rather than failing the call.
+        .ignore_unknown_fields()
+        .register_descriptors(&set)
+        .expect("the descriptors parse")
+        .build(&[".lf.a2a.v1"])
+        .expect("ProtoJSON serde for lf.a2a.v1");
 }

@@ -68,7 +68,7 @@ async fn conformance_mode_makes_the_conformance_agent_the_default_card() {
 }
 
 #[tokio::test]
-async fn agent_card_advertises_jsonrpc_1_0_then_0_3_then_http_json() {
+async fn agent_card_advertises_jsonrpc_1_0_then_0_3_then_http_json_then_grpc() {
     let app = TestApp::spawn().await;
     let (status, _, card) = app
         .get_json("/api/v1/agents/echo/.well-known/agent-card.json", false)
@@ -76,7 +76,7 @@ async fn agent_card_advertises_jsonrpc_1_0_then_0_3_then_http_json() {
     assert_eq!(status, StatusCode::OK);
     let url = format!("{}/api/v1/agents/echo/a2a", app.url);
     let ifaces = card["supportedInterfaces"].as_array().expect("interfaces");
-    assert_eq!(ifaces.len(), 3, "{card}");
+    assert_eq!(ifaces.len(), 4, "{card}");
     assert_eq!(ifaces[0]["url"], url);
     assert_eq!(ifaces[0]["protocolBinding"], "JSONRPC");
     assert_eq!(ifaces[0]["protocolVersion"], "1.0");
@@ -86,6 +86,11 @@ async fn agent_card_advertises_jsonrpc_1_0_then_0_3_then_http_json() {
     assert_eq!(ifaces[2]["url"], format!("{}/api/v1/agents/echo", app.url));
     assert_eq!(ifaces[2]["protocolBinding"], "HTTP+JSON");
     assert_eq!(ifaces[2]["protocolVersion"], "1.0");
+    // gRPC at host:port (a channel target), the Agent named by `tenant`.
+    assert_eq!(ifaces[3]["url"], app.url.trim_start_matches("http://"));
+    assert_eq!(ifaces[3]["protocolBinding"], "GRPC");
+    assert_eq!(ifaces[3]["protocolVersion"], "1.0");
+    assert_eq!(ifaces[3]["tenant"], "echo");
     // The public card is minimal: one generic skill; the real ones are on the extended card.
     assert_eq!(card["skills"].as_array().map(Vec::len), Some(1), "{card}");
     assert_eq!(card["skills"][0]["id"], "chat");

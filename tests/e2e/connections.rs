@@ -241,6 +241,15 @@ async fn half_sent_and_idle_connections_are_closed_but_open_responses_are_not() 
     assert_eq!(health.status, 200);
     until_closed(&mut idle).await;
 
+    // A connection that never sends a byte is closed too (before hyper sees it: the server
+    // waits for its first bytes to tell HTTP/1.1 from HTTP/2).
+    let mut silent = connect_from(&app, "127.0.0.2").await;
+    until_closed(&mut silent).await;
+    // A half-sent HTTP/2 preface likewise.
+    let mut half_preface = connect_from(&app, "127.0.0.2").await;
+    half_preface.write_all(b"PRI * HTTP/2.0\r\n").await.unwrap();
+    until_closed(&mut half_preface).await;
+
     // All that took longer than the header timeout; the stream is still open and completes.
     std::fs::write(app.dir.path().join("gate"), b"open").unwrap();
     let rest = stream.rest().await;
@@ -307,5 +316,32 @@ async fn connection_limits_per_address_and_overall_keep_room_for_the_console() {
     held.truncate(3);
     held.push(hold("127.0.0.4").await.expect("a place was freed"));
     drop(held);
+    app.shutdown().await;
+}
+
+/// HTTP/2 with prior knowledge (h2c, as gRPC clients speak it) on the same port as HTTP/1.1,
+/// through the same router.
+#[tokio::test]
+async fn http2_prior_knowledge_is_served_on_the_same_port() {
+    let app = spawn_with_limits("", None).await;
+    let h2 = reqwest::Client::builder()
+        .http2_prior_knowledge()
+        .build()
+        .unwrap();
+    let r = h2
+        .get(format!("{}/api/v1/health", app.url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.version(), reqwest::Version::HTTP_2);
+    assert_eq!(r.status(), 200);
+    let h1 = reqwest::Client::builder().http1_only().build().unwrap();
+    let r = h1
+        .get(format!("{}/api/v1/health", app.url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.version(), reqwest::Version::HTTP_11);
+    assert_eq!(r.status(), 200);
     app.shutdown().await;
 }

@@ -19,6 +19,7 @@ mod connections;
 mod console;
 mod errors;
 mod extractors;
+mod grpc;
 mod http_json;
 mod kill9;
 mod legacy;

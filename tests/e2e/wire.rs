@@ -39,12 +39,16 @@ fn settings() -> Settings {
 }
 
 /// `v` with, inside every string, this server's URL replaced by `http://[sextant]` (the path
-/// after it is wire shape, the port is not) and each `(value, label)` of `inside` by its label:
-/// ids that also appear inside links and texts, where a field redaction cannot reach.
+/// after it is wire shape, the port is not), its bare `host:port` (the gRPC interface's) by
+/// `[sextant]`, and each `(value, label)` of `inside` by its label: ids that also appear
+/// inside links and texts, where a field redaction cannot reach.
 fn scrub(app: &TestApp, v: Value, inside: &[(&str, &str)]) -> Value {
     match v {
         Value::String(text) => {
             let mut text = text.replace(&app.url, "http://[sextant]");
+            if let Some(host) = app.url.strip_prefix("http://") {
+                text = text.replace(host, "[sextant]");
+            }
             for (value, label) in inside {
                 text = text.replace(value, label);
             }

@@ -120,6 +120,35 @@ impl Code {
             Code::Internal | Code::InvalidAgentResponse => "INTERNAL",
         }
     }
+
+    /// The gRPC status code (a `google.rpc.Code` number) the gRPC binding answers this error
+    /// with. It is [`Code::rpc_status`] except where the conformance kit (a2a-tck 1.0-dev,
+    /// `ERROR_BINDINGS`) expects otherwise, as the HTTP statuses follow it too:
+    /// `UNIMPLEMENTED` (12) for PushNotificationNotSupported, UnsupportedOperation and
+    /// VersionNotSupported (the server does not implement what was asked, which gRPC clients
+    /// treat as final), and `UNIMPLEMENTED` for an unknown method, as gRPC itself answers one.
+    pub fn grpc_code(self) -> i32 {
+        const INVALID_ARGUMENT: i32 = 3;
+        const NOT_FOUND: i32 = 5;
+        const FAILED_PRECONDITION: i32 = 9;
+        const UNIMPLEMENTED: i32 = 12;
+        const INTERNAL: i32 = 13;
+        match self {
+            Code::ParseError
+            | Code::InvalidRequest
+            | Code::InvalidParams
+            | Code::ContentTypeNotSupported => INVALID_ARGUMENT,
+            Code::TaskNotFound => NOT_FOUND,
+            Code::TaskNotCancelable
+            | Code::ExtendedAgentCardNotConfigured
+            | Code::ExtensionSupportRequired => FAILED_PRECONDITION,
+            Code::MethodNotFound
+            | Code::PushNotificationNotSupported
+            | Code::UnsupportedOperation
+            | Code::VersionNotSupported => UNIMPLEMENTED,
+            Code::Internal | Code::InvalidAgentResponse => INTERNAL,
+        }
+    }
 }
 
 /// A JSON-RPC error to send.
@@ -218,6 +247,26 @@ mod tests {
         let f = RpcError::field("message.parts", "must not be empty").to_json();
         assert_eq!(f["code"], -32602);
         assert_eq!(f["data"][1]["fieldViolations"][0]["field"], "message.parts");
+    }
+
+    #[test]
+    fn grpc_codes_follow_the_conformance_kit() {
+        // a2a-tck 1.0-dev tck/requirements/base.py ERROR_BINDINGS.
+        let expected = [
+            (Code::TaskNotFound, 5),
+            (Code::TaskNotCancelable, 9),
+            (Code::PushNotificationNotSupported, 12),
+            (Code::UnsupportedOperation, 12),
+            (Code::ContentTypeNotSupported, 3),
+            (Code::InvalidAgentResponse, 13),
+            (Code::ExtendedAgentCardNotConfigured, 9),
+            (Code::ExtensionSupportRequired, 9),
+            (Code::VersionNotSupported, 12),
+            (Code::InvalidParams, 3),
+        ];
+        for (code, grpc) in expected {
+            assert_eq!(code.grpc_code(), grpc, "{code:?}");
+        }
     }
 
     #[test]

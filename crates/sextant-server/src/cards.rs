@@ -9,7 +9,8 @@
 //!
 //! The 1.0 card is written as plain JSON so its shape is exactly the 1.0 schema (strict
 //! validators reject extra keys). It advertises the JSON-RPC URL for 1.0 first and the same URL
-//! for 0.3 (the method aliases). Every card Sextant serves is signed (A2A 1.0 §8.4, see
+//! for 0.3 (the method aliases), then HTTP+JSON and, on the public surface, gRPC (its
+//! `tenant` the Agent's id, see [`card`]). Every card Sextant serves is signed (A2A 1.0 §8.4, see
 //! `sextant_a2a::signing`) with the key in `card-key.json` ([`crate::card_keys`]); the public
 //! keys are at `/.well-known/jwks.json` ([`jwks`]). Responses carry `Cache-Control`, a weak
 //! `ETag` over the card's content and signing key, and `Last-Modified` (the server start, when
@@ -44,13 +45,38 @@ use crate::error::ApiError;
 use crate::urls::base_url;
 
 /// The full card of one Agent (its real skills), with URLs under `base`: what the owner's
-/// console lists, and the extended card.
+/// console lists, and the extended card. Lists the gRPC binding after the others, at
+/// [`grpc_target`] with the Agent's id as its `tenant` (`crate::a2a::grpc`).
 pub fn card(agent: &AgentSpec, base: &str) -> Value {
-    card_at(
+    let mut c = card_at(
         agent,
         base,
         &format!("{base}{}", RpcSurface::Public.agent_path(&agent.id)),
-    )
+    );
+    if let Some(target) = grpc_target(base)
+        && let Some(list) = c["supportedInterfaces"].as_array_mut()
+    {
+        list.push(json!({
+            "url": target,
+            "protocolBinding": "GRPC",
+            "protocolVersion": "1.0",
+            "tenant": agent.id,
+        }));
+    }
+    c
+}
+
+/// The gRPC binding's address for a base URL: `host:port` (the port the scheme implies when
+/// the URL names none), the form `a2a.proto` gives for gRPC and the one gRPC clients take as
+/// a channel target (`grpc.insecure_channel("127.0.0.1:9900")`); a scheme or path would not
+/// resolve. gRPC is served at the root of the host, so a base URL with a path prefix (a
+/// proxy that mounts Sextant under one) still gets its bare host: the proxy must route
+/// `/lf.a2a.v1.A2AService/` there too.
+pub fn grpc_target(base: &str) -> Option<String> {
+    let url = url::Url::parse(base).ok()?;
+    let host = url.host_str()?;
+    let port = url.port_or_known_default()?;
+    Some(format!("{host}:{port}"))
 }
 
 /// The card anyone may fetch: minimal unless the Agent's `public_card` is `full`.
@@ -75,7 +101,8 @@ fn generic_skill(agent: &AgentSpec) -> Value {
 /// The full card with its interfaces under `agent_url` (the assistant routes use their own):
 /// JSON-RPC at `{agent_url}/a2a` (1.0, and 0.3 by its method names), HTTP+JSON at
 /// `agent_url` itself (1.0). JSON-RPC 1.0 is listed first, the binding a client without a
-/// preference picks.
+/// preference picks. No gRPC: [`card`] adds it where it is served (not on the assistant
+/// surface, whose tokens are scoped by the Agent in the path).
 pub fn card_at(agent: &AgentSpec, base: &str, agent_url: &str) -> Value {
     let url = format!("{agent_url}/a2a");
     let skills: Vec<Value> = agent
@@ -252,5 +279,31 @@ pub async fn agent_card(
     match app.runtime.agent(&agent_id) {
         Some(a) => respond(&app, &headers, query.as_deref(), &a),
         None => ApiError::NotFound(format!("no agent {agent_id:?}")).into_response(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grpc_targets_are_host_and_port() {
+        assert_eq!(
+            grpc_target("http://127.0.0.1:9900").as_deref(),
+            Some("127.0.0.1:9900")
+        );
+        assert_eq!(
+            grpc_target("https://a2a.example.com").as_deref(),
+            Some("a2a.example.com:443")
+        );
+        assert_eq!(
+            grpc_target("https://a2a.example.com/sextant").as_deref(),
+            Some("a2a.example.com:443")
+        );
+        assert_eq!(
+            grpc_target("http://[::1]:9900").as_deref(),
+            Some("[::1]:9900")
+        );
+        assert_eq!(grpc_target("not a url"), None);
     }
 }

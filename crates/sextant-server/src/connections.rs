@@ -5,11 +5,20 @@
 //! the process's file descriptors and stopped Sextant from answering anyone. Here, from
 //! `[limits]` in `security.toml`:
 //!
-//! - **Header timeout** (`header_timeout_secs`, 20 s): hyper's header read timeout. Its clock
-//!   runs whenever the connection waits for a request head, from the connection's opening or
-//!   its previous response, so it is also the **idle timeout** of a kept-alive connection. It
-//!   does not run while a response is being sent: an SSE stream or a blocking `SendMessage`
-//!   that waits for minutes is not cut.
+//! - **HTTP/1.1 and HTTP/2** on the one port: a connection that opens with the HTTP/2
+//!   preface (prior knowledge, h2c: what gRPC clients send to a plain `host:port`) is served
+//!   as HTTP/2, any other as HTTP/1.1. The first bytes must arrive within the header timeout,
+//!   or the connection is closed. There is no TLS here: beyond loopback Sextant sits behind a
+//!   TLS proxy (README "Perimeter"), which must speak HTTP/2 to it for gRPC.
+//! - **Header timeout** (`header_timeout_secs`, 20 s): hyper's header read timeout (HTTP/1.1).
+//!   Its clock runs whenever the connection waits for a request head, from the connection's
+//!   opening or its previous response, so it is also the **idle timeout** of a kept-alive
+//!   connection. It does not run while a response is being sent: an SSE stream or a blocking
+//!   `SendMessage` that waits for minutes is not cut.
+//!   An HTTP/2 connection has no request heads to time between streams: it is pinged every
+//!   header timeout and closed when a ping goes unanswered for as long, and it carries at most
+//!   [`H2_STREAMS`] requests at once (HTTP/1.1 carries one), so the per-address cap still
+//!   bounds what one peer has open.
 //! - **Body timeout** (`body_timeout_secs`, 60 s): a request body must have arrived this long
 //!   after its head; then reading it fails, the request is refused and the connection closed.
 //!   A body that is already buffered costs no timer.
@@ -37,13 +46,21 @@ use axum::extract::ConnectInfo;
 use bytes::Bytes;
 use http_body::{Body as HttpBody, Frame, SizeHint};
 use hyper::body::Incoming;
-use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 /// Descriptors kept for everything but connections (journal, audit log, engines' pipes).
 const FD_MARGIN: usize = 128;
+
+/// The most requests one HTTP/2 connection carries at once (hyper's default is 200): enough
+/// for a client's open streams beside its calls, small enough that the per-address
+/// connection cap still means something.
+pub const H2_STREAMS: u32 = 100;
+
+/// What an HTTP/2 prior-knowledge connection opens with (RFC 9113 §3.4).
+const H2_PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
 /// The settings of the accept loop.
 #[derive(Debug, Clone, Copy)]
@@ -228,24 +245,41 @@ pub async fn serve(
         let stop = stop.clone();
         conns.spawn(async move {
             let _slot = slot;
-            let mut builder = hyper::server::conn::http1::Builder::new();
-            builder
-                .timer(TokioTimer::new())
-                .header_read_timeout(limits.header_timeout)
-                .keep_alive(true);
-            let conn = builder.serve_connection(TokioIo::new(tcp), service);
-            let mut conn = std::pin::pin!(conn);
-            tokio::select! {
-                r = conn.as_mut() => {
-                    if let Err(e) = r {
-                        tracing::trace!(%peer, error = %e, "connection ended");
+            let opened = tokio::time::Instant::now();
+            let h2 = tokio::select! {
+                r = tokio::time::timeout(limits.header_timeout, is_h2(&tcp)) => match r {
+                    Ok(Ok(h2)) => h2,
+                    Ok(Err(e)) => {
+                        tracing::trace!(%peer, error = %e, "connection ended before a request");
+                        return;
                     }
-                    return;
-                }
-                _ = stop.cancelled() => conn.as_mut().graceful_shutdown(),
-            }
-            if let Err(e) = conn.await {
-                tracing::trace!(%peer, error = %e, "connection ended at shutdown");
+                    Err(_) => {
+                        tracing::trace!(%peer, "connection sent nothing within the header timeout");
+                        return;
+                    }
+                },
+                _ = stop.cancelled() => return,
+            };
+            let io = TokioIo::new(tcp);
+            if h2 {
+                let mut builder = hyper::server::conn::http2::Builder::new(TokioExecutor::new());
+                builder
+                    .timer(TokioTimer::new())
+                    .keep_alive_interval(limits.header_timeout)
+                    .keep_alive_timeout(limits.header_timeout)
+                    .max_concurrent_streams(H2_STREAMS);
+                let conn = builder.serve_connection(io, service);
+                drive(conn, &stop, peer, |c| c.graceful_shutdown()).await;
+            } else {
+                // The header timeout counts from the connection's opening, sniffing included.
+                let left = limits.header_timeout.saturating_sub(opened.elapsed());
+                let mut builder = hyper::server::conn::http1::Builder::new();
+                builder
+                    .timer(TokioTimer::new())
+                    .header_read_timeout(left.max(Duration::from_millis(1)))
+                    .keep_alive(true);
+                let conn = builder.serve_connection(io, service);
+                drive(conn, &stop, peer, |c| c.graceful_shutdown()).await;
             }
         });
     }
@@ -254,6 +288,51 @@ pub async fn serve(
     conns.close();
     conns.wait().await;
     Ok(())
+}
+
+/// Whether a connection opens with the HTTP/2 preface. Peeks, so hyper reads the bytes
+/// again; a partial preface is peeked again after a short wait (peeking at bytes already
+/// there does not wait for more). Callers bound it with the header timeout.
+async fn is_h2(tcp: &tokio::net::TcpStream) -> std::io::Result<bool> {
+    let mut buf = [0u8; H2_PREFACE.len()];
+    loop {
+        let n = tcp.peek(&mut buf).await?;
+        if n == 0 {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+        if buf[..n] != H2_PREFACE[..n] {
+            return Ok(false);
+        }
+        if n == H2_PREFACE.len() {
+            return Ok(true);
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Serves one connection until it ends, or until `stop` (then gracefully: the response
+/// being sent finishes, streams end at shutdown).
+async fn drive<C>(
+    conn: C,
+    stop: &CancellationToken,
+    peer: SocketAddr,
+    graceful: impl FnOnce(Pin<&mut C>),
+) where
+    C: std::future::Future<Output = hyper::Result<()>>,
+{
+    let mut conn = std::pin::pin!(conn);
+    tokio::select! {
+        r = conn.as_mut() => {
+            if let Err(e) = r {
+                tracing::trace!(%peer, error = %e, "connection ended");
+            }
+            return;
+        }
+        _ = stop.cancelled() => graceful(conn.as_mut()),
+    }
+    if let Err(e) = conn.await {
+        tracing::trace!(%peer, error = %e, "connection ended at shutdown");
+    }
 }
 
 /// The service of one connection: the router, with the peer address as `ConnectInfo` and the

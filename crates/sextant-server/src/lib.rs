@@ -1,8 +1,9 @@
 //! Sextant's HTTP surface (axum 0.8).
 //!
-//! - [`a2a`]: the A2A 1.0 service of every Agent and its bindings, JSON-RPC (with 0.3
-//!   aliases) and HTTP+JSON, streams over SSE; `a2a::params`: the JSON type of every field of
-//!   its methods' params; `a2a::parts`: the check of a message's file and data parts.
+//! - [`a2a`]: the A2A 1.0 service of every Agent and its three bindings, JSON-RPC (with 0.3
+//!   aliases), HTTP+JSON and gRPC, streams over SSE (server-streaming RPCs for gRPC);
+//!   `a2a::params`: the JSON type of every field of its methods' params; `a2a::parts`: the
+//!   check of a message's file and data parts.
 //! - [`cards`]: Agent cards, signed ([`card_keys`]), with cache headers, and the JWKS.
 //! - [`api`]: the console's REST API and its SSE streams.
 //! - [`push`]: push-notification configs (the service every binding calls) and the delivery
@@ -163,6 +164,11 @@ pub fn router(state: AppState) -> Router {
         .route("/api/v1/agents/{agent_id}/a2a", post(a2a::rpc))
         .route("/api/v1/agents/{agent_id}/a2a/", post(a2a::rpc))
         .merge(a2a_rest_routes("/api/v1/agents"))
+        // The gRPC binding: one route for the service's methods (it dispatches on the path).
+        .route_service(
+            &format!("{}{{*method}}", a2a::grpc::PATH_PREFIX),
+            a2a::grpc::service(&state),
+        )
         .route("/api/v1/agents", get(api::agents))
         .route("/api/v1/agents/{id}/paused", put(api::set_agent_paused))
         .route("/api/v1/agents/{id}/stop-all", post(api::stop_agent))
@@ -322,6 +328,8 @@ pub fn router(state: AppState) -> Router {
             state.clone(),
             perimeter::guard,
         ))
+        // Outside the perimeter and auth: their refusals on gRPC paths become gRPC statuses.
+        .layer(middleware::from_fn(a2a::grpc::refusals))
         .layer(middleware::from_fn(perimeter::headers))
         .layer(TraceLayer::new_for_http())
         .with_state(state)

@@ -19,7 +19,9 @@
 //!      (another port of localhost) are 403;
 //!    - a POST, PUT or PATCH says `Content-Type: application/json` (or `+json`) — else 403:
 //!      only those three "simple" content types can be sent cross-site without a preflight.
-//!      **A2A endpoints are the exception** (both bindings): there the endpoint itself
+//!      On the gRPC binding's paths (`/lf.a2a.v1.A2AService/…`) the type must be
+//!      `application/grpc` (or `application/grpc+…`) instead, also one no page can send.
+//!      **A2A endpoints are the exception** (JSON-RPC, HTTP+JSON): there the endpoint itself
 //!      answers a non-JSON content type in its binding's terms, as the A2A spec and its TCK
 //!      require: JSON-RPC -32005 (HTTP 200) for a non-JSON or missing one, HTTP+JSON 415 for
 //!      a non-JSON one or a body without one (an empty POST such as `:subscribe` may omit
@@ -84,10 +86,13 @@ pub fn inbound_hop(headers: &HeaderMap) -> Result<u32, String> {
         .map_err(|_| "A2A-Hop is out of range".to_string())
 }
 
-/// Whether `path` is an A2A endpoint, public or assistant, of either binding: JSON-RPC
-/// (`…/agents/{id}/a2a`) or HTTP+JSON (`…/agents/{id}/message:send`, `…/tasks…`,
-/// `…/extendedAgentCard`).
+/// Whether `path` is an A2A endpoint, public or assistant, of any binding: JSON-RPC
+/// (`…/agents/{id}/a2a`), HTTP+JSON (`…/agents/{id}/message:send`, `…/tasks…`,
+/// `…/extendedAgentCard`) or gRPC (`/lf.a2a.v1.A2AService/…`).
 pub fn is_a2a_endpoint(path: &str) -> bool {
+    if is_grpc(path) {
+        return true;
+    }
     let p = path.trim_end_matches('/');
     let Some(rest) = p
         .strip_prefix("/api/v1/agents/")
@@ -103,6 +108,23 @@ pub fn is_a2a_endpoint(path: &str) -> bool {
         tail,
         "a2a" | "message:send" | "message:stream" | "tasks" | "extendedAgentCard"
     ) || tail.starts_with("tasks/")
+}
+
+/// Whether `path` is the gRPC binding's (`crate::a2a::grpc`).
+pub fn is_grpc(path: &str) -> bool {
+    path.starts_with(crate::a2a::grpc::PATH_PREFIX)
+}
+
+/// Whether a `Content-Type` value is gRPC's (`application/grpc`, `application/grpc+proto`).
+pub fn is_grpc_content(value: Option<&str>) -> bool {
+    let Some(v) = value else { return false };
+    let mime = v
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    mime == "application/grpc" || mime.starts_with("application/grpc+")
 }
 
 /// The host part of a `Host` value (`name`, `name:port`, `[v6]:port`), lowercase, without
@@ -216,6 +238,12 @@ fn tokenless_refusal(app: &AppState, req: &Request) -> Option<String> {
         ));
     }
     let writes = matches!(*req.method(), Method::POST | Method::PUT | Method::PATCH);
+    // gRPC's own type, which no page can send cross-site without a preflight either.
+    if is_grpc(req.uri().path()) {
+        return (!is_grpc_content(header_str(headers, header::CONTENT_TYPE))).then(|| {
+            "a gRPC call without a token must send Content-Type: application/grpc".into()
+        });
+    }
     if writes
         && !is_a2a_endpoint(req.uri().path())
         && !is_json(header_str(headers, header::CONTENT_TYPE))
@@ -376,6 +404,13 @@ mod tests {
             "/api/v1/assistant-a2a/agents/echo/tasks/t1/pushNotificationConfigs"
         ));
         assert!(is_a2a_endpoint("/api/v1/agents/echo/extendedAgentCard"));
+        assert!(is_a2a_endpoint("/lf.a2a.v1.A2AService/SendMessage"));
+        assert!(!is_a2a_endpoint("/lf.a2a.v1.A2AServiceX/SendMessage"));
+        assert!(is_grpc_content(Some("application/grpc")));
+        assert!(is_grpc_content(Some("application/grpc+proto")));
+        assert!(!is_grpc_content(Some("application/json")));
+        assert!(!is_grpc_content(Some("text/plain")));
+        assert!(!is_grpc_content(None));
         assert!(!is_a2a_endpoint("/api/v1/agents/echo/access"));
         assert!(!is_a2a_endpoint("/api/v1/agents/echo/paused"));
         assert!(!is_a2a_endpoint("/api/v1/agents/echo/stop-all"));

@@ -1,8 +1,9 @@
 //! The A2A 1.0 service behind every binding, and its bindings: JSON-RPC + SSE
-//! ([`jsonrpc`], `POST /api/v1/agents/{agent_id}/a2a`) and HTTP+JSON + SSE ([`rest`],
-//! `/api/v1/agents/{agent_id}/message:send`, `…/tasks/{id}`, …). A binding reads its wire
-//! (envelope or URL, Content-Type, query) into an [`Inbound`] call: the method and its params
-//! as ProtoJSON. [`serve`] does the rest, the same for every binding, and answers [`Served`]:
+//! ([`jsonrpc`], `POST /api/v1/agents/{agent_id}/a2a`), HTTP+JSON + SSE ([`rest`],
+//! `/api/v1/agents/{agent_id}/message:send`, `…/tasks/{id}`, …) and gRPC ([`grpc`],
+//! `/lf.a2a.v1.A2AService/{Method}`, the Agent named by the request's `tenant`). A binding
+//! reads its wire (envelope, URL or protobuf message, Content-Type, query) into an
+//! [`Inbound`] call: the method and its params as ProtoJSON. [`serve`] does the rest, the same for every binding, and answers [`Served`]:
 //! a result, a stream of `StreamResponse`s, or an error the binding renders its own way.
 //!
 //! Order of checks in [`serve`], before any task is looked up: the Agent and the caller's read
@@ -26,6 +27,7 @@
 //! parent is the caller's `traceparent` when it is valid W3C (`sextant_a2a::trace`); a
 //! malformed one is ignored. Exported only when traces are on (README "Traces").
 
+pub mod grpc;
 pub mod jsonrpc;
 pub mod params;
 pub mod parts;
