@@ -304,15 +304,32 @@ async fn versions_tenants_and_credentials_are_checked() {
         "VERSION_NOT_SUPPORTED",
     );
 
-    // An unknown tenant, and none: NOT_FOUND, as an unknown Agent is over the other bindings.
+    // An unknown tenant: NOT_FOUND, as an unknown Agent is over the other bindings.
     let unknown = c
         .send_message(request(Who::Anon, &app, send_request("no-such-agent", "x")))
         .await;
     assert_eq!(unknown.expect_err("not found").code(), Code::NotFound);
+    // No tenant (a client that ignores the interface's `tenant`, as the TCK's does): the
+    // default Agent, the one the root card describes, whose GRPC interface names it.
+    let (_, _, root) = app.get_json("/.well-known/agent-card.json", false).await;
+    let default_agent = root["supportedInterfaces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["protocolBinding"] == "GRPC")
+        .and_then(|i| i["tenant"].as_str())
+        .unwrap_or_else(|| panic!("no GRPC tenant on the root card: {root}"))
+        .to_string();
     let none = c
         .send_message(request(Who::Anon, &app, send_request("", "x")))
-        .await;
-    assert_eq!(none.expect_err("not found").code(), Code::NotFound);
+        .await
+        .expect("the default Agent answers")
+        .into_inner();
+    let Some(pb::send_message_response::Payload::Task(task)) = none.payload else {
+        panic!("a task: {none:?}");
+    };
+    let by_name = app.get_task_as(Who::Anon, &default_agent, &task.id).await;
+    assert_eq!(by_name["id"], json!(task.id), "{by_name}");
 
     // A field's error carries a BadRequest naming it.
     let empty = pb::SendMessageRequest {

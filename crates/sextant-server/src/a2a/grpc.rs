@@ -5,8 +5,10 @@
 //!
 //! **Which Agent.** gRPC paths name no Agent, so every request's `tenant` field does: an
 //! Agent's card lists `{ "url": "host:port", "protocolBinding": "GRPC", "tenant": "<agent
-//! id>" }` (`cards`), and official clients copy the interface's `tenant` into every request. A
-//! missing or unknown tenant, like an Agent the caller may not read, is `NOT_FOUND`.
+//! id>" }` (`cards`), and official clients copy the interface's `tenant` into every request.
+//! A request without one is for the default Agent, the one the root card describes (the
+//! TCK's client and others ignore `tenant`). An unknown tenant, like an Agent the caller may
+//! not read, is `NOT_FOUND`.
 //!
 //! **The call.** A request message becomes ProtoJSON (pbjson's serde: the same params the
 //! JSON-RPC binding carries) and goes to [`super::serve`]; its result comes back through the
@@ -107,11 +109,12 @@ impl Grpc {
             .unwrap_or(Credential::None);
         let params = serde_json::to_value(&message)
             .map_err(|e| Status::internal(format!("request message as ProtoJSON: {e}")))?;
-        let agent_id = params
-            .get("tenant")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string();
+        // No tenant: the default Agent, the one the root card describes (a client that
+        // ignores the interface's `tenant`, as the TCK's does, reaches what it read).
+        let agent_id = match params.get("tenant").and_then(Value::as_str) {
+            Some(t) if !t.is_empty() => t.to_string(),
+            _ => self.app.config.default_agent.clone(),
+        };
         let headers: HeaderMap = metadata.into_headers();
         let served = serve(Inbound {
             app: self.app.clone(),
