@@ -1,6 +1,8 @@
 //! The auth matrix: every principal kind × every A2A method and REST route × own / another's
 //! resources → the expected outcome, with zero leaks; and revocation taking effect on the next
-//! call (tokens, the deny list, JWT-named callers, open streams).
+//! call (tokens, the deny list, JWT-named callers, open streams). The A2A matrix runs over
+//! each binding: JSON-RPC and HTTP+JSON in full, gRPC for send, get and list (assistant
+//! tokens are not served there).
 //!
 //! Principals: the owner (data-dir token), the anonymous loopback caller, two peers (per-peer
 //! tokens), an assistant (capability token for one Agent, on its own routes), a service (a JWT
@@ -762,5 +764,163 @@ async fn revocation_takes_effect_on_the_next_call() {
         .rpc(Some(&owner), "/api/v1/agents/slow", "ListTasks", json!({}))
         .await;
     let _ = t;
+    app.shutdown().await;
+}
+
+/// The matrix's core over the third binding, gRPC: every principal kind that may call gets its
+/// own task, reads it, finds every other caller's task NOT_FOUND with the same ErrorInfo and
+/// message as an unknown task's, and lists only its own; the service JWT may not send; an
+/// assistant token, scoped by the Agent in a path gRPC does not have, is refused.
+#[tokio::test]
+async fn every_principal_sees_only_its_own_tasks_over_grpc() {
+    use sextant_server::a2a::grpc::pb;
+    use sextant_server::a2a::grpc::pb::a2a_service_client::A2aServiceClient;
+    use tonic::{Code, Request};
+    use tonic_types::StatusExt;
+
+    let app = spawn(AGENTS, "[limits]\nrate_limit_per_minute = 10000\n").await;
+    let callers = callers(&app).await;
+    let (_, _, card) = app
+        .get(None, "/api/v1/agents/open/.well-known/agent-card.json")
+        .await;
+    let iface = card["supportedInterfaces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["protocolBinding"] == "GRPC")
+        .cloned()
+        .unwrap_or_else(|| panic!("no GRPC interface: {card}"));
+    assert_eq!(iface["tenant"], "open");
+    let channel = tonic::transport::Channel::from_shared(format!(
+        "http://{}",
+        iface["url"].as_str().unwrap()
+    ))
+    .unwrap()
+    .connect()
+    .await
+    .unwrap();
+    let mut c = A2aServiceClient::new(channel);
+    fn req<T>(bearer: Option<&str>, msg: T) -> Request<T> {
+        let mut r = Request::new(msg);
+        r.metadata_mut()
+            .insert("a2a-version", "1.0".parse().unwrap());
+        if let Some(b) = bearer {
+            r.metadata_mut()
+                .insert("authorization", format!("Bearer {b}").parse().unwrap());
+        }
+        r
+    }
+    let send = |text: String| pb::SendMessageRequest {
+        tenant: "open".into(),
+        message: Some(pb::Message {
+            message_id: uid("m"),
+            role: pb::Role::User as i32,
+            parts: vec![pb::Part {
+                content: Some(pb::part::Content::Text(text)),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let get = |id: &str| pb::GetTaskRequest {
+        tenant: "open".into(),
+        id: id.into(),
+        ..Default::default()
+    };
+
+    let mut tasks: Vec<(&str, String)> = Vec::new();
+    for caller in &callers {
+        let b = caller.bearer.as_deref();
+        let sent = c
+            .send_message(req(b, send(format!("grpc from {}", caller.name))))
+            .await;
+        if caller.name == "assistant" {
+            let status = sent.expect_err("assistant tokens are not served on gRPC");
+            assert_eq!(status.code(), Code::Unauthenticated, "{status:?}");
+            continue;
+        }
+        if !caller.calls {
+            let status = sent.expect_err("read-only");
+            assert_eq!(
+                status.code(),
+                Code::Unimplemented,
+                "{}: {status:?}",
+                caller.name
+            );
+            let info = status.get_details_error_info().expect("ErrorInfo");
+            assert_eq!(info.reason, "UNSUPPORTED_OPERATION");
+            continue;
+        }
+        let sent = sent
+            .unwrap_or_else(|s| panic!("{}: {s:?}", caller.name))
+            .into_inner();
+        let Some(pb::send_message_response::Payload::Task(task)) = sent.payload else {
+            panic!("{}: a task: {sent:?}", caller.name);
+        };
+        tasks.push((caller.name, task.id));
+    }
+    assert_eq!(tasks.len(), 6, "{tasks:?}");
+
+    for reader in callers.iter().filter(|c| c.name != "assistant") {
+        let b = reader.bearer.as_deref();
+        let unknown = "no-such-task-0000";
+        let missing = c
+            .get_task(req(b, get(unknown)))
+            .await
+            .expect_err("unknown task");
+        assert_eq!(
+            missing.code(),
+            Code::NotFound,
+            "{}: {missing:?}",
+            reader.name
+        );
+        for (owner, id) in &tasks {
+            let got = c.get_task(req(b, get(id))).await;
+            if *owner == reader.name {
+                let t = got.unwrap_or_else(|s| panic!("{} own: {s:?}", reader.name));
+                assert_eq!(&t.into_inner().id, id);
+            } else {
+                let s = got.expect_err("another caller's task");
+                assert_eq!(
+                    s.code(),
+                    Code::NotFound,
+                    "{} reading {owner}'s",
+                    reader.name
+                );
+                assert_eq!(
+                    s.message().replace(id.as_str(), "ID"),
+                    missing.message().replace(unknown, "ID"),
+                    "{}: another caller's task must look like an unknown one",
+                    reader.name
+                );
+                assert_eq!(
+                    s.get_details_error_info().map(|i| i.reason),
+                    missing.get_details_error_info().map(|i| i.reason)
+                );
+            }
+        }
+        let list = c
+            .list_tasks(req(
+                b,
+                pb::ListTasksRequest {
+                    tenant: "open".into(),
+                    page_size: Some(100),
+                    ..Default::default()
+                },
+            ))
+            .await
+            .unwrap_or_else(|s| panic!("{}: {s:?}", reader.name))
+            .into_inner();
+        let mut listed: Vec<&str> = list.tasks.iter().map(|t| t.id.as_str()).collect();
+        listed.sort_unstable();
+        let mut own: Vec<&str> = tasks
+            .iter()
+            .filter(|t| t.0 == reader.name)
+            .map(|t| t.1.as_str())
+            .collect();
+        own.sort_unstable();
+        assert_eq!(listed, own, "{}: ListTasks shows only its own", reader.name);
+    }
     app.shutdown().await;
 }
