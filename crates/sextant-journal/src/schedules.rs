@@ -38,15 +38,8 @@ impl Journal {
         T: Send + 'static,
         F: FnOnce(&Connection) -> Result<T> + Send + 'static,
     {
-        let out = self
-            .write(|reply| Job::Call {
-                f: Box::new(move |c| f(c).map(|v| Box::new(v) as crate::writer::CallOut)),
-                reply,
-            })
-            .await?;
-        out.downcast::<T>()
-            .map(|b| *b)
-            .map_err(|_| Error::Corrupt("writer returned an unexpected type".into()))
+        self.run_in_writer(f, |f, reply| Job::Call { f, reply })
+            .await
     }
 
     /// Runs `f` in the writer alone, in a transaction of its own with foreign keys off
@@ -56,10 +49,29 @@ impl Journal {
         T: Send + 'static,
         F: FnOnce(&Connection) -> Result<T> + Send + 'static,
     {
+        self.run_in_writer(f, |f, reply| Job::Alone { f, reply })
+            .await
+    }
+
+    /// Sends `f` to the writer as the job `job` makes of it, and unboxes its result.
+    async fn run_in_writer<T, F>(
+        &self,
+        f: F,
+        job: impl FnOnce(
+            crate::writer::CallFn,
+            tokio::sync::oneshot::Sender<Result<crate::writer::CallOut>>,
+        ) -> Job,
+    ) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> Result<T> + Send + 'static,
+    {
         let out = self
-            .write(|reply| Job::Alone {
-                f: Box::new(move |c| f(c).map(|v| Box::new(v) as crate::writer::CallOut)),
-                reply,
+            .write(|reply| {
+                job(
+                    Box::new(move |c| f(c).map(|v| Box::new(v) as crate::writer::CallOut)),
+                    reply,
+                )
             })
             .await?;
         out.downcast::<T>()

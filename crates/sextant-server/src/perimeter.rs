@@ -117,13 +117,9 @@ pub fn is_grpc(path: &str) -> bool {
 
 /// Whether a `Content-Type` value is gRPC's (`application/grpc`, `application/grpc+proto`).
 pub fn is_grpc_content(value: Option<&str>) -> bool {
-    let Some(v) = value else { return false };
-    let mime = v
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase();
+    let Some(mime) = media_type(value) else {
+        return false;
+    };
     mime == "application/grpc" || mime.starts_with("application/grpc+")
 }
 
@@ -150,15 +146,23 @@ fn header_str(headers: &HeaderMap, name: impl header::AsHeaderName) -> Option<&s
         .map(str::trim)
 }
 
+/// The media type of a `Content-Type` value, lowercase, without its parameters.
+fn media_type(value: Option<&str>) -> Option<String> {
+    let v = value?;
+    Some(
+        v.split(';')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_ascii_lowercase(),
+    )
+}
+
 /// Whether a `Content-Type` value is JSON.
 pub fn is_json(value: Option<&str>) -> bool {
-    let Some(v) = value else { return false };
-    let mime = v
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase();
+    let Some(mime) = media_type(value) else {
+        return false;
+    };
     mime == "application/json" || (mime.starts_with("application/") && mime.ends_with("+json"))
 }
 
