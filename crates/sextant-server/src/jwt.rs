@@ -12,8 +12,9 @@
 //!   [`Service`](sextant_core::PrincipalKind::Service). The signature covers `act`, so it is as
 //!   verified as `sub`.
 //!
-//! Failures return a short reason (logged and audited by the caller; the HTTP answer is a plain
-//! 401 with `WWW-Authenticate: Bearer`).
+//! Failures are a [`JwtError`] (callers can branch on the kind; its `Display` is the short
+//! reason that is logged and audited; the HTTP answer is a plain 401 with
+//! `WWW-Authenticate: Bearer`).
 
 use std::path::{Path, PathBuf};
 
@@ -137,6 +138,45 @@ impl JwtSettings {
     }
 }
 
+/// Why a token was refused. `Display` is the short reason logged and audited.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum JwtError {
+    /// The header could not be read.
+    #[error("malformed token: {0}")]
+    Malformed(String),
+    /// The header's `alg` is not the pinned algorithm (checked before any key is looked up).
+    #[error("algorithm {got:?} is not the configured {want:?}")]
+    WrongAlgorithm { got: Algorithm, want: Algorithm },
+    /// The header's `kid` is over 256 bytes.
+    #[error("kid is too long")]
+    KidTooLong,
+    /// No key of the JWKS has this `kid`.
+    #[error("no key with kid {0:?}")]
+    UnknownKid(Option<String>),
+    #[error("expired")]
+    Expired,
+    #[error("not valid yet (nbf)")]
+    NotYetValid,
+    #[error("wrong audience")]
+    WrongAudience,
+    #[error("wrong issuer")]
+    WrongIssuer,
+    #[error("bad signature")]
+    BadSignature,
+    #[error("algorithm not allowed")]
+    AlgorithmNotAllowed,
+    /// A required claim (`exp`, `iss`, `aud`, `sub`) is absent.
+    #[error("missing claim {0}")]
+    MissingClaim(String),
+    /// Any other refusal by `jsonwebtoken` (its error kind, as debug text).
+    #[error("invalid token: {0}")]
+    Invalid(String),
+    #[error("sub must be a non-empty string of at most 256 characters")]
+    BadSubject,
+    #[error("act must be an object with a non-empty sub (RFC 8693)")]
+    BadActor,
+}
+
 /// The decoding keys.
 enum Keys {
     One(DecodingKey),
@@ -240,44 +280,44 @@ impl JwtVerifier {
     }
 
     /// Verifies `token` and returns its principal, or the reason it was refused.
-    pub fn verify(&self, token: &str) -> Result<Principal, String> {
-        let header = decode_header(token).map_err(|e| format!("malformed token: {e}"))?;
+    pub fn verify(&self, token: &str) -> Result<Principal, JwtError> {
+        let header = decode_header(token).map_err(|e| JwtError::Malformed(e.to_string()))?;
         // The pinned algorithm first, before any key is looked up.
         if header.alg != self.algorithm {
-            return Err(format!(
-                "algorithm {:?} is not the configured {:?}",
-                header.alg, self.algorithm
-            ));
+            return Err(JwtError::WrongAlgorithm {
+                got: header.alg,
+                want: self.algorithm,
+            });
         }
         let key = match &self.keys {
             Keys::One(k) => k,
             Keys::Set(keys) => {
                 let kid = header.kid.as_deref();
                 if kid.is_some_and(|k| k.len() > 256) {
-                    return Err("kid is too long".into());
+                    return Err(JwtError::KidTooLong);
                 }
                 keys.iter()
                     .find(|(k, _)| k.as_deref() == kid)
                     .or_else(|| (keys.len() == 1 && kid.is_none()).then(|| &keys[0]))
                     .map(|(_, key)| key)
-                    .ok_or_else(|| format!("no key with kid {kid:?}"))?
+                    .ok_or_else(|| JwtError::UnknownKid(kid.map(str::to_string)))?
             }
         };
         let data = decode::<Claims>(token, key, &self.validation).map_err(|e| match e.kind() {
-            ErrorKind::ExpiredSignature => "expired".to_string(),
-            ErrorKind::ImmatureSignature => "not valid yet (nbf)".to_string(),
-            ErrorKind::InvalidAudience => "wrong audience".to_string(),
-            ErrorKind::InvalidIssuer => "wrong issuer".to_string(),
-            ErrorKind::InvalidSignature => "bad signature".to_string(),
-            ErrorKind::InvalidAlgorithm => "algorithm not allowed".to_string(),
-            ErrorKind::MissingRequiredClaim(c) => format!("missing claim {c}"),
-            other => format!("invalid token: {other:?}"),
+            ErrorKind::ExpiredSignature => JwtError::Expired,
+            ErrorKind::ImmatureSignature => JwtError::NotYetValid,
+            ErrorKind::InvalidAudience => JwtError::WrongAudience,
+            ErrorKind::InvalidIssuer => JwtError::WrongIssuer,
+            ErrorKind::InvalidSignature => JwtError::BadSignature,
+            ErrorKind::InvalidAlgorithm => JwtError::AlgorithmNotAllowed,
+            ErrorKind::MissingRequiredClaim(c) => JwtError::MissingClaim(c.clone()),
+            other => JwtError::Invalid(format!("{other:?}")),
         })?;
         let sub = data
             .claims
             .sub
             .filter(|s| !s.is_empty() && s.len() <= 256)
-            .ok_or("sub must be a non-empty string of at most 256 characters")?;
+            .ok_or(JwtError::BadSubject)?;
         match data.claims.act {
             None => Ok(Principal::service(&self.issuer, sub)),
             Some(act) => {
@@ -285,7 +325,7 @@ impl JwtVerifier {
                     .get("sub")
                     .and_then(|v| v.as_str())
                     .filter(|s| !s.is_empty() && s.len() <= 256)
-                    .ok_or("act must be an object with a non-empty sub (RFC 8693)")?;
+                    .ok_or(JwtError::BadActor)?;
                 let actor = match act.get("iss").and_then(|v| v.as_str()) {
                     Some(iss) if iss != self.issuer => format!("{actor}@{iss}"),
                     _ => actor.to_string(),
@@ -358,21 +398,44 @@ mod tests {
             c.as_object_mut().unwrap().remove(k);
             sign(c)
         };
-        assert_eq!(v.verify(&with("exp", json!(1000))).unwrap_err(), "expired");
         assert_eq!(
-            v.verify(&with("aud", json!("other"))).unwrap_err(),
+            v.verify(&with("exp", json!(1000))).unwrap_err().to_string(),
+            "expired"
+        );
+        assert_eq!(
+            v.verify(&with("aud", json!("other")))
+                .unwrap_err()
+                .to_string(),
             "wrong audience"
         );
         assert_eq!(
-            v.verify(&with("iss", json!("https://evil"))).unwrap_err(),
+            v.verify(&with("iss", json!("https://evil")))
+                .unwrap_err()
+                .to_string(),
             "wrong issuer"
         );
-        assert!(v.verify(&without("aud")).unwrap_err().contains("aud"));
-        assert!(v.verify(&without("exp")).unwrap_err().contains("exp"));
-        assert!(v.verify(&without("iss")).unwrap_err().contains("iss"));
+        assert!(
+            v.verify(&without("aud"))
+                .unwrap_err()
+                .to_string()
+                .contains("aud")
+        );
+        assert!(
+            v.verify(&without("exp"))
+                .unwrap_err()
+                .to_string()
+                .contains("exp")
+        );
+        assert!(
+            v.verify(&without("iss"))
+                .unwrap_err()
+                .to_string()
+                .contains("iss")
+        );
         assert!(
             v.verify(&with("act", json!("agent")))
                 .unwrap_err()
+                .to_string()
                 .contains("act")
         );
         // Another algorithm (even with the right secret) is refused before the key is used.
@@ -382,7 +445,12 @@ mod tests {
             &EncodingKey::from_secret(SECRET.as_bytes()).unwrap(),
         )
         .unwrap();
-        assert!(v.verify(&hs384).unwrap_err().contains("algorithm"));
+        assert!(
+            v.verify(&hs384)
+                .unwrap_err()
+                .to_string()
+                .contains("algorithm")
+        );
         // A wrong signature.
         let forged = encode(
             &Header::new(Algorithm::HS256),
@@ -390,7 +458,28 @@ mod tests {
             &EncodingKey::from_secret(b"another secret that is long enough!!").unwrap(),
         )
         .unwrap();
-        assert_eq!(v.verify(&forged).unwrap_err(), "bad signature");
+        assert_eq!(v.verify(&forged).unwrap_err().to_string(), "bad signature");
+        // The kinds callers branch on.
+        assert_eq!(
+            v.verify(&with("exp", json!(1000))).unwrap_err(),
+            JwtError::Expired
+        );
+        assert_eq!(
+            v.verify(&without("aud")).unwrap_err(),
+            JwtError::MissingClaim("aud".into())
+        );
+        assert_eq!(
+            v.verify(&hs384).unwrap_err(),
+            JwtError::WrongAlgorithm {
+                got: Algorithm::HS384,
+                want: Algorithm::HS256
+            }
+        );
+        assert_eq!(v.verify(&forged).unwrap_err(), JwtError::BadSignature);
+        assert_eq!(
+            v.verify(&with("act", json!("agent"))).unwrap_err(),
+            JwtError::BadActor
+        );
         // alg=none (unsigned) is malformed or not the pinned algorithm.
         let none = format!(
             "eyJhbGciOiJub25lIiwidHlwIjoiSldUIn0.{}.",
