@@ -609,7 +609,7 @@ async fn revocation_takes_effect_on_the_next_call() {
     // Revoked from the CLI (the journal, not the API): the server sees it on the next call.
     let carol = sextant::tokens::create(
         app.dir.path(),
-        sextant_server::credentials::Kind::Peer,
+        sextant_server::api::credentials::Kind::Peer,
         "carol",
         None,
     )
@@ -622,7 +622,7 @@ async fn revocation_takes_effect_on_the_next_call() {
     assert_eq!(status, StatusCode::NOT_FOUND, "carol is not on echo's list");
     sextant::tokens::revoke(
         app.dir.path(),
-        sextant_server::credentials::Kind::Peer,
+        sextant_server::api::credentials::Kind::Peer,
         "carol",
     )
     .await

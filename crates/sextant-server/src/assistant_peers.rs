@@ -18,7 +18,7 @@ use sextant_core::ids::{format_time, new_id};
 use sextant_core::{AgentSpec, Principal};
 use sextant_journal::{CredentialRow, Journal, PeerCredentialRow};
 
-use crate::credentials::{Kind, new_token, token_hash};
+use crate::api::credentials::{Kind, new_token, token_hash};
 
 /// Where an Agent's assistant A2A surface lives under `base`: the peer URL (its card is at
 /// `…/.well-known/agent-card.json`, its JSON-RPC endpoint at `…/a2a`).
@@ -26,7 +26,7 @@ pub fn peer_url(base: &str, agent_id: &str) -> String {
     format!(
         "{}{}/{agent_id}",
         base.trim_end_matches('/'),
-        crate::assistant::PREFIX
+        crate::a2a::assistant::PREFIX
     )
 }
 

@@ -47,8 +47,8 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use crate::audit::AuditLog;
-use crate::jwt::{JwtSettings, JwtVerifier};
-use crate::ratelimit::RateLimits;
+use crate::auth::jwt::{JwtSettings, JwtVerifier};
+use crate::auth::ratelimit::RateLimits;
 
 /// The whole file, as written.
 #[derive(Debug, Clone, Default, Deserialize)]

@@ -10,8 +10,8 @@ use anyhow::{Context, Result, bail};
 use sextant_core::{AgentSpec, Principal, Rights};
 use sextant_journal::{CredentialRow, Journal};
 use sextant_runtime::access::AccessPolicy;
+use sextant_server::api::credentials::{self, Issued, Kind};
 use sextant_server::assistant_peers;
-use sextant_server::credentials::{self, Issued, Kind};
 
 use crate::agents_file;
 

@@ -52,9 +52,9 @@ use sextant_runtime::{AnswerError, AnswerRequest};
 
 use crate::AppState;
 use crate::a2a::{self, TaskView, Visibility};
+use crate::api::interactions::answer_error;
 use crate::auth::AssistantGrant;
 use crate::error::ApiError;
-use crate::interactions::answer_error;
 use crate::urls::base_url;
 
 /// The outbound A2A tools (`a2a_discover`, `a2a_call`, `a2a_list`, `a2a_history`,
