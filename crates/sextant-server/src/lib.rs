@@ -25,11 +25,9 @@
 //! At the root, what several rooms share or the CLI runs without a server:
 //!
 //! - [`cards`]: Agent cards, signed ([`card_keys`]), with cache headers, and the JWKS.
-//! - [`security`]: the security settings (`security.toml`) and the services built from them
-//!   (JWT verifier, limits, exposure, audit log, rate limits), which every room reads.
-//! - [`audit`]: the append-only audit log every room writes to.
-//! - [`assistant_peers`]: an assistant's peers (the owner's Agents it may call) and their
-//!   per-Agent tokens, issued from the API, the MCP bridge and the CLI.
+//! - [`security`]: the services built from the security settings
+//!   (`sextant_access::settings`, `security.toml`): JWT verifier, limits, exposure, audit log,
+//!   rate limits, which every room reads.
 //! - [`profile`]: backup (one tar file) and export (JSON lines) of the person's profile,
 //!   written by the CLI and by the owner-only downloads `GET /api/v1/backup` and
 //!   `GET /api/v1/export`.
@@ -45,8 +43,6 @@
 
 pub mod a2a;
 pub mod api;
-pub mod assistant_peers;
-pub mod audit;
 pub mod auth;
 pub mod card_keys;
 pub mod cards;
@@ -79,8 +75,8 @@ use tower_http::trace::TraceLayer;
 /// long command quietly) is not cut off by its own HTTP library.
 pub const SSE_KEEP_ALIVE: std::time::Duration = std::time::Duration::from_secs(3);
 
-/// Largest request body accepted (JSON-RPC or REST), as the official SDKs do.
-pub const MAX_BODY: usize = 10 * 1024 * 1024;
+/// Largest request body accepted (JSON-RPC or REST) by default (`[limits] max_body_bytes`).
+pub use sextant_access::settings::MAX_BODY;
 
 /// Server settings.
 #[derive(Debug, Clone)]

@@ -61,9 +61,9 @@ pub(crate) use jsonrpc::handle;
 pub use jsonrpc::rpc;
 
 use crate::AppState;
-use crate::audit::{Outcome, Record};
 use crate::auth::Credential;
 use crate::urls::base_url;
+use sextant_access::audit::{Outcome, Record};
 
 /// How often an open stream re-checks its caller's credential and access.
 const REVALIDATE: Duration = Duration::from_secs(5);

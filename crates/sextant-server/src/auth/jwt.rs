@@ -1,4 +1,5 @@
-//! JWT verification (`[jwt]` in `security.toml`), with `jsonwebtoken`.
+//! JWT verification (`[jwt]` in `security.toml`), with `jsonwebtoken`. The settings as written,
+//! and the checks that need no key file, are [`JwtSettings`] (`sextant-access`).
 //!
 //! - The algorithm is **pinned**: the token header's `alg` must equal the configured one, checked
 //!   before any key is looked up; `none` does not exist here.
@@ -16,57 +17,17 @@
 //! reason that is logged and audited; the HTTP answer is a plain 401 with
 //! `WWW-Authenticate: Bearer`).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use jsonwebtoken::errors::ErrorKind;
 use jsonwebtoken::jwk::JwkSet;
 use jsonwebtoken::{Algorithm, DecodingKey, Validation, decode, decode_header};
 use serde::Deserialize;
+use sextant_access::settings::{JwtSettings, resolve};
 use sextant_core::Principal;
 
-use crate::security::Security;
-
-/// `[jwt]` as written in `security.toml`.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct JwtSettings {
-    #[serde(default)]
-    pub issuer: Option<String>,
-    #[serde(default)]
-    pub audience: Option<OneOrMany>,
-    #[serde(default)]
-    pub algorithm: Option<String>,
-    #[serde(default)]
-    pub secret_file: Option<PathBuf>,
-    #[serde(default)]
-    pub public_key_file: Option<PathBuf>,
-    #[serde(default)]
-    pub jwks_file: Option<PathBuf>,
-    #[serde(default = "default_leeway")]
-    pub leeway_secs: u64,
-}
-
-fn default_leeway() -> u64 {
-    30
-}
-
-/// A string or a list of strings.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(untagged)]
-pub enum OneOrMany {
-    One(String),
-    Many(Vec<String>),
-}
-
-impl OneOrMany {
-    fn list(&self) -> Vec<String> {
-        match self {
-            OneOrMany::One(s) => vec![s.clone()],
-            OneOrMany::Many(v) => v.clone(),
-        }
-    }
-}
-
+/// The `jsonwebtoken` algorithm of a name [`JwtSettings::validate`] accepts
+/// ([`JWT_ALGORITHMS`](sextant_access::settings::JWT_ALGORITHMS)).
 fn algorithm(name: &str) -> Option<Algorithm> {
     Some(match name {
         "HS256" => Algorithm::HS256,
@@ -83,59 +44,6 @@ fn algorithm(name: &str) -> Option<Algorithm> {
         "EdDSA" => Algorithm::EdDSA,
         _ => return None,
     })
-}
-
-impl JwtSettings {
-    /// Checks the settings that need no file: issuer, audience, algorithm, one key source.
-    pub fn validate(&self) -> Result<(), String> {
-        if self.issuer.as_deref().is_none_or(|i| i.trim().is_empty()) {
-            return Err("[jwt] issuer is required: tokens must name their issuer in `iss`".into());
-        }
-        let audience = self
-            .audience
-            .as_ref()
-            .map(OneOrMany::list)
-            .unwrap_or_default();
-        if audience.is_empty() || audience.iter().any(|a| a.trim().is_empty()) {
-            return Err(
-                "[jwt] audience is required: tokens must be issued for Sextant (`aud`), or any \
-                 token the issuer signs for another service would be accepted here"
-                    .into(),
-            );
-        }
-        let alg = self.algorithm.as_deref().unwrap_or("");
-        let Some(alg) = algorithm(alg) else {
-            return Err(format!(
-                "[jwt] algorithm {alg:?}: pin one of HS256, HS384, HS512, RS256, RS384, RS512, \
-                 PS256, PS384, PS512, ES256, ES384, EdDSA"
-            ));
-        };
-        let sources = [
-            self.secret_file.is_some(),
-            self.public_key_file.is_some(),
-            self.jwks_file.is_some(),
-        ];
-        if sources.iter().filter(|s| **s).count() != 1 {
-            return Err(
-                "[jwt] give exactly one key: secret_file, public_key_file or jwks_file".into(),
-            );
-        }
-        let hmac = matches!(alg, Algorithm::HS256 | Algorithm::HS384 | Algorithm::HS512);
-        if hmac != self.secret_file.is_some() && self.jwks_file.is_none() {
-            return Err(format!(
-                "[jwt] algorithm {alg:?} needs {}",
-                if hmac {
-                    "secret_file (a shared secret)"
-                } else {
-                    "public_key_file or jwks_file (a public key)"
-                }
-            ));
-        }
-        if self.leeway_secs > 300 {
-            return Err("[jwt] leeway_secs must be at most 300".into());
-        }
-        Ok(())
-    }
 }
 
 /// Why a token was refused. `Display` is the short reason logged and audited.
@@ -202,7 +110,7 @@ struct Claims {
 }
 
 fn read(data_dir: &Path, p: &Path) -> Result<Vec<u8>, String> {
-    let path = Security::resolve(data_dir, p);
+    let path = resolve(data_dir, p);
     std::fs::read(&path).map_err(|e| format!("[jwt] cannot read {}: {e}", path.display()))
 }
 
@@ -223,7 +131,7 @@ impl JwtVerifier {
             return Err("[jwt] no crypto provider is built in".into());
         }
         let issuer = s.issuer.clone().unwrap_or_default();
-        let audience = s.audience.as_ref().map(OneOrMany::list).unwrap_or_default();
+        let audience = s.audience_list();
         let alg = algorithm(s.algorithm.as_deref().unwrap_or("")).ok_or("[jwt] algorithm")?;
         let bad = |what: &str, e: jsonwebtoken::errors::Error| format!("[jwt] {what}: {e}");
         let keys = if let Some(p) = &s.secret_file {
@@ -494,33 +402,8 @@ mod tests {
     }
 
     #[test]
-    fn settings_are_refused_clearly() {
+    fn short_secrets_are_refused_clearly() {
         let s = |v: serde_json::Value| serde_json::from_value::<JwtSettings>(v).unwrap();
-        let no_aud = s(json!({ "issuer": "i", "algorithm": "HS256", "secret_file": "x" }));
-        assert!(
-            no_aud
-                .validate()
-                .unwrap_err()
-                .contains("audience is required")
-        );
-        let no_iss = s(json!({ "audience": "a", "algorithm": "HS256", "secret_file": "x" }));
-        assert!(
-            no_iss
-                .validate()
-                .unwrap_err()
-                .contains("issuer is required")
-        );
-        let bad_alg =
-            s(json!({ "issuer": "i", "audience": "a", "algorithm": "none", "secret_file": "x" }));
-        assert!(bad_alg.validate().unwrap_err().contains("algorithm"));
-        let two = s(
-            json!({ "issuer": "i", "audience": ["a"], "algorithm": "RS256",
-                            "public_key_file": "p", "jwks_file": "j" }),
-        );
-        assert!(two.validate().unwrap_err().contains("exactly one key"));
-        let mismatch =
-            s(json!({ "issuer": "i", "audience": "a", "algorithm": "RS256", "secret_file": "x" }));
-        assert!(mismatch.validate().unwrap_err().contains("public key"));
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("short"), "too short").unwrap();
         let short = s(
@@ -532,5 +415,13 @@ mod tests {
                 .unwrap()
                 .contains("at least 32 bytes")
         );
+    }
+
+    #[test]
+    fn every_accepted_algorithm_name_is_one_jsonwebtoken_knows() {
+        for name in sextant_access::settings::JWT_ALGORITHMS {
+            assert!(algorithm(name).is_some(), "{name}");
+        }
+        assert_eq!(algorithm("none"), None);
     }
 }

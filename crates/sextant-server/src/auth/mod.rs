@@ -47,9 +47,9 @@ use serde_json::json;
 use sextant_core::{Principal, PrincipalKind, Rights};
 
 use crate::AppState;
-use crate::api::credentials::{is_issued_shape, token_hash};
-use crate::audit::{Outcome, Record};
 use crate::error::ApiError;
+use sextant_access::audit::{Outcome, Record};
+use sextant_access::tokens::{is_issued_shape, token_hash};
 
 /// Compares two secrets in time independent of where they differ.
 fn same_secret(a: &[u8], b: &[u8]) -> bool {

@@ -57,9 +57,9 @@ use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
 use crate::AppState;
-use crate::audit::{Outcome, Record};
 use crate::error::ApiError;
 use crate::security::is_loopback_name;
+use sextant_access::audit::{Outcome, Record};
 
 /// The hop header (a count of agent relays).
 pub const HOP_HEADER: &str = "a2a-hop";

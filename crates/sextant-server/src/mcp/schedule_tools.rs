@@ -12,7 +12,7 @@
 //!
 //! **Peers** (`list_agent_peers`, `issue_agent_peers`): an assistant's workspace token lists
 //! the owner's Agents it may call, and gets a credential per Agent (shown once) with a
-//! ready-to-paste Hermes `a2a_agents:` block ([`crate::assistant_peers`]).
+//! ready-to-paste Hermes `a2a_agents:` block ([`sextant_access::assistant_peers`]).
 //!
 //! What an assistant reads is scrubbed of credential-shaped strings, as `get_agent_task` does;
 //! control, bidi and zero-width characters in names, prompts and results are shown escaped in
@@ -408,7 +408,7 @@ impl AgentTools {
     fn audit(&self, parts: &http::request::Parts, method: &str, what: &str) {
         if let Ok(who) = principal(parts) {
             self.app.security.audit.record(
-                crate::audit::Record::new(Some(&who), crate::audit::Outcome::Ok)
+                sextant_access::audit::Record::new(Some(&who), sextant_access::audit::Outcome::Ok)
                     .method(method.to_string())
                     .reason(what.to_string()),
             );
