@@ -22,6 +22,9 @@
 //! - [`push`]: push-notification configs (the service every binding calls) and the delivery
 //!   worker that drains the journal's outbox.
 //!
+//! Not here, because it is not HTTP and the CLI uses it without a server: token issuing, the
+//! `security.toml` format and the audit log writer (`sextant-access`).
+//!
 //! At the root, what several rooms share or the CLI runs without a server:
 //!
 //! - [`cards`]: Agent cards, signed ([`card_keys`]), with cache headers, and the JWKS.
