@@ -609,7 +609,7 @@ async fn revocation_takes_effect_on_the_next_call() {
     // Revoked from the CLI (the journal, not the API): the server sees it on the next call.
     let carol = sextant::tokens::create(
         app.dir.path(),
-        sextant_server::credentials::Kind::Peer,
+        sextant_access::tokens::Kind::Peer,
         "carol",
         None,
     )
@@ -620,13 +620,9 @@ async fn revocation_takes_effect_on_the_next_call() {
         .rpc(Some(&carol), "/api/v1/agents/echo", "ListTasks", json!({}))
         .await;
     assert_eq!(status, StatusCode::NOT_FOUND, "carol is not on echo's list");
-    sextant::tokens::revoke(
-        app.dir.path(),
-        sextant_server::credentials::Kind::Peer,
-        "carol",
-    )
-    .await
-    .unwrap();
+    sextant::tokens::revoke(app.dir.path(), sextant_access::tokens::Kind::Peer, "carol")
+        .await
+        .unwrap();
     let (status, _) = app
         .rpc(Some(&carol), "/api/v1/agents/echo", "ListTasks", json!({}))
         .await;
