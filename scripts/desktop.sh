@@ -4,7 +4,7 @@
 # the web console if ui/dist is missing or older than ui/src, then `cargo run -p sextant-app`.
 #
 #   ./scripts/desktop.sh             # debug build (first build: a few minutes)
-#   ./scripts/desktop.sh --release   # optimised build (first build: ~10 minutes on 2 cores)
+#   ./scripts/desktop.sh --release   # optimised build (first build: ~30 minutes on 2 cores: whole-program LTO)
 #
 # Extra arguments go to `cargo run`. SEXTANT_DATA_DIR picks the data dir (default
 # ~/.local/share/sextant, shared with `sextant serve`). Needs a display; on a machine without
