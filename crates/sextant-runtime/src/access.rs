@@ -32,6 +32,39 @@ pub enum AccessError {
     ReadOnly { principal: String, agent: String },
 }
 
+/// One request's access decision: what a principal may do with an Agent, as
+/// [`crate::Runtime::grant`] found it. Only the runtime makes one (its fields are private), so
+/// a server that checked a request's rights hands this to admission with the input
+/// ([`crate::Input::grant`]) and the rights are checked once per request, not again inside
+/// admission. Valid for the request it was made for only: never keep one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Grant {
+    principal: String,
+    agent: String,
+    rights: Rights,
+}
+
+impl Grant {
+    pub(crate) fn new(principal: &Principal, agent: &str, rights: Rights) -> Self {
+        Grant {
+            principal: principal.key(),
+            agent: agent.to_string(),
+            rights,
+        }
+    }
+
+    /// What the principal may do with the Agent.
+    pub fn rights(&self) -> Rights {
+        self.rights
+    }
+
+    /// Whether this decision lets `principal` do `need` with `agent`: it was made for exactly
+    /// them, with at least those rights.
+    pub fn allows(&self, principal: &Principal, agent: &str, need: Rights) -> bool {
+        self.rights >= need && self.agent == agent && self.principal == principal.key()
+    }
+}
+
 /// Per-Agent deny lists of principal keys or patterns. Default: nothing revoked.
 #[derive(Debug, Default)]
 pub struct AccessPolicy {
@@ -104,6 +137,17 @@ impl AccessPolicy {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_grant_allows_only_its_principal_agent_and_rights() {
+        let (me, anon) = (Principal::person(), Principal::anonymous_local());
+        let g = Grant::new(&me, "echo", Rights::Read);
+        assert!(g.allows(&me, "echo", Rights::Read));
+        assert!(!g.allows(&me, "echo", Rights::Call), "read rights only");
+        assert!(!g.allows(&anon, "echo", Rights::Read), "another principal");
+        assert!(!g.allows(&me, "other", Rights::Read), "another Agent");
+        assert!(Grant::new(&me, "echo", Rights::Call).allows(&me, "echo", Rights::Call));
+    }
 
     #[test]
     fn revocations_and_lists_combine() {

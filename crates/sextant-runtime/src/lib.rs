@@ -57,7 +57,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tracing::Instrument;
 
-pub use access::AccessError;
+pub use access::{AccessError, Grant};
 pub use cancel::{CancelOutcome, CancelRequest};
 pub use engine::{AskError, Engine, EngineEnv, Outcome, ScheduledRun, Turn, TurnSink};
 pub use interactions::{AnswerError, AnswerRequest};
@@ -102,6 +102,10 @@ pub struct Input {
     pub message: Message,
     /// Where a new Session comes from (`a2a`, `schedule`, ...).
     pub origin: String,
+    /// The request's access decision, when the caller already checked it
+    /// ([`Runtime::grant`]): admission then does not check the principal's rights again.
+    /// `None`: admission checks them itself.
+    pub grant: Option<access::Grant>,
 }
 
 /// An admitted input, with (for a new task) its events as they are committed.
@@ -391,6 +395,18 @@ impl Runtime {
         self.authorize(principal, agent_id, Rights::Call).map(drop)
     }
 
+    /// [`Runtime::authorize`] as a [`access::Grant`] for this one request: a server checks a
+    /// request's rights once and hands the grant to admission with the input.
+    pub fn grant(
+        &self,
+        principal: &Principal,
+        agent_id: &str,
+        need: Rights,
+    ) -> Result<access::Grant, AccessError> {
+        self.authorize(principal, agent_id, need)
+            .map(|rights| access::Grant::new(principal, agent_id, rights))
+    }
+
     /// What `principal` may do with `agent_id` right now, provided it is at least `need`
     /// (the Agent's access list, then the owner's revocations). Never cache the answer.
     pub fn authorize(
@@ -587,6 +603,15 @@ impl Runtime {
         }
         if !self.inner.agents.contains_key(&input.agent_id) {
             return Err(AdmitError::UnknownAgent);
+        }
+        // The request's own decision, when its server made one, stands: rights are checked
+        // once per request.
+        if input
+            .grant
+            .as_ref()
+            .is_some_and(|g| g.allows(&input.principal, &input.agent_id, Rights::Call))
+        {
+            return Ok(());
         }
         // A principal that may not call this Agent is told so precisely here; the server
         // answers it as "not found", as A2A reads of another caller's task do.

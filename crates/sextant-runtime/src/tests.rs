@@ -50,6 +50,7 @@ fn input(agent: &str, id: &str, text: &str) -> Input {
         agent_id: agent.into(),
         message: m,
         origin: "test".into(),
+        grant: None,
     }
 }
 
@@ -712,6 +713,41 @@ async fn a_revoked_caller_sees_the_agent_as_unknown() {
     rt.set_denied("echo", vec![]);
     let a = rt.admit(input("echo", "m2", "hi")).await.unwrap();
     assert_eq!(settle(&rt, &a).await.state, TaskState::Completed);
+}
+
+/// A server checks a request's rights once and hands admission its decision: a grant made for
+/// exactly this principal and Agent stands for that request (admission does not check again),
+/// and nothing else does.
+#[tokio::test]
+async fn admission_takes_the_request_s_grant_instead_of_checking_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(&dir, vec![AgentSpec::echo()]).await;
+    let me = Principal::person();
+    let anon = Principal::anonymous_local();
+    let grant = rt.grant(&me, "echo", Rights::Call).unwrap();
+    assert_eq!(grant.rights(), Rights::Call);
+    let with = |id: &str, who: &Principal, g: Option<Grant>| Input {
+        principal: who.clone(),
+        grant: g,
+        ..input("echo", id, "hi")
+    };
+    // Revoked after the request's decision was made: the request stands ...
+    rt.set_denied("echo", vec![me.key(), anon.key()]);
+    let a = rt
+        .admit(with("g1", &me, Some(grant.clone())))
+        .await
+        .unwrap();
+    assert_eq!(settle(&rt, &a).await.state, TaskState::Completed);
+    // ... one without a decision is checked, and refused ...
+    assert!(matches!(
+        rt.admit(with("g2", &me, None)).await,
+        Err(AdmitError::AccessDenied(crate::AccessError::Revoked { .. }))
+    ));
+    // ... and another principal's decision is no decision: checked, refused.
+    assert!(matches!(
+        rt.admit(with("g3", &anon, Some(grant))).await,
+        Err(AdmitError::AccessDenied(crate::AccessError::Revoked { .. }))
+    ));
 }
 
 /// A turn's outputs are sent to the journal without waiting for each commit; if one is not

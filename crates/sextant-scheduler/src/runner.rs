@@ -439,6 +439,8 @@ impl Scheduler {
                 agent_id: run.agent_id.clone(),
                 message,
                 origin: "schedule".into(),
+                // Admission checks the schedule creator's rights at fire time.
+                grant: None,
             })
             .await;
         match admitted {

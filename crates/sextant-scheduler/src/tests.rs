@@ -379,6 +379,7 @@ async fn revoked_access_blocks_runs_but_not_cleanup() {
             agent_id: "echo".into(),
             message: m,
             origin: "a2a".into(),
+            grant: None,
         })
         .await;
     assert!(matches!(

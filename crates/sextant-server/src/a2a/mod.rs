@@ -54,7 +54,7 @@ use sextant_core::projection::{OutputModes, TaskFold, ViewOptions, blocks};
 use sextant_core::{AgentSpec, EventBody, JournalEvent, Principal, PrincipalKind, Rights};
 use sextant_journal::{Admitted, Refusal, TaskFilter, TaskRow};
 use sextant_runtime::stream::{StopAt, task_events};
-use sextant_runtime::{AccessError, AdmitError, Input};
+use sextant_runtime::{AccessError, AdmitError, Grant, Input};
 use tracing::Instrument;
 
 pub(crate) use jsonrpc::handle;
@@ -158,6 +158,8 @@ struct Call {
     push_health: bool,
     /// The caller's W3C trace context (`traceparent`), if it sent one that parses.
     trace: Option<TraceParent>,
+    /// What the caller may do with the Agent, decided once for this request.
+    grant: Grant,
 }
 
 /// What a method produced.
@@ -231,9 +233,11 @@ pub(crate) async fn serve(inbound: Inbound) -> Served {
     } = inbound;
     // Without read rights the Agent does not exist for this caller: the same answer as an
     // unknown Agent, so access lists reveal nothing.
-    let rights = app.runtime.authorize(&principal, &agent_id, Rights::Read);
-    let agent = match (app.runtime.agent(&agent_id), &rights) {
-        (Some(a), Ok(_)) => a,
+    // The request's one access decision: admission takes it with the input instead of
+    // checking again.
+    let rights = app.runtime.grant(&principal, &agent_id, Rights::Read);
+    let (agent, grant) = match (app.runtime.agent(&agent_id), rights) {
+        (Some(a), Ok(g)) => (a, g),
         (_, r) => {
             let why = match r {
                 Err(e) => e.to_string(),
@@ -285,8 +289,7 @@ pub(crate) async fn serve(inbound: Inbound) -> Served {
     if matches!(
         method,
         Method::SendMessage | Method::SendStreamingMessage | Method::CancelTask
-    ) && let Ok(r) = rights
-        && r < Rights::Call
+    ) && grant.rights() < Rights::Call
     {
         let why = AccessError::ReadOnly {
             principal: principal.key(),
@@ -321,6 +324,7 @@ pub(crate) async fn serve(inbound: Inbound) -> Served {
         last_event_id,
         push_health: wants_push_health(&headers),
         trace: TraceParent::from_headers(&headers),
+        grant,
     };
     match dispatch(&call, method, params).await {
         Ok(Reply::Json(result)) => {
@@ -987,6 +991,7 @@ async fn send_traced(call: &Call, params: Value, streaming: bool) -> Result<Repl
         agent_id: call.agent.id.clone(),
         message,
         origin: "a2a".into(),
+        grant: Some(call.grant.clone()),
     };
     // A blocking caller hears nothing until its task settles, so its admission may commit
     // with the task's first turn (`Runtime::accept_early`); the others hear of the task at once.

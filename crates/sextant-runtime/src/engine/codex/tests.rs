@@ -70,6 +70,7 @@ fn input(id: &str, text: &str, context: Option<&str>) -> Input {
         agent_id: "codex".into(),
         message: m,
         origin: "test".into(),
+        grant: None,
     }
 }
 
