@@ -38,9 +38,10 @@ use sextant_core::ids::new_id;
 use sextant_core::interaction::{FormField, InteractionOption};
 use sextant_core::{Answer, Interaction, InteractionKind};
 
-use super::{AskError, Engine, Outcome, Turn, TurnSink, artifact};
+use super::{AskError, Engine, Outcome, Turn, TurnSink};
 use crate::peers::call::{open, settled, valid_message};
 use crate::peers::{PeerConnection, Peers};
+use sextant_core::parts::artifact;
 
 /// The option that cancels the remote task when the peer declared none of its own.
 pub const CANCEL: &str = "cancel";

@@ -25,7 +25,8 @@ use sextant_core::{Answer, ApprovedAction, Interaction, InteractionKind};
 use tokio::process::ChildStdin;
 
 use super::child::{Piped, Tail, lines, spawn_piped};
-use super::{AskError, Engine, Outcome, Turn, TurnSink, artifact};
+use super::{AskError, Engine, Outcome, Turn, TurnSink};
+use sextant_core::parts::artifact;
 
 /// The turn's time limit, which stops while the turn waits for a person.
 struct Deadline {

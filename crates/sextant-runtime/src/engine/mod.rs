@@ -21,6 +21,7 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use sextant_core::a2a::{Artifact, Message, Part, Role, TaskState};
 use sextant_core::ids::new_id;
+use sextant_core::parts::artifact;
 use sextant_core::{AgentSpec, Answer, Clock, EngineSpec, EventBody, Interaction};
 use sextant_journal::Journal;
 use tokio::sync::Mutex;
@@ -679,18 +680,6 @@ pub enum AskError {
     Suspended,
     #[error(transparent)]
     Journal(#[from] sextant_journal::Error),
-}
-
-/// Builds an artifact.
-pub fn artifact(id: impl Into<String>, name: &str, parts: Vec<Part>) -> Artifact {
-    Artifact {
-        artifact_id: id.into(),
-        name: Some(name.into()),
-        description: None,
-        parts,
-        metadata: None,
-        extensions: None,
-    }
 }
 
 /// Settings engines need from the host.

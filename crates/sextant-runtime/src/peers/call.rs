@@ -31,7 +31,7 @@ use sextant_journal::{Admission, NewEvent};
 use tokio_util::sync::CancellationToken;
 
 use super::{PeerConnection, PeerError, Peers, parse_url};
-use crate::engine::artifact;
+use sextant_core::parts::artifact;
 
 /// Longest message sent, in characters.
 pub const MAX_MESSAGE_CHARS: usize = 32_000;
