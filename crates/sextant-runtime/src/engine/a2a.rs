@@ -27,7 +27,6 @@ use std::time::Instant;
 use futures::future::BoxFuture;
 use futures::{FutureExt, StreamExt};
 use serde_json::{Value, json};
-use sextant_a2a::client::Accumulated;
 use sextant_core::ApprovedAction;
 use sextant_core::a2a::{
     Message, Part, PartContent, Role, SendMessageRequest, StreamResponse, TaskState,
@@ -37,6 +36,7 @@ use sextant_core::event::state_wire;
 use sextant_core::ids::new_id;
 use sextant_core::interaction::{FormField, InteractionOption};
 use sextant_core::{Answer, Interaction, InteractionKind};
+use sextant_peers::client::Accumulated;
 
 use super::{AskError, Engine, Outcome, Turn, TurnSink};
 use crate::peers::call::{open, settled, valid_message};

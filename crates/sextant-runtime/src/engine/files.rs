@@ -20,9 +20,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use sextant_a2a::client::NetPolicy;
 use sextant_core::a2a::{Part, PartContent};
 use sextant_core::parts::human_bytes;
+use sextant_peers::client::NetPolicy;
 
 use super::Turn;
 

@@ -8,11 +8,11 @@
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use sextant_a2a::client::Accumulated;
 use sextant_core::a2a::{Message, Part, Role, SendMessageRequest, TaskState};
 use sextant_core::ids::new_id;
 use sextant_core::{Answer, EventBody, Interaction};
 use sextant_journal::{NewEvent, TaskRow};
+use sextant_peers::client::Accumulated;
 
 use super::call::{Exchange, consume_followup, open};
 use super::{PeerError, Peers};

@@ -21,13 +21,13 @@ use a2a::{Message, Part, PartContent, Role, SendMessageRequest, SendMessageRespo
 use futures::StreamExt;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use sextant_a2a::client::{A2aClient, Accumulated, ClientError, Endpoint, EventStream};
 use sextant_core::a2a;
 use sextant_core::a2a::{StreamResponse, TaskState};
 use sextant_core::event::state_wire;
 use sextant_core::ids::new_id;
 use sextant_core::{EventBody, Principal};
 use sextant_journal::{Admission, NewEvent};
+use sextant_peers::client::{A2aClient, Accumulated, ClientError, Endpoint, EventStream};
 use tokio_util::sync::CancellationToken;
 
 use super::{PeerConnection, PeerError, Peers, parse_url};
@@ -924,7 +924,7 @@ impl Peers {
             let strength = match_strength(row, &cap);
             known.extend(row.capabilities.iter().map(|c| c.to_lowercase()));
             if let Some(p) = &row.pinned_parts {
-                let (ids, tags) = sextant_a2a::client::card::advertised(p);
+                let (ids, tags) = sextant_peers::client::card::advertised(p);
                 known.extend(ids);
                 known.extend(tags);
             }

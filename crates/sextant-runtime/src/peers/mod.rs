@@ -15,7 +15,7 @@
 //!   (caller, peer, contextId), with the sent message and the reply as journal events.
 //! - **History and listing** ([`history`]).
 //!
-//! Every connection goes through the client's network guard (`sextant_a2a::client::guard`).
+//! Every connection goes through the client's network guard (`sextant_peers::client::guard`).
 
 pub mod answer;
 pub mod call;
@@ -30,11 +30,11 @@ use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 #[cfg(test)]
 use serde_json::json;
-use sextant_a2a::client::card::{self, CardSummary};
-use sextant_a2a::client::{A2aClient, Bearer, ClientError, Endpoint, FetchedCard};
 use sextant_core::Clock;
 use sextant_core::ids::format_time;
 use sextant_journal::{Journal, PeerRow};
+use sextant_peers::client::card::{self, CardSummary};
+use sextant_peers::client::{A2aClient, Bearer, ClientError, Endpoint, FetchedCard};
 use ts_rs::TS;
 use url::Url;
 
@@ -892,7 +892,7 @@ impl Peers {
 
     /// Checks a direct URL (no registration, no pin, no token, public addresses only).
     pub async fn connect_url(&self, url: &Url) -> Result<PeerConnection, PeerError> {
-        let shown = sextant_a2a::client::guard::redacted(url);
+        let shown = sextant_peers::client::guard::redacted(url);
         let fetched = self
             .fetch_card(
                 url,
@@ -993,7 +993,7 @@ impl Peers {
             ),
             None => (parse_url("url", target)?, false, None),
         };
-        let who = sextant_a2a::client::guard::redacted(&url);
+        let who = sextant_peers::client::guard::redacted(&url);
         let fetched = self
             .fetch_card(
                 &url,
