@@ -66,6 +66,13 @@ impl Waiters {
     }
 }
 
+/// Whether an interaction is an outbound card: a question of a remote task reached through
+/// `a2a_call`, marked `outbound` in its engine routing data by `sextant-peers`. No engine
+/// waits for its answer; the runtime hands it to [`crate::Outbound::answer_card`].
+pub fn is_outbound_card(i: &Interaction) -> bool {
+    i.engine_ref.get("outbound").and_then(Value::as_bool) == Some(true)
+}
+
 /// The path a person POSTs an answer to.
 pub fn answer_path(interaction_id: &str) -> String {
     format!("/api/v1/interactions/{interaction_id}/answer")
@@ -441,13 +448,15 @@ impl Runtime {
         let row = self.inner.journal.task(&task.task_id).await?;
         // A card for a remote task reached through a2a_call: no engine waits for it; the
         // answer goes to the remote task.
-        if crate::peers::answer::is_card(interaction) {
-            match self.peers().cloned() {
-                Some(peers) => {
+        if is_outbound_card(interaction) {
+            match self.outbound().cloned() {
+                Some(outbound) => {
                     let (task, interaction) = (task.clone(), interaction.clone());
+                    let task_id = task.task_id.clone();
+                    let sent = outbound.answer_card(task, interaction, answer);
                     self.inner.tracker.spawn(async move {
-                        if let Err(e) = peers.answer_card(&task, &interaction, &answer).await {
-                            tracing::warn!(error = %e, task_id = %task.task_id, "could not send an answer to a peer");
+                        if let Err(e) = sent.await {
+                            tracing::warn!(error = %e, task_id = %task_id, "could not send an answer to a peer");
                         }
                     });
                 }

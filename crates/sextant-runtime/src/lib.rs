@@ -25,17 +25,22 @@
 //!   with the accepted message, in the journal, so a turn is admission's child even when it
 //!   runs after a queue wait or after a restart.
 //!
+//! - [`outbound`]: what the runtime asks of Sextant's outbound side (`sextant-peers`, which
+//!   depends on this crate): the `a2a` engine, fetched URL parts, answers to outbound cards and
+//!   remote cancels, through the [`Outbound`] given to [`RuntimeBuilder::outbound`].
+//!
 //! - `test_support` (feature `test-support`, and this crate's tests): a runtime over a fresh
 //!   journal for tests.
 //!
-//! Not here: HTTP and wire formats (sextant-server), SQL (sextant-journal).
+//! Not here: HTTP and wire formats (sextant-server), calls to other agents and their
+//! HTTP client (sextant-peers), SQL (sextant-journal).
 
 pub mod access;
 mod cancel;
 pub mod engine;
 pub mod interactions;
+pub mod outbound;
 mod pause;
-pub mod peers;
 pub mod process;
 pub mod stream;
 #[cfg(any(test, feature = "test-support"))]
@@ -61,6 +66,7 @@ pub use access::AccessError;
 pub use cancel::{CancelOutcome, CancelRequest};
 pub use engine::{AskError, Engine, EngineEnv, Outcome, ScheduledRun, Turn, TurnSink};
 pub use interactions::{AnswerError, AnswerRequest};
+pub use outbound::Outbound;
 
 /// Why an input was not admitted.
 #[derive(Debug, thiserror::Error)]
@@ -205,15 +211,15 @@ pub struct RuntimeBuilder {
     clock: Arc<dyn Clock>,
     agents: Vec<AgentSpec>,
     config: RuntimeConfig,
-    peers: Option<peers::Peers>,
+    outbound: Option<Arc<dyn Outbound>>,
     limits: Limits,
 }
 
 impl RuntimeBuilder {
-    /// The outbound peers service (for `a2a` engines and the peers API); without it the
-    /// runtime has none.
-    pub fn peers(mut self, peers: peers::Peers) -> Self {
-        self.peers = Some(peers);
+    /// The outbound side (`sextant_peers::Peers`: `a2a` engines, fetched URL parts, answers
+    /// to outbound cards, remote cancels; see [`outbound`]); without it the runtime has none.
+    pub fn outbound(mut self, outbound: impl Outbound) -> Self {
+        self.outbound = Some(Arc::new(outbound));
         self
     }
 
@@ -240,7 +246,7 @@ impl RuntimeBuilder {
                 agents,
                 env: EngineEnv {
                     work_dir: self.config.work_dir,
-                    peers: self.peers,
+                    outbound: self.outbound,
                 },
                 idle_worker: self.config.idle_worker,
                 workers: Mutex::default(),
@@ -352,7 +358,7 @@ impl Runtime {
             clock,
             agents,
             config,
-            peers: None,
+            outbound: None,
             limits: Limits::default(),
         }
     }
@@ -362,9 +368,9 @@ impl Runtime {
         &self.inner.journal
     }
 
-    /// The outbound peers service, if set up.
-    pub fn peers(&self) -> Option<&peers::Peers> {
-        self.inner.env.peers.as_ref()
+    /// The outbound side, if set up.
+    pub fn outbound(&self) -> Option<&Arc<dyn Outbound>> {
+        self.inner.env.outbound.as_ref()
     }
 
     /// The clock.

@@ -61,11 +61,7 @@ pub(crate) fn follow_note(events: &[JournalEvent]) -> Option<serde_json::Value> 
     events[start..].iter().rev().find_map(|e| match &e.body {
         EventBody::TaskState {
             message: Some(m), ..
-        } => m
-            .metadata
-            .as_ref()?
-            .get(crate::engine::a2a::FOLLOW_KEY)
-            .cloned(),
+        } => m.metadata.as_ref()?.get(crate::engine::FOLLOW_KEY).cloned(),
         _ => None,
     })
 }

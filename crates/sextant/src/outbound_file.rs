@@ -26,7 +26,7 @@ use serde::Deserialize;
 use sextant_core::Clock;
 use sextant_journal::Journal;
 use sextant_peers::client::{A2aClient, ClientSettings};
-use sextant_runtime::peers::{Peers, TokenStore};
+use sextant_peers::{Peers, TokenStore};
 use sextant_server::push::{Push, PushSettings, seal::Sealer};
 
 /// The parsed file.

@@ -73,7 +73,7 @@ pub struct ExecEngine {
     /// Where each turn's input files go (`<root>/<task id>`, see `engine::files`).
     pub turns_root: PathBuf,
     /// Fetches URL parts for an Agent with `fetch_url_parts` (`None`: not set up).
-    pub peers: Option<crate::peers::Peers>,
+    pub outbound: Option<std::sync::Arc<dyn crate::outbound::Outbound>>,
     /// Largest file an `artifact` line's `path` part may name (the Agent's `max_part_bytes`).
     pub max_part_bytes: u64,
 }
@@ -313,7 +313,9 @@ impl ExecEngine {
         if let Err(why) = super::child::make_working_dir(&self.working_dir) {
             return Outcome::Failed(why);
         }
-        let files = match super::files::prepare(turn, &self.turns_root, self.peers.as_ref()).await {
+        let files = match super::files::prepare(turn, &self.turns_root, self.outbound.as_deref())
+            .await
+        {
             Ok(f) => f,
             Err(e) => return Outcome::Failed(format!("cannot hand the turn's files over: {e}")),
         };

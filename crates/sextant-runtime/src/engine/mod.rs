@@ -4,8 +4,10 @@
 //! [`EngineSpec`]) and calls [`Engine::run_turn`] with the inputs queued for a task. The engine
 //! reports output through the [`TurnSink`], which journals each event before returning (so a
 //! crash never loses reported output), and ends the turn with an [`Outcome`].
+//!
+//! The engines are here, but for `a2a` (a gateway to a registered peer): that one is
+//! `sextant-peers`', and [`make_engine`] gets it from the runtime's [`Outbound`] side.
 
-pub mod a2a;
 mod child;
 pub mod codex;
 pub mod conformance;
@@ -18,6 +20,7 @@ pub mod shell;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use futures::FutureExt;
 use futures::future::BoxFuture;
 use sextant_core::a2a::{Artifact, Message, Part, Role, TaskState};
 use sextant_core::ids::new_id;
@@ -27,6 +30,8 @@ use sextant_journal::Journal;
 use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
+
+use crate::outbound::Outbound;
 
 /// What one turn works on.
 #[derive(Debug, Clone)]
@@ -179,7 +184,7 @@ pub trait Engine: Send {
     }
 
     /// Goes on with a turn a restart interrupted while it followed remote work: `note` is the
-    /// metadata the engine journalled under [`a2a::FOLLOW_KEY`] on a progress message. `None`:
+    /// metadata the engine journalled under [`FOLLOW_KEY`] on a progress message. `None`:
     /// this engine cannot (the turn is then failed as interrupted).
     fn follow<'a>(
         &'a mut self,
@@ -439,7 +444,7 @@ impl TurnSink {
 
     /// Fires when Sextant starts shutting down (before running turns are interrupted): work
     /// that is safe to resume at the next start (following a remote task) stops here.
-    pub(crate) fn stopping(&self) -> &CancellationToken {
+    pub fn stopping(&self) -> &CancellationToken {
         &self.cancel
     }
 
@@ -682,13 +687,83 @@ pub enum AskError {
     Journal(#[from] sextant_journal::Error),
 }
 
+/// The key of the status-message metadata that records the remote task a turn follows (see
+/// [`Engine::follow`]; the `a2a` engine writes it, the worker reads it after a restart).
+pub const FOLLOW_KEY: &str = "a2aFollow";
+
 /// Settings engines need from the host.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct EngineEnv {
     /// Default working directory for local commands.
     pub work_dir: PathBuf,
-    /// The outbound peers registry and client, for `a2a` engines (`None`: not set up).
-    pub peers: Option<crate::peers::Peers>,
+    /// The outbound side, for `a2a` engines and fetched URL parts (`None`: not set up).
+    pub outbound: Option<Arc<dyn Outbound>>,
+}
+
+impl std::fmt::Debug for EngineEnv {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EngineEnv")
+            .field("work_dir", &self.work_dir)
+            .field("outbound", &self.outbound.is_some())
+            .finish()
+    }
+}
+
+/// Why an `a2a` Agent's turns fail in a runtime without an outbound side.
+const NO_OUTBOUND: &str = "outbound peers are not set up in this Sextant";
+
+/// An engine that cannot work: every turn fails with its reason, and so does every answer
+/// and every remote task a restarted turn would follow. An `a2a` Agent has it in a runtime
+/// without an outbound side, where the `a2a` engine would have no peers to call.
+pub struct Unavailable {
+    why: String,
+}
+
+impl Unavailable {
+    /// An engine whose turns fail with `why`.
+    pub fn new(why: impl Into<String>) -> Self {
+        Self { why: why.into() }
+    }
+
+    fn fail<'a>(&self) -> BoxFuture<'a, Outcome> {
+        let why = self.why.clone();
+        async move { Outcome::Failed(why) }.boxed()
+    }
+}
+
+impl Engine for Unavailable {
+    // As the `a2a` engine it stands in for: its questions' answers go to `resume`.
+    fn uses_interactions(&self) -> bool {
+        true
+    }
+
+    fn run_turn<'a>(&'a mut self, _turn: Turn, _sink: &'a TurnSink) -> BoxFuture<'a, Outcome> {
+        self.fail()
+    }
+
+    fn cannot_resume(&self) -> Option<String> {
+        None
+    }
+
+    fn follow<'a>(
+        &'a mut self,
+        _turn: Turn,
+        note: serde_json::Value,
+        _sink: &'a TurnSink,
+    ) -> Option<BoxFuture<'a, Outcome>> {
+        note["remoteTaskId"].as_str()?;
+        Some(self.fail())
+    }
+
+    fn resume<'a>(
+        &'a mut self,
+        _turn: Turn,
+        _interaction: sextant_core::Interaction,
+        _answer: Answer,
+        _sink: &'a TurnSink,
+    ) -> BoxFuture<'a, Outcome> {
+        self.fail()
+    }
 }
 
 /// Makes the engine for an Agent.
@@ -719,7 +794,7 @@ pub fn make_engine(agent: &AgentSpec, env: &EngineEnv) -> Box<dyn Engine> {
             env: vars.clone(),
             timeout: std::time::Duration::from_secs(*timeout_secs),
             turns_root: env.work_dir.join("turns"),
-            peers: env.peers.clone(),
+            outbound: env.outbound.clone(),
             max_part_bytes: agent.features.max_part_bytes,
         }),
         EngineSpec::Codex {
@@ -743,21 +818,9 @@ pub fn make_engine(agent: &AgentSpec, env: &EngineEnv) -> Box<dyn Engine> {
             ),
             timeout: std::time::Duration::from_secs(*timeout_secs),
         })),
-        EngineSpec::A2a {
-            peer,
-            approval_timeout_secs,
-            max_calls,
-            max_outbound_secs,
-        } => Box::new(a2a::A2aEngine {
-            peer: peer.clone(),
-            peers: env.peers.clone(),
-            approval_timeout: chrono::Duration::seconds(
-                i64::try_from(*approval_timeout_secs).unwrap_or(i64::MAX / 1000),
-            ),
-            budget: a2a::Budget {
-                calls: *max_calls,
-                time: std::time::Duration::from_secs(*max_outbound_secs),
-            },
-        }),
+        EngineSpec::A2a { .. } => match &env.outbound {
+            Some(outbound) => outbound.a2a_engine(agent),
+            None => Box::new(Unavailable::new(NO_OUTBOUND)),
+        },
     }
 }

@@ -38,6 +38,7 @@ use sextant_a2a::error::Code;
 use sextant_core::a2a::{AuthenticationInfo, TaskPushNotificationConfig};
 use sextant_core::{AgentSpec, Principal};
 use sextant_journal::{PushConfigRow, PushPut, TaskRow};
+use sextant_peers::RuntimePeers;
 use sextant_peers::client::NetPolicy;
 use ts_rs::TS;
 

@@ -14,11 +14,11 @@
 
 use std::time::Duration;
 
+use crate::client::FetchedCard;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sextant_a2a::signing::{self, Reading, SignatureError, Verified};
 use sextant_journal::PeerRow;
-use sextant_peers::client::FetchedCard;
 use ts_rs::TS;
 
 use super::{PeerError, Peers};

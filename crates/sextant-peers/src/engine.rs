@@ -24,6 +24,7 @@
 use std::collections::HashSet;
 use std::time::Instant;
 
+use crate::client::Accumulated;
 use futures::future::BoxFuture;
 use futures::{FutureExt, StreamExt};
 use serde_json::{Value, json};
@@ -36,12 +37,11 @@ use sextant_core::event::state_wire;
 use sextant_core::ids::new_id;
 use sextant_core::interaction::{FormField, InteractionOption};
 use sextant_core::{Answer, Interaction, InteractionKind};
-use sextant_peers::client::Accumulated;
 
-use super::{AskError, Engine, Outcome, Turn, TurnSink};
-use crate::peers::call::{open, settled, valid_message};
-use crate::peers::{PeerConnection, Peers};
+use crate::call::{open, settled, valid_message};
+use crate::{PeerConnection, Peers};
 use sextant_core::parts::artifact;
+use sextant_runtime::engine::{AskError, Engine, FOLLOW_KEY, Outcome, SinkResult, Turn, TurnSink};
 
 /// The option that cancels the remote task when the peer declared none of its own.
 pub const CANCEL: &str = "cancel";
@@ -55,7 +55,7 @@ const MAX_OPTIONS: usize = 20;
 /// Forwards turns to one registered peer.
 pub struct A2aEngine {
     pub peer: String,
-    pub peers: Option<Peers>,
+    pub peers: Peers,
     pub approval_timeout: chrono::Duration,
     /// What one task may spend on the peer.
     pub budget: Budget,
@@ -353,17 +353,11 @@ impl A2aEngine {
         &self,
         peers: &Peers,
         turn: &Turn,
-    ) -> Result<PeerConnection, crate::peers::PeerError> {
+    ) -> Result<PeerConnection, crate::PeerError> {
         let mut conn = peers.connect(&self.peer).await?;
         let inbound = sextant_core::untrusted::inbound_hop(&turn.inputs);
         conn.endpoint.hop = inbound.saturating_add(1);
         Ok(conn)
-    }
-
-    fn peers(&self) -> Result<&Peers, Outcome> {
-        self.peers
-            .as_ref()
-            .ok_or_else(|| Outcome::Failed("outbound peers are not set up in this Sextant".into()))
     }
 
     /// Sends `message` and forwards what comes back into the turn, until the remote task
@@ -610,9 +604,6 @@ impl A2aEngine {
 /// What `forward` returns when Sextant stops while a remote task is followed.
 const STOPPING: &str = "Sextant is shutting down";
 
-/// The key of the status-message metadata that records the remote task a turn follows.
-pub const FOLLOW_KEY: &str = "a2aFollow";
-
 /// Journals which remote task this turn follows (a progress message with the remote ids in
 /// its metadata), so a restart can go on following it.
 async fn note_remote(
@@ -620,7 +611,7 @@ async fn note_remote(
     conn: &PeerConnection,
     remote_task: &str,
     remote_context: Option<&str>,
-) -> super::SinkResult {
+) -> SinkResult {
     let mut m = sink.agent_message(vec![Part::text(format!(
         "{} is working on it (its task {remote_task}).",
         conn.name
@@ -719,7 +710,7 @@ async fn forward_event(
     ev: &StreamResponse,
     sink: &TurnSink,
     seen: &mut HashSet<String>,
-) -> super::SinkResult {
+) -> SinkResult {
     match ev {
         StreamResponse::Task(t) => {
             for a in t.artifacts.iter().flatten() {
@@ -761,10 +752,7 @@ impl Engine for A2aEngine {
 
     fn run_turn<'a>(&'a mut self, turn: Turn, sink: &'a TurnSink) -> BoxFuture<'a, Outcome> {
         async move {
-            let peers = match self.peers() {
-                Ok(p) => p.clone(),
-                Err(o) => return o,
-            };
+            let peers = self.peers.clone();
             let text = turn.input_text();
             if let Err(e) = valid_message(&text) {
                 return Outcome::Rejected(Some(format!("Nothing forwarded: {e}.")));
@@ -796,10 +784,7 @@ impl Engine for A2aEngine {
         let remote = note["remoteTaskId"].as_str()?.to_string();
         Some(
             async move {
-                let peers = match self.peers() {
-                    Ok(p) => p.clone(),
-                    Err(o) => return o,
-                };
+                let peers = self.peers.clone();
                 let conn = match self.connect(&peers, &turn).await {
                     Ok(c) => c,
                     Err(e) => return Outcome::Failed(e.to_string()),
@@ -833,10 +818,7 @@ impl Engine for A2aEngine {
         sink: &'a TurnSink,
     ) -> BoxFuture<'a, Outcome> {
         async move {
-            let peers = match self.peers() {
-                Ok(p) => p.clone(),
-                Err(o) => return o,
-            };
+            let peers = self.peers.clone();
             let conn = match self.connect(&peers, &turn).await {
                 Ok(c) => c,
                 Err(e) => return Outcome::Failed(e.to_string()),

@@ -17,6 +17,7 @@
 
 use std::time::{Duration, Instant};
 
+use crate::client::{A2aClient, Accumulated, ClientError, Endpoint, EventStream};
 use a2a::{Message, Part, PartContent, Role, SendMessageRequest, SendMessageResponse};
 use futures::StreamExt;
 use serde::{Deserialize, Serialize};
@@ -27,7 +28,6 @@ use sextant_core::event::state_wire;
 use sextant_core::ids::new_id;
 use sextant_core::{EventBody, Principal};
 use sextant_journal::{Admission, NewEvent};
-use sextant_peers::client::{A2aClient, Accumulated, ClientError, Endpoint, EventStream};
 use tokio_util::sync::CancellationToken;
 
 use super::{PeerConnection, PeerError, Peers, parse_url};
@@ -341,7 +341,7 @@ impl Peers {
                     format!("{}'s task ended {}.", conn.name, state_wire(s)),
                 ),
                 Some(TaskState::AuthRequired | TaskState::InputRequired) => {
-                    let (mut i, prompt) = crate::engine::a2a::remote_interaction(
+                    let (mut i, prompt) = crate::engine::remote_interaction(
                         &conn.name,
                         acc,
                         self.clock().now() + CARD_EXPIRY,
@@ -349,7 +349,7 @@ impl Peers {
                     i.task_id = task.task_id.clone();
                     i.from = ex.from.clone();
                     i.engine_ref["outbound"] = json!(true);
-                    let text = crate::interactions::pending_text(&i, &prompt);
+                    let text = sextant_runtime::interactions::pending_text(&i, &prompt);
                     let state = i.waiting_state();
                     card = Some(i);
                     (state, text)
@@ -383,7 +383,8 @@ impl Peers {
         let mut parts = vec![Part::text(note)];
         if let Some(i) = &card {
             parts.push(
-                Part::data(crate::interactions::public_data(i)).with_media_type("application/json"),
+                Part::data(sextant_runtime::interactions::public_data(i))
+                    .with_media_type("application/json"),
             );
             events.push(NewEvent {
                 task_id: Some(task.task_id.clone()),
@@ -548,7 +549,7 @@ fn call_hint(
              cannot answer it. Tell the person, and read the conversation again later with \
              a2a_history (context_id={context_id}).",
             card.interaction_id,
-            crate::interactions::answer_path(&card.interaction_id)
+            sextant_runtime::interactions::answer_path(&card.interaction_id)
         )),
         (None, "needs_input") => Some(format!(
             "{peer} is waiting for more input: call again with context_id={context_id} and \
@@ -924,7 +925,7 @@ impl Peers {
             let strength = match_strength(row, &cap);
             known.extend(row.capabilities.iter().map(|c| c.to_lowercase()));
             if let Some(p) = &row.pinned_parts {
-                let (ids, tags) = sextant_peers::client::card::advertised(p);
+                let (ids, tags) = crate::client::card::advertised(p);
                 known.extend(ids);
                 known.extend(tags);
             }
