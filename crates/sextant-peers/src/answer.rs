@@ -15,7 +15,7 @@ use sextant_journal::{NewEvent, TaskRow};
 
 use super::call::{Exchange, consume_followup, open};
 use super::{PeerError, Peers};
-use crate::engine::{CANCEL, follow_up};
+use crate::questions::{CANCEL, follow_up};
 
 impl Peers {
     /// Sends the person's `answer` to the remote task `interaction` is about, and journals what

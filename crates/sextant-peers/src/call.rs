@@ -341,7 +341,7 @@ impl Peers {
                     format!("{}'s task ended {}.", conn.name, state_wire(s)),
                 ),
                 Some(TaskState::AuthRequired | TaskState::InputRequired) => {
-                    let (mut i, prompt) = crate::engine::remote_interaction(
+                    let (mut i, prompt) = crate::questions::remote_interaction(
                         &conn.name,
                         acc,
                         self.clock().now() + CARD_EXPIRY,

@@ -30,6 +30,7 @@ pub mod call;
 pub mod client;
 pub mod engine;
 pub mod history;
+pub mod questions;
 mod runtime;
 pub mod signed;
 pub mod tokens;
