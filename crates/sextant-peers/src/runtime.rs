@@ -9,7 +9,7 @@ use futures::future::BoxFuture;
 use serde_json::{Value, json};
 use sextant_core::{AgentSpec, Answer, EngineSpec, Interaction};
 use sextant_journal::TaskRow;
-use sextant_runtime::engine::Unavailable;
+use sextant_runtime::engine::make::Unavailable;
 use sextant_runtime::outbound::Fetched;
 use sextant_runtime::{Engine, Outbound, Runtime};
 

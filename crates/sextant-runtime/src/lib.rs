@@ -41,6 +41,7 @@ pub mod engine;
 pub mod interactions;
 pub mod outbound;
 mod pause;
+mod pending;
 pub mod process;
 pub mod stream;
 #[cfg(any(test, feature = "test-support"))]
@@ -64,7 +65,8 @@ use tracing::Instrument;
 
 pub use access::AccessError;
 pub use cancel::{CancelOutcome, CancelRequest};
-pub use engine::{AskError, Engine, EngineEnv, Outcome, ScheduledRun, Turn, TurnSink};
+pub use engine::make::EngineEnv;
+pub use engine::{AskError, Engine, Outcome, ScheduledRun, Turn, TurnSink};
 pub use interactions::{AnswerError, AnswerRequest};
 pub use outbound::Outbound;
 
@@ -163,7 +165,7 @@ pub(crate) struct Inner {
     /// an input is never handed to a worker that is leaving, and a Session never has two.
     pub(crate) workers: Mutex<HashMap<String, mpsc::UnboundedSender<worker::WorkItem>>>,
     /// Engines waiting for answers to interactions.
-    pub(crate) waiters: Arc<interactions::Waiters>,
+    pub(crate) waiters: Arc<pending::Waiters>,
     /// The process groups of running turns, by task id.
     pub(crate) running: process::Running,
     /// Each running turn's stop token ([`Turn::stop`]), by task id.
@@ -318,9 +320,9 @@ impl Recovery {
                     continue;
                 }
                 if worker::undelivered_inputs(&events).0.is_empty() {
-                    let side_effects = rt
-                        .agent(&t.agent_id)
-                        .is_none_or(|a| engine::make_engine(&a, &rt.inner.env).has_side_effects());
+                    let side_effects = rt.agent(&t.agent_id).is_none_or(|a| {
+                        engine::make::make_engine(&a, &rt.inner.env).has_side_effects()
+                    });
                     let why = interrupted_reason(side_effects, ended.contains(&t.task_id));
                     let why = why.as_str();
                     rt.inner
@@ -461,8 +463,9 @@ impl Runtime {
 
     /// Whether the Agent's engine may answer `input` with a Message rather than a task.
     pub fn may_reply_with_message(&self, agent_id: &str, input: &Message) -> bool {
-        self.agent(agent_id)
-            .is_some_and(|a| engine::make_engine(&a, &self.inner.env).may_reply_with_message(input))
+        self.agent(agent_id).is_some_and(|a| {
+            engine::make::make_engine(&a, &self.inner.env).may_reply_with_message(input)
+        })
     }
 
     /// Admits one input (see the crate docs). On success the input is durable and its task is

@@ -15,9 +15,8 @@ use tokio::sync::mpsc;
 use tracing::Instrument;
 
 use crate::Inner;
-use crate::engine::{
-    Engine, Outcome, ScheduledRun, StopHow, Turn, TurnSink, make_engine, withdrawal,
-};
+use crate::engine::make::make_engine;
+use crate::engine::{Engine, Outcome, ScheduledRun, StopHow, Turn, TurnSink, withdrawal};
 
 /// How many earlier messages a turn carries for stateless engines.
 const HISTORY_MAX: usize = 50;

@@ -1,12 +1,13 @@
 //! Engines: what executes a turn.
 //!
-//! A Session's worker owns one [`Engine`] instance (made by [`make_engine`] from the Agent's
-//! [`EngineSpec`]) and calls [`Engine::run_turn`] with the inputs queued for a task. The engine
-//! reports output through the [`TurnSink`], which journals each event before returning (so a
+//! A Session's worker owns one [`Engine`] instance (made by [`make::make_engine`] from the
+//! Agent's [`EngineSpec`](sextant_core::EngineSpec)) and calls [`Engine::run_turn`] with the
+//! inputs queued for a task. The engine reports output through the [`TurnSink`], which journals each event before returning (so a
 //! crash never loses reported output), and ends the turn with an [`Outcome`].
 //!
-//! The engines are here, but for `a2a` (a gateway to a registered peer): that one is
-//! `sextant-peers`', and [`make_engine`] gets it from the runtime's [`Outbound`] side.
+//! [`make`] picks an Agent's engine. The engines are here, but for `a2a` (a gateway to a
+//! registered peer): that one is `sextant-peers`', got from the runtime's
+//! [`Outbound`](crate::Outbound) side.
 
 mod child;
 pub mod codex;
@@ -14,24 +15,21 @@ pub mod conformance;
 pub mod echo;
 pub mod exec;
 mod files;
+pub mod make;
 mod output;
 pub mod shell;
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
-use futures::FutureExt;
 use futures::future::BoxFuture;
 use sextant_core::a2a::{Artifact, Message, Part, Role, TaskState};
 use sextant_core::ids::new_id;
 use sextant_core::parts::artifact;
-use sextant_core::{AgentSpec, Answer, Clock, EngineSpec, EventBody, Interaction};
+use sextant_core::{AgentSpec, Answer, Clock, EventBody, Interaction};
 use sextant_journal::Journal;
 use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
-
-use crate::outbound::Outbound;
 
 /// What one turn works on.
 #[derive(Debug, Clone)]
@@ -219,7 +217,7 @@ pub trait Engine: Send {
 pub struct TurnSink {
     journal: Journal,
     clock: Arc<dyn Clock>,
-    waiters: Arc<crate::interactions::Waiters>,
+    waiters: Arc<crate::pending::Waiters>,
     /// Ends a wait for a person (shutdown started).
     cancel: CancellationToken,
     session_id: String,
@@ -249,7 +247,7 @@ impl TurnSink {
     pub(crate) fn new(
         journal: Journal,
         clock: Arc<dyn Clock>,
-        waiters: Arc<crate::interactions::Waiters>,
+        waiters: Arc<crate::pending::Waiters>,
         turn: &Turn,
         stopping: CancellationToken,
         running: crate::process::Running,
@@ -456,7 +454,7 @@ impl TurnSink {
     /// Stops for a decision: journals the interaction and the waiting state (auth-required for
     /// a tool approval, input-required otherwise) with `text` (followed by the task id, the
     /// interaction id, the declared options and the digest, for text-only clients:
-    /// [`crate::interactions::pending_text`]) and a data part describing the interaction, then
+    /// [`crate::pending::pending_text`]) and a data part describing the interaction, then
     /// waits for the person's answer (or the expiry's default).
     ///
     /// `Err(Suspended)` means Sextant is shutting down: return [`Outcome::Suspended`]; the task
@@ -532,8 +530,8 @@ impl TurnSink {
         let id = interaction.interaction_id.clone();
         let default_option = interaction.default_option.clone();
         let mut rx = self.waiters.wait_for(&id);
-        let data = crate::interactions::public_data(&interaction);
-        let text = crate::interactions::pending_text(&interaction, text);
+        let data = crate::pending::public_data(&interaction);
+        let text = crate::pending::pending_text(&interaction, text);
         let message = self.agent_message(vec![
             Part::text(text),
             Part::data(data).with_media_type("application/json"),
@@ -690,137 +688,3 @@ pub enum AskError {
 /// The key of the status-message metadata that records the remote task a turn follows (see
 /// [`Engine::follow`]; the `a2a` engine writes it, the worker reads it after a restart).
 pub const FOLLOW_KEY: &str = "a2aFollow";
-
-/// Settings engines need from the host.
-#[derive(Clone)]
-pub struct EngineEnv {
-    /// Default working directory for local commands.
-    pub work_dir: PathBuf,
-    /// The outbound side, for `a2a` engines and fetched URL parts (`None`: not set up).
-    pub outbound: Option<Arc<dyn Outbound>>,
-}
-
-impl std::fmt::Debug for EngineEnv {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("EngineEnv")
-            .field("work_dir", &self.work_dir)
-            .field("outbound", &self.outbound.is_some())
-            .finish()
-    }
-}
-
-/// Why an `a2a` Agent's turns fail in a runtime without an outbound side.
-const NO_OUTBOUND: &str = "outbound peers are not set up in this Sextant";
-
-/// An engine that cannot work: every turn fails with its reason, and so does every answer
-/// and every remote task a restarted turn would follow. An `a2a` Agent has it in a runtime
-/// without an outbound side, where the `a2a` engine would have no peers to call.
-pub struct Unavailable {
-    why: String,
-}
-
-impl Unavailable {
-    /// An engine whose turns fail with `why`.
-    pub fn new(why: impl Into<String>) -> Self {
-        Self { why: why.into() }
-    }
-
-    fn fail<'a>(&self) -> BoxFuture<'a, Outcome> {
-        let why = self.why.clone();
-        async move { Outcome::Failed(why) }.boxed()
-    }
-}
-
-impl Engine for Unavailable {
-    // As the `a2a` engine it stands in for: its questions' answers go to `resume`.
-    fn uses_interactions(&self) -> bool {
-        true
-    }
-
-    fn run_turn<'a>(&'a mut self, _turn: Turn, _sink: &'a TurnSink) -> BoxFuture<'a, Outcome> {
-        self.fail()
-    }
-
-    fn cannot_resume(&self) -> Option<String> {
-        None
-    }
-
-    fn follow<'a>(
-        &'a mut self,
-        _turn: Turn,
-        note: serde_json::Value,
-        _sink: &'a TurnSink,
-    ) -> Option<BoxFuture<'a, Outcome>> {
-        note["remoteTaskId"].as_str()?;
-        Some(self.fail())
-    }
-
-    fn resume<'a>(
-        &'a mut self,
-        _turn: Turn,
-        _interaction: sextant_core::Interaction,
-        _answer: Answer,
-        _sink: &'a TurnSink,
-    ) -> BoxFuture<'a, Outcome> {
-        self.fail()
-    }
-}
-
-/// Makes the engine for an Agent.
-pub fn make_engine(agent: &AgentSpec, env: &EngineEnv) -> Box<dyn Engine> {
-    match &agent.engine {
-        EngineSpec::Echo => Box::new(echo::EchoEngine),
-        EngineSpec::Conformance => Box::new(conformance::ConformanceEngine),
-        EngineSpec::Shell {
-            working_dir,
-            timeout_secs,
-            approval_timeout_secs,
-        } => Box::new(shell::ShellEngine {
-            working_dir: working_dir.clone().unwrap_or_else(|| env.work_dir.clone()),
-            timeout: std::time::Duration::from_secs(*timeout_secs),
-            approval_timeout: chrono::Duration::seconds(
-                i64::try_from(*approval_timeout_secs).unwrap_or(i64::MAX / 1000),
-            ),
-        }),
-        EngineSpec::Exec {
-            command,
-            working_dir,
-            env: vars,
-            timeout_secs,
-            ..
-        } => Box::new(exec::ExecEngine {
-            command: command.clone(),
-            working_dir: working_dir.clone().unwrap_or_else(|| env.work_dir.clone()),
-            env: vars.clone(),
-            timeout: std::time::Duration::from_secs(*timeout_secs),
-            turns_root: env.work_dir.join("turns"),
-            outbound: env.outbound.clone(),
-            max_part_bytes: agent.features.max_part_bytes,
-        }),
-        EngineSpec::Codex {
-            binary,
-            args,
-            working_dir,
-            model,
-            approval_policy,
-            sandbox,
-            approval_timeout_secs,
-            timeout_secs,
-        } => Box::new(codex::CodexEngine::new(codex::CodexConfig {
-            binary: binary.clone(),
-            args: args.clone(),
-            working_dir: working_dir.clone().unwrap_or_else(|| env.work_dir.clone()),
-            model: model.clone(),
-            approval_policy: approval_policy.clone(),
-            sandbox: sandbox.clone(),
-            approval_timeout: chrono::Duration::seconds(
-                i64::try_from(*approval_timeout_secs).unwrap_or(i64::MAX / 1000),
-            ),
-            timeout: std::time::Duration::from_secs(*timeout_secs),
-        })),
-        EngineSpec::A2a { .. } => match &env.outbound {
-            Some(outbound) => outbound.a2a_engine(agent),
-            None => Box::new(Unavailable::new(NO_OUTBOUND)),
-        },
-    }
-}
