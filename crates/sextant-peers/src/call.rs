@@ -10,6 +10,10 @@
 //! call failed, or in the remote's own terminal state when that is failed / rejected /
 //! canceled; a call canceled by `first` ends `canceled`.
 //!
+//! These are written straight to the journal (`Journal::admit`, `Journal::append`), not
+//! through `Runtime::admit`: an outbound exchange is no input for a local Agent, so none of
+//! the runtime's checks, caps or workers apply (the runtime's overview says the same).
+//!
 //! **Multi-turn.** A call without `context_id` starts a conversation with a fresh contextId
 //! (Sextant's, sent to the peer); passing it back continues it. When the previous exchange in
 //! that conversation left the remote task waiting for input, the next message carries that

@@ -1,8 +1,13 @@
 //! Sextant's runtime: Session workers, engines and the live view of tasks.
 //!
-//! - [`Runtime::admit`] is the only way an input enters the system: it checks the Agent, refuses
-//!   a second input while the same Session is still being created, commits the input to the
-//!   journal (the commit point), then hands the task to the Session's worker.
+//! - [`Runtime::admit`] is the only way an input for an Agent enters the system: it checks the
+//!   Agent, refuses a second input while the same Session is still being created, commits the
+//!   input to the journal (the commit point), then hands the task to the Session's worker.
+//!   Sextant's own outbound calls are the one other writer of tasks, and they do not come
+//!   through here: `sextant-peers` journals each exchange itself, as a task of an outbound
+//!   Session (origin `outbound`), because it is a record of what Sextant sent and got back,
+//!   not work for an Agent of this runtime: no local Agent, access list, cap or worker applies
+//!   to it (`sextant_peers::call` says how it is written).
 //! - One worker per live Session ([`worker`]) owns that Session's queue and its [`Engine`]; it
 //!   runs one turn at a time and journals every event the engine reports, then the final state.
 //!   A worker that has been idle for a while stops; the next input starts a new one.
