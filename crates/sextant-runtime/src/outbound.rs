@@ -5,7 +5,7 @@
 //! Sextant, it goes through the [`Outbound`] given to [`RuntimeBuilder::outbound`]:
 //! the `a2a` engine, fetched URL parts of `exec` turns, answers to outbound cards, and the
 //! remote half of a cancel. A runtime without one fails `a2a` turns and describes URL parts
-//! as not fetched (tests, and `sextant` commands that never call out).
+//! as not fetched (tests build such runtimes).
 //!
 //! [`RuntimeBuilder::outbound`]: crate::RuntimeBuilder::outbound
 
