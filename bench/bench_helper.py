@@ -46,8 +46,15 @@ PEERS = ("bare", "js", "python")
 PEER_NAMES = {"bare": "bare", "js": "JS", "python": "Python"}
 
 
+# run.sh's BINDINGS: the same Sextant driven over another binding than JSON-RPC.
+BINDING_NAMES = {"sextant_rest": "HTTP+JSON", "sextant_grpc": "gRPC"}
+
+
 def label(server: str) -> str:
-    """`sextant_j1m` is the Sextant labelled j1m in run.sh's JOURNALS or BINARIES."""
+    """`sextant_j1m` is the Sextant labelled j1m in run.sh's JOURNALS or BINARIES;
+    `sextant_rest` / `sextant_grpc` are Sextant over another binding (BINDINGS)."""
+    if server in BINDING_NAMES:
+        return f"Sextant {BINDING_NAMES[server]}"
     if server.startswith("sextant_"):
         return f"Sextant {server[len('sextant_'):]}"
     return LABELS.get(server, server)
@@ -219,7 +226,8 @@ def summarize(results_dir: str) -> int:
             name = f"Sextant / {PEER_NAMES[peer]} req/s"
             lines.append(f"{'':>5}  {name:<22} {fmt_ratio(ratio):>9}x")
             md.append(f"| {conns} | **{name}** | **{fmt_ratio(ratio)}x** | | | | | | |")
-        # Sextant on each larger journal against Sextant on the empty one, per round.
+        # Sextant on each larger journal (or over another binding) against Sextant on the
+        # empty one over JSON-RPC, per round.
         for server in servers:
             if not server.startswith("sextant_"):
                 continue
@@ -231,9 +239,14 @@ def summarize(results_dir: str) -> int:
             ]
             if jr:
                 level[f"ratio_{server}_over_sextant"] = median(jr)
-                name = f"{server[len('sextant_'):]} / empty req/s"
+                if server in BINDING_NAMES:
+                    name = f"{BINDING_NAMES[server]} / JSON-RPC req/s"
+                    what = "binding"
+                else:
+                    name = f"{server[len('sextant_'):]} / empty req/s"
+                    what = "journal"
                 lines.append(f"{'':>5}  {name:<22} {median(jr):>9.3f}x")
-                md.append(f"| {conns} | **journal {name}** | **{median(jr):.3f}x** | | | | | | |")
+                md.append(f"| {conns} | **{what} {name}** | **{median(jr):.3f}x** | | | | | | |")
         for peer in PEERS if streaming else ():
             eratios = per_round_ratios(phases, conns, rounds, "sextant", peer, "eps")
             if not eratios:

@@ -18,8 +18,13 @@ connection that sent one GetTask is measured the same way, to show what an open 
 connection itself costs. Each measurement runs on a fresh server process. Nothing here
 asserts a figure.
 
+Sextant also speaks HTTP/2 (prior knowledge, on the same port): its subscriptions are measured
+a second time as streams sharing HTTP/2 connections, H2_STREAMS [100] per connection (the
+server's limit of concurrent streams), so N subscriptions take N / H2_STREAMS connections.
+The SDK peers serve HTTP/1.1 only.
+
 Environment: SEXTANT_BIN [<repo>/target/release/sextant], N [1000], WARM [100], BATCH [50],
-SETTLE [1] seconds, SERVERS ["sextant js python"]. Raises its open-files limit to the hard limit (N connections per server).
+SETTLE [1] seconds, SERVERS ["sextant js python"], H2_STREAMS [100]. Raises its open-files limit to the hard limit (N connections per server).
 """
 
 from __future__ import annotations
@@ -47,6 +52,7 @@ WARM = int(os.environ.get("WARM", "100"))
 BATCH = int(os.environ.get("BATCH", "50"))
 SETTLE = float(os.environ.get("SETTLE", "1"))
 SERVERS = os.environ.get("SERVERS", "sextant js python").split()
+H2_STREAMS = int(os.environ.get("H2_STREAMS", "100"))
 STARTUP_TIMEOUT = 60
 FIRST_EVENT_TIMEOUT = 30
 
@@ -159,18 +165,119 @@ async def open_connection(server: Server, method: str, task_id: str):
     return reader, writer
 
 
-async def measure(server: Server, method: str, task_ids: list[str]) -> float:
-    """KiB of server RSS per connection left open after `method`, over len(task_ids) - WARM."""
+class H2Connection:
+    """One HTTP/2 connection (prior knowledge) carrying up to H2_STREAMS SubscribeToTask
+    streams, each opened and read up to its first event (the Task), then left open."""
+
+    def __init__(self, server: Server) -> None:
+        import h2.config
+        import h2.connection
+
+        self.server = server
+        self.url = urlparse(server.rpc)
+        self.conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True))
+        self.bufs: dict[int, bytes] = {}
+        self.waiting: dict[int, asyncio.Future] = {}
+        self.reader = self.writer = None
+        self.pump_task = None
+        # Streams handed to this connection (counted when planned, before they open).
+        self.planned = 0
+
+    async def open(self) -> None:
+        self.reader, self.writer = await asyncio.open_connection(self.url.hostname, self.url.port)
+        self.conn.initiate_connection()
+        self.writer.write(self.conn.data_to_send())
+        await self.writer.drain()
+        self.pump_task = asyncio.create_task(self.pump())
+
+    async def pump(self) -> None:
+        import h2.events
+
+        while True:
+            data = await self.reader.read(65536)
+            if not data:
+                for f in self.waiting.values():
+                    if not f.done():
+                        f.set_exception(RuntimeError("HTTP/2 connection closed"))
+                return
+            for ev in self.conn.receive_data(data):
+                if isinstance(ev, h2.events.DataReceived):
+                    self.conn.acknowledge_received_data(ev.flow_controlled_length, ev.stream_id)
+                    self.bufs[ev.stream_id] = self.bufs.get(ev.stream_id, b"") + ev.data
+                    rest = self.bufs[ev.stream_id].partition(b"data:")[2]
+                    f = self.waiting.get(ev.stream_id)
+                    if f and not f.done() and (b"\n\n" in rest or b"\r\n\r\n" in rest):
+                        f.set_result(self.bufs[ev.stream_id])
+                elif isinstance(ev, h2.events.StreamEnded | h2.events.StreamReset):
+                    f = self.waiting.get(ev.stream_id)
+                    if f and not f.done():
+                        f.set_exception(RuntimeError(f"stream ended early: {self.bufs.get(ev.stream_id, b'')[:300]!r}"))
+            out = self.conn.data_to_send()
+            if out:
+                self.writer.write(out)
+                await self.writer.drain()
+
+    async def subscribe(self, task_id: str) -> None:
+        sid = self.conn.get_next_available_stream_id()
+        body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "SubscribeToTask", "params": {"id": task_id}}).encode()
+        self.waiting[sid] = asyncio.get_running_loop().create_future()
+        self.conn.send_headers(sid, [
+            (":method", "POST"), (":scheme", "http"), (":authority", self.url.netloc), (":path", self.url.path),
+            ("content-type", "application/json"), ("a2a-version", "1.0"), ("accept", "text/event-stream"),
+            ("content-length", str(len(body))),
+        ])
+        self.conn.send_data(sid, body, end_stream=True)
+        self.writer.write(self.conn.data_to_send())
+        await self.writer.drain()
+        buf = await asyncio.wait_for(self.waiting[sid], FIRST_EVENT_TIMEOUT)
+        data = buf.partition(b"data:")[2].split(b"\n", 1)[0]
+        if json.loads(data).get("result", {}).get("task", {}).get("id") != task_id:
+            raise RuntimeError(f"{self.server.name}: SubscribeToTask over HTTP/2 did not answer with the task: {buf[:300]!r}")
+
+    def close(self) -> None:
+        if self.pump_task:
+            self.pump_task.cancel()
+        if self.writer:
+            self.writer.close()
+
+
+async def open_h2(server: Server, task_ids: list[str], conns: list[H2Connection]) -> None:
+    """Subscriptions to `task_ids` as HTTP/2 streams, filling the last connection in `conns`
+    up to H2_STREAMS before opening another."""
+    for k in range(0, len(task_ids), BATCH):
+        batch = []
+        for t in task_ids[k : k + BATCH]:
+            if not conns or conns[-1].planned >= H2_STREAMS:
+                c = H2Connection(server)
+                await c.open()
+                conns.append(c)
+            conns[-1].planned += 1
+            batch.append(conns[-1].subscribe(t))
+        await asyncio.gather(*batch)
+
+
+async def measure(server: Server, method: str, task_ids: list[str], http2: bool = False) -> float:
+    """KiB of server RSS per connection (HTTP/2: per stream) left open after `method`, over
+    len(task_ids) - WARM."""
     conns = []
-    for t in task_ids[:WARM]:
-        conns.append(await open_connection(server, method, t))
+    h2conns: list[H2Connection] = []
+    if http2:
+        await open_h2(server, task_ids[:WARM], h2conns)
+    else:
+        for t in task_ids[:WARM]:
+            conns.append(await open_connection(server, method, t))
     await asyncio.sleep(SETTLE)
     before = server.rss_kib()
     rest = task_ids[WARM:]
-    for k in range(0, len(rest), BATCH):
-        conns += await asyncio.gather(*(open_connection(server, method, t) for t in rest[k : k + BATCH]))
+    if http2:
+        await open_h2(server, rest, h2conns)
+    else:
+        for k in range(0, len(rest), BATCH):
+            conns += await asyncio.gather(*(open_connection(server, method, t) for t in rest[k : k + BATCH]))
     await asyncio.sleep(SETTLE)
     after = server.rss_kib()
+    for c in h2conns:
+        c.close()
     for _, writer in conns:
         writer.close()
     await asyncio.gather(*(w.wait_closed() for _, w in conns), return_exceptions=True)
@@ -215,22 +322,29 @@ def main() -> int:
                 continue
             figures = {}
             # A fresh process per measurement: memory freed by one is not reused by the next.
-            for method in ("SubscribeToTask", "GetTask"):
-                server = Server(name, label, cmd(f"{tmp}/{name}-{method}"), prefix, open_task)
+            runs = [("SubscribeToTask", False), ("GetTask", False)]
+            if name == "sextant":
+                runs.append(("SubscribeToTask", True))
+            for method, http2 in runs:
+                key = method + (" h2" if http2 else "")
+                server = Server(name, label, cmd(f"{tmp}/{name}-{method}-{http2}"), prefix, open_task)
                 try:
                     tasks = [open_task(server, i) for i in range(N + WARM)]
-                    figures[method] = asyncio.run(measure(server, method, tasks))
+                    figures[key] = asyncio.run(measure(server, method, tasks, http2))
                     figures["rss"] = server.rss_kib() / 1024
                 finally:
                     server.stop()
-                log(f"{name}: {figures[method]:.1f} KiB per connection after {method}")
-            rows.append((label, figures["SubscribeToTask"], figures["GetTask"]))
+                per = "stream (HTTP/2)" if http2 else "connection"
+                log(f"{name}: {figures[key]:.1f} KiB per {per} after {method}")
+            rows.append((label, figures["SubscribeToTask"], figures["GetTask"], figures.get("SubscribeToTask h2")))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    print(f"\n{N} idle connections per server, each its own HTTP/1.1 connection (KiB of server RSS each)")
-    print(f"{'server':<24}{'SubscribeToTask':>17}{'GetTask, kept open':>20}")
-    for label, sub, get in rows:
-        print(f"{label:<24}{sub:>17.1f}{get:>20.1f}")
+    print(f"\n{N} idle connections per server, each its own HTTP/1.1 connection (KiB of server RSS each);")
+    print(f"the last column: {N} SubscribeToTask streams over HTTP/2, {H2_STREAMS} per connection (KiB each)")
+    print(f"{'server':<24}{'SubscribeToTask':>17}{'GetTask, kept open':>20}{'SubscribeToTask, HTTP/2':>25}")
+    for label, sub, get, h2 in rows:
+        h2s = "-" if h2 is None else f"{h2:.1f}"
+        print(f"{label:<24}{sub:>17.1f}{get:>20.1f}{h2s:>25}")
     return 0
 
 

@@ -42,6 +42,13 @@
 #   BINARIES      space-separated LABEL=PATH pairs: one more Sextant per pair, from the binary at
 #                 PATH on an empty journal, named sextant_LABEL (a build before a change, side by
 #                 side with the one after it) []
+#   BINDINGS      Sextant's bindings besides JSON-RPC to drive, space-separated: rest (HTTP+JSON,
+#                 wrk with send_message.lua's BENCH_BINDING=rest) and/or grpc (GRPC_BIN). Each is
+#                 a row of its own, sextant_rest / sextant_grpc, against the same Sextant process
+#                 in the same rounds; the summary gives each one's ratio to JSON-RPC per round.
+#                 Not with `soak` []
+#   GRPC_BIN      the gRPC load generator [${CARGO_TARGET_DIR:-<repo>/target}/release/examples/grpc_load];
+#                 built like the bare server when that default is missing
 #
 # Every server listens on a 127.0.0.1 port chosen by the kernel; all load stays on loopback.
 # Needs python3 (3.11+) and Node.js 20+ with npm; installs wrk, curl, and Node.js when missing
@@ -61,9 +68,12 @@ STREAM="${STREAM:-0}"
 METHOD="${METHOD:-send}"
 JOURNALS="${JOURNALS:-${JOURNAL:+journal=$JOURNAL}}"
 BINARIES="${BINARIES:-}"
+BINDINGS="${BINDINGS:-}"
 RESULTS_DIR="${RESULTS_DIR:-$HERE/results/$(date +%Y%m%d-%H%M%S)}"
 BARE_DEFAULT="${CARGO_TARGET_DIR:-$REPO/target}/release/examples/bare_a2a"
 BARE_BIN="${BARE_BIN:-$BARE_DEFAULT}"
+GRPC_DEFAULT="${CARGO_TARGET_DIR:-$REPO/target}/release/examples/grpc_load"
+GRPC_BIN="${GRPC_BIN:-$GRPC_DEFAULT}"
 VENV="$HERE/.venv"
 JS="$HERE/js"
 STARTUP_TIMEOUT=60
@@ -75,6 +85,10 @@ die() { log "$*"; exit 2; }
 [[ "$STREAM" != 1 || "$BENCH_VERIFY" == 1 ]] || die "STREAM=1 counts events only with BENCH_VERIFY=1"
 [[ "$METHOD" == send || "$METHOD" == list ]] || die "METHOD must be send or list"
 [[ "$METHOD" == send || "$STREAM" != 1 ]] || die "STREAM=1 is a SendMessage mode (METHOD=send)"
+for b in $BINDINGS; do
+  [[ "$b" == rest || "$b" == grpc ]] || die "BINDINGS takes rest and grpc (JSON-RPC is always driven): $b"
+done
+[[ -z "$BINDINGS" || "${1:-}" != soak ]] || die "BINDINGS is not for soak"
 [[ -z "${CHUNKS:-}" || "$CHUNKS" =~ ^[1-9][0-9]?$ && "$CHUNKS" -le 64 ]] || die "CHUNKS must be 1..64"
 
 [[ -x "$SEXTANT_BIN" ]] || die "sextant binary not found at $SEXTANT_BIN (run 'cargo build --release' or set SEXTANT_BIN)"
@@ -130,18 +144,23 @@ fi
 # nothing to soak.
 WANT_BARE=0
 [[ "$METHOD" == send && "${1:-}" != soak ]] && WANT_BARE=1
-if (( WANT_BARE )) && [[ ! -x "$BARE_BIN" ]]; then
-  build=(cargo build --release --locked -p sextant-server --example bare_a2a)
-  [[ "$BARE_BIN" == "$BARE_DEFAULT" ]] || die "no bare server at BARE_BIN=$BARE_BIN (unset BARE_BIN and run.sh builds it with: ${build[*]})"
-  command -v cargo >/dev/null || die "no bare server at $BARE_BIN, and no cargo to build it with: ${build[*]}"
-  log "building the bare server: ${build[*]}"
-  (cd "$REPO" && "${build[@]}") || die "building the bare server failed: ${build[*]}"
-fi
+WANT_GRPC=0
+[[ " $BINDINGS " == *" grpc "* ]] && WANT_GRPC=1
+# Both examples in one invocation, so that they share one feature set (and one build).
+build=(cargo build --release --locked -p sextant-server --example bare_a2a --example grpc_load)
+for want in "bare $WANT_BARE $BARE_BIN $BARE_DEFAULT" "grpc_load $WANT_GRPC $GRPC_BIN $GRPC_DEFAULT"; do
+  read -r what wanted bin default <<<"$want"
+  (( wanted )) && [[ ! -x "$bin" ]] || continue
+  [[ "$bin" == "$default" ]] || die "no $what at $bin (unset its *_BIN and run.sh builds it with: ${build[*]})"
+  command -v cargo >/dev/null || die "no $what at $bin, and no cargo to build it with: ${build[*]}"
+  log "building the bare server and the gRPC load generator: ${build[*]}"
+  (cd "$REPO" && "${build[@]}") || die "building failed: ${build[*]}"
+done
 
 # --- server processes ------------------------------------------------------------------------
 mkdir -p "$RESULTS_DIR"
 TMP="$(mktemp -d)"
-declare -A PID=() BASE=() RPC=()
+declare -A PID=() BASE=() RPC=() ALIAS=()
 
 stop_server() { # name
   local name="$1" pid="${PID[$1]:-}" code=0
@@ -224,23 +243,40 @@ proc_mem_split() {
 }
 CLK_TCK="$(getconf CLK_TCK)"
 
+# load NAME CONNS SECONDS VERIFY RUN_ID [wrk's --latency]: drive NAME's binding (JSON-RPC,
+# or BINDINGS' HTTP+JSON / gRPC for sextant_rest / sextant_grpc) with CONNS connections.
+load() {
+  local name="$1" conns="$2" secs="$3" verify="$4" run_id="$5" threads grpc_args=()
+  shift 5
+  threads=$(( WRK_THREADS < conns ? WRK_THREADS : conns ))
+  case "$name" in
+    sextant_grpc)
+      [[ "$STREAM" == 1 ]] && grpc_args+=(--stream)
+      [[ "$METHOD" == list ]] && grpc_args+=(--list)
+      [[ "$verify" == 1 ]] || grpc_args+=(--no-verify)
+      "$GRPC_BIN" --target "${BASE[sextant]#http://}" --tenant echo --conns "$conns" \
+        --duration "$secs" --run-id "$run_id" --text "$WRK_TEXT" "${grpc_args[@]}" ;;
+    *)
+      BENCH_RUN_ID="$run_id" BENCH_VERIFY="$verify" BENCH_STREAM="$STREAM" BENCH_METHOD="$METHOD" BENCH_TEXT="$WRK_TEXT" \
+        BENCH_BINDING="$([[ "$name" == sextant_rest ]] && echo rest || echo jsonrpc)" \
+        wrk -t"$threads" -c"$conns" -d"${secs}s" --timeout 10s "$@" -s "$HERE/send_message.lua" "${RPC[$name]}" ;;
+  esac
+}
+
 # run_phase ROUND NAME CONNS
 run_phase() {
-  local round="$1" name="$2" conns="$3" threads pid="${PID[$2]}"
-  local out="$RESULTS_DIR/r${round}_${name}_c${conns}.txt" t0 t1
-  threads=$(( WRK_THREADS < conns ? WRK_THREADS : conns ))
+  local round="$1" name="$2" conns="$3" server="${ALIAS[$2]:-$2}"
+  local pid="${PID[$server]}" out="$RESULTS_DIR/r${round}_${name}_c${conns}.txt" t0 t1
   if (( WARMUP > 0 )); then
-    BENCH_RUN_ID="warm-r$round-$name-c$conns-$$-$(date +%s%N)" BENCH_VERIFY=0 BENCH_STREAM="$STREAM" BENCH_METHOD="$METHOD" BENCH_TEXT="$WRK_TEXT" \
-      wrk -t"$threads" -c"$conns" -d"${WARMUP}s" --timeout 10s -s "$HERE/send_message.lua" "${RPC[$name]}" >/dev/null
+    load "$name" "$conns" "$WARMUP" 0 "warm-r$round-$name-c$conns-$$-$(date +%s%N)" >/dev/null
   fi
   t0="$(proc_ticks "$pid")"
-  BENCH_RUN_ID="r$round-$name-c$conns-$$-$(date +%s%N)" BENCH_VERIFY="$BENCH_VERIFY" BENCH_STREAM="$STREAM" BENCH_METHOD="$METHOD" BENCH_TEXT="$WRK_TEXT" \
-    wrk -t"$threads" -c"$conns" -d"${DURATION}s" --timeout 10s --latency -s "$HERE/send_message.lua" "${RPC[$name]}" >"$out"
+  load "$name" "$conns" "$DURATION" "$BENCH_VERIFY" "r$round-$name-c$conns-$$-$(date +%s%N)" --latency >"$out"
   t1="$(proc_ticks "$pid")"
   printf 'PROC {"cpu_ms":%s,"rss_kib":%s}\n' \
     "$(( (t1 - t0) * 1000 / CLK_TCK ))" "$(proc_rss_kib "$pid")" >>"$out"
-  if [[ "$name" == sextant* ]]; then
-    log "$name WAL after the phase: $(du -k "$TMP/$name-data/journal.db-wal" 2>/dev/null | cut -f1) KiB, journal $(du -m "$TMP/$name-data/journal.db" | cut -f1) MiB"
+  if [[ "$server" == sextant* ]]; then
+    log "$name WAL after the phase: $(du -k "$TMP/$server-data/journal.db-wal" 2>/dev/null | cut -f1) KiB, journal $(du -m "$TMP/$server-data/journal.db" | cut -f1) MiB"
   fi
   log "round $round, $name @ $conns conn: $(grep -m1 '^Requests/sec' "$out" || echo '?')"
 }
@@ -277,6 +313,12 @@ for pair in $BINARIES; do
   start_sextant "sextant_$label" "" "$path"
   SERVERS+=("sextant_$label")
 done
+for b in $BINDINGS; do
+  # The same Sextant process, driven over another binding: no server of its own.
+  ALIAS[sextant_$b]=sextant
+  [[ "$b" == rest ]] && RPC[sextant_rest]="${BASE[sextant]}/api/v1/agents/echo"
+  SERVERS+=("sextant_$b")
+done
 if (( WANT_BARE )); then
   start_server bare "bare-a2a: listening on " "$BARE_BIN" --port 0
   SERVERS+=(bare)
@@ -285,7 +327,7 @@ start_server js "js-echo-peer: listening on " env NODE_ENV=production node "$JS/
 SERVERS+=(js)
 start_server python "python-echo-peer: listening on " "$PY" "$HERE/python_echo_peer.py" --host 127.0.0.1 --port 0
 SERVERS+=(python)
-for name in "${SERVERS[@]}"; do check_one "$name"; done
+for name in "${SERVERS[@]}"; do [[ -n "${ALIAS[$name]:-}" ]] || check_one "$name"; done
 
 {
   echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
@@ -298,7 +340,8 @@ for name in "${SERVERS[@]}"; do check_one "$name"; done
   echo "duration=${DURATION}s warmup=${WARMUP}s rounds=$ROUNDS conns='$CONNS' wrk_threads=$WRK_THREADS verify=$BENCH_VERIFY stream=$STREAM"
   echo "text: $WRK_TEXT"
   echo "cpus: $(nproc)  load: $(cut -d' ' -f1-3 /proc/loadavg)"
-  echo "method: $METHOD  journals: ${JOURNALS:-none besides the empty one}  binaries: ${BINARIES:-$SEXTANT_BIN only}"
+  echo "method: $METHOD  journals: ${JOURNALS:-none besides the empty one}  binaries: ${BINARIES:-$SEXTANT_BIN only}  bindings: jsonrpc${BINDINGS:+ $BINDINGS}"
+  if (( WANT_GRPC )); then echo "grpc load: $GRPC_BIN"; fi
 } | tee "$RESULTS_DIR/meta.txt" >&2
 
 # soak: memory over time under mixed load (see the top of this file).
@@ -347,7 +390,7 @@ for (( round = 1; round <= ROUNDS; round++ )); do
 done
 
 # All must still answer correctly after the load.
-for name in "${SERVERS[@]}"; do check_one "$name"; done
+for name in "${SERVERS[@]}"; do [[ -n "${ALIAS[$name]:-}" ]] || check_one "$name"; done
 for name in "${SERVERS[@]}"; do stop_server "$name"; done
 
 echo

@@ -15,6 +15,11 @@
 -- the count of responses that are not is reported as "bad". BENCH_VERIFY=0 skips the check
 -- (wrk then does not hand response bodies to Lua at all).
 --
+-- BENCH_BINDING=rest speaks the HTTP+JSON binding instead (spec §11): the URL is then the
+-- Agent's HTTP+JSON base (e.g. /api/v1/agents/echo for Sextant), and requests go to
+-- <base>/message:send (or :stream) with the bare SendMessageRequest as body, or GET
+-- <base>/tasks?pageSize=20 for BENCH_METHOD=list; the checks are the same.
+--
 -- done() prints one machine-readable line:  WRK_RESULT {json}
 
 local threads = {}
@@ -23,6 +28,7 @@ local text = os.getenv("BENCH_TEXT") or "hello from wrk"
 local verify = os.getenv("BENCH_VERIFY") ~= "0"
 local stream = os.getenv("BENCH_STREAM") == "1"
 local list = os.getenv("BENCH_METHOD") == "list"
+local rest = os.getenv("BENCH_BINDING") == "rest"
 
 function setup(thread)
   table.insert(threads, thread)
@@ -34,6 +40,7 @@ local counter = 0
 local prefix
 local body_head
 local body_tail
+local path
 
 function init(args)
   prefix = run_id .. "-t" .. tostring(tid) .. "-"
@@ -47,12 +54,29 @@ function init(args)
   end
   body_head = '{"jsonrpc":"2.0","method":"' .. method .. '","id":'
   body_tail = ',"role":"ROLE_USER","parts":[{"text":"' .. text .. '"}]}}}'
+  if rest then
+    local base = string.gsub(wrk.path, "/+$", "")
+    path = base .. (stream and "/message:stream" or "/message:send")
+    body_tail = ',"role":"ROLE_USER","parts":[{"text":"' .. text .. '"}]}}'
+    if list then
+      path = base .. "/tasks?pageSize=20"
+      wrk.method = "GET"
+      wrk.headers["Content-Type"] = nil
+    end
+  end
   bad = 0
   events = 0
 end
 
 function request()
   counter = counter + 1
+  if rest then
+    if list then
+      return wrk.format(nil, path, nil, nil)
+    end
+    return wrk.format(nil, path, nil,
+      '{"message":{"messageId":"' .. prefix .. counter .. '"' .. body_tail)
+  end
   if list then
     return wrk.format(nil, nil, nil,
       '{"jsonrpc":"2.0","method":"ListTasks","id":' .. counter .. ',"params":{"pageSize":20}}')

@@ -673,7 +673,7 @@ async fn the_cli_issues_a_hermes_peers_block_that_calls_the_agents() {
     let clock = ManualClock::new(t0());
     let app = spawn(&clock).await;
     let dir = app.dir.path();
-    let kind = sextant_server::credentials::Kind::Assistant;
+    let kind = sextant_access::tokens::Kind::Assistant;
     sextant::tokens::create(dir, kind, "hermes", None)
         .await
         .unwrap();

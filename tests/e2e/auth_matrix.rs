@@ -1,8 +1,8 @@
 //! The auth matrix: every principal kind × every A2A method and REST route × own / another's
 //! resources → the expected outcome, with zero leaks; and revocation taking effect on the next
 //! call (tokens, the deny list, JWT-named callers, open streams). The A2A matrix runs over
-//! each binding: JSON-RPC and HTTP+JSON in full, gRPC for send, get and list (assistant
-//! tokens are not served there).
+//! each binding: JSON-RPC and HTTP+JSON in full, gRPC for send, get, subscribe, cancel, list
+//! and the extended card (assistant tokens are not served there).
 //!
 //! Principals: the owner (data-dir token), the anonymous loopback caller, two peers (per-peer
 //! tokens), an assistant (capability token for one Agent, on its own routes), a service (a JWT
@@ -609,7 +609,7 @@ async fn revocation_takes_effect_on_the_next_call() {
     // Revoked from the CLI (the journal, not the API): the server sees it on the next call.
     let carol = sextant::tokens::create(
         app.dir.path(),
-        sextant_server::credentials::Kind::Peer,
+        sextant_access::tokens::Kind::Peer,
         "carol",
         None,
     )
@@ -620,13 +620,9 @@ async fn revocation_takes_effect_on_the_next_call() {
         .rpc(Some(&carol), "/api/v1/agents/echo", "ListTasks", json!({}))
         .await;
     assert_eq!(status, StatusCode::NOT_FOUND, "carol is not on echo's list");
-    sextant::tokens::revoke(
-        app.dir.path(),
-        sextant_server::credentials::Kind::Peer,
-        "carol",
-    )
-    .await
-    .unwrap();
+    sextant::tokens::revoke(app.dir.path(), sextant_access::tokens::Kind::Peer, "carol")
+        .await
+        .unwrap();
     let (status, _) = app
         .rpc(Some(&carol), "/api/v1/agents/echo", "ListTasks", json!({}))
         .await;
@@ -767,10 +763,12 @@ async fn revocation_takes_effect_on_the_next_call() {
     app.shutdown().await;
 }
 
-/// The matrix's core over the third binding, gRPC: every principal kind that may call gets its
-/// own task, reads it, finds every other caller's task NOT_FOUND with the same ErrorInfo and
-/// message as an unknown task's, and lists only its own; the service JWT may not send; an
-/// assistant token, scoped by the Agent in a path gRPC does not have, is refused.
+/// The matrix over the third binding, gRPC: every principal kind that may call gets its own
+/// task, reads it, finds every other caller's task NOT_FOUND with the same ErrorInfo and
+/// message as an unknown task's (by GetTask, SubscribeToTask and CancelTask), cannot
+/// subscribe to or cancel its own finished task, and lists only its own; the service JWT may
+/// not send or cancel; the extended card needs credentials; an assistant token, scoped by the
+/// Agent in a path gRPC does not have, is refused.
 #[tokio::test]
 async fn every_principal_sees_only_its_own_tasks_over_grpc() {
     use sextant_server::a2a::grpc::pb;
@@ -828,6 +826,32 @@ async fn every_principal_sees_only_its_own_tasks_over_grpc() {
         id: id.into(),
         ..Default::default()
     };
+    let subscribe = |id: &str| pb::SubscribeToTaskRequest {
+        tenant: "open".into(),
+        id: id.into(),
+    };
+    let cancel = |id: &str| pb::CancelTaskRequest {
+        tenant: "open".into(),
+        id: id.into(),
+        ..Default::default()
+    };
+    /// A subscription that must fail: its status, whether the server refused the call or
+    /// ended the stream with it.
+    async fn subscribe_error(
+        c: &mut A2aServiceClient<tonic::transport::Channel>,
+        r: Request<pb::SubscribeToTaskRequest>,
+    ) -> tonic::Status {
+        match c.subscribe_to_task(r).await {
+            Err(s) => s,
+            Ok(stream) => {
+                let mut stream = stream.into_inner();
+                match stream.message().await {
+                    Err(s) => s,
+                    Ok(item) => panic!("the subscription must fail: {item:?}"),
+                }
+            }
+        }
+    }
 
     let mut tasks: Vec<(&str, String)> = Vec::new();
     for caller in &callers {
@@ -877,10 +901,56 @@ async fn every_principal_sees_only_its_own_tasks_over_grpc() {
         );
         for (owner, id) in &tasks {
             let got = c.get_task(req(b, get(id))).await;
+            let sub = subscribe_error(&mut c, req(b, subscribe(id))).await;
+            let cancel = c
+                .cancel_task(req(b, cancel(id)))
+                .await
+                .expect_err("nobody may cancel a finished task");
             if *owner == reader.name {
                 let t = got.unwrap_or_else(|s| panic!("{} own: {s:?}", reader.name));
                 assert_eq!(&t.into_inner().id, id);
+                // Its own finished task: nothing to follow, nothing to cancel.
+                assert_eq!(
+                    sub.code(),
+                    Code::Unimplemented,
+                    "own terminal task: {sub:?}"
+                );
+                assert_eq!(
+                    cancel.code(),
+                    Code::FailedPrecondition,
+                    "own task: {cancel:?}"
+                );
             } else {
+                let looks_unknown = |s: &tonic::Status| {
+                    assert_eq!(
+                        s.code(),
+                        Code::NotFound,
+                        "{} → {owner}'s: {s:?}",
+                        reader.name
+                    );
+                    assert_eq!(
+                        s.message().replace(id.as_str(), "ID"),
+                        missing.message().replace(unknown, "ID"),
+                        "{}: another caller's task must look like an unknown one",
+                        reader.name
+                    );
+                };
+                looks_unknown(&sub);
+                if reader.calls {
+                    looks_unknown(&cancel);
+                } else {
+                    // Canceling stops work: read-only access may not, whatever it names.
+                    assert_eq!(
+                        cancel.code(),
+                        Code::Unimplemented,
+                        "{}: {cancel:?}",
+                        reader.name
+                    );
+                    assert_eq!(
+                        cancel.get_details_error_info().map(|i| i.reason).as_deref(),
+                        Some("UNSUPPORTED_OPERATION")
+                    );
+                }
                 let s = got.expect_err("another caller's task");
                 assert_eq!(
                     s.code(),
@@ -921,6 +991,27 @@ async fn every_principal_sees_only_its_own_tasks_over_grpc() {
             .collect();
         own.sort_unstable();
         assert_eq!(listed, own, "{}: ListTasks shows only its own", reader.name);
+    }
+
+    // GetExtendedAgentCard: credentials required; then the real card.
+    for caller in callers.iter().filter(|c| c.name != "assistant") {
+        let card = c
+            .get_extended_agent_card(req(
+                caller.bearer.as_deref(),
+                pb::GetExtendedAgentCardRequest {
+                    tenant: "open".into(),
+                },
+            ))
+            .await;
+        if caller.bearer.is_none() {
+            let s = card.expect_err("the extended card needs credentials");
+            assert_eq!(s.code(), Code::Unauthenticated, "{s:?}");
+        } else {
+            let card = card
+                .unwrap_or_else(|s| panic!("{}: {s:?}", caller.name))
+                .into_inner();
+            assert_eq!(card.name, "Open", "{}", caller.name);
+        }
     }
     app.shutdown().await;
 }

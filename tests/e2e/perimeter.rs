@@ -332,7 +332,7 @@ async fn startup_refuses_unsafe_exposure() {
     // needs a token (loopback-only mode is off).
     sextant::tokens::create(
         dir.path(),
-        sextant_server::credentials::Kind::Peer,
+        sextant_access::tokens::Kind::Peer,
         "alice",
         None,
     )

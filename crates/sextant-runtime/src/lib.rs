@@ -398,12 +398,10 @@ impl Runtime {
     }
 
     /// Whether `principal` may call `agent_id` right now (an unknown Agent is refused too);
-    /// the error is the reason, fit to show the principal. Never cache the answer: the owner
-    /// can revoke access at any time.
-    pub fn check_access(&self, principal: &Principal, agent_id: &str) -> Result<(), String> {
-        self.authorize(principal, agent_id, Rights::Call)
-            .map(drop)
-            .map_err(|e| e.to_string())
+    /// the error says why (its `Display` is the reason, fit to show the principal). Never cache
+    /// the answer: the owner can revoke access at any time.
+    pub fn check_access(&self, principal: &Principal, agent_id: &str) -> Result<(), AccessError> {
+        self.authorize(principal, agent_id, Rights::Call).map(drop)
     }
 
     /// What `principal` may do with `agent_id` right now, provided it is at least `need`

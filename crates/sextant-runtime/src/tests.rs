@@ -693,8 +693,17 @@ async fn a_revoked_caller_sees_the_agent_as_unknown() {
     assert!(
         rt.check_access(&me, "echo")
             .unwrap_err()
+            .to_string()
             .contains("revoked")
     );
+    assert!(matches!(
+        rt.check_access(&me, "echo"),
+        Err(crate::AccessError::Revoked { .. })
+    ));
+    assert!(matches!(
+        rt.check_access(&me, "nope"),
+        Err(crate::AccessError::UnknownAgent(_))
+    ));
     assert!(matches!(
         rt.admit(input("echo", "m1", "hi")).await,
         Err(AdmitError::AccessDenied(crate::AccessError::Revoked { .. }))

@@ -471,7 +471,7 @@ impl Scheduler {
                 // Access was revoked between the check and the admission, or the Agent is gone.
                 let (record, why) = match self.runtime().check_access(&creator, &run.agent_id) {
                     Err(why) if self.runtime().agent(&run.agent_id).is_some() => {
-                        (RunRecord::Blocked, why)
+                        (RunRecord::Blocked, why.to_string())
                     }
                     _ => (
                         RunRecord::Failed,

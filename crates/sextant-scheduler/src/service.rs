@@ -282,7 +282,9 @@ impl Scheduler {
     /// error is the reason, fit to show. Never cached.
     pub(crate) async fn may_run(&self, row: &ScheduleRow, agent_id: &str) -> Result<(), String> {
         let creator = creator_of(row).map_err(|e| e.to_string())?;
-        self.runtime().check_access(&creator, agent_id)?;
+        self.runtime()
+            .check_access(&creator, agent_id)
+            .map_err(|e| e.to_string())?;
         match assistant_of(row).map_err(|e| e.to_string())? {
             Some(a) => self.assistant_may_call(&a, agent_id).await,
             None => Ok(()),
@@ -294,7 +296,7 @@ impl Scheduler {
     async fn check_enable(&self, actor: &Actor, row: &ScheduleRow) -> Result<()> {
         self.runtime()
             .check_access(&actor.owner, &row.agent_id)
-            .map_err(Error::Forbidden)?;
+            .map_err(|e| Error::Forbidden(e.to_string()))?;
         if let Some(a) = &actor.assistant {
             self.assistant_may_call(a, &row.agent_id)
                 .await

@@ -74,7 +74,7 @@ pub struct ConnLimits {
 
 impl ConnLimits {
     /// From `[limits]`, with `max_connections` fitted to the open-file limit.
-    pub fn from_file(l: &crate::security::LimitsFile) -> Self {
+    pub fn from_file(l: &sextant_access::settings::LimitsFile) -> Self {
         let mut max = l.max_connections;
         let mut room = l.console_connections;
         if let Some(nofile) = open_file_limit() {

@@ -1,36 +1,44 @@
-//! Sextant's HTTP surface (axum 0.8).
+//! Sextant's HTTP surface (axum 0.8), in rooms:
 //!
 //! - [`a2a`]: the A2A 1.0 service of every Agent and its three bindings, JSON-RPC (with 0.3
 //!   aliases), HTTP+JSON and gRPC, streams over SSE (server-streaming RPCs for gRPC);
 //!   `a2a::params`: the JSON type of every field of its methods' params; `a2a::parts`: the
-//!   check of a message's file and data parts.
-//! - [`cards`]: Agent cards, signed ([`card_keys`]), with cache headers, and the JWKS.
-//! - [`api`]: the console's REST API and its SSE streams.
+//!   check of a message's file and data parts; `a2a::assistant`: the assistant capability
+//!   routes (`/api/v1/assistant-a2a/agents/{id}/…`).
+//! - [`api`]: the console's REST API and its SSE streams: Agents, Sessions and tasks, and
+//!   `api::interactions` (the approvals inbox), `api::schedules` (personal schedules, and the
+//!   owner's Agent access switch), `api::peers` (outbound peers and the A2A client tools; the
+//!   same tools are MCP tools, `mcp/peer_tools.rs`), `api::credentials` (peer and assistant
+//!   tokens), `api::audit` (reading the audit log).
+//! - [`mcp`]: the agents MCP server (`/api/v1/assistant-mcp`).
+//! - [`auth`]: resolves the calling principal before any handler runs (owner token, console
+//!   cookie, per-peer and assistant tokens, JWTs via `auth::jwt`, or the anonymous loopback
+//!   caller), then applies the per-identity rate limit (`auth::ratelimit`); `auth::perimeter`:
+//!   what every request passes before authentication (header cap, `A2A-Hop`, and the Host /
+//!   Origin / Sec-Fetch-Site / Content-Type rules for requests without a token) and the
+//!   security headers of every response; `auth::console`: how the console page gets the
+//!   owner's credential (a same-origin session cookie, never a URL); `auth::drain`: refusals
+//!   that keep a keep-alive connection usable.
 //! - [`push`]: push-notification configs (the service every binding calls) and the delivery
 //!   worker that drains the journal's outbox.
-//! - [`mcp`]: the agents MCP server (`/api/v1/assistant-mcp`).
-//! - [`peers`]: outbound peers and the A2A client tools (`/api/v1/peers`); the same tools are
-//!   MCP tools (`mcp/peer_tools.rs`).
-//! - [`schedules`]: personal schedules and their Runs (`/api/v1/me/schedules`), and the
-//!   owner's Agent access switch.
-//! - [`auth`]: resolves the calling principal before any handler runs (owner token, console
-//!   cookie, per-peer and assistant tokens from [`credentials`], JWTs via [`jwt`], or the
-//!   anonymous loopback caller), then applies the per-identity rate limit ([`ratelimit`]).
-//! - [`perimeter`]: what every request passes before authentication (header cap, `A2A-Hop`,
-//!   and the Host / Origin / Sec-Fetch-Site / Content-Type rules for requests without a
-//!   token) and the security headers of every response.
-//! - [`assistant`]: the assistant capability routes (`/api/v1/assistant-a2a/agents/{id}/…`).
-//! - [`profile`]: backup (one tar file) and export (JSON lines) of the person's profile, and
-//!   their owner-only downloads `GET /api/v1/backup` and `GET /api/v1/export`.
-//! - [`audit`]: the append-only audit log and `GET /api/v1/audit`; [`security`]: the settings
-//!   (`security.toml`) and the services built from them.
-//! - [`ui`]: the web console (the built UI, embedded) at `/`, and [`console`]: how its page
-//!   gets the owner's credential (a same-origin session cookie, never a URL).
+//!
+//! Not here, because it is not HTTP and the CLI uses it without a server: token issuing, the
+//! `security.toml` format and the audit log writer (`sextant-access`).
+//!
+//! At the root, what several rooms share or the CLI runs without a server:
+//!
+//! - [`cards`]: Agent cards, signed ([`card_keys`]), with cache headers, and the JWKS.
+//! - [`security`]: the services built from the security settings
+//!   (`sextant_access::settings`, `security.toml`): JWT verifier, limits, exposure, audit log,
+//!   rate limits, which every room reads.
+//! - [`profile`]: backup (one tar file) and export (JSON lines) of the person's profile,
+//!   written by the CLI and by the owner-only downloads `GET /api/v1/backup` and
+//!   `GET /api/v1/export`.
+//! - [`ui`]: the web console (the built UI, embedded) at `/`.
 //! - [`wire`]: typed console API shapes, exported to TypeScript for the UI.
 //! - [`extract`]: what the REST handlers take instead of reading the request themselves (a
 //!   JSON body, a JSON `Content-Type`, the console owner).
-//! - [`error`]: the one REST error shape; [`drain`]: refusals that keep a keep-alive
-//!   connection usable.
+//! - [`error`]: the one REST error shape; [`urls`]: advertised URLs.
 //!
 //! [`router`] builds the app from an [`AppState`]; [`serve`] runs it on a bound listener until a
 //! shutdown future resolves, through [`connections`] (connection limits, header and body
@@ -38,27 +46,15 @@
 
 pub mod a2a;
 pub mod api;
-pub mod assistant;
-pub mod assistant_peers;
-pub mod audit;
 pub mod auth;
 pub mod card_keys;
 pub mod cards;
 pub mod connections;
-pub mod console;
-pub mod credentials;
-pub mod drain;
 pub mod error;
 pub mod extract;
-pub mod interactions;
-pub mod jwt;
 pub mod mcp;
-pub mod peers;
-pub mod perimeter;
 pub mod profile;
 pub mod push;
-pub mod ratelimit;
-pub mod schedules;
 pub mod security;
 pub mod ui;
 pub mod urls;
@@ -82,8 +78,8 @@ use tower_http::trace::TraceLayer;
 /// long command quietly) is not cut off by its own HTTP library.
 pub const SSE_KEEP_ALIVE: std::time::Duration = std::time::Duration::from_secs(3);
 
-/// Largest request body accepted (JSON-RPC or REST), as the official SDKs do.
-pub const MAX_BODY: usize = 10 * 1024 * 1024;
+/// Largest request body accepted (JSON-RPC or REST) by default (`[limits] max_body_bytes`).
+pub use sextant_access::settings::MAX_BODY;
 
 /// Server settings.
 #[derive(Debug, Clone)]
@@ -154,8 +150,8 @@ pub fn router(state: AppState) -> Router {
             get(cards::agent_card),
         )
         .route("/api/v1/health", get(api::health))
-        .route("/api/v1/session/bootstrap", post(console::bootstrap))
-        .route("/api/v1/session", get(console::session))
+        .route("/api/v1/session/bootstrap", post(auth::console::bootstrap))
+        .route("/api/v1/session", get(auth::console::session))
         .route_layer(middleware::from_fn_with_state(
             state.clone(),
             auth::optional,
@@ -180,57 +176,63 @@ pub fn router(state: AppState) -> Router {
         .route("/api/v1/tasks/counts", get(api::task_counts))
         .route("/api/v1/tasks/{id}", get(api::task))
         .route("/api/v1/tasks/{id}/cancel", post(api::cancel_task))
-        .route("/api/v1/interactions", get(interactions::list))
+        .route("/api/v1/interactions", get(api::interactions::list))
         .route(
             "/api/v1/interactions/answer",
-            post(interactions::answer_many),
+            post(api::interactions::answer_many),
         )
         .route(
             "/api/v1/interactions/{id}/answer",
-            post(interactions::answer),
+            post(api::interactions::answer),
         )
-        .route("/api/v1/peers", get(peers::list).post(peers::register))
-        .route("/api/v1/peers/discover", post(peers::discover))
-        .route("/api/v1/peers/call", post(peers::call))
-        .route("/api/v1/peers/orchestrate", post(peers::orchestrate))
+        .route(
+            "/api/v1/peers",
+            get(api::peers::list).post(api::peers::register),
+        )
+        .route("/api/v1/peers/discover", post(api::peers::discover))
+        .route("/api/v1/peers/call", post(api::peers::call))
+        .route("/api/v1/peers/orchestrate", post(api::peers::orchestrate))
         .route(
             "/api/v1/peers/conversations/{context_id}",
-            get(peers::history),
+            get(api::peers::history),
         )
         .route(
             "/api/v1/peers/{name}",
-            get(peers::get).patch(peers::update).delete(peers::delete),
+            get(api::peers::get)
+                .patch(api::peers::update)
+                .delete(api::peers::delete),
         )
-        .route("/api/v1/peers/{name}/pin", post(peers::pin))
+        .route("/api/v1/peers/{name}/pin", post(api::peers::pin))
         .route(
             "/api/v1/agents/{agent_id}/access",
-            get(schedules::get_access).put(schedules::put_access),
+            get(api::schedules::get_access).put(api::schedules::put_access),
         )
         .route(
             "/api/v1/peer-tokens",
-            get(credentials::list_peers).post(credentials::create_peer),
+            get(api::credentials::list_peers).post(api::credentials::create_peer),
         )
         .route(
             "/api/v1/peer-tokens/{name}",
-            delete(credentials::revoke_peer),
+            delete(api::credentials::revoke_peer),
         )
         .route(
             "/api/v1/assistant-tokens",
-            get(credentials::list_assistants).post(credentials::create_assistant),
+            get(api::credentials::list_assistants).post(api::credentials::create_assistant),
         )
         .route(
             "/api/v1/assistant-tokens/{name}",
-            delete(credentials::revoke_assistant),
+            delete(api::credentials::revoke_assistant),
         )
         .route(
             "/api/v1/assistant-tokens/{name}/peers",
-            get(credentials::list_assistant_peers).post(credentials::issue_assistant_peers),
+            get(api::credentials::list_assistant_peers)
+                .post(api::credentials::issue_assistant_peers),
         )
         .route(
             "/api/v1/assistant-tokens/{name}/peers/{agent_id}",
-            delete(credentials::revoke_assistant_peer),
+            delete(api::credentials::revoke_assistant_peer),
         )
-        .route("/api/v1/audit", get(audit::list))
+        .route("/api/v1/audit", get(api::audit::list))
         .route("/api/v1/backup", get(profile::backup))
         .route("/api/v1/export", get(profile::export))
         .route("/api/v1/push", get(push::api::list))
@@ -244,41 +246,50 @@ pub fn router(state: AppState) -> Router {
     let schedules = Router::new()
         .route(
             "/api/v1/me/schedules",
-            get(schedules::list).post(schedules::create),
+            get(api::schedules::list).post(api::schedules::create),
         )
-        .route("/api/v1/me/schedules/preview", post(schedules::preview))
+        .route(
+            "/api/v1/me/schedules/preview",
+            post(api::schedules::preview),
+        )
         .route(
             "/api/v1/me/schedules/pause",
-            get(schedules::pause_state).put(schedules::set_pause),
+            get(api::schedules::pause_state).put(api::schedules::set_pause),
         )
         .route(
             "/api/v1/me/schedules/{id}",
-            get(schedules::get)
-                .patch(schedules::update)
-                .delete(schedules::delete),
+            get(api::schedules::get)
+                .patch(api::schedules::update)
+                .delete(api::schedules::delete),
         )
-        .route("/api/v1/me/schedules/{id}/run", post(schedules::run_now))
-        .route("/api/v1/me/schedules/{id}/runs", get(schedules::runs))
-        .route("/api/v1/me/schedules/{id}/grants", get(schedules::grants))
+        .route(
+            "/api/v1/me/schedules/{id}/run",
+            post(api::schedules::run_now),
+        )
+        .route("/api/v1/me/schedules/{id}/runs", get(api::schedules::runs))
+        .route(
+            "/api/v1/me/schedules/{id}/grants",
+            get(api::schedules::grants),
+        )
         .route(
             "/api/v1/me/schedules/{id}/grants/{grant_id}",
-            delete(schedules::revoke_grant),
+            delete(api::schedules::revoke_grant),
         )
         .route(
             "/api/v1/me/schedules/{id}/runs/{run_id}",
-            get(schedules::run),
+            get(api::schedules::run),
         )
         .route(
             "/api/v1/me/schedules/{id}/runs/{run_id}/replay",
-            post(schedules::replay),
+            post(api::schedules::replay),
         )
         .route(
             "/api/v1/me/schedules/{id}/runs/{run_id}/cancel",
-            post(schedules::cancel_run),
+            post(api::schedules::cancel_run),
         )
         .route(
             "/api/v1/me/schedules/{id}/backfill",
-            post(schedules::backfill),
+            post(api::schedules::backfill),
         )
         .route_layer(middleware::from_fn_with_state(
             state.clone(),
@@ -295,21 +306,21 @@ pub fn router(state: AppState) -> Router {
     let assistant = Router::new()
         .route(
             "/api/v1/assistant-a2a/agents/{agent_id}/.well-known/agent-card.json",
-            get(assistant::card),
+            get(a2a::assistant::card),
         )
         .route(
             "/api/v1/assistant-a2a/agents/{agent_id}/.well-known/agent.json",
-            get(assistant::card),
+            get(a2a::assistant::card),
         )
         .route(
             "/api/v1/assistant-a2a/agents/{agent_id}/a2a",
-            post(assistant::rpc),
+            post(a2a::assistant::rpc),
         )
         .route(
             "/api/v1/assistant-a2a/agents/{agent_id}/a2a/",
-            post(assistant::rpc),
+            post(a2a::assistant::rpc),
         )
-        .merge(a2a_rest_routes(assistant::PREFIX))
+        .merge(a2a_rest_routes(a2a::assistant::PREFIX))
         .route_layer(middleware::from_fn_with_state(
             state.clone(),
             auth::resolve_assistant,
@@ -326,11 +337,11 @@ pub fn router(state: AppState) -> Router {
         .layer(RequestBodyLimitLayer::new(max_body))
         .layer(middleware::from_fn_with_state(
             state.clone(),
-            perimeter::guard,
+            auth::perimeter::guard,
         ))
         // Outside the perimeter and auth: their refusals on gRPC paths become gRPC statuses.
         .layer(middleware::from_fn(a2a::grpc::refusals))
-        .layer(middleware::from_fn(perimeter::headers))
+        .layer(middleware::from_fn(auth::perimeter::headers))
         .layer(TraceLayer::new_for_http())
         .with_state(state)
 }

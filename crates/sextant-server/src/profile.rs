@@ -614,7 +614,7 @@ impl Download {
 
 fn audit(app: &AppState, p: &Principal, what: &str) {
     app.security.audit.record(
-        crate::audit::Record::new(Some(p), crate::audit::Outcome::Ok)
+        sextant_access::audit::Record::new(Some(p), sextant_access::audit::Outcome::Ok)
             .method(what)
             .route(format!("/api/v1/{what}")),
     );

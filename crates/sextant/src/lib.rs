@@ -42,12 +42,13 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use data_dir_lock::DataDirLock;
+use sextant_access::settings::SecurityFile;
 use sextant_core::{AgentSpec, Clock, SystemClock};
 use sextant_journal::Journal;
 use sextant_peers::RuntimePeers;
 use sextant_runtime::{Runtime, RuntimeConfig};
 use sextant_scheduler::{Scheduler, SchedulerHandle};
-use sextant_server::security::{Exposure, Security, SecurityFile, is_loopback_name, url_host};
+use sextant_server::security::{Exposure, Security, is_loopback_name, url_host};
 use sextant_server::{App, AppState, ServerConfig};
 use tokio_util::sync::CancellationToken;
 
@@ -390,7 +391,7 @@ async fn start_inner(
     if let Some(peers) = runtime.peers() {
         let audit = security.clone();
         peers.set_audit(Box::new(move |call| {
-            use sextant_server::audit::{Outcome, Record};
+            use sextant_access::audit::{Outcome, Record};
             let outcome = match call.error {
                 Some(_) => Outcome::Error,
                 None => Outcome::Ok,

@@ -261,7 +261,7 @@ enum TokenAction {
 
 fn token_command(
     data_dir: Option<PathBuf>,
-    kind: sextant_server::credentials::Kind,
+    kind: sextant_access::tokens::Kind,
     action: TokenAction,
 ) -> Result<()> {
     let dir = data_dir.unwrap_or_else(sextant::default_data_dir);
@@ -294,7 +294,7 @@ fn token_command(
 }
 
 fn assistant_command(data_dir: Option<PathBuf>, action: AssistantAction) -> Result<()> {
-    use sextant_server::credentials::Kind;
+    use sextant_access::tokens::Kind;
     let dir = data_dir.unwrap_or_else(sextant::default_data_dir);
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -348,7 +348,7 @@ fn main() -> Result<()> {
     let cli = Cli::parse();
     match cli.command {
         Command::PeerToken { data_dir, action } => {
-            token_command(data_dir, sextant_server::credentials::Kind::Peer, action)
+            token_command(data_dir, sextant_access::tokens::Kind::Peer, action)
         }
         Command::AssistantToken { data_dir, action } => assistant_command(data_dir, action),
         Command::CardKey { data_dir, action } => card_key_command(data_dir, action),

@@ -13,10 +13,10 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use chrono::{DateTime, Utc};
+use sextant_access::settings::RetentionFile;
 use sextant_core::Clock;
 use sextant_journal::Journal;
 use sextant_journal::retention::{self, Report};
-use sextant_server::security::RetentionFile;
 use tokio_util::sync::CancellationToken;
 
 /// How often the job runs (by the clock).

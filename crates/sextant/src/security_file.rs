@@ -1,11 +1,11 @@
 //! `security.toml` in the data dir (optional): JWT verification, limits, perimeter, redaction
-//! and audit settings. The format is documented in `sextant_server::security` and
+//! and audit settings. The format is documented in `sextant_access::settings` and
 //! `docs/security.md`; a missing file means the defaults.
 
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
-use sextant_server::security::SecurityFile;
+use sextant_access::settings::SecurityFile;
 
 /// Reads and checks the file; a missing file means the defaults.
 pub fn load(path: &Path) -> Result<SecurityFile> {

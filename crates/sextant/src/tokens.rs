@@ -2,16 +2,16 @@
 //! open the data dir's journal directly, so they work whether or not Sextant is running, and a
 //! revocation takes effect on the running server's next request (it looks tokens up on every
 //! request). `sextant assistant-token peers NAME` issues the assistant's per-Agent credentials
-//! and prints the Hermes `a2a_agents:` block (see `sextant_server::assistant_peers`).
+//! and prints the Hermes `a2a_agents:` block (see `sextant_access::assistant_peers`).
 
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
+use sextant_access::assistant_peers;
+use sextant_access::tokens::{self, Issued, Kind};
 use sextant_core::{AgentSpec, Principal, Rights};
 use sextant_journal::{CredentialRow, Journal};
 use sextant_runtime::access::AccessPolicy;
-use sextant_server::assistant_peers;
-use sextant_server::credentials::{self, Issued, Kind};
 
 use crate::agents_file;
 
@@ -25,7 +25,7 @@ fn open(data_dir: &Path) -> Result<Journal> {
 /// log the server writes, with `security.toml`'s rotation settings), and waits until it is
 /// written: a token issued or revoked from the CLI is as visible there as one through the API.
 async fn audit(data_dir: &Path, method: String, reason: String) -> Result<()> {
-    use sextant_server::audit::{AuditLog, Outcome, Record};
+    use sextant_access::audit::{AuditLog, Outcome, Record};
     let settings = crate::security_file::load(&data_dir.join("security.toml"))?;
     let log = AuditLog::open(
         &data_dir.join("audit.jsonl"),
@@ -90,7 +90,7 @@ pub async fn create(
         Kind::Assistant => Some(journal.workspace_id(&workspace_candidate()).await?),
         Kind::Peer => None,
     };
-    let issued = credentials::issue(
+    let issued = tokens::issue(
         &journal,
         kind,
         name,

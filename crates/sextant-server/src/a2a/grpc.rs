@@ -326,7 +326,7 @@ fn refusal_code(status: StatusCode) -> Code {
 /// Answers a refusal on a gRPC path (an HTTP error that is not already gRPC) as a gRPC status:
 /// a trailers-only response with the refusal's message and any `Retry-After`.
 pub async fn refusals(req: HttpRequest, next: Next) -> HttpResponse {
-    if !crate::perimeter::is_grpc(req.uri().path()) {
+    if !crate::auth::perimeter::is_grpc(req.uri().path()) {
         return next.run(req).await;
     }
     let resp = next.run(req).await;
@@ -334,7 +334,7 @@ pub async fn refusals(req: HttpRequest, next: Next) -> HttpResponse {
         .headers()
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| crate::perimeter::is_grpc_content(Some(v)));
+        .is_some_and(|v| crate::auth::perimeter::is_grpc_content(Some(v)));
     if grpc || resp.status().is_success() {
         return resp;
     }

@@ -26,7 +26,11 @@
 //! **Traces.** `SendMessage` and `SendStreamingMessage` run in an `a2a_inbound_call` span whose
 //! parent is the caller's `traceparent` when it is valid W3C (`sextant_a2a::trace`); a
 //! malformed one is ignored. Exported only when traces are on (README "Traces").
+//!
+//! [`assistant`]: the same service on the assistant capability routes
+//! (`/api/v1/assistant-a2a/agents/{agent_id}/…`), for assistant runtimes holding an `sxa_` token.
 
+pub mod assistant;
 pub mod grpc;
 pub mod jsonrpc;
 pub mod params;
@@ -57,9 +61,9 @@ pub(crate) use jsonrpc::handle;
 pub use jsonrpc::rpc;
 
 use crate::AppState;
-use crate::audit::{Outcome, Record};
 use crate::auth::Credential;
 use crate::urls::base_url;
+use sextant_access::audit::{Outcome, Record};
 
 /// How often an open stream re-checks its caller's credential and access.
 const REVALIDATE: Duration = Duration::from_secs(5);
@@ -79,7 +83,7 @@ impl RpcSurface {
     pub fn agent_path(self, agent_id: &str) -> String {
         match self {
             RpcSurface::Public => format!("/api/v1/agents/{agent_id}"),
-            RpcSurface::Assistant => format!("{}/{agent_id}", crate::assistant::PREFIX),
+            RpcSurface::Assistant => format!("{}/{agent_id}", crate::a2a::assistant::PREFIX),
         }
     }
 }
@@ -308,7 +312,7 @@ pub(crate) async fn serve(inbound: Inbound) -> Served {
     let call = Call {
         base: base_url(&app, &headers),
         // The perimeter refused a hop header that is not a number below the limit.
-        hop: crate::perimeter::inbound_hop(&headers).unwrap_or(0),
+        hop: crate::auth::perimeter::inbound_hop(&headers).unwrap_or(0),
         app,
         principal,
         surface,

@@ -181,7 +181,7 @@ fn params(
 /// A POST's body as a JSON object (an empty body is `{}`), after its Content-Type.
 fn body_object(headers: &HeaderMap, body: &Bytes) -> Result<Map<String, Value>, Failure> {
     let content_type = headers.get(header::CONTENT_TYPE);
-    let json = content_type.is_some_and(|v| crate::perimeter::is_json(v.to_str().ok()));
+    let json = content_type.is_some_and(|v| crate::auth::perimeter::is_json(v.to_str().ok()));
     if content_type.is_some() && !json || content_type.is_none() && !body.is_empty() {
         return Err(RpcError::new(
             Code::ContentTypeNotSupported,
@@ -219,7 +219,7 @@ pub async fn call(
     body: Bytes,
 ) -> Response {
     let agent_id = path.get("agent_id").cloned().unwrap_or_default();
-    let surface = if uri.path().starts_with(crate::assistant::PREFIX) {
+    let surface = if uri.path().starts_with(crate::a2a::assistant::PREFIX) {
         RpcSurface::Assistant
     } else {
         RpcSurface::Public
@@ -227,7 +227,7 @@ pub async fn call(
     // The assistant surface answers an Agent its token does not reach as no Agent at all
     // (`assistant`); the service's own access checks come after.
     if surface == RpcSurface::Assistant
-        && !grant.is_some_and(|g| crate::assistant::in_scope(&app, &principal, &g, &agent_id))
+        && !grant.is_some_and(|g| crate::a2a::assistant::in_scope(&app, &principal, &g, &agent_id))
     {
         let error = RpcError::new(Code::InvalidRequest, format!("no agent {agent_id:?} here"));
         return failure(Failure {

@@ -52,9 +52,9 @@ use sextant_runtime::{AnswerError, AnswerRequest};
 
 use crate::AppState;
 use crate::a2a::{self, TaskView, Visibility};
+use crate::api::interactions::answer_error;
 use crate::auth::AssistantGrant;
 use crate::error::ApiError;
-use crate::interactions::answer_error;
 use crate::urls::base_url;
 
 /// The outbound A2A tools (`a2a_discover`, `a2a_call`, `a2a_list`, `a2a_history`,
@@ -351,20 +351,26 @@ impl AgentTools {
                     }
                 }
                 self.app.security.audit.record(
-                    crate::audit::Record::new(Some(&who), crate::audit::Outcome::Ok)
-                        .agent(args.agent_id.clone())
-                        .method("get_agent_task")
-                        .task(Some(args.task_id.clone()), Some(fold.context_id.clone())),
+                    sextant_access::audit::Record::new(
+                        Some(&who),
+                        sextant_access::audit::Outcome::Ok,
+                    )
+                    .agent(args.agent_id.clone())
+                    .method("get_agent_task")
+                    .task(Some(args.task_id.clone()), Some(fold.context_id.clone())),
                 );
                 Ok(success(text, task))
             }
             Err(e) => {
                 self.app.security.audit.record(
-                    crate::audit::Record::new(Some(&who), crate::audit::Outcome::Refused)
-                        .agent(args.agent_id.clone())
-                        .method("get_agent_task")
-                        .task(Some(args.task_id.clone()), None)
-                        .reason(e.message.clone()),
+                    sextant_access::audit::Record::new(
+                        Some(&who),
+                        sextant_access::audit::Outcome::Refused,
+                    )
+                    .agent(args.agent_id.clone())
+                    .method("get_agent_task")
+                    .task(Some(args.task_id.clone()), None)
+                    .reason(e.message.clone()),
                 );
                 rpc_refusal(e)
             }
@@ -418,10 +424,11 @@ impl AgentTools {
             };
         }
         let answer = args.answer.clone();
-        let audit = crate::audit::Record::new(Some(&who), crate::audit::Outcome::Ok)
-            .agent(args.agent_id.clone())
-            .method("answer_agent_task")
-            .task(Some(args.task_id.clone()), None);
+        let audit =
+            sextant_access::audit::Record::new(Some(&who), sextant_access::audit::Outcome::Ok)
+                .agent(args.agent_id.clone())
+                .method("answer_agent_task")
+                .task(Some(args.task_id.clone()), None);
         let result = self
             .app
             .runtime
@@ -446,7 +453,7 @@ impl AgentTools {
             }
             Err(e) => {
                 let mut refused = audit.reason(e.to_string());
-                refused.outcome = Some(crate::audit::Outcome::Refused);
+                refused.outcome = Some(sextant_access::audit::Outcome::Refused);
                 self.app.security.audit.record(refused);
                 return api_refusal(answer_error(e));
             }

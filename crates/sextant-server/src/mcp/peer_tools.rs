@@ -1,6 +1,6 @@
 //! The outbound A2A tools on the agents MCP server: `a2a_discover`, `a2a_call`, `a2a_list`,
 //! `a2a_history`, `a2a_orchestrate` — the same operations as `/api/v1/peers` (see
-//! [`crate::peers`] and `docs/peers.md`), for any engine or assistant that speaks MCP. Only
+//! [`crate::api::peers`] and `docs/peers.md`), for any engine or assistant that speaks MCP. Only
 //! the console owner may use them (they send messages with the owner's stored credentials);
 //! anyone else gets a tool error. A result is a text summary, then the JSON (also as
 //! structured content); a refusal is a tool error with the REST wording.
@@ -15,8 +15,8 @@ use sextant_peers::{CallRequest, Mode};
 
 use super::{AgentTools, api_refusal, principal, success};
 use crate::api::owner_only;
+use crate::api::peers::service;
 use crate::error::ApiError;
-use crate::peers::service;
 
 /// `a2a_discover` arguments.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]

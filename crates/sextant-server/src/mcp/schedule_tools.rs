@@ -3,7 +3,7 @@
 //! **Schedules** (`list_schedules`, `get_schedule`, `create_schedule`, `update_schedule`,
 //! `enable_schedule`, `disable_schedule`, `run_schedule_now`, `list_schedule_runs`,
 //! `replay_schedule_run`, `backfill_schedule`, `delete_schedule`): the same operations as
-//! `/api/v1/me/schedules` ([`crate::schedules`]), for the caller's plans: an assistant's
+//! `/api/v1/me/schedules` ([`crate::api::schedules`]), for the caller's plans: an assistant's
 //! workspace token acts for its owner (the plans are the owner's and run as the owner; the ones
 //! it creates record it as their source; its own access to the target is checked on create,
 //! enable and every firing), the owner's token and the anonymous loopback caller act for
@@ -12,7 +12,7 @@
 //!
 //! **Peers** (`list_agent_peers`, `issue_agent_peers`): an assistant's workspace token lists
 //! the owner's Agents it may call, and gets a credential per Agent (shown once) with a
-//! ready-to-paste Hermes `a2a_agents:` block ([`crate::assistant_peers`]).
+//! ready-to-paste Hermes `a2a_agents:` block ([`sextant_access::assistant_peers`]).
 //!
 //! What an assistant reads is scrubbed of credential-shaped strings, as `get_agent_task` does;
 //! control, bidi and zero-width characters in names, prompts and results are shown escaped in
@@ -387,7 +387,7 @@ impl AgentTools {
     /// Whom a schedule tool acts for, or the refusal.
     fn actor(&self, parts: &http::request::Parts) -> Result<Result<Actor, ApiError>, ErrorData> {
         let who = principal(parts)?;
-        Ok(crate::schedules::actor(
+        Ok(crate::api::schedules::actor(
             &who,
             parts.extensions.get::<AssistantGrant>(),
         ))
@@ -408,7 +408,7 @@ impl AgentTools {
     fn audit(&self, parts: &http::request::Parts, method: &str, what: &str) {
         if let Ok(who) = principal(parts) {
             self.app.security.audit.record(
-                crate::audit::Record::new(Some(&who), crate::audit::Outcome::Ok)
+                sextant_access::audit::Record::new(Some(&who), sextant_access::audit::Outcome::Ok)
                     .method(method.to_string())
                     .reason(what.to_string()),
             );
@@ -878,7 +878,7 @@ impl AgentTools {
             Err(e) => return api_refusal(e),
         };
         let base = base_url(&self.app, &parts.headers);
-        let body = match crate::credentials::peers_json(&self.app, &parent, &base).await {
+        let body = match crate::api::credentials::peers_json(&self.app, &parent, &base).await {
             Ok(b) => b,
             Err(e) => return api_refusal(e),
         };
@@ -933,17 +933,13 @@ impl AgentTools {
             Err(e) => return api_refusal(e),
         };
         let base = base_url(&self.app, &parts.headers);
-        let (peers, yaml) = match crate::credentials::issue_peers(
-            &self.app,
-            &parent,
-            args.agent_ids,
-            &base,
-        )
-        .await
-        {
-            Ok(r) => r,
-            Err(e) => return api_refusal(e),
-        };
+        let (peers, yaml) =
+            match crate::api::credentials::issue_peers(&self.app, &parent, args.agent_ids, &base)
+                .await
+            {
+                Ok(r) => r,
+                Err(e) => return api_refusal(e),
+            };
         self.audit(
             &parts,
             "issue_agent_peers",

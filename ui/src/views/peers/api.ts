@@ -56,7 +56,7 @@ export const callPeer = (name: string, message: string, context_id?: string) =>
 // The owner's assistant tokens (`/api/v1/assistant-tokens`, docs/security.md): an assistant's
 // workspace token, its per-Agent credentials (the owner's Agents as its A2A peers), issuing
 // them with a Hermes `a2a_agents:` block, and revoking. The shapes are the JSON
-// `credential_json` / `peer_credential_json` build in crates/sextant-server/src/credentials.rs
+// `credential_json` / `peer_credential_json` build in crates/sextant-server/src/api/credentials.rs
 // (plain JSON there, not ts-rs types), written out here.
 
 /** One per-Agent credential issued under an assistant's workspace token. */

@@ -1,6 +1,18 @@
 //! The console's REST API (`/api/v1`): Agents, Sessions with their public transcripts, tasks,
 //! and live SSE streams of both. Only the console owner (the data-dir token) may use it: it
 //! shows every caller's conversations.
+//!
+//! The room: [`interactions`] (the approvals inbox), [`schedules`] (personal schedules, and
+//! the owner's Agent access switch), [`peers`] (outbound peers and the A2A client tools),
+//! [`credentials`] (issuing and revoking peer and assistant tokens) and [`audit`] (reading the
+//! audit log). Here: the owner-only guard, page cursors, and the Agents, Sessions and tasks
+//! routes.
+
+pub mod audit;
+pub mod credentials;
+pub mod interactions;
+pub mod peers;
+pub mod schedules;
 
 use std::convert::Infallible;
 

@@ -25,6 +25,16 @@
 //! After authentication, the per-identity rate limit (`ratelimit`) is applied: 429 with
 //! `Retry-After`. Every refusal here comes before the body is read, and is sent through
 //! `drain::refused` so a keep-alive client's next request still works.
+//!
+//! The room: [`perimeter`] (what every request passes before this), [`jwt`] (JWT verification),
+//! [`ratelimit`] (the per-identity limits), [`console`] (the console page's session cookie) and
+//! [`drain`] (refusals that keep a keep-alive connection usable).
+
+pub mod console;
+pub mod drain;
+pub mod jwt;
+pub mod perimeter;
+pub mod ratelimit;
 
 use std::net::SocketAddr;
 
@@ -37,9 +47,9 @@ use serde_json::json;
 use sextant_core::{Principal, PrincipalKind, Rights};
 
 use crate::AppState;
-use crate::audit::{Outcome, Record};
-use crate::credentials::{is_issued_shape, token_hash};
 use crate::error::ApiError;
+use sextant_access::audit::{Outcome, Record};
+use sextant_access::tokens::{is_issued_shape, token_hash};
 
 /// Compares two secrets in time independent of where they differ.
 fn same_secret(a: &[u8], b: &[u8]) -> bool {
@@ -171,7 +181,7 @@ async fn authenticate(
     let Some(token) = token else {
         // The web console's page: its same-origin session cookie (see `console`).
         if surface != Surface::AssistantA2a
-            && let Some(p) = crate::console::console_cookie_principal(app, headers)
+            && let Some(p) = crate::auth::console::console_cookie_principal(app, headers)
         {
             return Ok((p, Credential::ConsoleCookie, None));
         }
@@ -308,7 +318,7 @@ async fn authenticate(
 
 /// The 429 answer.
 fn too_many(wait: std::time::Duration) -> Response {
-    let secs = crate::ratelimit::retry_after_secs(wait);
+    let secs = crate::auth::ratelimit::retry_after_secs(wait);
     let mut resp = (
         StatusCode::TOO_MANY_REQUESTS,
         Json(json!({ "error": {
@@ -345,7 +355,7 @@ async fn run(app: AppState, mut req: Request, next: Next, surface: Surface) -> R
                     StatusCode::BAD_REQUEST => ApiError::BadRequest(r.message).into_response(),
                     _ => ApiError::Internal(r.message).into_response(),
                 };
-                return crate::drain::refused(req, resp).await;
+                return crate::auth::drain::refused(req, resp).await;
             }
         };
     if let Err(wait) = app.security.rate.check(&principal) {
@@ -356,7 +366,7 @@ async fn run(app: AppState, mut req: Request, next: Next, surface: Surface) -> R
                 .route(route)
                 .peer(peer),
         );
-        return crate::drain::refused(req, too_many(wait)).await;
+        return crate::auth::drain::refused(req, too_many(wait)).await;
     }
     let ext = req.extensions_mut();
     ext.insert(principal);

@@ -57,9 +57,9 @@ use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
 use crate::AppState;
-use crate::audit::{Outcome, Record};
 use crate::error::ApiError;
 use crate::security::is_loopback_name;
+use sextant_access::audit::{Outcome, Record};
 
 /// The hop header (a count of agent relays).
 pub const HOP_HEADER: &str = "a2a-hop";
@@ -295,14 +295,14 @@ pub async fn guard(State(app): State<AppState>, mut req: Request, next: Next) ->
     if size > max {
         let why = format!("request headers are {size} bytes; at most {max} are accepted");
         let resp = refuse(&app, &req, StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE, why);
-        return crate::drain::refused(req, resp).await;
+        return crate::auth::drain::refused(req, resp).await;
     }
     if is_a2a_endpoint(req.uri().path()) {
         let max = app.security.limits.max_hops;
         match inbound_hop(req.headers()) {
             Err(why) => {
                 let resp = refuse(&app, &req, StatusCode::BAD_REQUEST, why);
-                return crate::drain::refused(req, resp).await;
+                return crate::auth::drain::refused(req, resp).await;
             }
             Ok(n) if n >= max => {
                 let why = format!(
@@ -310,20 +310,20 @@ pub async fn guard(State(app): State<AppState>, mut req: Request, next: Next) ->
                      Sextant accepts fewer than {max} (anti-loop); call it with fewer hops"
                 );
                 let resp = refuse(&app, &req, StatusCode::FORBIDDEN, why);
-                return crate::drain::refused(req, resp).await;
+                return crate::auth::drain::refused(req, resp).await;
             }
             Ok(_) => {}
         }
     }
     if let Some(why) = ambiguous_host(&req) {
         let resp = refuse(&app, &req, StatusCode::BAD_REQUEST, why);
-        return crate::drain::refused(req, resp).await;
+        return crate::auth::drain::refused(req, resp).await;
     }
     if !req.headers().contains_key(header::AUTHORIZATION)
         && let Some(why) = tokenless_refusal(&app, &req)
     {
         let resp = refuse(&app, &req, StatusCode::FORBIDDEN, why);
-        return crate::drain::refused(req, resp).await;
+        return crate::auth::drain::refused(req, resp).await;
     }
     // Forwarded headers are believed only from the proxies the configuration names; from
     // anyone else they are dropped here, so nothing after the perimeter can use them.
@@ -347,7 +347,7 @@ pub async fn headers(req: Request, next: Next) -> Response {
     if resp.status() == StatusCode::PAYLOAD_TOO_LARGE {
         // Refused on its Content-Length (or cut off mid-body): the rest of the body is still
         // on the wire, so this connection cannot carry another request.
-        crate::drain::close(&mut resp);
+        crate::auth::drain::close(&mut resp);
     }
     let html = resp
         .headers()

@@ -669,7 +669,7 @@ pub async fn put_access(
     // Persisted in the journal (it survives restarts), then in force for the next operation.
     app.runtime.update_denied(&agent_id, keys).await?;
     app.security.audit.record(
-        crate::audit::Record::new(Some(&p), crate::audit::Outcome::Ok)
+        sextant_access::audit::Record::new(Some(&p), sextant_access::audit::Outcome::Ok)
             .agent(agent_id.clone())
             .method("set access")
             .reason(format!("denied: {:?}", app.runtime.denied(&agent_id))),

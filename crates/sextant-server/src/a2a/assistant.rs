@@ -25,13 +25,13 @@ use sextant_core::{Principal, Rights};
 
 use crate::AppState;
 use crate::a2a::{self, RpcSurface};
-use crate::audit::{Outcome, Record};
 use crate::auth::{AssistantGrant, Credential};
 use crate::error::ApiError;
 use crate::urls::base_url;
+use sextant_access::audit::{Outcome, Record};
 
-/// Where the routes live.
-pub const PREFIX: &str = "/api/v1/assistant-a2a/agents";
+/// Where the routes live (the URL of every peer `sextant_access::assistant_peers` issues).
+pub const PREFIX: &str = sextant_access::assistant_peers::ROUTE_PREFIX;
 
 /// Whether the grant reaches `agent_id` and the Agent's access still lets the assistant in.
 fn reaches(app: &AppState, p: &Principal, grant: &AssistantGrant, agent_id: &str) -> bool {

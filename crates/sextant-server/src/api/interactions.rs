@@ -179,7 +179,7 @@ async fn answer_one(
     id: String,
     body: AnswerBody,
 ) -> ApiResult<AnsweredTask> {
-    let audit = crate::audit::Record::new(Some(&p), crate::audit::Outcome::Ok)
+    let audit = sextant_access::audit::Record::new(Some(&p), sextant_access::audit::Outcome::Ok)
         .method("answer")
         .task(Some(body.task_id.clone()), None);
     let result = app
@@ -206,7 +206,7 @@ async fn answer_one(
         }
         Err(e) => {
             let mut refused = audit.reason(e.to_string());
-            refused.outcome = Some(crate::audit::Outcome::Refused);
+            refused.outcome = Some(sextant_access::audit::Outcome::Refused);
             app.security.audit.record(refused);
             return Err(answer_error(e));
         }

@@ -18,16 +18,16 @@ use sextant_core::ids::{format_time, new_id};
 use sextant_core::{AgentSpec, Principal};
 use sextant_journal::{CredentialRow, Journal, PeerCredentialRow};
 
-use crate::credentials::{Kind, new_token, token_hash};
+use crate::tokens::{Kind, new_token, token_hash};
+
+/// Where the server serves the assistant capability routes (`sextant_server::a2a::assistant`):
+/// an issued peer's URL is under it, so the CLI prints the same URLs the server answers on.
+pub const ROUTE_PREFIX: &str = "/api/v1/assistant-a2a/agents";
 
 /// Where an Agent's assistant A2A surface lives under `base`: the peer URL (its card is at
 /// `…/.well-known/agent-card.json`, its JSON-RPC endpoint at `…/a2a`).
 pub fn peer_url(base: &str, agent_id: &str) -> String {
-    format!(
-        "{}{}/{agent_id}",
-        base.trim_end_matches('/'),
-        crate::assistant::PREFIX
-    )
+    format!("{}{ROUTE_PREFIX}/{agent_id}", base.trim_end_matches('/'))
 }
 
 /// What an Agent offers, as capability words for a peer entry: its skills' ids and tags.
@@ -53,23 +53,6 @@ pub fn principal_of(cred: &CredentialRow) -> Option<Principal> {
 /// The Agents among `agents` the assistant may call, per `may_call`.
 pub fn targets(agents: &[AgentSpec], may_call: impl Fn(&AgentSpec) -> bool) -> Vec<&AgentSpec> {
     agents.iter().filter(|a| may_call(a)).collect()
-}
-
-/// The Agents the runtime serves that the assistant `grant` (and its owner) may call now.
-pub fn reachable(
-    app: &crate::AppState,
-    assistant: &Principal,
-    owner: &Principal,
-) -> Vec<AgentSpec> {
-    app.runtime
-        .agents()
-        .into_iter()
-        .filter(|a| {
-            app.runtime.check_access(assistant, &a.id).is_ok()
-                && app.runtime.check_access(owner, &a.id).is_ok()
-        })
-        .map(|a| (*a).clone())
-        .collect()
 }
 
 /// One peer as listed or issued (camelCase, as the credentials API).

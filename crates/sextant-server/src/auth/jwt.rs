@@ -1,4 +1,5 @@
-//! JWT verification (`[jwt]` in `security.toml`), with `jsonwebtoken`.
+//! JWT verification (`[jwt]` in `security.toml`), with `jsonwebtoken`. The settings as written,
+//! and the checks that need no key file, are [`JwtSettings`] (`sextant-access`).
 //!
 //! - The algorithm is **pinned**: the token header's `alg` must equal the configured one, checked
 //!   before any key is looked up; `none` does not exist here.
@@ -12,60 +13,21 @@
 //!   [`Service`](sextant_core::PrincipalKind::Service). The signature covers `act`, so it is as
 //!   verified as `sub`.
 //!
-//! Failures return a short reason (logged and audited by the caller; the HTTP answer is a plain
-//! 401 with `WWW-Authenticate: Bearer`).
+//! Failures are a [`JwtError`] (callers can branch on the kind; its `Display` is the short
+//! reason that is logged and audited; the HTTP answer is a plain 401 with
+//! `WWW-Authenticate: Bearer`).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use jsonwebtoken::errors::ErrorKind;
 use jsonwebtoken::jwk::JwkSet;
 use jsonwebtoken::{Algorithm, DecodingKey, Validation, decode, decode_header};
 use serde::Deserialize;
+use sextant_access::settings::{JwtSettings, resolve};
 use sextant_core::Principal;
 
-use crate::security::Security;
-
-/// `[jwt]` as written in `security.toml`.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct JwtSettings {
-    #[serde(default)]
-    pub issuer: Option<String>,
-    #[serde(default)]
-    pub audience: Option<OneOrMany>,
-    #[serde(default)]
-    pub algorithm: Option<String>,
-    #[serde(default)]
-    pub secret_file: Option<PathBuf>,
-    #[serde(default)]
-    pub public_key_file: Option<PathBuf>,
-    #[serde(default)]
-    pub jwks_file: Option<PathBuf>,
-    #[serde(default = "default_leeway")]
-    pub leeway_secs: u64,
-}
-
-fn default_leeway() -> u64 {
-    30
-}
-
-/// A string or a list of strings.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(untagged)]
-pub enum OneOrMany {
-    One(String),
-    Many(Vec<String>),
-}
-
-impl OneOrMany {
-    fn list(&self) -> Vec<String> {
-        match self {
-            OneOrMany::One(s) => vec![s.clone()],
-            OneOrMany::Many(v) => v.clone(),
-        }
-    }
-}
-
+/// The `jsonwebtoken` algorithm of a name [`JwtSettings::validate`] accepts
+/// ([`JWT_ALGORITHMS`](sextant_access::settings::JWT_ALGORITHMS)).
 fn algorithm(name: &str) -> Option<Algorithm> {
     Some(match name {
         "HS256" => Algorithm::HS256,
@@ -84,57 +46,43 @@ fn algorithm(name: &str) -> Option<Algorithm> {
     })
 }
 
-impl JwtSettings {
-    /// Checks the settings that need no file: issuer, audience, algorithm, one key source.
-    pub fn validate(&self) -> Result<(), String> {
-        if self.issuer.as_deref().is_none_or(|i| i.trim().is_empty()) {
-            return Err("[jwt] issuer is required: tokens must name their issuer in `iss`".into());
-        }
-        let audience = self
-            .audience
-            .as_ref()
-            .map(OneOrMany::list)
-            .unwrap_or_default();
-        if audience.is_empty() || audience.iter().any(|a| a.trim().is_empty()) {
-            return Err(
-                "[jwt] audience is required: tokens must be issued for Sextant (`aud`), or any \
-                 token the issuer signs for another service would be accepted here"
-                    .into(),
-            );
-        }
-        let alg = self.algorithm.as_deref().unwrap_or("");
-        let Some(alg) = algorithm(alg) else {
-            return Err(format!(
-                "[jwt] algorithm {alg:?}: pin one of HS256, HS384, HS512, RS256, RS384, RS512, \
-                 PS256, PS384, PS512, ES256, ES384, EdDSA"
-            ));
-        };
-        let sources = [
-            self.secret_file.is_some(),
-            self.public_key_file.is_some(),
-            self.jwks_file.is_some(),
-        ];
-        if sources.iter().filter(|s| **s).count() != 1 {
-            return Err(
-                "[jwt] give exactly one key: secret_file, public_key_file or jwks_file".into(),
-            );
-        }
-        let hmac = matches!(alg, Algorithm::HS256 | Algorithm::HS384 | Algorithm::HS512);
-        if hmac != self.secret_file.is_some() && self.jwks_file.is_none() {
-            return Err(format!(
-                "[jwt] algorithm {alg:?} needs {}",
-                if hmac {
-                    "secret_file (a shared secret)"
-                } else {
-                    "public_key_file or jwks_file (a public key)"
-                }
-            ));
-        }
-        if self.leeway_secs > 300 {
-            return Err("[jwt] leeway_secs must be at most 300".into());
-        }
-        Ok(())
-    }
+/// Why a token was refused. `Display` is the short reason logged and audited.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum JwtError {
+    /// The header could not be read.
+    #[error("malformed token: {0}")]
+    Malformed(String),
+    /// The header's `alg` is not the pinned algorithm (checked before any key is looked up).
+    #[error("algorithm {got:?} is not the configured {want:?}")]
+    WrongAlgorithm { got: Algorithm, want: Algorithm },
+    /// The header's `kid` is over 256 bytes.
+    #[error("kid is too long")]
+    KidTooLong,
+    /// No key of the JWKS has this `kid`.
+    #[error("no key with kid {0:?}")]
+    UnknownKid(Option<String>),
+    #[error("expired")]
+    Expired,
+    #[error("not valid yet (nbf)")]
+    NotYetValid,
+    #[error("wrong audience")]
+    WrongAudience,
+    #[error("wrong issuer")]
+    WrongIssuer,
+    #[error("bad signature")]
+    BadSignature,
+    #[error("algorithm not allowed")]
+    AlgorithmNotAllowed,
+    /// A required claim (`exp`, `iss`, `aud`, `sub`) is absent.
+    #[error("missing claim {0}")]
+    MissingClaim(String),
+    /// Any other refusal by `jsonwebtoken` (its error kind, as debug text).
+    #[error("invalid token: {0}")]
+    Invalid(String),
+    #[error("sub must be a non-empty string of at most 256 characters")]
+    BadSubject,
+    #[error("act must be an object with a non-empty sub (RFC 8693)")]
+    BadActor,
 }
 
 /// The decoding keys.
@@ -162,7 +110,7 @@ struct Claims {
 }
 
 fn read(data_dir: &Path, p: &Path) -> Result<Vec<u8>, String> {
-    let path = Security::resolve(data_dir, p);
+    let path = resolve(data_dir, p);
     std::fs::read(&path).map_err(|e| format!("[jwt] cannot read {}: {e}", path.display()))
 }
 
@@ -183,7 +131,7 @@ impl JwtVerifier {
             return Err("[jwt] no crypto provider is built in".into());
         }
         let issuer = s.issuer.clone().unwrap_or_default();
-        let audience = s.audience.as_ref().map(OneOrMany::list).unwrap_or_default();
+        let audience = s.audience_list();
         let alg = algorithm(s.algorithm.as_deref().unwrap_or("")).ok_or("[jwt] algorithm")?;
         let bad = |what: &str, e: jsonwebtoken::errors::Error| format!("[jwt] {what}: {e}");
         let keys = if let Some(p) = &s.secret_file {
@@ -240,44 +188,44 @@ impl JwtVerifier {
     }
 
     /// Verifies `token` and returns its principal, or the reason it was refused.
-    pub fn verify(&self, token: &str) -> Result<Principal, String> {
-        let header = decode_header(token).map_err(|e| format!("malformed token: {e}"))?;
+    pub fn verify(&self, token: &str) -> Result<Principal, JwtError> {
+        let header = decode_header(token).map_err(|e| JwtError::Malformed(e.to_string()))?;
         // The pinned algorithm first, before any key is looked up.
         if header.alg != self.algorithm {
-            return Err(format!(
-                "algorithm {:?} is not the configured {:?}",
-                header.alg, self.algorithm
-            ));
+            return Err(JwtError::WrongAlgorithm {
+                got: header.alg,
+                want: self.algorithm,
+            });
         }
         let key = match &self.keys {
             Keys::One(k) => k,
             Keys::Set(keys) => {
                 let kid = header.kid.as_deref();
                 if kid.is_some_and(|k| k.len() > 256) {
-                    return Err("kid is too long".into());
+                    return Err(JwtError::KidTooLong);
                 }
                 keys.iter()
                     .find(|(k, _)| k.as_deref() == kid)
                     .or_else(|| (keys.len() == 1 && kid.is_none()).then(|| &keys[0]))
                     .map(|(_, key)| key)
-                    .ok_or_else(|| format!("no key with kid {kid:?}"))?
+                    .ok_or_else(|| JwtError::UnknownKid(kid.map(str::to_string)))?
             }
         };
         let data = decode::<Claims>(token, key, &self.validation).map_err(|e| match e.kind() {
-            ErrorKind::ExpiredSignature => "expired".to_string(),
-            ErrorKind::ImmatureSignature => "not valid yet (nbf)".to_string(),
-            ErrorKind::InvalidAudience => "wrong audience".to_string(),
-            ErrorKind::InvalidIssuer => "wrong issuer".to_string(),
-            ErrorKind::InvalidSignature => "bad signature".to_string(),
-            ErrorKind::InvalidAlgorithm => "algorithm not allowed".to_string(),
-            ErrorKind::MissingRequiredClaim(c) => format!("missing claim {c}"),
-            other => format!("invalid token: {other:?}"),
+            ErrorKind::ExpiredSignature => JwtError::Expired,
+            ErrorKind::ImmatureSignature => JwtError::NotYetValid,
+            ErrorKind::InvalidAudience => JwtError::WrongAudience,
+            ErrorKind::InvalidIssuer => JwtError::WrongIssuer,
+            ErrorKind::InvalidSignature => JwtError::BadSignature,
+            ErrorKind::InvalidAlgorithm => JwtError::AlgorithmNotAllowed,
+            ErrorKind::MissingRequiredClaim(c) => JwtError::MissingClaim(c.clone()),
+            other => JwtError::Invalid(format!("{other:?}")),
         })?;
         let sub = data
             .claims
             .sub
             .filter(|s| !s.is_empty() && s.len() <= 256)
-            .ok_or("sub must be a non-empty string of at most 256 characters")?;
+            .ok_or(JwtError::BadSubject)?;
         match data.claims.act {
             None => Ok(Principal::service(&self.issuer, sub)),
             Some(act) => {
@@ -285,7 +233,7 @@ impl JwtVerifier {
                     .get("sub")
                     .and_then(|v| v.as_str())
                     .filter(|s| !s.is_empty() && s.len() <= 256)
-                    .ok_or("act must be an object with a non-empty sub (RFC 8693)")?;
+                    .ok_or(JwtError::BadActor)?;
                 let actor = match act.get("iss").and_then(|v| v.as_str()) {
                     Some(iss) if iss != self.issuer => format!("{actor}@{iss}"),
                     _ => actor.to_string(),
@@ -358,21 +306,44 @@ mod tests {
             c.as_object_mut().unwrap().remove(k);
             sign(c)
         };
-        assert_eq!(v.verify(&with("exp", json!(1000))).unwrap_err(), "expired");
         assert_eq!(
-            v.verify(&with("aud", json!("other"))).unwrap_err(),
+            v.verify(&with("exp", json!(1000))).unwrap_err().to_string(),
+            "expired"
+        );
+        assert_eq!(
+            v.verify(&with("aud", json!("other")))
+                .unwrap_err()
+                .to_string(),
             "wrong audience"
         );
         assert_eq!(
-            v.verify(&with("iss", json!("https://evil"))).unwrap_err(),
+            v.verify(&with("iss", json!("https://evil")))
+                .unwrap_err()
+                .to_string(),
             "wrong issuer"
         );
-        assert!(v.verify(&without("aud")).unwrap_err().contains("aud"));
-        assert!(v.verify(&without("exp")).unwrap_err().contains("exp"));
-        assert!(v.verify(&without("iss")).unwrap_err().contains("iss"));
+        assert!(
+            v.verify(&without("aud"))
+                .unwrap_err()
+                .to_string()
+                .contains("aud")
+        );
+        assert!(
+            v.verify(&without("exp"))
+                .unwrap_err()
+                .to_string()
+                .contains("exp")
+        );
+        assert!(
+            v.verify(&without("iss"))
+                .unwrap_err()
+                .to_string()
+                .contains("iss")
+        );
         assert!(
             v.verify(&with("act", json!("agent")))
                 .unwrap_err()
+                .to_string()
                 .contains("act")
         );
         // Another algorithm (even with the right secret) is refused before the key is used.
@@ -382,7 +353,12 @@ mod tests {
             &EncodingKey::from_secret(SECRET.as_bytes()).unwrap(),
         )
         .unwrap();
-        assert!(v.verify(&hs384).unwrap_err().contains("algorithm"));
+        assert!(
+            v.verify(&hs384)
+                .unwrap_err()
+                .to_string()
+                .contains("algorithm")
+        );
         // A wrong signature.
         let forged = encode(
             &Header::new(Algorithm::HS256),
@@ -390,7 +366,28 @@ mod tests {
             &EncodingKey::from_secret(b"another secret that is long enough!!").unwrap(),
         )
         .unwrap();
-        assert_eq!(v.verify(&forged).unwrap_err(), "bad signature");
+        assert_eq!(v.verify(&forged).unwrap_err().to_string(), "bad signature");
+        // The kinds callers branch on.
+        assert_eq!(
+            v.verify(&with("exp", json!(1000))).unwrap_err(),
+            JwtError::Expired
+        );
+        assert_eq!(
+            v.verify(&without("aud")).unwrap_err(),
+            JwtError::MissingClaim("aud".into())
+        );
+        assert_eq!(
+            v.verify(&hs384).unwrap_err(),
+            JwtError::WrongAlgorithm {
+                got: Algorithm::HS384,
+                want: Algorithm::HS256
+            }
+        );
+        assert_eq!(v.verify(&forged).unwrap_err(), JwtError::BadSignature);
+        assert_eq!(
+            v.verify(&with("act", json!("agent"))).unwrap_err(),
+            JwtError::BadActor
+        );
         // alg=none (unsigned) is malformed or not the pinned algorithm.
         let none = format!(
             "eyJhbGciOiJub25lIiwidHlwIjoiSldUIn0.{}.",
@@ -405,33 +402,8 @@ mod tests {
     }
 
     #[test]
-    fn settings_are_refused_clearly() {
+    fn short_secrets_are_refused_clearly() {
         let s = |v: serde_json::Value| serde_json::from_value::<JwtSettings>(v).unwrap();
-        let no_aud = s(json!({ "issuer": "i", "algorithm": "HS256", "secret_file": "x" }));
-        assert!(
-            no_aud
-                .validate()
-                .unwrap_err()
-                .contains("audience is required")
-        );
-        let no_iss = s(json!({ "audience": "a", "algorithm": "HS256", "secret_file": "x" }));
-        assert!(
-            no_iss
-                .validate()
-                .unwrap_err()
-                .contains("issuer is required")
-        );
-        let bad_alg =
-            s(json!({ "issuer": "i", "audience": "a", "algorithm": "none", "secret_file": "x" }));
-        assert!(bad_alg.validate().unwrap_err().contains("algorithm"));
-        let two = s(
-            json!({ "issuer": "i", "audience": ["a"], "algorithm": "RS256",
-                            "public_key_file": "p", "jwks_file": "j" }),
-        );
-        assert!(two.validate().unwrap_err().contains("exactly one key"));
-        let mismatch =
-            s(json!({ "issuer": "i", "audience": "a", "algorithm": "RS256", "secret_file": "x" }));
-        assert!(mismatch.validate().unwrap_err().contains("public key"));
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("short"), "too short").unwrap();
         let short = s(
@@ -443,5 +415,13 @@ mod tests {
                 .unwrap()
                 .contains("at least 32 bytes")
         );
+    }
+
+    #[test]
+    fn every_accepted_algorithm_name_is_one_jsonwebtoken_knows() {
+        for name in sextant_access::settings::JWT_ALGORITHMS {
+            assert!(algorithm(name).is_some(), "{name}");
+        }
+        assert_eq!(algorithm("none"), None);
     }
 }
