@@ -57,6 +57,18 @@ for dir in crates/*/; do
   fi
 done
 
+# The wire crate, the runtime and the scheduler make no HTTP calls: outbound A2A lives in
+# sextant-peers, which the runtime reaches through its `Outbound` trait (README, "Where
+# things live").
+step "contracts: sextant-a2a, sextant-runtime and sextant-scheduler build no HTTP client"
+for crate in sextant-a2a sextant-runtime sextant-scheduler; do
+  tree="$(cargo tree -p "$crate" -e normal --prefix none --locked)"
+  if grep -q '^reqwest ' <<<"$tree"; then
+    echo "error: $crate depends on reqwest; outbound HTTP belongs in sextant-peers" >&2
+    exit 1
+  fi
+done
+
 # cargo-deny, pinned: installed from crates.io when missing or at another version (CI machines
 # start with nothing; later runs find it in ~/.cargo/bin and skip its build: 26 minutes
 # on the shared 2-core machine under load, nice -n 10).

@@ -4,14 +4,13 @@
 //! ([`compat`]). Message and task types are the official `a2a-lf` crate's (re-exported by
 //! `sextant-core` as `a2a`).
 //!
-//! Everything above is pure serde/JSON: no HTTP, no I/O. The axum layer in `sextant-server` uses
-//! it. [`client`] is the outbound side: a reqwest-based A2A 1.0 client behind the network guard,
-//! with card validation and pinning (no axum, no tauri). [`signing`] signs Agent Cards and
-//! checks their signatures (JWS over the RFC 8785 canonical card, A2A 1.0 §8.4). [`trace`]
-//! parses and sends W3C `traceparent` and links Sextant's trace spans (README "Traces").
-//! [`sse`] reads Server-Sent Events streams (the client's, and the desktop shell's).
+//! Everything here is the wire, with no HTTP client and no network I/O: the axum layer in
+//! `sextant-server` uses it inbound, `sextant-peers` (the outbound A2A client) outbound.
+//! [`signing`] signs Agent Cards and checks their signatures (JWS over the RFC 8785 canonical
+//! card, A2A 1.0 §8.4). [`trace`] parses and sends W3C `traceparent` and links Sextant's trace
+//! spans (README "Traces"). [`sse`] reads Server-Sent Events streams (the outbound client's,
+//! and the desktop shell's).
 
-pub mod client;
 pub mod compat;
 pub mod error;
 pub mod method;

@@ -12,8 +12,8 @@
 //! - [`action`]: the exact action an approval is about, its digest, and its escaped view.
 //! - [`interaction`]: decisions engines stop for (declared options, expiry, default) and the
 //!   rule that decides whether an answer is acceptable.
-//! - [`parts`]: the media types an Agent takes besides text, the caps on parts, and the check
-//!   every binding runs before it admits a message.
+//! - [`parts`]: the media types an Agent takes besides text, the caps on parts, the check
+//!   every binding runs before it admits a message, and [`parts::artifact`] (parts as an artifact).
 //! - [`schedule`]: the names personal schedules and their Runs are stored and shown with.
 //! - [`projection`]: the fold from journal events to an A2A `Task` and to public transcript blocks.
 //!   Because it is pure it can be run at any time over the journal, which is what makes the cached

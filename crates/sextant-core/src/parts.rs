@@ -19,7 +19,20 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::a2a::{Part, PartContent};
+use crate::a2a::{Artifact, Part, PartContent};
+
+/// Builds an artifact: `parts` under `name`, with no description or metadata (engines'
+/// output, and the replies of outbound calls).
+pub fn artifact(id: impl Into<String>, name: &str, parts: Vec<Part>) -> Artifact {
+    Artifact {
+        artifact_id: id.into(),
+        name: Some(name.into()),
+        description: None,
+        parts,
+        metadata: None,
+        extensions: None,
+    }
+}
 
 /// What an Agent takes in and offers (flattened into its `agents.toml` entry).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

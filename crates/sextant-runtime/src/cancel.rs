@@ -185,32 +185,10 @@ impl Runtime {
                 fold.pending_interaction()
                     .and_then(|i| i.engine_ref["remoteTaskId"].as_str().map(String::from))
             })?;
-        let peers = self.peers()?;
-        let answer = match peers.connect(peer).await {
-            Ok(conn) => {
-                let mut ep = conn.endpoint.clone();
-                ep.timeout = REMOTE_CANCEL_TIMEOUT;
-                peers.client().cancel_task(&ep, &remote_id).await
-            }
-            Err(e) => {
-                return Some(
-                    json!({ "peer": peer, "remoteTaskId": remote_id, "error": e.to_string() }),
-                );
-            }
-        };
-        Some(match answer {
-            Ok(t) => json!({
-                "peer": peer,
-                "remoteTaskId": remote_id,
-                "state": sextant_core::event::state_wire(&t.status.state),
-            }),
-            Err(e) => json!({ "peer": peer, "remoteTaskId": remote_id, "error": e.to_string() }),
-        })
+        let outbound = self.outbound()?;
+        Some(outbound.cancel_remote(peer, &remote_id).await)
     }
 }
-
-/// How long a cancel waits for a peer to answer the cancel of its task.
-const REMOTE_CANCEL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// The answer that closes a pending decision of a canceled task: its `cancel` option where the
 /// engine declared one (else its default), answered by whoever canceled, saying so.

@@ -1,8 +1,13 @@
 //! Sextant's runtime: Session workers, engines and the live view of tasks.
 //!
-//! - [`Runtime::admit`] is the only way an input enters the system: it checks the Agent, refuses
-//!   a second input while the same Session is still being created, commits the input to the
-//!   journal (the commit point), then hands the task to the Session's worker.
+//! - [`Runtime::admit`] is the only way an input for an Agent enters the system: it checks the
+//!   Agent, refuses a second input while the same Session is still being created, commits the
+//!   input to the journal (the commit point), then hands the task to the Session's worker.
+//!   Sextant's own outbound calls are the one other writer of tasks, and they do not come
+//!   through here: `sextant-peers` journals each exchange itself, as a task of an outbound
+//!   Session (origin `outbound`), because it is a record of what Sextant sent and got back,
+//!   not work for an Agent of this runtime: no local Agent, access list, cap or worker applies
+//!   to it (`sextant_peers::call` says how it is written).
 //! - One worker per live Session ([`worker`]) owns that Session's queue and its [`Engine`]; it
 //!   runs one turn at a time and journals every event the engine reports, then the final state.
 //!   A worker that has been idle for a while stops; the next input starts a new one.
@@ -25,17 +30,23 @@
 //!   with the accepted message, in the journal, so a turn is admission's child even when it
 //!   runs after a queue wait or after a restart.
 //!
+//! - [`outbound`]: what the runtime asks of Sextant's outbound side (`sextant-peers`, which
+//!   depends on this crate): the `a2a` engine, fetched URL parts, answers to outbound cards and
+//!   remote cancels, through the [`Outbound`] given to [`RuntimeBuilder::outbound`].
+//!
 //! - `test_support` (feature `test-support`, and this crate's tests): a runtime over a fresh
 //!   journal for tests.
 //!
-//! Not here: HTTP and wire formats (sextant-server), SQL (sextant-journal).
+//! Not here: HTTP and wire formats (sextant-server), calls to other agents and their
+//! HTTP client (sextant-peers), SQL (sextant-journal).
 
 pub mod access;
 mod cancel;
 pub mod engine;
 pub mod interactions;
+pub mod outbound;
 mod pause;
-pub mod peers;
+mod pending;
 pub mod process;
 pub mod stream;
 #[cfg(any(test, feature = "test-support"))]
@@ -59,8 +70,10 @@ use tracing::Instrument;
 
 pub use access::{AccessError, Grant};
 pub use cancel::{CancelOutcome, CancelRequest};
-pub use engine::{AskError, Engine, EngineEnv, Outcome, ScheduledRun, Turn, TurnSink};
+pub use engine::make::EngineEnv;
+pub use engine::{AskError, Engine, Outcome, ScheduledRun, Turn, TurnSink};
 pub use interactions::{AnswerError, AnswerRequest};
+pub use outbound::Outbound;
 
 /// Why an input was not admitted.
 #[derive(Debug, thiserror::Error)]
@@ -161,7 +174,7 @@ pub(crate) struct Inner {
     /// an input is never handed to a worker that is leaving, and a Session never has two.
     pub(crate) workers: Mutex<HashMap<String, mpsc::UnboundedSender<worker::WorkItem>>>,
     /// Engines waiting for answers to interactions.
-    pub(crate) waiters: Arc<interactions::Waiters>,
+    pub(crate) waiters: Arc<pending::Waiters>,
     /// The process groups of running turns, by task id.
     pub(crate) running: process::Running,
     /// Each running turn's stop token ([`Turn::stop`]), by task id.
@@ -209,15 +222,15 @@ pub struct RuntimeBuilder {
     clock: Arc<dyn Clock>,
     agents: Vec<AgentSpec>,
     config: RuntimeConfig,
-    peers: Option<peers::Peers>,
+    outbound: Option<Arc<dyn Outbound>>,
     limits: Limits,
 }
 
 impl RuntimeBuilder {
-    /// The outbound peers service (for `a2a` engines and the peers API); without it the
-    /// runtime has none.
-    pub fn peers(mut self, peers: peers::Peers) -> Self {
-        self.peers = Some(peers);
+    /// The outbound side (`sextant_peers::Peers`: `a2a` engines, fetched URL parts, answers
+    /// to outbound cards, remote cancels; see [`outbound`]); without it the runtime has none.
+    pub fn outbound(mut self, outbound: impl Outbound) -> Self {
+        self.outbound = Some(Arc::new(outbound));
         self
     }
 
@@ -244,7 +257,7 @@ impl RuntimeBuilder {
                 agents,
                 env: EngineEnv {
                     work_dir: self.config.work_dir,
-                    peers: self.peers,
+                    outbound: self.outbound,
                 },
                 idle_worker: self.config.idle_worker,
                 workers: Mutex::default(),
@@ -316,9 +329,9 @@ impl Recovery {
                     continue;
                 }
                 if worker::undelivered_inputs(&events).0.is_empty() {
-                    let side_effects = rt
-                        .agent(&t.agent_id)
-                        .is_none_or(|a| engine::make_engine(&a, &rt.inner.env).has_side_effects());
+                    let side_effects = rt.agent(&t.agent_id).is_none_or(|a| {
+                        engine::make::make_engine(&a, &rt.inner.env).has_side_effects()
+                    });
                     let why = interrupted_reason(side_effects, ended.contains(&t.task_id));
                     let why = why.as_str();
                     rt.inner
@@ -356,7 +369,7 @@ impl Runtime {
             clock,
             agents,
             config,
-            peers: None,
+            outbound: None,
             limits: Limits::default(),
         }
     }
@@ -366,9 +379,9 @@ impl Runtime {
         &self.inner.journal
     }
 
-    /// The outbound peers service, if set up.
-    pub fn peers(&self) -> Option<&peers::Peers> {
-        self.inner.env.peers.as_ref()
+    /// The outbound side, if set up.
+    pub fn outbound(&self) -> Option<&Arc<dyn Outbound>> {
+        self.inner.env.outbound.as_ref()
     }
 
     /// The clock.
@@ -469,8 +482,9 @@ impl Runtime {
 
     /// Whether the Agent's engine may answer `input` with a Message rather than a task.
     pub fn may_reply_with_message(&self, agent_id: &str, input: &Message) -> bool {
-        self.agent(agent_id)
-            .is_some_and(|a| engine::make_engine(&a, &self.inner.env).may_reply_with_message(input))
+        self.agent(agent_id).is_some_and(|a| {
+            engine::make::make_engine(&a, &self.inner.env).may_reply_with_message(input)
+        })
     }
 
     /// Admits one input (see the crate docs). On success the input is durable and its task is

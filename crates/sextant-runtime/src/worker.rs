@@ -15,9 +15,8 @@ use tokio::sync::mpsc;
 use tracing::Instrument;
 
 use crate::Inner;
-use crate::engine::{
-    Engine, Outcome, ScheduledRun, StopHow, Turn, TurnSink, make_engine, withdrawal,
-};
+use crate::engine::make::make_engine;
+use crate::engine::{Engine, Outcome, ScheduledRun, StopHow, Turn, TurnSink, withdrawal};
 
 /// How many earlier messages a turn carries for stateless engines.
 const HISTORY_MAX: usize = 50;
@@ -61,11 +60,7 @@ pub(crate) fn follow_note(events: &[JournalEvent]) -> Option<serde_json::Value> 
     events[start..].iter().rev().find_map(|e| match &e.body {
         EventBody::TaskState {
             message: Some(m), ..
-        } => m
-            .metadata
-            .as_ref()?
-            .get(crate::engine::a2a::FOLLOW_KEY)
-            .cloned(),
+        } => m.metadata.as_ref()?.get(crate::engine::FOLLOW_KEY).cloned(),
         _ => None,
     })
 }

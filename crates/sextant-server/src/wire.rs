@@ -7,8 +7,8 @@
 //! (snake_case, `sextant_scheduler::view`), whose views are exported from that crate.
 //!
 //! Not here: the A2A JSON-RPC wire (`sextant-a2a`), the schedules API's views, and the peers
-//! API's (`sextant_runtime::peers`, whose views are exported from that crate, and the discover
-//! summary, `sextant_a2a::client::card::CardSummary`).
+//! API's (`sextant_peers`, whose views are exported from that crate, and the discover
+//! summary, `sextant_peers::client::card::CardSummary`).
 
 use serde::Serialize;
 use serde_json::Value;

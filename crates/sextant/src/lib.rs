@@ -45,6 +45,7 @@ use data_dir_lock::DataDirLock;
 use sextant_access::settings::SecurityFile;
 use sextant_core::{AgentSpec, Clock, SystemClock};
 use sextant_journal::Journal;
+use sextant_peers::RuntimePeers;
 use sextant_runtime::{Runtime, RuntimeConfig};
 use sextant_scheduler::{Scheduler, SchedulerHandle};
 use sextant_server::security::{Exposure, Security, is_loopback_name, url_host};
@@ -327,7 +328,7 @@ async fn start_inner(
             cancel_grace: config.turns.cancel_grace,
         },
     )
-    .peers(peers)
+    .outbound(peers)
     .limits(sextant_runtime::Limits {
         max_concurrent_tasks: security_file.limits.max_concurrent_tasks,
         max_agent_turns_per_context: security_file.limits.max_agent_turns_per_context,

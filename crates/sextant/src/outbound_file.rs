@@ -23,10 +23,10 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use serde::Deserialize;
-use sextant_a2a::client::{A2aClient, ClientSettings};
 use sextant_core::Clock;
 use sextant_journal::Journal;
-use sextant_runtime::peers::{Peers, TokenStore};
+use sextant_peers::client::{A2aClient, ClientSettings};
+use sextant_peers::{Peers, TokenStore};
 use sextant_server::push::{Push, PushSettings, seal::Sealer};
 
 /// The parsed file.

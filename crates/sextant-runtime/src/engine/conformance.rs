@@ -13,7 +13,8 @@ use futures::future::BoxFuture;
 use sextant_core::a2a::Part;
 use sextant_core::ids::new_id;
 
-use super::{Engine, Outcome, Turn, TurnSink, artifact};
+use super::{Engine, Outcome, Turn, TurnSink};
+use sextant_core::parts::artifact;
 
 /// Behaviour keys in match order (longest first where one is a prefix of another).
 const KEYS: &[&str] = &[

@@ -11,7 +11,8 @@ use futures::future::BoxFuture;
 use sextant_core::a2a::Part;
 use sextant_core::ids::new_id;
 
-use super::{Engine, Outcome, Turn, TurnSink, artifact};
+use super::{Engine, Outcome, Turn, TurnSink};
+use sextant_core::parts::artifact;
 
 /// The most chunks one echo sends: enough for any benchmark, small enough that a caller cannot
 /// make one short input write a flood of events.

@@ -25,7 +25,8 @@ use sextant_core::{Answer, ApprovedAction, Interaction, InteractionKind};
 use tokio::process::ChildStdin;
 
 use super::child::{Piped, Tail, lines, spawn_piped};
-use super::{AskError, Engine, Outcome, Turn, TurnSink, artifact};
+use super::{AskError, Engine, Outcome, Turn, TurnSink};
+use sextant_core::parts::artifact;
 
 /// The turn's time limit, which stops while the turn waits for a person.
 struct Deadline {
@@ -72,7 +73,7 @@ pub struct ExecEngine {
     /// Where each turn's input files go (`<root>/<task id>`, see `engine::files`).
     pub turns_root: PathBuf,
     /// Fetches URL parts for an Agent with `fetch_url_parts` (`None`: not set up).
-    pub peers: Option<crate::peers::Peers>,
+    pub outbound: Option<std::sync::Arc<dyn crate::outbound::Outbound>>,
     /// Largest file an `artifact` line's `path` part may name (the Agent's `max_part_bytes`).
     pub max_part_bytes: u64,
 }
@@ -312,7 +313,9 @@ impl ExecEngine {
         if let Err(why) = super::child::make_working_dir(&self.working_dir) {
             return Outcome::Failed(why);
         }
-        let files = match super::files::prepare(turn, &self.turns_root, self.peers.as_ref()).await {
+        let files = match super::files::prepare(turn, &self.turns_root, self.outbound.as_deref())
+            .await
+        {
             Ok(f) => f,
             Err(e) => return Outcome::Failed(format!("cannot hand the turn's files over: {e}")),
         };

@@ -20,11 +20,11 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use sextant_a2a::client::NetPolicy;
 use sextant_core::a2a::{Part, PartContent};
 use sextant_core::parts::human_bytes;
 
 use super::Turn;
+use crate::outbound::{Fetched, Outbound};
 
 /// How long fetching one URL part may take.
 const FETCH_TIMEOUT: Duration = Duration::from_secs(60);
@@ -113,11 +113,11 @@ fn make_dir(dir: &Path) -> Result<(), String> {
 }
 
 /// Describes the turn's inputs and writes their files under `root` (see the module docs).
-/// `peers` fetches URL parts when the Agent asks for it.
+/// `outbound` fetches URL parts when the Agent asks for it.
 pub(crate) async fn prepare(
     turn: &Turn,
     root: &Path,
-    peers: Option<&crate::peers::Peers>,
+    outbound: Option<&dyn Outbound>,
 ) -> Result<TurnFiles, String> {
     let dir = root.join(&turn.task_id);
     let features = &turn.agent.features;
@@ -142,7 +142,7 @@ pub(crate) async fn prepare(
                 }
                 PartContent::Raw(bytes) => write_file(&dir, &name(), bytes, p).await?,
                 PartContent::Url(u) if features.fetch_url_parts => {
-                    let mut v = fetch(u, &dir, &name(), p, peers, features.max_part_bytes).await;
+                    let mut v = fetch(u, &dir, &name(), p, outbound, features.max_part_bytes).await;
                     v["url"] = Value::String(u.clone());
                     v
                 }
@@ -169,29 +169,23 @@ async fn fetch(
     dir: &Path,
     name: &str,
     p: &Part,
-    peers: Option<&crate::peers::Peers>,
+    outbound: Option<&dyn Outbound>,
     limit: u64,
 ) -> Value {
     let failed = |why: String| json!({ "kind": "url", "filename": filename(p), "media_type": media(p), "fetch_error": why });
-    let Some(peers) = peers else {
+    let Some(outbound) = outbound else {
         return failed("Sextant's outbound client is not set up".into());
     };
     let parsed = match url::Url::parse(url) {
         Ok(u) => u,
         Err(e) => return failed(format!("not a URL: {e}")),
     };
-    let policy = NetPolicy {
-        allow_private: false,
-        allow_loopback: false,
-        loopback_only: false,
-    };
     let cap = usize::try_from(limit).unwrap_or(usize::MAX);
-    match peers
-        .client()
-        .fetch_bytes(&parsed, policy, cap, FETCH_TIMEOUT)
-        .await
-    {
-        Ok((bytes, content_type)) => {
+    match outbound.fetch_public(&parsed, cap, FETCH_TIMEOUT).await {
+        Ok(Fetched {
+            bytes,
+            content_type,
+        }) => {
             let mut part = p.clone();
             if part.media_type.is_none() {
                 part.media_type = content_type;
@@ -201,7 +195,7 @@ async fn fetch(
                 Err(e) => failed(e),
             }
         }
-        Err(e) => failed(e.to_string()),
+        Err(e) => failed(e),
     }
 }
 

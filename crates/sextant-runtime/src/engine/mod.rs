@@ -1,27 +1,31 @@
 //! Engines: what executes a turn.
 //!
-//! A Session's worker owns one [`Engine`] instance (made by [`make_engine`] from the Agent's
-//! [`EngineSpec`]) and calls [`Engine::run_turn`] with the inputs queued for a task. The engine
-//! reports output through the [`TurnSink`], which journals each event before returning (so a
+//! A Session's worker owns one [`Engine`] instance (made by [`make::make_engine`] from the
+//! Agent's [`EngineSpec`](sextant_core::EngineSpec)) and calls [`Engine::run_turn`] with the
+//! inputs queued for a task. The engine reports output through the [`TurnSink`], which journals each event before returning (so a
 //! crash never loses reported output), and ends the turn with an [`Outcome`].
+//!
+//! [`make`] picks an Agent's engine. The engines are here, but for `a2a` (a gateway to a
+//! registered peer): that one is `sextant-peers`', got from the runtime's
+//! [`Outbound`](crate::Outbound) side.
 
-pub mod a2a;
 mod child;
 pub mod codex;
 pub mod conformance;
 pub mod echo;
 pub mod exec;
 mod files;
+pub mod make;
 mod output;
 pub mod shell;
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use sextant_core::a2a::{Artifact, Message, Part, Role, TaskState};
 use sextant_core::ids::new_id;
-use sextant_core::{AgentSpec, Answer, Clock, EngineSpec, EventBody, Interaction};
+use sextant_core::parts::artifact;
+use sextant_core::{AgentSpec, Answer, Clock, EventBody, Interaction};
 use sextant_journal::Journal;
 use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
@@ -178,7 +182,7 @@ pub trait Engine: Send {
     }
 
     /// Goes on with a turn a restart interrupted while it followed remote work: `note` is the
-    /// metadata the engine journalled under [`a2a::FOLLOW_KEY`] on a progress message. `None`:
+    /// metadata the engine journalled under [`FOLLOW_KEY`] on a progress message. `None`:
     /// this engine cannot (the turn is then failed as interrupted).
     fn follow<'a>(
         &'a mut self,
@@ -213,7 +217,7 @@ pub trait Engine: Send {
 pub struct TurnSink {
     journal: Journal,
     clock: Arc<dyn Clock>,
-    waiters: Arc<crate::interactions::Waiters>,
+    waiters: Arc<crate::pending::Waiters>,
     /// Ends a wait for a person (shutdown started).
     cancel: CancellationToken,
     session_id: String,
@@ -243,7 +247,7 @@ impl TurnSink {
     pub(crate) fn new(
         journal: Journal,
         clock: Arc<dyn Clock>,
-        waiters: Arc<crate::interactions::Waiters>,
+        waiters: Arc<crate::pending::Waiters>,
         turn: &Turn,
         stopping: CancellationToken,
         running: crate::process::Running,
@@ -438,7 +442,7 @@ impl TurnSink {
 
     /// Fires when Sextant starts shutting down (before running turns are interrupted): work
     /// that is safe to resume at the next start (following a remote task) stops here.
-    pub(crate) fn stopping(&self) -> &CancellationToken {
+    pub fn stopping(&self) -> &CancellationToken {
         &self.cancel
     }
 
@@ -450,7 +454,7 @@ impl TurnSink {
     /// Stops for a decision: journals the interaction and the waiting state (auth-required for
     /// a tool approval, input-required otherwise) with `text` (followed by the task id, the
     /// interaction id, the declared options and the digest, for text-only clients:
-    /// [`crate::interactions::pending_text`]) and a data part describing the interaction, then
+    /// [`crate::pending::pending_text`]) and a data part describing the interaction, then
     /// waits for the person's answer (or the expiry's default).
     ///
     /// `Err(Suspended)` means Sextant is shutting down: return [`Outcome::Suspended`]; the task
@@ -526,8 +530,8 @@ impl TurnSink {
         let id = interaction.interaction_id.clone();
         let default_option = interaction.default_option.clone();
         let mut rx = self.waiters.wait_for(&id);
-        let data = crate::interactions::public_data(&interaction);
-        let text = crate::interactions::pending_text(&interaction, text);
+        let data = crate::pending::public_data(&interaction);
+        let text = crate::pending::pending_text(&interaction, text);
         let message = self.agent_message(vec![
             Part::text(text),
             Part::data(data).with_media_type("application/json"),
@@ -681,94 +685,6 @@ pub enum AskError {
     Journal(#[from] sextant_journal::Error),
 }
 
-/// Builds an artifact.
-pub fn artifact(id: impl Into<String>, name: &str, parts: Vec<Part>) -> Artifact {
-    Artifact {
-        artifact_id: id.into(),
-        name: Some(name.into()),
-        description: None,
-        parts,
-        metadata: None,
-        extensions: None,
-    }
-}
-
-/// Settings engines need from the host.
-#[derive(Debug, Clone)]
-pub struct EngineEnv {
-    /// Default working directory for local commands.
-    pub work_dir: PathBuf,
-    /// The outbound peers registry and client, for `a2a` engines (`None`: not set up).
-    pub peers: Option<crate::peers::Peers>,
-}
-
-/// Makes the engine for an Agent.
-pub fn make_engine(agent: &AgentSpec, env: &EngineEnv) -> Box<dyn Engine> {
-    match &agent.engine {
-        EngineSpec::Echo => Box::new(echo::EchoEngine),
-        EngineSpec::Conformance => Box::new(conformance::ConformanceEngine),
-        EngineSpec::Shell {
-            working_dir,
-            timeout_secs,
-            approval_timeout_secs,
-        } => Box::new(shell::ShellEngine {
-            working_dir: working_dir.clone().unwrap_or_else(|| env.work_dir.clone()),
-            timeout: std::time::Duration::from_secs(*timeout_secs),
-            approval_timeout: chrono::Duration::seconds(
-                i64::try_from(*approval_timeout_secs).unwrap_or(i64::MAX / 1000),
-            ),
-        }),
-        EngineSpec::Exec {
-            command,
-            working_dir,
-            env: vars,
-            timeout_secs,
-            ..
-        } => Box::new(exec::ExecEngine {
-            command: command.clone(),
-            working_dir: working_dir.clone().unwrap_or_else(|| env.work_dir.clone()),
-            env: vars.clone(),
-            timeout: std::time::Duration::from_secs(*timeout_secs),
-            turns_root: env.work_dir.join("turns"),
-            peers: env.peers.clone(),
-            max_part_bytes: agent.features.max_part_bytes,
-        }),
-        EngineSpec::Codex {
-            binary,
-            args,
-            working_dir,
-            model,
-            approval_policy,
-            sandbox,
-            approval_timeout_secs,
-            timeout_secs,
-        } => Box::new(codex::CodexEngine::new(codex::CodexConfig {
-            binary: binary.clone(),
-            args: args.clone(),
-            working_dir: working_dir.clone().unwrap_or_else(|| env.work_dir.clone()),
-            model: model.clone(),
-            approval_policy: approval_policy.clone(),
-            sandbox: sandbox.clone(),
-            approval_timeout: chrono::Duration::seconds(
-                i64::try_from(*approval_timeout_secs).unwrap_or(i64::MAX / 1000),
-            ),
-            timeout: std::time::Duration::from_secs(*timeout_secs),
-        })),
-        EngineSpec::A2a {
-            peer,
-            approval_timeout_secs,
-            max_calls,
-            max_outbound_secs,
-        } => Box::new(a2a::A2aEngine {
-            peer: peer.clone(),
-            peers: env.peers.clone(),
-            approval_timeout: chrono::Duration::seconds(
-                i64::try_from(*approval_timeout_secs).unwrap_or(i64::MAX / 1000),
-            ),
-            budget: a2a::Budget {
-                calls: *max_calls,
-                time: std::time::Duration::from_secs(*max_outbound_secs),
-            },
-        }),
-    }
-}
+/// The key of the status-message metadata that records the remote task a turn follows (see
+/// [`Engine::follow`]; the `a2a` engine writes it, the worker reads it after a restart).
+pub const FOLLOW_KEY: &str = "a2aFollow";

@@ -7,8 +7,9 @@ use std::time::Duration;
 
 use sextant_core::a2a::Part;
 
+use super::TurnSink;
 use super::child::Tail;
-use super::{TurnSink, artifact};
+use sextant_core::parts::artifact;
 
 /// Output kept per stream; the rest is read and dropped, with a note.
 pub(crate) const MAX_OUTPUT: usize = 64 * 1024;

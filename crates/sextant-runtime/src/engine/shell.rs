@@ -26,7 +26,8 @@ use sextant_core::interaction::{
 use sextant_core::{Answer, ApprovedAction, Interaction, InteractionKind};
 use tokio::process::Command;
 
-use super::{AskError, Engine, Outcome, Turn, TurnSink, artifact};
+use super::{AskError, Engine, Outcome, Turn, TurnSink};
+use sextant_core::parts::artifact;
 
 /// Runs approved shell commands.
 pub struct ShellEngine {

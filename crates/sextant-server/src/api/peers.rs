@@ -1,7 +1,7 @@
 //! Outbound peers, `/api/v1/peers` (owner only, like the rest of the console API): the
 //! registry, card pinning, and the tools (discover, call, orchestrate, list, history). The
 //! same tools are MCP tools on the agents MCP server (`mcp/peer_tools.rs`). The logic lives in
-//! `sextant_runtime::peers`; these handlers parse, call and shape JSON. See `docs/peers.md`.
+//! `sextant_peers`; these handlers parse, call and shape JSON. See `docs/peers.md`.
 //!
 //! | route | |
 //! |---|---|
@@ -20,7 +20,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use sextant_runtime::peers::{CallRequest, Mode, PeerError, PeerSettings, Peers};
+use sextant_peers::{CallRequest, Mode, PeerError, PeerSettings, Peers, RuntimePeers};
 
 use crate::AppState;
 use crate::error::{ApiError, ApiResult};
@@ -73,7 +73,7 @@ pub async fn register(
     ApiJson(settings): ApiJson<PeerSettings>,
 ) -> ApiResult<Response> {
     // Every bad field at once (a form shows them all), before the card is fetched.
-    let mut errors: Vec<(String, String)> = sextant_runtime::peers::registration_errors(&settings)
+    let mut errors: Vec<(String, String)> = sextant_peers::registration_errors(&settings)
         .into_iter()
         .map(|(field, message)| (field.to_string(), message))
         .collect();

@@ -11,7 +11,7 @@ use rmcp::model::CallToolResult;
 use rmcp::{ErrorData, tool, tool_router};
 use serde::Deserialize;
 use serde_json::Value;
-use sextant_runtime::peers::{CallRequest, Mode};
+use sextant_peers::{CallRequest, Mode};
 
 use super::{AgentTools, api_refusal, principal, success};
 use crate::api::owner_only;

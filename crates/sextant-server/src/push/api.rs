@@ -54,7 +54,7 @@ pub struct ListQuery {
 
 fn shown_url(url: &str) -> String {
     url::Url::parse(url)
-        .map(|u| sextant_a2a::client::guard::redacted(&u))
+        .map(|u| sextant_peers::client::guard::redacted(&u))
         .unwrap_or_else(|_| String::from("(invalid URL)"))
 }
 

@@ -22,11 +22,12 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use serde_json::Value;
-use sextant_a2a::client::ClientError;
 use sextant_core::EventBody;
 use sextant_core::ids::{format_time, parse_time};
 use sextant_core::projection::{OutputModes, TaskFold, ViewOptions, stream_response};
 use sextant_journal::{OutboxRow, PushConfigRow};
+use sextant_peers::RuntimePeers;
+use sextant_peers::client::ClientError;
 use tokio_util::sync::CancellationToken;
 
 use crate::AppState;

@@ -34,11 +34,12 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use sextant_a2a::RpcError;
-use sextant_a2a::client::NetPolicy;
 use sextant_a2a::error::Code;
 use sextant_core::a2a::{AuthenticationInfo, TaskPushNotificationConfig};
 use sextant_core::{AgentSpec, Principal};
 use sextant_journal::{PushConfigRow, PushPut, TaskRow};
+use sextant_peers::RuntimePeers;
+use sextant_peers::client::NetPolicy;
 use ts_rs::TS;
 
 use crate::AppState;

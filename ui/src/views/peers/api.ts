@@ -1,7 +1,7 @@
 // Calls of the outbound-peers API (`/api/v1/peers`, the console owner's; docs/peers.md), and
 // its shapes. The response shapes are generated from the Rust by ts-rs (`cargo test` writes
 // ../../bindings; never edit those by hand): `PeerView` and its parts and `PeerListing` from
-// crates/sextant-runtime/src/peers/, `CardSummary` from crates/sextant-a2a/src/client/card.rs.
+// crates/sextant-peers/src/, `CardSummary` from crates/sextant-peers/src/client/card.rs.
 // Only the request bodies and the call's reply are written here; and, below, the calls of the
 // assistant tokens the page's Assistants panel shows.
 
@@ -19,7 +19,7 @@ export type { PeerMetrics } from '../../bindings/PeerMetrics';
 export type { PeerPin } from '../../bindings/PeerPin';
 export type { PeerView } from '../../bindings/PeerView';
 
-/** A registration: `PeerSettings` (crates/sextant-runtime/src/peers/mod.rs), the fields the dialog sets. */
+/** A registration: `PeerSettings` (crates/sextant-peers/src/lib.rs), the fields the dialog sets. */
 export interface PeerInput {
   name: string;
   url: string;

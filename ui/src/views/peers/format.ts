@@ -5,7 +5,7 @@
 import type { Tone } from '../../lib/format';
 import type { CardSummary, PeerInput, PeerMetrics, PeerView } from './api';
 
-/** The server's timeout bounds (`timeout_of` in crates/sextant-runtime/src/peers/mod.rs). */
+/** The server's timeout bounds (`timeout_of` in crates/sextant-peers/src/lib.rs). */
 export const MIN_TIMEOUT_SECS = 1;
 export const MAX_TIMEOUT_SECS = 3600;
 export const DEFAULT_TIMEOUT_SECS = 120;

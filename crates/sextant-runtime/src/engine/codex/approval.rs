@@ -18,6 +18,7 @@ use tokio::sync::mpsc;
 use super::FILE_APPROVAL;
 use super::connection::Incoming;
 use crate::engine::Turn;
+use crate::pending::grant_clause;
 
 /// Whether `msg` means the request no longer stands: Codex resolved it, or the thread's turn
 /// ended (Codex clears pending requests then).
@@ -264,19 +265,6 @@ impl ApprovalRequest {
         }
     }
 }
-
-/// The description's clause naming Codex's `grantRoot` (a path on the person's machine: the
-/// status message other readers see says [`PUBLIC_GRANT_CLAUSE`] instead).
-pub(crate) fn grant_clause(root: &str) -> String {
-    format!(
-        ", and to write under {} for the rest of the session",
-        escape(root, Mode::Command).text
-    )
-}
-
-/// [`grant_clause`] without the path.
-pub(crate) const PUBLIC_GRANT_CLAUSE: &str =
-    ", and to write under a directory it names for the rest of the session";
 
 /// The option applied at expiry: `decline`, else `cancel`, else the first that does not
 /// approve, else the last.

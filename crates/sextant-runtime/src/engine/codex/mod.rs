@@ -37,7 +37,6 @@ use sextant_core::a2a::{Message, Role};
 use sextant_core::projection::message_text;
 
 use super::{Engine, Outcome, Turn, TurnSink};
-pub(crate) use approval::{PUBLIC_GRANT_CLAUSE, grant_clause};
 use connection::Conn;
 use turn::TurnRun;
 

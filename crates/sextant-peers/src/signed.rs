@@ -14,9 +14,9 @@
 
 use std::time::Duration;
 
+use crate::client::FetchedCard;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use sextant_a2a::client::FetchedCard;
 use sextant_a2a::signing::{self, Reading, SignatureError, Verified};
 use sextant_journal::PeerRow;
 use ts_rs::TS;

@@ -7,8 +7,7 @@
 
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
-use sextant_a2a::client::Accumulated;
+use crate::client::Accumulated;
 use sextant_core::a2a::{Message, Part, Role, SendMessageRequest, TaskState};
 use sextant_core::ids::new_id;
 use sextant_core::{Answer, EventBody, Interaction};
@@ -16,7 +15,7 @@ use sextant_journal::{NewEvent, TaskRow};
 
 use super::call::{Exchange, consume_followup, open};
 use super::{PeerError, Peers};
-use crate::engine::a2a::{CANCEL, follow_up};
+use crate::questions::{CANCEL, follow_up};
 
 impl Peers {
     /// Sends the person's `answer` to the remote task `interaction` is about, and journals what
@@ -105,9 +104,4 @@ impl Peers {
             .await?;
         Ok(())
     }
-}
-
-/// Whether an interaction is an outbound card (answered through [`Peers::answer_card`]).
-pub fn is_card(i: &Interaction) -> bool {
-    i.engine_ref.get("outbound").and_then(Value::as_bool) == Some(true)
 }

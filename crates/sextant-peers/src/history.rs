@@ -267,7 +267,7 @@ mod tests {
     use sextant_core::a2a::{Message, Part, Role, TaskState};
 
     use super::*;
-    use crate::engine::artifact;
+    use sextant_core::parts::artifact;
 
     fn ev(seq: i64, task: &str, body: EventBody) -> JournalEvent {
         JournalEvent {

@@ -2,7 +2,7 @@
 //!
 //! - Card resolution ([`A2aClient::fetch_card`]): `GET <url>/.well-known/agent-card.json`, then
 //!   the legacy `agent.json` on 404 (a URL ending in `.json` is the card itself).
-//! - JSON-RPC methods: `SendMessage`, `SendStreamingMessage` (SSE, [`crate::sse`]), `GetTask`,
+//! - JSON-RPC methods: `SendMessage`, `SendStreamingMessage` (SSE, [`sextant_a2a::sse`]), `GetTask`,
 //!   `SubscribeToTask`, `CancelTask`.
 //! - Every request carries `A2A-Version: 1.0` and the hop header `A2A-Hop` (1 unless the caller
 //!   says otherwise), and the bearer token only when the request goes to the peer's own origin
@@ -16,7 +16,7 @@
 //!   covers the whole stream). Response bytes are counted while they arrive, and reading stops
 //!   at the cap (cards, replies, streams, and each stream event).
 //! - Traces: each JSON-RPC call runs in an `a2a_outbound_call` span and, when traces are on,
-//!   sends its context as `traceparent` ([`crate::trace`]).
+//!   sends its context as `traceparent` ([`sextant_a2a::trace`]).
 
 pub mod accumulate;
 pub mod card;
@@ -36,7 +36,7 @@ use serde_json::{Value, json};
 use tracing::Instrument;
 use url::Url;
 
-use crate::sse;
+use sextant_a2a::sse;
 
 pub use accumulate::Accumulated;
 pub use guard::{Lookup, NetPolicy, Refusal, StaticLookup, SystemLookup};
@@ -51,7 +51,7 @@ pub const HOP_HEADER: &str = "A2A-Hop";
 /// message, the path or a credential.
 fn call_span(ep: &Endpoint, method: &str) -> tracing::Span {
     tracing::info_span!(
-        target: crate::trace::TARGET,
+        target: sextant_a2a::trace::TARGET,
         "a2a_outbound_call",
         otel.kind = "client",
         otel.status_code = tracing::field::Empty,
@@ -666,7 +666,7 @@ impl A2aClient {
         timeout: Duration,
     ) -> Result<Value, ClientError> {
         let mut url = card_url.clone();
-        url.set_path(crate::signing::JWKS_PATH);
+        url.set_path(sextant_a2a::signing::JWKS_PATH);
         url.set_query(None);
         url.set_fragment(None);
         let client = self.prepare(&url, allow_private)?;
@@ -710,8 +710,8 @@ impl A2aClient {
             .timeout(ep.timeout)
             .body(body.to_string());
         // Within the call's span (`call`, `stream`): the peer continues this trace under it.
-        if let Some(t) = crate::trace::current() {
-            req = req.header(crate::trace::HEADER, t.to_string());
+        if let Some(t) = sextant_a2a::trace::current() {
+            req = req.header(sextant_a2a::trace::HEADER, t.to_string());
         }
         if let Some(b) = &ep.bearer
             && ep.url.origin() == b.origin

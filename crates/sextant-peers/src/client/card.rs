@@ -51,13 +51,9 @@ fn text(v: &Value, k: &str) -> String {
     v.get(k).and_then(Value::as_str).unwrap_or("").to_string()
 }
 
-/// `s` cut to `max` characters, with `…` when cut: `sextant_core::text::cut`, copied because
-/// this crate depends on none of ours (README, "Where things live").
+/// `s` cut to `max` characters, with `…` when cut.
 fn cut(s: &str, max: usize) -> String {
-    match s.char_indices().nth(max) {
-        Some((i, _)) => format!("{}…", &s[..i]),
-        None => s.to_string(),
-    }
+    sextant_core::text::cut(s, max).to_string()
 }
 
 fn interface_key(i: &Value) -> String {
@@ -626,8 +622,8 @@ pub fn summary(raw: &Value, card_url: &Url) -> CardSummary {
         matches_pin: None,
         enabled: None,
         signature: CardSignature {
-            signed: crate::signing::is_signed(raw),
-            kids: crate::signing::signature_kids(raw),
+            signed: sextant_a2a::signing::is_signed(raw),
+            kids: sextant_a2a::signing::signature_kids(raw),
             ..CardSignature::default()
         },
     }

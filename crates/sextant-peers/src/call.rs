@@ -10,6 +10,10 @@
 //! call failed, or in the remote's own terminal state when that is failed / rejected /
 //! canceled; a call canceled by `first` ends `canceled`.
 //!
+//! These are written straight to the journal (`Journal::admit`, `Journal::append`), not
+//! through `Runtime::admit`: an outbound exchange is no input for a local Agent, so none of
+//! the runtime's checks, caps or workers apply (the runtime's overview says the same).
+//!
 //! **Multi-turn.** A call without `context_id` starts a conversation with a fresh contextId
 //! (Sextant's, sent to the peer); passing it back continues it. When the previous exchange in
 //! that conversation left the remote task waiting for input, the next message carries that
@@ -17,11 +21,11 @@
 
 use std::time::{Duration, Instant};
 
+use crate::client::{A2aClient, Accumulated, ClientError, Endpoint, EventStream};
 use a2a::{Message, Part, PartContent, Role, SendMessageRequest, SendMessageResponse};
 use futures::StreamExt;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use sextant_a2a::client::{A2aClient, Accumulated, ClientError, Endpoint, EventStream};
 use sextant_core::a2a;
 use sextant_core::a2a::{StreamResponse, TaskState};
 use sextant_core::event::state_wire;
@@ -31,7 +35,7 @@ use sextant_journal::{Admission, NewEvent};
 use tokio_util::sync::CancellationToken;
 
 use super::{PeerConnection, PeerError, Peers, parse_url};
-use crate::engine::artifact;
+use sextant_core::parts::artifact;
 
 /// Longest message sent, in characters.
 pub const MAX_MESSAGE_CHARS: usize = 32_000;
@@ -341,7 +345,7 @@ impl Peers {
                     format!("{}'s task ended {}.", conn.name, state_wire(s)),
                 ),
                 Some(TaskState::AuthRequired | TaskState::InputRequired) => {
-                    let (mut i, prompt) = crate::engine::a2a::remote_interaction(
+                    let (mut i, prompt) = crate::questions::remote_interaction(
                         &conn.name,
                         acc,
                         self.clock().now() + CARD_EXPIRY,
@@ -349,7 +353,7 @@ impl Peers {
                     i.task_id = task.task_id.clone();
                     i.from = ex.from.clone();
                     i.engine_ref["outbound"] = json!(true);
-                    let text = crate::interactions::pending_text(&i, &prompt);
+                    let text = sextant_runtime::interactions::pending_text(&i, &prompt);
                     let state = i.waiting_state();
                     card = Some(i);
                     (state, text)
@@ -383,7 +387,8 @@ impl Peers {
         let mut parts = vec![Part::text(note)];
         if let Some(i) = &card {
             parts.push(
-                Part::data(crate::interactions::public_data(i)).with_media_type("application/json"),
+                Part::data(sextant_runtime::interactions::public_data(i))
+                    .with_media_type("application/json"),
             );
             events.push(NewEvent {
                 task_id: Some(task.task_id.clone()),
@@ -548,7 +553,7 @@ fn call_hint(
              cannot answer it. Tell the person, and read the conversation again later with \
              a2a_history (context_id={context_id}).",
             card.interaction_id,
-            crate::interactions::answer_path(&card.interaction_id)
+            sextant_runtime::interactions::answer_path(&card.interaction_id)
         )),
         (None, "needs_input") => Some(format!(
             "{peer} is waiting for more input: call again with context_id={context_id} and \
@@ -924,7 +929,7 @@ impl Peers {
             let strength = match_strength(row, &cap);
             known.extend(row.capabilities.iter().map(|c| c.to_lowercase()));
             if let Some(p) = &row.pinned_parts {
-                let (ids, tags) = sextant_a2a::client::card::advertised(p);
+                let (ids, tags) = crate::client::card::advertised(p);
                 known.extend(ids);
                 known.extend(tags);
             }

@@ -1,6 +1,7 @@
-//! Outbound peers: the registry of remote A2A agents Sextant calls, card pinning, and the
-//! tools (discover, call, list, history, orchestrate) that the REST API, the MCP server and the
-//! `a2a` engine share. See `docs/peers.md`.
+//! Sextant's outbound side: the peers it calls over A2A, and the client it calls them with.
+//! The registry of remote A2A agents, card pinning, and the tools (discover, call, list,
+//! history, orchestrate) that the REST API, the MCP server and the `a2a` engine share. See
+//! `docs/peers.md`.
 //!
 //! - **Registry** ([`Peers::register`], [`Peers::update`], [`Peers::remove`]): name, URL,
 //!   timeout, declared capabilities, allowed skills, `allow_private_network`; the bearer token
@@ -12,26 +13,37 @@
 //!   card's key is pinned with it, and a changed key disables the peer the same way
 //!   ([`signed`]).
 //! - **Calls** ([`call`]): each exchange is journalled as a task of an outbound Session per
-//!   (caller, peer, contextId), with the sent message and the reply as journal events.
+//!   (caller, peer, contextId), with the sent message and the reply as journal events;
+//!   answers to a remote task's questions go back through [`answer`].
 //! - **History and listing** ([`history`]).
+//! - **The `a2a` engine** ([`engine`]): an Agent that forwards its turns to one peer.
+//! - **The client** ([`client`]): a reqwest-based A2A 1.0 client behind the network guard
+//!   ([`client::guard`]; every connection goes through it), with card validation. The wire it
+//!   speaks (SSE, trace context, card signatures) is `sextant-a2a`'s.
 //!
-//! Every connection goes through the client's network guard (`sextant_a2a::client::guard`).
+//! The runtime does not depend on this crate: [`Peers`] is its `sextant_runtime::Outbound`,
+//! given to `RuntimeBuilder::outbound`, and [`RuntimePeers`] hands the service back from a
+//! runtime. So the runtime, and the scheduler above it, build without an HTTP client.
 
 pub mod answer;
 pub mod call;
+pub mod client;
+pub mod engine;
 pub mod history;
+pub mod questions;
+mod runtime;
 pub mod signed;
 pub mod tokens;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::client::card::{self, CardSummary};
+use crate::client::{A2aClient, Bearer, ClientError, Endpoint, FetchedCard};
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 #[cfg(test)]
 use serde_json::json;
-use sextant_a2a::client::card::{self, CardSummary};
-use sextant_a2a::client::{A2aClient, Bearer, ClientError, Endpoint, FetchedCard};
 use sextant_core::Clock;
 use sextant_core::ids::format_time;
 use sextant_journal::{Journal, PeerRow};
@@ -40,6 +52,7 @@ use url::Url;
 
 pub use call::{CallRequest, CallResult, Mode, Orchestration};
 pub use history::{Conversation, History, HistoryMessage, Listing, PeerTotals};
+pub use runtime::RuntimePeers;
 pub use signed::PinnedKey;
 pub use tokens::TokenStore;
 
@@ -892,7 +905,7 @@ impl Peers {
 
     /// Checks a direct URL (no registration, no pin, no token, public addresses only).
     pub async fn connect_url(&self, url: &Url) -> Result<PeerConnection, PeerError> {
-        let shown = sextant_a2a::client::guard::redacted(url);
+        let shown = crate::client::guard::redacted(url);
         let fetched = self
             .fetch_card(
                 url,
@@ -993,7 +1006,7 @@ impl Peers {
             ),
             None => (parse_url("url", target)?, false, None),
         };
-        let who = sextant_a2a::client::guard::redacted(&url);
+        let who = crate::client::guard::redacted(&url);
         let fetched = self
             .fetch_card(
                 &url,
