@@ -1,5 +1,6 @@
 use chrono::{DateTime, Utc};
 use sextant_core::a2a::{Message, Part, Role, TaskState};
+use sextant_core::schedule::{RunRecord, RunTrigger};
 use sextant_core::{AgentSpec, EventBody};
 
 use super::*;
@@ -343,21 +344,26 @@ fn schedule_row(id: &str, next: &str) -> ScheduleRow {
     }
 }
 
+/// A time in the stored format, parsed.
+fn t(s: &str) -> DateTime<Utc> {
+    sextant_core::ids::parse_time(s).unwrap()
+}
+
 fn cron_run(schedule_id: &str, slot: &str) -> RunRow {
     RunRow {
         run_id: sextant_core::ids::new_id(),
         schedule_id: schedule_id.into(),
-        trigger: "cron".into(),
-        scheduled_for: slot.into(),
+        trigger: RunTrigger::Cron,
+        scheduled_for: t(slot),
         prompt: "p".into(),
         agent_id: "echo".into(),
         executed_as: "alice".into(),
-        record: "pending".into(),
+        record: RunRecord::Pending,
         reason: None,
         session_id: None,
         task_id: None,
         replay_of: None,
-        created_at: slot.into(),
+        created_at: t(slot),
         started_at: None,
         finished_at: None,
         task_state: None,
@@ -368,6 +374,91 @@ fn cron_run(schedule_id: &str, slot: &str) -> RunRow {
         result: None,
         settled_at: None,
     }
+}
+
+/// The text columns of a stored Run that [`RunRow`] types.
+fn run_text(c: &rusqlite::Connection, run_id: &str) -> Vec<Option<String>> {
+    c.query_row(
+        "SELECT trigger, scheduled_for, record, created_at, started_at, finished_at
+         FROM runs WHERE run_id = ?1",
+        [run_id],
+        |r| (0..6).map(|i| r.get(i)).collect(),
+    )
+    .unwrap()
+}
+
+#[tokio::test]
+async fn run_rows_in_the_stored_format_read_typed_and_write_back_byte_identical() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = journal(&dir).await;
+    for id in ["s1", "s2"] {
+        j.create_schedule(schedule_row(id, "2026-11-29T10:01:00.000Z"))
+            .await
+            .unwrap();
+    }
+    // As a journal written before rows were typed holds it: plain text columns.
+    let c = rusqlite::Connection::open(j.path()).unwrap();
+    c.execute(
+        "INSERT INTO runs (run_id, schedule_id, trigger, scheduled_for, prompt, agent_id,
+             executed_as, record, reason, created_at, started_at, finished_at, settled_at)
+         VALUES ('old', 's1', 'catchup', '2026-11-29T10:01:00.000Z', 'p', 'echo', 'alice',
+             'missed', 'late', '2026-11-29T10:05:00.123Z', NULL, '2026-11-29T10:05:00.123Z',
+             '2026-11-29T10:05:01.000Z')",
+        [],
+    )
+    .unwrap();
+    let run = j.run("old").await.unwrap().unwrap();
+    assert_eq!(run.trigger, RunTrigger::Catchup);
+    assert_eq!(run.record, RunRecord::Missed);
+    assert_eq!(run.scheduled_for, t("2026-11-29T10:01:00.000Z"));
+    assert_eq!(run.created_at, t("2026-11-29T10:05:00.123Z"));
+    assert_eq!(run.started_at, None);
+    assert_eq!(run.finished_at, Some(t("2026-11-29T10:05:00.123Z")));
+    assert_eq!(run.settled_at, Some(t("2026-11-29T10:05:01.000Z")));
+    // Rows (and so export lines) carry times in the stored format, and read back.
+    let json = serde_json::to_value(&run).unwrap();
+    assert_eq!(json["trigger"], "catchup");
+    assert_eq!(json["record"], "missed");
+    assert_eq!(json["scheduled_for"], "2026-11-29T10:01:00.000Z");
+    assert_eq!(json["created_at"], "2026-11-29T10:05:00.123Z");
+    assert_eq!(json["started_at"], serde_json::Value::Null);
+    assert_eq!(serde_json::from_value::<RunRow>(json).unwrap(), run);
+    // Written back (a copy, on another schedule so the slot is free), each column the insert
+    // writes holds the same text as the original.
+    let copy = RunRow {
+        run_id: "copy".into(),
+        schedule_id: "s2".into(),
+        ..run
+    };
+    j.insert_run(copy).await.unwrap();
+    assert_eq!(run_text(&c, "copy"), run_text(&c, "old"));
+}
+
+#[tokio::test]
+async fn a_stored_run_value_this_sextant_does_not_know_is_an_error_not_a_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = journal(&dir).await;
+    j.create_schedule(schedule_row("s1", "2026-11-29T10:01:00.000Z"))
+        .await
+        .unwrap();
+    let c = rusqlite::Connection::open(j.path()).unwrap();
+    for (id, trigger, slot) in [
+        ("t", "hourly", "2026-11-29T10:01:00.000Z"),
+        ("s", "manual", "yesterday"),
+    ] {
+        c.execute(
+            "INSERT INTO runs (run_id, schedule_id, trigger, scheduled_for, prompt, agent_id,
+                 executed_as, record, created_at)
+             VALUES (?1, 's1', ?2, ?3, 'p', 'echo', 'alice', 'pending',
+                 '2026-11-29T10:05:00.000Z')",
+            rusqlite::params![id, trigger, slot],
+        )
+        .unwrap();
+    }
+    let err = j.run("t").await.unwrap_err().to_string();
+    assert!(err.contains("run trigger \"hourly\""), "{err}");
+    let err = j.run("s").await.unwrap_err().to_string();
+    assert!(err.contains("time \"yesterday\""), "{err}");
 }
 
 #[tokio::test]
@@ -393,7 +484,7 @@ async fn a_slot_is_claimed_once_across_two_journals_on_one_file() {
     assert!(ra[0] ^ rb[0], "exactly one claim wins: {ra:?} {rb:?}");
     let (runs, total) = a.runs("s1", None, 10).await.unwrap();
     assert_eq!(total, 1);
-    assert_eq!(runs[0].scheduled_for, slot);
+    assert_eq!(runs[0].scheduled_for, t(slot));
     assert_eq!(
         a.schedule("s1")
             .await
@@ -867,7 +958,7 @@ async fn settling_runs_counts_failures_once_and_pauses_at_the_limit() {
     let runs: Vec<RunRow> = (0..4)
         .map(|i| {
             let mut r = cron_run("s1", &format!("2026-11-29T10:0{i}:00.000Z"));
-            r.record = "failed".into();
+            r.record = RunRecord::Failed;
             r
         })
         .collect();

@@ -15,7 +15,7 @@
 //! still clean up.
 
 use chrono::{DateTime, Duration, Utc};
-use sextant_core::ids::{format_time, new_id};
+use sextant_core::ids::{format_time, millis, new_id};
 use sextant_core::{
     MissedRunPolicy, OverlapPolicy, Principal, PrincipalKind, RunRecord, RunTrigger, ScheduleSource,
 };
@@ -861,16 +861,16 @@ impl Scheduler {
         replay_of: Option<String>,
         note: Option<String>,
     ) -> Result<RunView> {
-        let now = format_time(self.clock().now());
+        let now = millis(self.clock().now());
         let run = RunRow {
             run_id: new_id(),
             schedule_id: schedule.schedule_id.clone(),
-            trigger: trigger.as_str().to_string(),
-            scheduled_for: now.clone(),
+            trigger,
+            scheduled_for: now,
             prompt,
             agent_id,
             executed_as: schedule.creator.clone(),
-            record: RunRecord::Pending.as_str().to_string(),
+            record: RunRecord::Pending,
             reason: note,
             session_id: None,
             task_id: None,
@@ -910,7 +910,7 @@ impl Scheduler {
         rows.truncate(limit as usize);
         let next = if more {
             rows.last()
-                .map(|r| (r.created_at.clone(), r.run_id.clone()))
+                .map(|r| (format_time(r.created_at), r.run_id.clone()))
         } else {
             None
         };
@@ -952,7 +952,8 @@ impl Scheduler {
         let Some(task_id) = run.task_id.clone() else {
             return Err(Error::Conflict(format!(
                 "Run {} has not started a task ({}); there is nothing to cancel",
-                run.run_id, run.record
+                run.run_id,
+                run.record.as_str()
             )));
         };
         let by = match &actor.assistant {

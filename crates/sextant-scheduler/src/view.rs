@@ -10,7 +10,7 @@ use serde::Serialize;
 use sextant_core::RunRecord;
 use sextant_core::a2a::TaskState;
 use sextant_core::event::parse_state;
-use sextant_core::ids::{format_time, parse_time};
+use sextant_core::ids::format_time;
 use sextant_journal::{History, RunRow, ScheduleRow};
 
 use crate::service::{assistant_of, timing_of};
@@ -302,36 +302,30 @@ pub fn task_status(state: &TaskState) -> &'static str {
 impl From<&RunRow> for RunView {
     fn from(r: &RunRow) -> Self {
         let task_state = r.task_state.as_deref().and_then(parse_state);
-        let (status, finished_at) = match (RunRecord::parse(&r.record), &task_state) {
-            (Some(RunRecord::Started), Some(state)) => (
+        let (status, finished_at) = match (r.record, &task_state) {
+            (RunRecord::Started, Some(state)) => (
                 task_status(state).to_string(),
-                state
-                    .is_terminal()
-                    .then(|| r.task_state_at.clone())
-                    .flatten(),
+                state.is_terminal().then_some(r.task_state_at).flatten(),
             ),
-            (Some(rec), _) => (rec.as_str().to_string(), r.finished_at.clone()),
-            (None, _) => (r.record.clone(), r.finished_at.clone()),
+            (rec, _) => (rec.as_str().to_string(), r.finished_at),
         };
-        let duration_ms = match (r.started_at.as_deref(), finished_at.as_deref()) {
-            (Some(a), Some(b)) => parse_time(a)
-                .zip(parse_time(b))
-                .map(|(a, b)| (b - a).num_milliseconds().max(0)),
-            _ => None,
-        };
+        let duration_ms = r
+            .started_at
+            .zip(finished_at)
+            .map(|(a, b)| (b - a).num_milliseconds().max(0));
         Self {
             id: r.run_id.clone(),
             schedule_id: r.schedule_id.clone(),
-            trigger: r.trigger.clone(),
+            trigger: r.trigger.as_str().to_string(),
             status,
             reason: r.reason.clone(),
             prompt: r.prompt.clone(),
             agent_id: r.agent_id.clone(),
             executed_as: r.executed_as.clone(),
-            scheduled_for: r.scheduled_for.clone(),
-            created_at: r.created_at.clone(),
-            started_at: r.started_at.clone(),
-            finished_at,
+            scheduled_for: format_time(r.scheduled_for),
+            created_at: format_time(r.created_at),
+            started_at: r.started_at.map(format_time),
+            finished_at: finished_at.map(format_time),
             duration_ms,
             outcome: r.outcome.clone(),
             result: r.result.clone(),

@@ -295,7 +295,7 @@ pub async fn session(
         ),
         run_id: r.run_id,
         schedule_id: r.schedule_id,
-        trigger: r.trigger,
+        trigger: r.trigger.as_str().to_string(),
     });
     Ok(Json(json!(SessionDetail {
         session: SessionSummary::new(&s, &base),
