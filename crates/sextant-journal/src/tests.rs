@@ -1,6 +1,6 @@
 use chrono::{DateTime, Utc};
 use sextant_core::a2a::{Message, Part, Role, TaskState};
-use sextant_core::schedule::{RunRecord, RunTrigger};
+use sextant_core::schedule::{MissedRunPolicy, RunRecord, RunTrigger};
 use sextant_core::{AgentSpec, EventBody};
 
 use super::*;
@@ -326,12 +326,12 @@ fn schedule_row(id: &str, next: &str) -> ScheduleRow {
         timezone: "UTC".into(),
         agent_id: "echo".into(),
         enabled: true,
-        missed_run_policy: "skip".into(),
+        missed_run_policy: MissedRunPolicy::Skip,
         missed_run_grace_secs: 3600,
         source: "api".into(),
-        created_at: "2026-11-29T10:00:00.000Z".into(),
-        updated_at: "2026-11-29T10:00:00.000Z".into(),
-        next_fire_at: Some(next.into()),
+        created_at: t("2026-11-29T10:00:00.000Z"),
+        updated_at: t("2026-11-29T10:00:00.000Z"),
+        next_fire_at: Some(t(next)),
         overlap_policy: "skip".into(),
         jitter_secs: 0,
         pause_after_failures: None,
@@ -340,7 +340,7 @@ fn schedule_row(id: &str, next: &str) -> ScheduleRow {
         paused_at: None,
         once_at: None,
         source_principal: None,
-        due_at: Some(next.into()),
+        due_at: Some(t(next)),
     }
 }
 
@@ -434,6 +434,52 @@ async fn run_rows_in_the_stored_format_read_typed_and_write_back_byte_identical(
     assert_eq!(run_text(&c, "copy"), run_text(&c, "old"));
 }
 
+/// The text columns of a stored schedule that [`ScheduleRow`] types.
+fn schedule_text(c: &rusqlite::Connection, id: &str) -> Vec<Option<String>> {
+    c.query_row(
+        "SELECT missed_run_policy, created_at, updated_at, next_fire_at, paused_at, due_at
+         FROM schedules WHERE schedule_id = ?1",
+        [id],
+        |r| (0..6).map(|i| r.get(i)).collect(),
+    )
+    .unwrap()
+}
+
+#[tokio::test]
+async fn schedule_rows_in_the_stored_format_read_typed_and_write_back_byte_identical() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = journal(&dir).await;
+    // As a journal written before rows were typed holds it: plain text columns.
+    let c = rusqlite::Connection::open(j.path()).unwrap();
+    c.execute(
+        "INSERT INTO schedules (schedule_id, creator, creator_kind, creator_principal, name,
+             prompt, cron, timezone, agent_id, enabled, missed_run_policy,
+             missed_run_grace_secs, source, created_at, updated_at, next_fire_at, paused_at,
+             due_at)
+         VALUES ('old', 'alice', 'person', '{}', 'n', 'p', '* * * * *', 'UTC', 'echo', 1,
+             'run_once', 60, 'api', '2026-11-29T10:00:00.000Z', '2026-11-29T10:00:30.250Z',
+             '2026-11-29T10:01:00.000Z', '2026-11-29T09:00:00.000Z',
+             '2026-11-29T10:01:07.000Z')",
+        [],
+    )
+    .unwrap();
+    let s = j.schedule("old").await.unwrap().unwrap();
+    assert_eq!(s.missed_run_policy, MissedRunPolicy::RunOnce);
+    assert_eq!(s.updated_at, t("2026-11-29T10:00:30.250Z"));
+    assert_eq!(s.next_fire_at, Some(t("2026-11-29T10:01:00.000Z")));
+    assert_eq!(s.due_at, Some(t("2026-11-29T10:01:07.000Z")));
+    let json = serde_json::to_value(&s).unwrap();
+    assert_eq!(json["missed_run_policy"], "run_once");
+    assert_eq!(json["next_fire_at"], "2026-11-29T10:01:00.000Z");
+    assert_eq!(serde_json::from_value::<ScheduleRow>(json).unwrap(), s);
+    let copy = ScheduleRow {
+        schedule_id: "copy".into(),
+        ..s
+    };
+    j.create_schedule(copy).await.unwrap();
+    assert_eq!(schedule_text(&c, "copy"), schedule_text(&c, "old"));
+}
+
 #[tokio::test]
 async fn a_stored_run_value_this_sextant_does_not_know_is_an_error_not_a_panic() {
     let dir = tempfile::tempdir().unwrap();
@@ -486,17 +532,12 @@ async fn a_slot_is_claimed_once_across_two_journals_on_one_file() {
     assert_eq!(total, 1);
     assert_eq!(runs[0].scheduled_for, t(slot));
     assert_eq!(
-        a.schedule("s1")
-            .await
-            .unwrap()
-            .unwrap()
-            .next_fire_at
-            .as_deref(),
-        Some(next)
+        a.schedule("s1").await.unwrap().unwrap().next_fire_at,
+        Some(t(next))
     );
     // Even with a stale cursor the unique slot index refuses a second cron Run.
     let mut again = schedule_row("s1", slot);
-    again.next_fire_at = Some(slot.into());
+    again.next_fire_at = Some(t(slot));
     assert!(a.update_schedule(again, false).await.unwrap());
     let won = b
         .claim_slots(vec![Claim {

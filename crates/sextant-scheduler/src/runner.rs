@@ -20,7 +20,7 @@ use chrono::{DateTime, Utc};
 use sextant_core::a2a::{Message, Part, Role};
 use sextant_core::event::state_wire;
 use sextant_core::ids::{format_time, millis, new_id, parse_time};
-use sextant_core::{MissedRunPolicy, OverlapPolicy, Principal, RunRecord, RunTrigger};
+use sextant_core::{OverlapPolicy, Principal, RunRecord, RunTrigger};
 use sextant_journal::{Claim, RunRow, ScheduleRow};
 use sextant_runtime::{AdmitError, CancelOutcome, CancelRequest, Input};
 use tokio_util::sync::CancellationToken;
@@ -270,9 +270,10 @@ impl Scheduler {
         now: DateTime<Utc>,
         overlap: &Overlap,
     ) -> Planned {
-        let expected = s.next_fire_at.clone().unwrap_or_default();
+        // The claim names the cursor as stored (the journal compares it as text).
+        let expected = s.next_fire_at.map(format_time).unwrap_or_default();
         let timing = timing_of(s);
-        let (Ok(timing), Some(cursor)) = (timing, parse_time(&expected)) else {
+        let (Ok(timing), Some(cursor)) = (timing, s.next_fire_at) else {
             // Stored values were validated on write; if one no longer parses (e.g. a time
             // zone dropped from the tz database), stop firing rather than fail every tick.
             tracing::error!(schedule_id = %s.schedule_id, cron = %s.cron, timezone = %s.timezone,
@@ -288,7 +289,7 @@ impl Scheduler {
                 cancel: Vec::new(),
             };
         };
-        let policy = MissedRunPolicy::parse(&s.missed_run_policy).unwrap_or(MissedRunPolicy::Skip);
+        let policy = s.missed_run_policy;
         let overlap_policy = OverlapPolicy::parse(&s.overlap_policy).unwrap_or(OverlapPolicy::Skip);
         let delay = |slot: DateTime<Utc>| jitter(&s.schedule_id, slot, s.jitter_secs);
         let p = plan(&timing, cursor, now, policy, Self::grace(s), &delay);

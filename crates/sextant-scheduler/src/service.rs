@@ -204,11 +204,11 @@ pub(crate) fn cursor_from(
     schedule_id: &str,
     jitter_secs: i64,
     now: DateTime<Utc>,
-) -> (Option<String>, Option<String>) {
-    let next = timing.next_after(now);
+) -> (Option<DateTime<Utc>>, Option<DateTime<Utc>>) {
+    let next = timing.next_after(now).map(millis);
     (
-        next.map(format_time),
-        next.map(|t| format_time(t + jitter(schedule_id, t, jitter_secs))),
+        next,
+        next.map(|t| millis(t + jitter(schedule_id, t, jitter_secs))),
     )
 }
 
@@ -541,7 +541,7 @@ impl Scheduler {
         } else {
             (None, None)
         };
-        let now_s = format_time(now);
+        let now = millis(now);
         let row = ScheduleRow {
             schedule_id,
             creator: actor.owner.key(),
@@ -554,11 +554,11 @@ impl Scheduler {
             timezone: timezone.trim().to_string(),
             agent_id,
             enabled,
-            missed_run_policy: policy.as_str().to_string(),
+            missed_run_policy: policy,
             missed_run_grace_secs: grace,
             source: source.as_str().to_string(),
-            created_at: now_s.clone(),
-            updated_at: now_s,
+            created_at: now,
+            updated_at: now,
             next_fire_at: next,
             overlap_policy: fields
                 .overlap_policy
@@ -652,7 +652,7 @@ impl Scheduler {
             row.enabled = enabled;
         }
         if let Some(policy) = fields.missed_run_policy {
-            row.missed_run_policy = policy.as_str().to_string();
+            row.missed_run_policy = policy;
         }
         if let Some(grace) = fields.missed_run_grace_secs {
             row.missed_run_grace_secs = check_grace(grace)?;
@@ -705,9 +705,9 @@ impl Scheduler {
             // Slots that passed while it was disabled are not "missed": start from now.
             cursor_from(&timing, &row.schedule_id, row.jitter_secs, now)
         } else {
-            (current.next_fire_at.clone(), current.due_at.clone())
+            (current.next_fire_at, current.due_at)
         };
-        row.updated_at = format_time(now);
+        row.updated_at = millis(now);
         if !self
             .journal()
             .update_schedule(row.clone(), enabling)

@@ -205,7 +205,7 @@ impl ScheduleView {
             timezone: row.timezone.clone(),
             agent_id: row.agent_id.clone(),
             enabled: row.enabled,
-            missed_run_policy: row.missed_run_policy.clone(),
+            missed_run_policy: row.missed_run_policy.as_str().to_string(),
             missed_run_grace_secs: row.missed_run_grace_secs,
             overlap_policy: row.overlap_policy.clone(),
             jitter_secs: row.jitter_secs,
@@ -213,13 +213,13 @@ impl ScheduleView {
             consecutive_failures: row.consecutive_failures,
             paused: row.paused_reason.as_ref().map(|reason| Paused {
                 reason: reason.clone(),
-                at: row.paused_at.clone().unwrap_or_default(),
+                at: row.paused_at.map(format_time).unwrap_or_default(),
             }),
             source: row.source.clone(),
             source_assistant: assistant_of(row).ok().flatten().map(|a| a.subject),
             description: timing.as_ref().map(|t| t.describe()).unwrap_or_default(),
             next_runs,
-            next_fire_at: row.next_fire_at.clone(),
+            next_fire_at: row.next_fire_at.map(format_time),
             finished,
             access: match access {
                 Ok(()) => Access {
@@ -233,8 +233,8 @@ impl ScheduleView {
             },
             history: RunHistory::from(history),
             understood: None,
-            created_at: row.created_at.clone(),
-            updated_at: row.updated_at.clone(),
+            created_at: format_time(row.created_at),
+            updated_at: format_time(row.updated_at),
         }
     }
 }
