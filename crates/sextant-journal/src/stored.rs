@@ -8,6 +8,8 @@
 use chrono::{DateTime, Utc};
 use rusqlite::Row;
 use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSql, ToSqlOutput, ValueRef};
+use sextant_core::a2a::TaskState;
+use sextant_core::event::{parse_state, state_wire};
 use sextant_core::ids::{format_time, parse_time};
 use sextant_core::schedule::{MissedRunPolicy, RunRecord, RunTrigger};
 
@@ -28,6 +30,16 @@ impl Stored for DateTime<Utc> {
     }
     fn from_stored(s: &str) -> Option<Self> {
         parse_time(s)
+    }
+}
+
+impl Stored for TaskState {
+    const WHAT: &'static str = "task state";
+    fn to_stored(&self) -> String {
+        state_wire(self)
+    }
+    fn from_stored(s: &str) -> Option<Self> {
+        parse_state(s)
     }
 }
 

@@ -508,6 +508,60 @@ async fn a_stored_run_value_this_sextant_does_not_know_is_an_error_not_a_panic()
 }
 
 #[tokio::test]
+async fn task_rows_in_the_stored_format_read_typed_and_write_back_byte_identical() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = journal(&dir).await;
+    let id = new_tasks(&j, 1).await.remove(0).task_id;
+    // As a journal written before rows were typed holds it: plain text columns.
+    let c = rusqlite::Connection::open(j.path()).unwrap();
+    let text = |c: &rusqlite::Connection| -> (String, String, String) {
+        c.query_row(
+            "SELECT created_at, state, state_at FROM tasks WHERE task_id = ?1",
+            [&id],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .unwrap()
+    };
+    c.execute(
+        "UPDATE tasks SET created_at = '2026-11-29T10:00:00.000Z', state = 'TASK_STATE_WORKING',
+             state_at = '2026-11-29T10:00:01.250Z' WHERE task_id = ?1",
+        [&id],
+    )
+    .unwrap();
+    let old = text(&c);
+    let task = j.task(&id).await.unwrap().unwrap();
+    assert_eq!(task.created_at, t("2026-11-29T10:00:00.000Z"));
+    assert_eq!(task.state, TaskState::Working);
+    assert_eq!(task.state_at, t("2026-11-29T10:00:01.250Z"));
+    let json = serde_json::to_value(&task).unwrap();
+    assert_eq!(json["created_at"], "2026-11-29T10:00:00.000Z");
+    assert_eq!(json["state_at"], "2026-11-29T10:00:01.250Z");
+    assert_eq!(serde_json::from_value::<TaskRow>(json).unwrap(), task);
+    // Written back through the cache update, the columns hold the same text again.
+    c.execute(
+        "UPDATE tasks SET state = 'x', state_at = 'y' WHERE task_id = ?1",
+        [&id],
+    )
+    .unwrap();
+    queries::tasks::touch(
+        &c,
+        &id,
+        task.last_seq,
+        Some((&task.state, task.state_at, task.outcome)),
+    )
+    .unwrap();
+    assert_eq!(text(&c), old);
+    // A state this Sextant does not know is an error, not a made-up state.
+    c.execute(
+        "UPDATE tasks SET state = 'TASK_STATE_NAPPING' WHERE task_id = ?1",
+        [&id],
+    )
+    .unwrap();
+    let err = j.task(&id).await.unwrap_err().to_string();
+    assert!(err.contains("task state \"TASK_STATE_NAPPING\""), "{err}");
+}
+
+#[tokio::test]
 async fn a_slot_is_claimed_once_across_two_journals_on_one_file() {
     let dir = tempfile::tempdir().unwrap();
     let a = journal(&dir).await;

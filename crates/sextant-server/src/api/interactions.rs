@@ -217,7 +217,7 @@ async fn answer_one(
         session_id: task.session_id,
         agent_id: task.agent_id,
         context_id: task.context_id,
-        state_at: task.state_at,
+        state_at: sextant_core::ids::format_time(task.state_at),
     })
 }
 
