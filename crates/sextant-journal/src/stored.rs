@@ -8,6 +8,7 @@
 use chrono::{DateTime, Utc};
 use rusqlite::Row;
 use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSql, ToSqlOutput, ValueRef};
+use sextant_core::PrincipalKind;
 use sextant_core::a2a::TaskState;
 use sextant_core::event::{parse_state, state_wire};
 use sextant_core::ids::{format_time, parse_time};
@@ -40,6 +41,18 @@ impl Stored for TaskState {
     }
     fn from_stored(s: &str) -> Option<Self> {
         parse_state(s)
+    }
+}
+
+impl Stored for PrincipalKind {
+    const WHAT: &'static str = "caller kind";
+    fn to_stored(&self) -> String {
+        self.as_str().to_string()
+    }
+    fn from_stored(s: &str) -> Option<Self> {
+        // Serde knows every spelling (the one written now and the one a journal migrated
+        // from `anonymous_local` once held).
+        serde_json::from_value(serde_json::Value::String(s.to_string())).ok()
     }
 }
 

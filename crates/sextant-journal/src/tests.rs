@@ -20,7 +20,7 @@ fn msg(id: &str, text: &str) -> Message {
 fn admission(caller: &str, id: &str, text: &str) -> Admission {
     Admission {
         caller: caller.into(),
-        caller_kind: "person".into(),
+        caller_kind: sextant_core::PrincipalKind::Person,
         agent_id: "echo".into(),
         context_id: None,
         task_id: None,
@@ -559,6 +559,52 @@ async fn task_rows_in_the_stored_format_read_typed_and_write_back_byte_identical
     .unwrap();
     let err = j.task(&id).await.unwrap_err().to_string();
     assert!(err.contains("task state \"TASK_STATE_NAPPING\""), "{err}");
+}
+
+#[tokio::test]
+async fn session_rows_in_the_stored_format_read_typed_and_write_back_byte_identical() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = journal(&dir).await;
+    let id = new_tasks(&j, 1).await.remove(0).session_id;
+    // As a journal written before rows were typed holds it: plain text columns.
+    let c = rusqlite::Connection::open(j.path()).unwrap();
+    let text = |c: &rusqlite::Connection, id: &str| -> (String, String, String) {
+        c.query_row(
+            "SELECT caller_kind, created_at, updated_at FROM sessions WHERE session_id = ?1",
+            [id],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .unwrap()
+    };
+    c.execute(
+        "UPDATE sessions SET caller_kind = 'anonymous-local',
+             created_at = '2026-11-29T10:00:00.000Z', updated_at = '2026-11-29T10:00:02.500Z'
+         WHERE session_id = ?1",
+        [&id],
+    )
+    .unwrap();
+    let s = j.session(&id).await.unwrap().unwrap();
+    assert_eq!(s.caller_kind, sextant_core::PrincipalKind::AnonymousLocal);
+    assert_eq!(s.created_at, t("2026-11-29T10:00:00.000Z"));
+    assert_eq!(s.updated_at, t("2026-11-29T10:00:02.500Z"));
+    let json = serde_json::to_value(&s).unwrap();
+    assert_eq!(json["caller_kind"], "anonymous-local");
+    assert_eq!(json["updated_at"], "2026-11-29T10:00:02.500Z");
+    assert_eq!(serde_json::from_value::<SessionRow>(json).unwrap(), s);
+    let copy = SessionRow {
+        session_id: "copy".into(),
+        context_id: "another".into(),
+        ..s
+    };
+    queries::sessions::insert(&c, &copy).unwrap();
+    assert_eq!(text(&c, "copy"), text(&c, &id));
+    c.execute(
+        "UPDATE sessions SET caller_kind = 'robot' WHERE session_id = ?1",
+        [&id],
+    )
+    .unwrap();
+    let err = j.session(&id).await.unwrap_err().to_string();
+    assert!(err.contains("caller kind \"robot\""), "{err}");
 }
 
 #[tokio::test]

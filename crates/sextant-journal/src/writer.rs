@@ -8,7 +8,7 @@ use chrono::{DateTime, Utc};
 use rusqlite::Connection;
 use sextant_core::a2a::{Message, TaskState};
 use sextant_core::ids::{format_time, new_id};
-use sextant_core::{AgentSpec, EventBody, JournalEvent};
+use sextant_core::{AgentSpec, EventBody, JournalEvent, PrincipalKind};
 use tokio::sync::oneshot;
 
 use crate::error::{Error, Result};
@@ -26,7 +26,7 @@ const MAX_BATCH: usize = 256;
 pub struct Admission {
     /// `Principal::key()` of the caller, and its kind.
     pub caller: String,
-    pub caller_kind: String,
+    pub caller_kind: PrincipalKind,
     pub agent_id: String,
     /// The caller's contextId, if it sent one.
     pub context_id: Option<String>,
@@ -1164,12 +1164,12 @@ fn admit(ctx: &mut Ctx<'_>, a: &Admission) -> Result<Result<Admitted, Refusal>> 
                 session_id: new_id(),
                 agent_id: a.agent_id.clone(),
                 caller: a.caller.clone(),
-                caller_kind: a.caller_kind.clone(),
+                caller_kind: a.caller_kind,
                 context_id: context_id.clone(),
                 origin: a.origin.clone(),
-                created_at: at_s.clone(),
+                created_at: sextant_core::ids::millis(a.at),
                 // As they will be once the first event below is in: nothing to write back.
-                updated_at: at_s.clone(),
+                updated_at: sextant_core::ids::millis(a.at),
                 last_seq: 1,
             };
             ctx.wrote = true;

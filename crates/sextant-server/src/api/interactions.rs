@@ -64,7 +64,7 @@ pub async fn list(
         out.push(PendingInteraction {
             caller_kind: session
                 .as_ref()
-                .map(|s| s.caller_kind.clone())
+                .map(|s| s.caller_kind.as_str().to_string())
                 .unwrap_or_default(),
             origin: session.map(|s| s.origin).unwrap_or_default(),
             schedule_id,
