@@ -29,7 +29,7 @@ fn admission(n: u64) -> Admission {
     message.message_id = id.clone();
     Admission {
         caller: "anonymous-local:loopback:anonymous".into(),
-        caller_kind: "anonymous-local".into(),
+        caller_kind: sextant_core::PrincipalKind::AnonymousLocal,
         agent_id: "echo".into(),
         context_id: None,
         task_id: None,

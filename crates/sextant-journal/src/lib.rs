@@ -51,7 +51,9 @@
 //! fan-out). Personal schedules and their Runs (`schedules`, `runs` tables) have their async
 //! methods in `schedules.rs`; issued credentials, revocations and settings theirs in
 //! `security.rs`; outbound peers and outbound conversations theirs in `peers.rs`; push
-//! notification configs and their outbox theirs in `push.rs`.
+//! notification configs and their outbox theirs in `push.rs`. Rows carry domain types (a task's
+//! state, a Run's trigger and record, a schedule's missed-run policy, times as `DateTime<Utc>`);
+//! `stored.rs` says how each is stored as text, the same text as before rows were typed.
 //!
 //! **The push outbox.** The writer knows which live tasks have push-notification configs, and
 //! an append queues one `push_outbox` row per config for every event a config covers, in the
@@ -69,6 +71,7 @@ pub mod queries;
 pub mod retention;
 mod schedules;
 mod security;
+mod stored;
 mod wal;
 mod writer;
 

@@ -248,7 +248,7 @@ mod tests {
         let admitted = j
             .admit(Admission {
                 caller: "person:sextant:owner".into(),
-                caller_kind: "person".into(),
+                caller_kind: sextant_core::PrincipalKind::Person,
                 agent_id: "peer:p".into(),
                 context_id: Some("ctx".into()),
                 task_id: None,

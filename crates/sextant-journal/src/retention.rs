@@ -451,7 +451,8 @@ fn unchanged(c: &Connection, cand: &Candidate) -> Result<bool> {
     let Some(row) = sessions::get(c, &cand.session_id)? else {
         return Ok(false);
     };
-    if row.last_seq != cand.last_seq || row.updated_at != cand.updated_at {
+    // The candidate holds the time as stored: compare the stored text.
+    if row.last_seq != cand.last_seq || format_time(row.updated_at) != cand.updated_at {
         return Ok(false);
     }
     let mut st = c.prepare_cached(

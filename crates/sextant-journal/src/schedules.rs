@@ -11,6 +11,7 @@ use crate::queries::grants::{self, GrantRow, RunScope};
 use crate::queries::{runs, schedules};
 use crate::writer::Job;
 use crate::{History, Journal, RunRow, ScheduleRow, Settled, TaskRow};
+use sextant_core::ids::format_time;
 use sextant_core::schedule::grant_fingerprint;
 
 /// One cron slot to claim: move the schedule's cursor from `expected` to `next` and, if that
@@ -103,7 +104,13 @@ impl Journal {
                 };
                 if let Some(reason) = reason {
                     let now = grant_fingerprint(&row.prompt, &row.agent_id);
-                    grants::void_changed(c, &row.schedule_id, &now, reason, &row.updated_at)?;
+                    grants::void_changed(
+                        c,
+                        &row.schedule_id,
+                        &now,
+                        reason,
+                        &format_time(row.updated_at),
+                    )?;
                 }
             }
             Ok(true)

@@ -1,5 +1,6 @@
 use chrono::{DateTime, Utc};
 use sextant_core::a2a::{Message, Part, Role, TaskState};
+use sextant_core::schedule::{MissedRunPolicy, RunRecord, RunTrigger};
 use sextant_core::{AgentSpec, EventBody};
 
 use super::*;
@@ -19,7 +20,7 @@ fn msg(id: &str, text: &str) -> Message {
 fn admission(caller: &str, id: &str, text: &str) -> Admission {
     Admission {
         caller: caller.into(),
-        caller_kind: "person".into(),
+        caller_kind: sextant_core::PrincipalKind::Person,
         agent_id: "echo".into(),
         context_id: None,
         task_id: None,
@@ -325,12 +326,12 @@ fn schedule_row(id: &str, next: &str) -> ScheduleRow {
         timezone: "UTC".into(),
         agent_id: "echo".into(),
         enabled: true,
-        missed_run_policy: "skip".into(),
+        missed_run_policy: MissedRunPolicy::Skip,
         missed_run_grace_secs: 3600,
         source: "api".into(),
-        created_at: "2026-11-29T10:00:00.000Z".into(),
-        updated_at: "2026-11-29T10:00:00.000Z".into(),
-        next_fire_at: Some(next.into()),
+        created_at: t("2026-11-29T10:00:00.000Z"),
+        updated_at: t("2026-11-29T10:00:00.000Z"),
+        next_fire_at: Some(t(next)),
         overlap_policy: "skip".into(),
         jitter_secs: 0,
         pause_after_failures: None,
@@ -339,25 +340,30 @@ fn schedule_row(id: &str, next: &str) -> ScheduleRow {
         paused_at: None,
         once_at: None,
         source_principal: None,
-        due_at: Some(next.into()),
+        due_at: Some(t(next)),
     }
+}
+
+/// A time in the stored format, parsed.
+fn t(s: &str) -> DateTime<Utc> {
+    sextant_core::ids::parse_time(s).unwrap()
 }
 
 fn cron_run(schedule_id: &str, slot: &str) -> RunRow {
     RunRow {
         run_id: sextant_core::ids::new_id(),
         schedule_id: schedule_id.into(),
-        trigger: "cron".into(),
-        scheduled_for: slot.into(),
+        trigger: RunTrigger::Cron,
+        scheduled_for: t(slot),
         prompt: "p".into(),
         agent_id: "echo".into(),
         executed_as: "alice".into(),
-        record: "pending".into(),
+        record: RunRecord::Pending,
         reason: None,
         session_id: None,
         task_id: None,
         replay_of: None,
-        created_at: slot.into(),
+        created_at: t(slot),
         started_at: None,
         finished_at: None,
         task_state: None,
@@ -368,6 +374,237 @@ fn cron_run(schedule_id: &str, slot: &str) -> RunRow {
         result: None,
         settled_at: None,
     }
+}
+
+/// The text columns of a stored Run that [`RunRow`] types.
+fn run_text(c: &rusqlite::Connection, run_id: &str) -> Vec<Option<String>> {
+    c.query_row(
+        "SELECT trigger, scheduled_for, record, created_at, started_at, finished_at
+         FROM runs WHERE run_id = ?1",
+        [run_id],
+        |r| (0..6).map(|i| r.get(i)).collect(),
+    )
+    .unwrap()
+}
+
+#[tokio::test]
+async fn run_rows_in_the_stored_format_read_typed_and_write_back_byte_identical() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = journal(&dir).await;
+    for id in ["s1", "s2"] {
+        j.create_schedule(schedule_row(id, "2026-11-29T10:01:00.000Z"))
+            .await
+            .unwrap();
+    }
+    // As a journal written before rows were typed holds it: plain text columns.
+    let c = rusqlite::Connection::open(j.path()).unwrap();
+    c.execute(
+        "INSERT INTO runs (run_id, schedule_id, trigger, scheduled_for, prompt, agent_id,
+             executed_as, record, reason, created_at, started_at, finished_at, settled_at)
+         VALUES ('old', 's1', 'catchup', '2026-11-29T10:01:00.000Z', 'p', 'echo', 'alice',
+             'missed', 'late', '2026-11-29T10:05:00.123Z', NULL, '2026-11-29T10:05:00.123Z',
+             '2026-11-29T10:05:01.000Z')",
+        [],
+    )
+    .unwrap();
+    let run = j.run("old").await.unwrap().unwrap();
+    assert_eq!(run.trigger, RunTrigger::Catchup);
+    assert_eq!(run.record, RunRecord::Missed);
+    assert_eq!(run.scheduled_for, t("2026-11-29T10:01:00.000Z"));
+    assert_eq!(run.created_at, t("2026-11-29T10:05:00.123Z"));
+    assert_eq!(run.started_at, None);
+    assert_eq!(run.finished_at, Some(t("2026-11-29T10:05:00.123Z")));
+    assert_eq!(run.settled_at, Some(t("2026-11-29T10:05:01.000Z")));
+    // Rows (and so export lines) carry times in the stored format, and read back.
+    let json = serde_json::to_value(&run).unwrap();
+    assert_eq!(json["trigger"], "catchup");
+    assert_eq!(json["record"], "missed");
+    assert_eq!(json["scheduled_for"], "2026-11-29T10:01:00.000Z");
+    assert_eq!(json["created_at"], "2026-11-29T10:05:00.123Z");
+    assert_eq!(json["started_at"], serde_json::Value::Null);
+    assert_eq!(serde_json::from_value::<RunRow>(json).unwrap(), run);
+    // Written back (a copy, on another schedule so the slot is free), each column the insert
+    // writes holds the same text as the original.
+    let copy = RunRow {
+        run_id: "copy".into(),
+        schedule_id: "s2".into(),
+        ..run
+    };
+    j.insert_run(copy).await.unwrap();
+    assert_eq!(run_text(&c, "copy"), run_text(&c, "old"));
+}
+
+/// The text columns of a stored schedule that [`ScheduleRow`] types.
+fn schedule_text(c: &rusqlite::Connection, id: &str) -> Vec<Option<String>> {
+    c.query_row(
+        "SELECT missed_run_policy, created_at, updated_at, next_fire_at, paused_at, due_at
+         FROM schedules WHERE schedule_id = ?1",
+        [id],
+        |r| (0..6).map(|i| r.get(i)).collect(),
+    )
+    .unwrap()
+}
+
+#[tokio::test]
+async fn schedule_rows_in_the_stored_format_read_typed_and_write_back_byte_identical() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = journal(&dir).await;
+    // As a journal written before rows were typed holds it: plain text columns.
+    let c = rusqlite::Connection::open(j.path()).unwrap();
+    c.execute(
+        "INSERT INTO schedules (schedule_id, creator, creator_kind, creator_principal, name,
+             prompt, cron, timezone, agent_id, enabled, missed_run_policy,
+             missed_run_grace_secs, source, created_at, updated_at, next_fire_at, paused_at,
+             due_at)
+         VALUES ('old', 'alice', 'person', '{}', 'n', 'p', '* * * * *', 'UTC', 'echo', 1,
+             'run_once', 60, 'api', '2026-11-29T10:00:00.000Z', '2026-11-29T10:00:30.250Z',
+             '2026-11-29T10:01:00.000Z', '2026-11-29T09:00:00.000Z',
+             '2026-11-29T10:01:07.000Z')",
+        [],
+    )
+    .unwrap();
+    let s = j.schedule("old").await.unwrap().unwrap();
+    assert_eq!(s.missed_run_policy, MissedRunPolicy::RunOnce);
+    assert_eq!(s.updated_at, t("2026-11-29T10:00:30.250Z"));
+    assert_eq!(s.next_fire_at, Some(t("2026-11-29T10:01:00.000Z")));
+    assert_eq!(s.due_at, Some(t("2026-11-29T10:01:07.000Z")));
+    let json = serde_json::to_value(&s).unwrap();
+    assert_eq!(json["missed_run_policy"], "run_once");
+    assert_eq!(json["next_fire_at"], "2026-11-29T10:01:00.000Z");
+    assert_eq!(serde_json::from_value::<ScheduleRow>(json).unwrap(), s);
+    let copy = ScheduleRow {
+        schedule_id: "copy".into(),
+        ..s
+    };
+    j.create_schedule(copy).await.unwrap();
+    assert_eq!(schedule_text(&c, "copy"), schedule_text(&c, "old"));
+}
+
+#[tokio::test]
+async fn a_stored_run_value_this_sextant_does_not_know_is_an_error_not_a_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = journal(&dir).await;
+    j.create_schedule(schedule_row("s1", "2026-11-29T10:01:00.000Z"))
+        .await
+        .unwrap();
+    let c = rusqlite::Connection::open(j.path()).unwrap();
+    for (id, trigger, slot) in [
+        ("t", "hourly", "2026-11-29T10:01:00.000Z"),
+        ("s", "manual", "yesterday"),
+    ] {
+        c.execute(
+            "INSERT INTO runs (run_id, schedule_id, trigger, scheduled_for, prompt, agent_id,
+                 executed_as, record, created_at)
+             VALUES (?1, 's1', ?2, ?3, 'p', 'echo', 'alice', 'pending',
+                 '2026-11-29T10:05:00.000Z')",
+            rusqlite::params![id, trigger, slot],
+        )
+        .unwrap();
+    }
+    let err = j.run("t").await.unwrap_err().to_string();
+    assert!(err.contains("run trigger \"hourly\""), "{err}");
+    let err = j.run("s").await.unwrap_err().to_string();
+    assert!(err.contains("time \"yesterday\""), "{err}");
+}
+
+#[tokio::test]
+async fn task_rows_in_the_stored_format_read_typed_and_write_back_byte_identical() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = journal(&dir).await;
+    let id = new_tasks(&j, 1).await.remove(0).task_id;
+    // As a journal written before rows were typed holds it: plain text columns.
+    let c = rusqlite::Connection::open(j.path()).unwrap();
+    let text = |c: &rusqlite::Connection| -> (String, String, String) {
+        c.query_row(
+            "SELECT created_at, state, state_at FROM tasks WHERE task_id = ?1",
+            [&id],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .unwrap()
+    };
+    c.execute(
+        "UPDATE tasks SET created_at = '2026-11-29T10:00:00.000Z', state = 'TASK_STATE_WORKING',
+             state_at = '2026-11-29T10:00:01.250Z' WHERE task_id = ?1",
+        [&id],
+    )
+    .unwrap();
+    let old = text(&c);
+    let task = j.task(&id).await.unwrap().unwrap();
+    assert_eq!(task.created_at, t("2026-11-29T10:00:00.000Z"));
+    assert_eq!(task.state, TaskState::Working);
+    assert_eq!(task.state_at, t("2026-11-29T10:00:01.250Z"));
+    let json = serde_json::to_value(&task).unwrap();
+    assert_eq!(json["created_at"], "2026-11-29T10:00:00.000Z");
+    assert_eq!(json["state_at"], "2026-11-29T10:00:01.250Z");
+    assert_eq!(serde_json::from_value::<TaskRow>(json).unwrap(), task);
+    // Written back through the cache update, the columns hold the same text again.
+    c.execute(
+        "UPDATE tasks SET state = 'x', state_at = 'y' WHERE task_id = ?1",
+        [&id],
+    )
+    .unwrap();
+    queries::tasks::touch(
+        &c,
+        &id,
+        task.last_seq,
+        Some((&task.state, task.state_at, task.outcome)),
+    )
+    .unwrap();
+    assert_eq!(text(&c), old);
+    // A state this Sextant does not know is an error, not a made-up state.
+    c.execute(
+        "UPDATE tasks SET state = 'TASK_STATE_NAPPING' WHERE task_id = ?1",
+        [&id],
+    )
+    .unwrap();
+    let err = j.task(&id).await.unwrap_err().to_string();
+    assert!(err.contains("task state \"TASK_STATE_NAPPING\""), "{err}");
+}
+
+#[tokio::test]
+async fn session_rows_in_the_stored_format_read_typed_and_write_back_byte_identical() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = journal(&dir).await;
+    let id = new_tasks(&j, 1).await.remove(0).session_id;
+    // As a journal written before rows were typed holds it: plain text columns.
+    let c = rusqlite::Connection::open(j.path()).unwrap();
+    let text = |c: &rusqlite::Connection, id: &str| -> (String, String, String) {
+        c.query_row(
+            "SELECT caller_kind, created_at, updated_at FROM sessions WHERE session_id = ?1",
+            [id],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .unwrap()
+    };
+    c.execute(
+        "UPDATE sessions SET caller_kind = 'anonymous-local',
+             created_at = '2026-11-29T10:00:00.000Z', updated_at = '2026-11-29T10:00:02.500Z'
+         WHERE session_id = ?1",
+        [&id],
+    )
+    .unwrap();
+    let s = j.session(&id).await.unwrap().unwrap();
+    assert_eq!(s.caller_kind, sextant_core::PrincipalKind::AnonymousLocal);
+    assert_eq!(s.created_at, t("2026-11-29T10:00:00.000Z"));
+    assert_eq!(s.updated_at, t("2026-11-29T10:00:02.500Z"));
+    let json = serde_json::to_value(&s).unwrap();
+    assert_eq!(json["caller_kind"], "anonymous-local");
+    assert_eq!(json["updated_at"], "2026-11-29T10:00:02.500Z");
+    assert_eq!(serde_json::from_value::<SessionRow>(json).unwrap(), s);
+    let copy = SessionRow {
+        session_id: "copy".into(),
+        context_id: "another".into(),
+        ..s
+    };
+    queries::sessions::insert(&c, &copy).unwrap();
+    assert_eq!(text(&c, "copy"), text(&c, &id));
+    c.execute(
+        "UPDATE sessions SET caller_kind = 'robot' WHERE session_id = ?1",
+        [&id],
+    )
+    .unwrap();
+    let err = j.session(&id).await.unwrap_err().to_string();
+    assert!(err.contains("caller kind \"robot\""), "{err}");
 }
 
 #[tokio::test]
@@ -393,19 +630,14 @@ async fn a_slot_is_claimed_once_across_two_journals_on_one_file() {
     assert!(ra[0] ^ rb[0], "exactly one claim wins: {ra:?} {rb:?}");
     let (runs, total) = a.runs("s1", None, 10).await.unwrap();
     assert_eq!(total, 1);
-    assert_eq!(runs[0].scheduled_for, slot);
+    assert_eq!(runs[0].scheduled_for, t(slot));
     assert_eq!(
-        a.schedule("s1")
-            .await
-            .unwrap()
-            .unwrap()
-            .next_fire_at
-            .as_deref(),
-        Some(next)
+        a.schedule("s1").await.unwrap().unwrap().next_fire_at,
+        Some(t(next))
     );
     // Even with a stale cursor the unique slot index refuses a second cron Run.
     let mut again = schedule_row("s1", slot);
-    again.next_fire_at = Some(slot.into());
+    again.next_fire_at = Some(t(slot));
     assert!(a.update_schedule(again, false).await.unwrap());
     let won = b
         .claim_slots(vec![Claim {
@@ -867,7 +1099,7 @@ async fn settling_runs_counts_failures_once_and_pauses_at_the_limit() {
     let runs: Vec<RunRow> = (0..4)
         .map(|i| {
             let mut r = cron_run("s1", &format!("2026-11-29T10:0{i}:00.000Z"));
-            r.record = "failed".into();
+            r.record = RunRecord::Failed;
             r
         })
         .collect();

@@ -8,7 +8,7 @@ use chrono::{DateTime, Utc};
 use rusqlite::Connection;
 use sextant_core::a2a::{Message, TaskState};
 use sextant_core::ids::{format_time, new_id};
-use sextant_core::{AgentSpec, EventBody, JournalEvent};
+use sextant_core::{AgentSpec, EventBody, JournalEvent, PrincipalKind};
 use tokio::sync::oneshot;
 
 use crate::error::{Error, Result};
@@ -26,7 +26,7 @@ const MAX_BATCH: usize = 256;
 pub struct Admission {
     /// `Principal::key()` of the caller, and its kind.
     pub caller: String,
-    pub caller_kind: String,
+    pub caller_kind: PrincipalKind,
     pub agent_id: String,
     /// The caller's contextId, if it sent one.
     pub context_id: Option<String>,
@@ -350,7 +350,7 @@ struct TaskTouch {
     last_seq: i64,
     /// The latest state change (state, time, and the outcome when it ends the task) in the
     /// batch, if any.
-    state: Option<(TaskState, String, Option<tasks::Outcome>)>,
+    state: Option<(TaskState, DateTime<Utc>, Option<tasks::Outcome>)>,
 }
 
 /// Changes not yet written back: of the current job (inside its savepoint) or of the batch.
@@ -396,7 +396,7 @@ impl Pending {
             sessions::touch(c, &id, seq, &at)?;
         }
         for (id, t) in self.tasks.drain() {
-            let state = t.state.as_ref().map(|(s, at, o)| (s, at.as_str(), *o));
+            let state = t.state.as_ref().map(|(s, at, o)| (s, *at, *o));
             tasks::touch(c, &id, t.last_seq, state)?;
         }
         Ok(())
@@ -455,7 +455,7 @@ impl Ctx<'_> {
             row.last_seq = touch.last_seq;
             if let Some((state, at, outcome)) = &touch.state {
                 row.state = state.clone();
-                row.state_at = at.clone();
+                row.state_at = *at;
                 row.outcome = *outcome;
             }
         }
@@ -573,7 +573,7 @@ impl Ctx<'_> {
                 } else {
                     None
                 };
-                touch.state = Some((state, at_s.clone(), outcome));
+                touch.state = Some((state, at, outcome));
             }
         }
         match &ev.body {
@@ -1164,12 +1164,12 @@ fn admit(ctx: &mut Ctx<'_>, a: &Admission) -> Result<Result<Admitted, Refusal>> 
                 session_id: new_id(),
                 agent_id: a.agent_id.clone(),
                 caller: a.caller.clone(),
-                caller_kind: a.caller_kind.clone(),
+                caller_kind: a.caller_kind,
                 context_id: context_id.clone(),
                 origin: a.origin.clone(),
-                created_at: at_s.clone(),
+                created_at: sextant_core::ids::millis(a.at),
                 // As they will be once the first event below is in: nothing to write back.
-                updated_at: at_s.clone(),
+                updated_at: sextant_core::ids::millis(a.at),
                 last_seq: 1,
             };
             ctx.wrote = true;
@@ -1207,10 +1207,10 @@ fn admit(ctx: &mut Ctx<'_>, a: &Admission) -> Result<Result<Admitted, Refusal>> 
         context_id: context_id.clone(),
         message_id: message_id.to_string(),
         content_hash: a.content_hash.clone(),
-        created_at: at_s.clone(),
+        created_at: sextant_core::ids::millis(a.at),
         first_seq: ev.seq,
         state: TaskState::Submitted,
-        state_at: format_time(ev.at),
+        state_at: ev.at,
         last_seq: ev.seq,
         outcome: None,
     };

@@ -779,7 +779,7 @@ impl Peers {
         let admitted = journal
             .admit(Admission {
                 caller: caller.key(),
-                caller_kind: caller.kind.as_str().into(),
+                caller_kind: caller.kind,
                 agent_id: conn.agent_id.clone(),
                 context_id: Some(ctx.to_string()),
                 task_id: None,

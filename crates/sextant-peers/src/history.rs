@@ -6,6 +6,7 @@ use serde_json::Value;
 #[cfg(test)]
 use serde_json::json;
 use sextant_core::event::state_wire;
+use sextant_core::ids::format_time;
 use sextant_core::projection::message_text;
 use sextant_core::{EventBody, JournalEvent, Principal};
 use sextant_journal::SessionRow;
@@ -177,8 +178,8 @@ impl Peers {
                 peer: peer_of(&s),
                 session_id: s.session_id.clone(),
                 exchanges,
-                created_at: s.created_at.clone(),
-                updated_at: s.updated_at.clone(),
+                created_at: format_time(s.created_at),
+                updated_at: format_time(s.updated_at),
             });
         }
         let totals = PeerTotals {

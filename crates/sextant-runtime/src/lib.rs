@@ -591,7 +591,7 @@ impl Runtime {
         let (max_active_tasks, max_context_inputs) = self.caps(&input.principal);
         let admission = Admission {
             caller,
-            caller_kind: input.principal.kind.as_str().into(),
+            caller_kind: input.principal.kind,
             agent_id: input.agent_id,
             context_id: message.context_id.clone(),
             task_id: message.task_id.clone(),

@@ -248,7 +248,7 @@ async fn recovery_delivers_accepted_inputs_and_fails_interrupted_turns() {
             m.message_id = id.into();
             sextant_journal::Admission {
                 caller: "c".into(),
-                caller_kind: "person".into(),
+                caller_kind: sextant_core::PrincipalKind::Person,
                 agent_id: "echo".into(),
                 context_id: None,
                 task_id: None,

@@ -4,7 +4,7 @@
 //! slots).
 
 use chrono::{DateTime, Duration, Utc};
-use sextant_core::ids::{format_time, new_id};
+use sextant_core::ids::{format_time, millis, new_id};
 use sextant_core::{OverlapPolicy, RunRecord, RunTrigger};
 use sextant_journal::RunRow;
 
@@ -121,7 +121,6 @@ impl Scheduler {
             slots.len(),
             policy.as_str()
         );
-        let now_s = format_time(now);
         let rows: Vec<RunRow> = slots
             .iter()
             .enumerate()
@@ -130,12 +129,12 @@ impl Scheduler {
                 RunRow {
                     run_id: new_id(),
                     schedule_id: schedule.schedule_id.clone(),
-                    trigger: RunTrigger::Backfill.as_str().to_string(),
-                    scheduled_for: format_time(*slot),
+                    trigger: RunTrigger::Backfill,
+                    scheduled_for: millis(*slot),
                     prompt: schedule.prompt.clone(),
                     agent_id: schedule.agent_id.clone(),
                     executed_as: schedule.creator.clone(),
-                    record: record.as_str().to_string(),
+                    record,
                     reason: Some(match note {
                         Some(n) => format!("{range}; {n}"),
                         None => range.clone(),
@@ -143,9 +142,9 @@ impl Scheduler {
                     session_id: None,
                     task_id: None,
                     replay_of: None,
-                    created_at: now_s.clone(),
+                    created_at: millis(now),
                     started_at: None,
-                    finished_at: (record == RunRecord::Skipped).then(|| now_s.clone()),
+                    finished_at: (record == RunRecord::Skipped).then(|| millis(now)),
                     task_state: None,
                     task_state_at: None,
                     overlap_policy: Some(policy.as_str().to_string()),
@@ -164,7 +163,7 @@ impl Scheduler {
                 already += 1;
                 continue;
             }
-            let row = if row.record == RunRecord::Pending.as_str() {
+            let row = if row.record == RunRecord::Pending {
                 self.execute_as(&schedule, row, actor.assistant.as_ref())
                     .await?
             } else {

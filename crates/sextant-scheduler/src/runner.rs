@@ -19,8 +19,8 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use sextant_core::a2a::{Message, Part, Role};
 use sextant_core::event::state_wire;
-use sextant_core::ids::{format_time, new_id, parse_time};
-use sextant_core::{MissedRunPolicy, OverlapPolicy, Principal, RunRecord, RunTrigger};
+use sextant_core::ids::{format_time, millis, new_id, parse_time};
+use sextant_core::{OverlapPolicy, Principal, RunRecord, RunTrigger};
 use sextant_journal::{Claim, RunRow, ScheduleRow};
 use sextant_runtime::{AdmitError, CancelOutcome, CancelRequest, Input};
 use tokio_util::sync::CancellationToken;
@@ -155,7 +155,7 @@ impl Scheduler {
             let mut by_id: HashMap<String, ScheduleRow> = HashMap::with_capacity(due.len());
             for s in due {
                 let overlap = overlaps.get(&s.schedule_id).unwrap_or(&none);
-                planned.push(self.claim_for(&s, now, &now_s, overlap));
+                planned.push(self.claim_for(&s, now, overlap));
                 by_id.insert(s.schedule_id.clone(), s);
             }
             let claims: Vec<Claim> = planned.iter().map(|p| p.claim.clone()).collect();
@@ -168,14 +168,14 @@ impl Scheduler {
                     continue;
                 };
                 for run in p.claim.runs {
-                    let run = if run.record == RunRecord::Pending.as_str() {
+                    let run = if run.record == RunRecord::Pending {
                         if !p.cancel.is_empty() {
                             self.cancel_previous(&run, &p.cancel).await;
                         }
                         self.start_run(schedule, run).await
                     } else {
                         tracing::info!(schedule_id = %schedule.schedule_id,
-                            slot = %run.scheduled_for, record = %run.record,
+                            slot = %format_time(run.scheduled_for), record = run.record.as_str(),
                             reason = ?run.reason, "scheduled slot not run");
                         run
                     };
@@ -215,7 +215,7 @@ impl Scheduler {
             tracing::info!(run_id = %run.run_id, schedule_id = %run.schedule_id,
                 "buffered run starting");
             let mut run = run;
-            run.record = RunRecord::Pending.as_str().to_string();
+            run.record = RunRecord::Pending;
             started.push(self.start_run(&schedule, run).await);
         }
         Ok(started)
@@ -268,12 +268,12 @@ impl Scheduler {
         &self,
         s: &ScheduleRow,
         now: DateTime<Utc>,
-        now_s: &str,
         overlap: &Overlap,
     ) -> Planned {
-        let expected = s.next_fire_at.clone().unwrap_or_default();
+        // The claim names the cursor as stored (the journal compares it as text).
+        let expected = s.next_fire_at.map(format_time).unwrap_or_default();
         let timing = timing_of(s);
-        let (Ok(timing), Some(cursor)) = (timing, parse_time(&expected)) else {
+        let (Ok(timing), Some(cursor)) = (timing, s.next_fire_at) else {
             // Stored values were validated on write; if one no longer parses (e.g. a time
             // zone dropped from the tz database), stop firing rather than fail every tick.
             tracing::error!(schedule_id = %s.schedule_id, cron = %s.cron, timezone = %s.timezone,
@@ -289,7 +289,7 @@ impl Scheduler {
                 cancel: Vec::new(),
             };
         };
-        let policy = MissedRunPolicy::parse(&s.missed_run_policy).unwrap_or(MissedRunPolicy::Skip);
+        let policy = s.missed_run_policy;
         let overlap_policy = OverlapPolicy::parse(&s.overlap_policy).unwrap_or(OverlapPolicy::Skip);
         let delay = |slot: DateTime<Utc>| jitter(&s.schedule_id, slot, s.jitter_secs);
         let p = plan(&timing, cursor, now, policy, Self::grace(s), &delay);
@@ -297,20 +297,20 @@ impl Scheduler {
         let row = |record: RunRecord, trigger: RunTrigger, slot: DateTime<Utc>, reason| RunRow {
             run_id: new_id(),
             schedule_id: s.schedule_id.clone(),
-            trigger: trigger.as_str().to_string(),
-            scheduled_for: format_time(slot),
+            trigger,
+            scheduled_for: millis(slot),
             prompt: s.prompt.clone(),
             agent_id: s.agent_id.clone(),
             executed_as: s.creator.clone(),
-            record: record.as_str().to_string(),
+            record,
             reason,
             session_id: None,
             task_id: None,
             replay_of: None,
-            created_at: now_s.to_string(),
+            created_at: millis(now),
             started_at: None,
             finished_at: matches!(record, RunRecord::Missed | RunRecord::Skipped)
-                .then(|| now_s.to_string()),
+                .then(|| millis(now)),
             task_state: None,
             task_state_at: None,
             overlap_policy: Some(overlap_policy.as_str().to_string()),
@@ -450,7 +450,7 @@ impl Scheduler {
                     .mark_run_started(&run.run_id, &task.session_id, &task.task_id, &at())
                     .await?;
                 tracing::info!(run_id = %run.run_id, schedule_id = %schedule.schedule_id,
-                    session_id = %task.session_id, trigger = %run.trigger, "scheduled run started");
+                    session_id = %task.session_id, trigger = run.trigger.as_str(), "scheduled run started");
                 self.reread(run).await
             }
             Err(AdmitError::ShuttingDown) => {
@@ -526,7 +526,7 @@ pub(crate) fn overlap_decision(
     let which = format!(
         "Run {} (for {}) was still {}",
         short_id(&running.run_id),
-        running.scheduled_for,
+        format_time(running.scheduled_for),
         doing(running)
     );
     let others = match overlap.active.len() {

@@ -15,7 +15,7 @@
 //! still clean up.
 
 use chrono::{DateTime, Duration, Utc};
-use sextant_core::ids::{format_time, new_id};
+use sextant_core::ids::{format_time, millis, new_id};
 use sextant_core::{
     MissedRunPolicy, OverlapPolicy, Principal, PrincipalKind, RunRecord, RunTrigger, ScheduleSource,
 };
@@ -204,11 +204,11 @@ pub(crate) fn cursor_from(
     schedule_id: &str,
     jitter_secs: i64,
     now: DateTime<Utc>,
-) -> (Option<String>, Option<String>) {
-    let next = timing.next_after(now);
+) -> (Option<DateTime<Utc>>, Option<DateTime<Utc>>) {
+    let next = timing.next_after(now).map(millis);
     (
-        next.map(format_time),
-        next.map(|t| format_time(t + jitter(schedule_id, t, jitter_secs))),
+        next,
+        next.map(|t| millis(t + jitter(schedule_id, t, jitter_secs))),
     )
 }
 
@@ -541,7 +541,7 @@ impl Scheduler {
         } else {
             (None, None)
         };
-        let now_s = format_time(now);
+        let now = millis(now);
         let row = ScheduleRow {
             schedule_id,
             creator: actor.owner.key(),
@@ -554,11 +554,11 @@ impl Scheduler {
             timezone: timezone.trim().to_string(),
             agent_id,
             enabled,
-            missed_run_policy: policy.as_str().to_string(),
+            missed_run_policy: policy,
             missed_run_grace_secs: grace,
             source: source.as_str().to_string(),
-            created_at: now_s.clone(),
-            updated_at: now_s,
+            created_at: now,
+            updated_at: now,
             next_fire_at: next,
             overlap_policy: fields
                 .overlap_policy
@@ -652,7 +652,7 @@ impl Scheduler {
             row.enabled = enabled;
         }
         if let Some(policy) = fields.missed_run_policy {
-            row.missed_run_policy = policy.as_str().to_string();
+            row.missed_run_policy = policy;
         }
         if let Some(grace) = fields.missed_run_grace_secs {
             row.missed_run_grace_secs = check_grace(grace)?;
@@ -705,9 +705,9 @@ impl Scheduler {
             // Slots that passed while it was disabled are not "missed": start from now.
             cursor_from(&timing, &row.schedule_id, row.jitter_secs, now)
         } else {
-            (current.next_fire_at.clone(), current.due_at.clone())
+            (current.next_fire_at, current.due_at)
         };
-        row.updated_at = format_time(now);
+        row.updated_at = millis(now);
         if !self
             .journal()
             .update_schedule(row.clone(), enabling)
@@ -861,16 +861,16 @@ impl Scheduler {
         replay_of: Option<String>,
         note: Option<String>,
     ) -> Result<RunView> {
-        let now = format_time(self.clock().now());
+        let now = millis(self.clock().now());
         let run = RunRow {
             run_id: new_id(),
             schedule_id: schedule.schedule_id.clone(),
-            trigger: trigger.as_str().to_string(),
-            scheduled_for: now.clone(),
+            trigger,
+            scheduled_for: now,
             prompt,
             agent_id,
             executed_as: schedule.creator.clone(),
-            record: RunRecord::Pending.as_str().to_string(),
+            record: RunRecord::Pending,
             reason: note,
             session_id: None,
             task_id: None,
@@ -910,7 +910,7 @@ impl Scheduler {
         rows.truncate(limit as usize);
         let next = if more {
             rows.last()
-                .map(|r| (r.created_at.clone(), r.run_id.clone()))
+                .map(|r| (format_time(r.created_at), r.run_id.clone()))
         } else {
             None
         };
@@ -952,7 +952,8 @@ impl Scheduler {
         let Some(task_id) = run.task_id.clone() else {
             return Err(Error::Conflict(format!(
                 "Run {} has not started a task ({}); there is nothing to cancel",
-                run.run_id, run.record
+                run.run_id,
+                run.record.as_str()
             )));
         };
         let by = match &actor.assistant {

@@ -130,8 +130,8 @@ impl Scheduler {
         if run.settled_at.is_some() {
             return Ok(None);
         }
-        let (outcome, result) = match RunRecord::parse(&run.record) {
-            Some(RunRecord::Started) => {
+        let (outcome, result) = match run.record {
+            RunRecord::Started => {
                 let Some(task_id) = run.task_id.as_deref() else {
                     return Ok(None);
                 };
@@ -147,20 +147,20 @@ impl Scheduler {
                     None => return Ok(None),
                 }
             }
-            Some(RunRecord::Failed | RunRecord::Blocked) => {
+            RunRecord::Failed | RunRecord::Blocked => {
                 (RunOutcome::Failed, run.reason.as_deref().and_then(snippet))
             }
             _ => return Ok(None),
         };
         let now = self.clock().now();
-        let why = result.clone().unwrap_or_else(|| match run.record.as_str() {
-            "blocked" => "it was blocked".into(),
+        let why = result.clone().unwrap_or_else(|| match run.record {
+            RunRecord::Blocked => "it was blocked".into(),
             _ => "it failed".into(),
         });
         let last = format!(
             "the last one, Run {} for {}, {}",
             short_id(&run.run_id),
-            run.scheduled_for,
+            format_time(run.scheduled_for),
             if result.is_some() {
                 format!("said: {why}")
             } else {

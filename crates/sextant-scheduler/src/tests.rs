@@ -6,8 +6,11 @@ use std::time::Duration as StdDuration;
 
 use chrono::{DateTime, Duration, Utc};
 use sextant_core::a2a::TaskState;
+use sextant_core::ids::format_time;
 use sextant_core::projection::message_text;
-use sextant_core::{AgentSpec, ManualClock, MissedRunPolicy, Principal, ScheduleSource};
+use sextant_core::{
+    AgentSpec, ManualClock, MissedRunPolicy, Principal, RunRecord, RunTrigger, ScheduleSource,
+};
 use sextant_runtime::Runtime;
 use sextant_runtime::test_support::TestRuntime;
 use tokio_util::sync::CancellationToken;
@@ -116,9 +119,9 @@ async fn a_due_slot_becomes_a_run_with_its_own_session() {
     let runs = r.scheduler.run_due_now().await.unwrap();
     assert_eq!(runs.len(), 1);
     let run = &runs[0];
-    assert_eq!(run.trigger, "cron");
-    assert_eq!(run.scheduled_for, "2026-12-01T10:01:00.000Z");
-    assert_eq!(run.record, "started");
+    assert_eq!(run.trigger, RunTrigger::Cron);
+    assert_eq!(format_time(run.scheduled_for), "2026-12-01T10:01:00.000Z");
+    assert_eq!(run.record, RunRecord::Started);
     let session_id = run.session_id.clone().expect("a session");
     let fold = settle(&r.runtime, run.task_id.as_deref().unwrap()).await;
     assert_eq!(fold.state, TaskState::Completed);
@@ -562,12 +565,7 @@ async fn pending_runs_are_started_at_the_next_start() {
     r.clock.set(now);
     let claim = r
         .scheduler
-        .claim_for(
-            &row,
-            now,
-            &sextant_core::ids::format_time(now),
-            &runner::Overlap::default(),
-        )
+        .claim_for(&row, now, &runner::Overlap::default())
         .claim;
     let run_id = claim.runs[0].run_id.clone();
     assert_eq!(
@@ -576,7 +574,7 @@ async fn pending_runs_are_started_at_the_next_start() {
     );
     assert_eq!(r.scheduler.recover_pending().await.unwrap(), 1);
     let run = r.runtime.journal().run(&run_id).await.unwrap().unwrap();
-    assert_eq!(run.record, "started");
+    assert_eq!(run.record, RunRecord::Started);
     // Recovering again is harmless: nothing is pending.
     assert_eq!(r.scheduler.recover_pending().await.unwrap(), 0);
 }
@@ -639,7 +637,7 @@ async fn slots_across(expr: &str, zone: &str, from: &str, to: &str, step: Durati
     while clock.now() < end {
         clock.advance(step);
         for run in r.scheduler.run_due_now().await.unwrap() {
-            assert_eq!(run.record, "started", "{run:?}");
+            assert_eq!(run.record, RunRecord::Started, "{run:?}");
         }
     }
     let tz: chrono_tz::Tz = zone.parse().unwrap();

@@ -10,7 +10,7 @@ use serde::Serialize;
 use sextant_core::RunRecord;
 use sextant_core::a2a::TaskState;
 use sextant_core::event::parse_state;
-use sextant_core::ids::{format_time, parse_time};
+use sextant_core::ids::format_time;
 use sextant_journal::{History, RunRow, ScheduleRow};
 
 use crate::service::{assistant_of, timing_of};
@@ -205,7 +205,7 @@ impl ScheduleView {
             timezone: row.timezone.clone(),
             agent_id: row.agent_id.clone(),
             enabled: row.enabled,
-            missed_run_policy: row.missed_run_policy.clone(),
+            missed_run_policy: row.missed_run_policy.as_str().to_string(),
             missed_run_grace_secs: row.missed_run_grace_secs,
             overlap_policy: row.overlap_policy.clone(),
             jitter_secs: row.jitter_secs,
@@ -213,13 +213,13 @@ impl ScheduleView {
             consecutive_failures: row.consecutive_failures,
             paused: row.paused_reason.as_ref().map(|reason| Paused {
                 reason: reason.clone(),
-                at: row.paused_at.clone().unwrap_or_default(),
+                at: row.paused_at.map(format_time).unwrap_or_default(),
             }),
             source: row.source.clone(),
             source_assistant: assistant_of(row).ok().flatten().map(|a| a.subject),
             description: timing.as_ref().map(|t| t.describe()).unwrap_or_default(),
             next_runs,
-            next_fire_at: row.next_fire_at.clone(),
+            next_fire_at: row.next_fire_at.map(format_time),
             finished,
             access: match access {
                 Ok(()) => Access {
@@ -233,8 +233,8 @@ impl ScheduleView {
             },
             history: RunHistory::from(history),
             understood: None,
-            created_at: row.created_at.clone(),
-            updated_at: row.updated_at.clone(),
+            created_at: format_time(row.created_at),
+            updated_at: format_time(row.updated_at),
         }
     }
 }
@@ -302,36 +302,30 @@ pub fn task_status(state: &TaskState) -> &'static str {
 impl From<&RunRow> for RunView {
     fn from(r: &RunRow) -> Self {
         let task_state = r.task_state.as_deref().and_then(parse_state);
-        let (status, finished_at) = match (RunRecord::parse(&r.record), &task_state) {
-            (Some(RunRecord::Started), Some(state)) => (
+        let (status, finished_at) = match (r.record, &task_state) {
+            (RunRecord::Started, Some(state)) => (
                 task_status(state).to_string(),
-                state
-                    .is_terminal()
-                    .then(|| r.task_state_at.clone())
-                    .flatten(),
+                state.is_terminal().then_some(r.task_state_at).flatten(),
             ),
-            (Some(rec), _) => (rec.as_str().to_string(), r.finished_at.clone()),
-            (None, _) => (r.record.clone(), r.finished_at.clone()),
+            (rec, _) => (rec.as_str().to_string(), r.finished_at),
         };
-        let duration_ms = match (r.started_at.as_deref(), finished_at.as_deref()) {
-            (Some(a), Some(b)) => parse_time(a)
-                .zip(parse_time(b))
-                .map(|(a, b)| (b - a).num_milliseconds().max(0)),
-            _ => None,
-        };
+        let duration_ms = r
+            .started_at
+            .zip(finished_at)
+            .map(|(a, b)| (b - a).num_milliseconds().max(0));
         Self {
             id: r.run_id.clone(),
             schedule_id: r.schedule_id.clone(),
-            trigger: r.trigger.clone(),
+            trigger: r.trigger.as_str().to_string(),
             status,
             reason: r.reason.clone(),
             prompt: r.prompt.clone(),
             agent_id: r.agent_id.clone(),
             executed_as: r.executed_as.clone(),
-            scheduled_for: r.scheduled_for.clone(),
-            created_at: r.created_at.clone(),
-            started_at: r.started_at.clone(),
-            finished_at,
+            scheduled_for: format_time(r.scheduled_for),
+            created_at: format_time(r.created_at),
+            started_at: r.started_at.map(format_time),
+            finished_at: finished_at.map(format_time),
             duration_ms,
             outcome: r.outcome.clone(),
             result: r.result.clone(),

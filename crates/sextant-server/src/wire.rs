@@ -13,6 +13,7 @@
 use serde::Serialize;
 use serde_json::Value;
 use sextant_core::event::state_wire;
+use sextant_core::ids::format_time;
 use sextant_core::interaction::Interaction;
 use sextant_core::projection::Block;
 use sextant_journal::queries::search::TaskDigest;
@@ -74,11 +75,11 @@ impl SessionSummary {
             session_id: s.session_id.clone(),
             agent_id: s.agent_id.clone(),
             caller: s.caller.clone(),
-            caller_kind: s.caller_kind.clone(),
+            caller_kind: s.caller_kind.as_str().to_string(),
             context_id: s.context_id.clone(),
             origin: s.origin.clone(),
-            created_at: s.created_at.clone(),
-            updated_at: s.updated_at.clone(),
+            created_at: format_time(s.created_at),
+            updated_at: format_time(s.updated_at),
             last_seq: s.last_seq,
             url: format!("{base}/sessions/{}", s.session_id),
         }
@@ -149,9 +150,9 @@ impl From<&TaskRow> for TaskSummary {
             caller: t.caller.clone(),
             context_id: t.context_id.clone(),
             message_id: t.message_id.clone(),
-            created_at: t.created_at.clone(),
+            created_at: format_time(t.created_at),
             state: state_wire(&t.state),
-            state_at: t.state_at.clone(),
+            state_at: format_time(t.state_at),
             last_seq: t.last_seq,
             outcome: t.outcome.map(|o| o.as_str().to_string()),
             title: None,

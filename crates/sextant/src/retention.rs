@@ -325,7 +325,7 @@ mod tests {
         let task = j
             .admit(sextant_journal::Admission {
                 caller: "alice".into(),
-                caller_kind: "person".into(),
+                caller_kind: sextant_core::PrincipalKind::Person,
                 agent_id: "echo".into(),
                 context_id: None,
                 task_id: None,

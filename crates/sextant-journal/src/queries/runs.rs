@@ -9,35 +9,44 @@ use std::collections::HashMap;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde::{Deserialize, Serialize};
 
+use chrono::{DateTime, Utc};
+use sextant_core::schedule::{RunRecord, RunTrigger};
+
 use crate::error::Result;
+use crate::stored::{self, Sql};
 
 /// A stored Run, with its task's cached state when it has one.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunRow {
     pub run_id: String,
     pub schedule_id: String,
-    /// `cron`, `manual` or `replay`.
-    pub trigger: String,
+    /// Why the Run exists.
+    pub trigger: RunTrigger,
     /// The cron slot, or when run-now / replay was asked (stored time format).
-    pub scheduled_for: String,
+    #[serde(with = "crate::stored::time")]
+    pub scheduled_for: DateTime<Utc>,
     pub prompt: String,
     pub agent_id: String,
     /// `Principal::key()` the Run executes as.
     pub executed_as: String,
-    /// `pending`, `started`, `blocked`, `missed` or `failed` (see `RunRecord`).
-    pub record: String,
+    /// Where the Run is before (or instead of) its task.
+    pub record: RunRecord,
     pub reason: Option<String>,
     pub session_id: Option<String>,
     pub task_id: Option<String>,
     pub replay_of: Option<String>,
-    pub created_at: String,
-    pub started_at: Option<String>,
+    #[serde(with = "crate::stored::time")]
+    pub created_at: DateTime<Utc>,
+    #[serde(default, with = "crate::stored::time::opt")]
+    pub started_at: Option<DateTime<Utc>>,
     /// For Runs that never started.
-    pub finished_at: Option<String>,
+    #[serde(default, with = "crate::stored::time::opt")]
+    pub finished_at: Option<DateTime<Utc>>,
     /// The task's state (wire name) when the Run has started. Read-only: joined from `tasks`.
     pub task_state: Option<String>,
     /// When the task's state last changed. Read-only: joined from `tasks`.
-    pub task_state_at: Option<String>,
+    #[serde(default, with = "crate::stored::time::opt")]
+    pub task_state_at: Option<DateTime<Utc>>,
     /// The overlap policy that decided this Run (a backfill's own policy).
     pub overlap_policy: Option<String>,
     /// How many seconds after its slot it fired (the schedule's jitter).
@@ -47,7 +56,8 @@ pub struct RunRow {
     /// A snippet of its result (the task's output or last status message), once it has ended.
     pub result: Option<String>,
     /// When the scheduler recorded its outcome.
-    pub settled_at: Option<String>,
+    #[serde(default, with = "crate::stored::time::opt")]
+    pub settled_at: Option<DateTime<Utc>>,
 }
 
 pub(crate) const SELECT: &str = "SELECT r.run_id, r.schedule_id, r.trigger, r.scheduled_for, r.prompt, \
@@ -60,26 +70,26 @@ pub(crate) fn row(r: &Row<'_>) -> rusqlite::Result<RunRow> {
     Ok(RunRow {
         run_id: r.get(0)?,
         schedule_id: r.get(1)?,
-        trigger: r.get(2)?,
-        scheduled_for: r.get(3)?,
+        trigger: stored::get(r, 2)?,
+        scheduled_for: stored::get(r, 3)?,
         prompt: r.get(4)?,
         agent_id: r.get(5)?,
         executed_as: r.get(6)?,
-        record: r.get(7)?,
+        record: stored::get(r, 7)?,
         reason: r.get(8)?,
         session_id: r.get(9)?,
         task_id: r.get(10)?,
         replay_of: r.get(11)?,
-        created_at: r.get(12)?,
-        started_at: r.get(13)?,
-        finished_at: r.get(14)?,
+        created_at: stored::get(r, 12)?,
+        started_at: stored::get_opt(r, 13)?,
+        finished_at: stored::get_opt(r, 14)?,
         task_state: r.get(15)?,
-        task_state_at: r.get(16)?,
+        task_state_at: stored::get_opt(r, 16)?,
         overlap_policy: r.get(17)?,
         jitter_secs: r.get(18)?,
         outcome: r.get(19)?,
         result: r.get(20)?,
-        settled_at: r.get(21)?,
+        settled_at: stored::get_opt(r, 21)?,
     })
 }
 
@@ -97,19 +107,19 @@ pub fn insert(c: &Connection, r: &RunRow) -> Result<bool> {
         .execute(params![
             r.run_id,
             r.schedule_id,
-            r.trigger,
-            r.scheduled_for,
+            Sql(r.trigger),
+            Sql(r.scheduled_for),
             r.prompt,
             r.agent_id,
             r.executed_as,
-            r.record,
+            Sql(r.record),
             r.reason,
             r.session_id,
             r.task_id,
             r.replay_of,
-            r.created_at,
-            r.started_at,
-            r.finished_at,
+            Sql(r.created_at),
+            r.started_at.map(Sql),
+            r.finished_at.map(Sql),
             r.overlap_policy,
             r.jitter_secs,
         ])?;

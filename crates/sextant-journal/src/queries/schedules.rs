@@ -6,7 +6,11 @@
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde::{Deserialize, Serialize};
 
+use chrono::{DateTime, Utc};
+use sextant_core::schedule::MissedRunPolicy;
+
 use crate::error::Result;
+use crate::stored::{self, Sql};
 
 /// A stored schedule.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -25,15 +29,18 @@ pub struct ScheduleRow {
     pub timezone: String,
     pub agent_id: String,
     pub enabled: bool,
-    /// `skip` or `run_once` (see `MissedRunPolicy`).
-    pub missed_run_policy: String,
+    /// What it does about slots it could not fire on time.
+    pub missed_run_policy: MissedRunPolicy,
     pub missed_run_grace_secs: i64,
     /// `console`, `api` or `assistant`.
     pub source: String,
-    pub created_at: String,
-    pub updated_at: String,
-    /// The next slot the scheduler has not handled (stored time format); `None` when disabled.
-    pub next_fire_at: Option<String>,
+    #[serde(with = "crate::stored::time")]
+    pub created_at: DateTime<Utc>,
+    #[serde(with = "crate::stored::time")]
+    pub updated_at: DateTime<Utc>,
+    /// The next slot the scheduler has not handled; `None` when disabled.
+    #[serde(default, with = "crate::stored::time::opt")]
+    pub next_fire_at: Option<DateTime<Utc>>,
     /// `skip`, `buffer_one`, `buffer_all`, `allow_all` or `cancel_previous`.
     pub overlap_policy: String,
     /// Each slot fires up to this many seconds late (a fixed amount per slot).
@@ -45,13 +52,15 @@ pub struct ScheduleRow {
     pub consecutive_failures: i64,
     /// Why the scheduler disabled the plan (after consecutive failures); cleared on enable.
     pub paused_reason: Option<String>,
-    pub paused_at: Option<String>,
+    #[serde(default, with = "crate::stored::time::opt")]
+    pub paused_at: Option<DateTime<Utc>>,
     /// One-shot plans: the local wall-clock time of their one Run (`YYYY-MM-DDTHH:MM:SS`).
     pub once_at: Option<String>,
     /// The assistant principal (JSON) that made the plan for its owner.
     pub source_principal: Option<String>,
     /// When the loop handles the cursor: `next_fire_at` plus the slot's jitter.
-    pub due_at: Option<String>,
+    #[serde(default, with = "crate::stored::time::opt")]
+    pub due_at: Option<DateTime<Utc>>,
 }
 
 pub(crate) const COLUMNS: &str = "schedule_id, creator, creator_kind, creator_principal, name, prompt, cron, \
@@ -72,21 +81,21 @@ pub(crate) fn row(r: &Row<'_>) -> rusqlite::Result<ScheduleRow> {
         timezone: r.get(7)?,
         agent_id: r.get(8)?,
         enabled: r.get(9)?,
-        missed_run_policy: r.get(10)?,
+        missed_run_policy: stored::get(r, 10)?,
         missed_run_grace_secs: r.get(11)?,
         source: r.get(12)?,
-        created_at: r.get(13)?,
-        updated_at: r.get(14)?,
-        next_fire_at: r.get(15)?,
+        created_at: stored::get(r, 13)?,
+        updated_at: stored::get(r, 14)?,
+        next_fire_at: stored::get_opt(r, 15)?,
         overlap_policy: r.get(16)?,
         jitter_secs: r.get(17)?,
         pause_after_failures: r.get(18)?,
         consecutive_failures: r.get(19)?,
         paused_reason: r.get(20)?,
-        paused_at: r.get(21)?,
+        paused_at: stored::get_opt(r, 21)?,
         once_at: r.get(22)?,
         source_principal: r.get(23)?,
-        due_at: r.get(24)?,
+        due_at: stored::get_opt(r, 24)?,
     })
 }
 
@@ -136,21 +145,21 @@ pub fn insert(c: &Connection, s: &ScheduleRow) -> Result<()> {
         s.timezone,
         s.agent_id,
         s.enabled,
-        s.missed_run_policy,
+        Sql(s.missed_run_policy),
         s.missed_run_grace_secs,
         s.source,
-        s.created_at,
-        s.updated_at,
-        s.next_fire_at,
+        Sql(s.created_at),
+        Sql(s.updated_at),
+        s.next_fire_at.map(Sql),
         s.overlap_policy,
         s.jitter_secs,
         s.pause_after_failures,
         s.consecutive_failures,
         s.paused_reason,
-        s.paused_at,
+        s.paused_at.map(Sql),
         s.once_at,
         s.source_principal,
-        s.due_at,
+        s.due_at.map(Sql),
     ])?;
     Ok(())
 }
@@ -179,17 +188,17 @@ pub fn update(c: &Connection, s: &ScheduleRow, reset_failures: bool) -> Result<b
             s.timezone,
             s.agent_id,
             s.enabled,
-            s.missed_run_policy,
+            Sql(s.missed_run_policy),
             s.missed_run_grace_secs,
-            s.updated_at,
-            s.next_fire_at,
+            Sql(s.updated_at),
+            s.next_fire_at.map(Sql),
             s.overlap_policy,
             s.jitter_secs,
             s.pause_after_failures,
             s.paused_reason,
-            s.paused_at,
+            s.paused_at.map(Sql),
             s.once_at,
-            s.due_at,
+            s.due_at.map(Sql),
             reset_failures,
         ])?;
     Ok(n == 1)

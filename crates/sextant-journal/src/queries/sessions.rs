@@ -3,7 +3,11 @@
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde::{Deserialize, Serialize};
 
+use chrono::{DateTime, Utc};
+use sextant_core::PrincipalKind;
+
 use crate::error::Result;
+use crate::stored::{self, Sql};
 
 /// A stored Session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -11,11 +15,13 @@ pub struct SessionRow {
     pub session_id: String,
     pub agent_id: String,
     pub caller: String,
-    pub caller_kind: String,
+    pub caller_kind: PrincipalKind,
     pub context_id: String,
     pub origin: String,
-    pub created_at: String,
-    pub updated_at: String,
+    #[serde(with = "crate::stored::time")]
+    pub created_at: DateTime<Utc>,
+    #[serde(with = "crate::stored::time")]
+    pub updated_at: DateTime<Utc>,
     pub last_seq: i64,
 }
 
@@ -27,11 +33,11 @@ pub(crate) fn row(r: &Row<'_>) -> rusqlite::Result<SessionRow> {
         session_id: r.get(0)?,
         agent_id: r.get(1)?,
         caller: r.get(2)?,
-        caller_kind: r.get(3)?,
+        caller_kind: stored::get(r, 3)?,
         context_id: r.get(4)?,
         origin: r.get(5)?,
-        created_at: r.get(6)?,
-        updated_at: r.get(7)?,
+        created_at: stored::get(r, 6)?,
+        updated_at: stored::get(r, 7)?,
         last_seq: r.get(8)?,
     })
 }
@@ -68,11 +74,11 @@ pub fn insert(c: &Connection, s: &SessionRow) -> Result<()> {
         s.session_id,
         s.agent_id,
         s.caller,
-        s.caller_kind,
+        Sql(s.caller_kind),
         s.context_id,
         s.origin,
-        s.created_at,
-        s.updated_at,
+        Sql(s.created_at),
+        Sql(s.updated_at),
         s.last_seq
     ])?;
     Ok(())

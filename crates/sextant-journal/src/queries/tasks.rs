@@ -2,6 +2,7 @@
 //! projected state (state, state_at, last_seq) for listing and filtering.
 
 use a2a::TaskState;
+use chrono::{DateTime, Utc};
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde::{Deserialize, Serialize};
 use sextant_core::EventBody;
@@ -12,6 +13,7 @@ use sextant_core::projection::TaskFold;
 
 use crate::error::{Error, Result};
 use crate::queries::events;
+use crate::stored::{self, Sql};
 
 /// A stored Task (identity + cached state).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -23,13 +25,15 @@ pub struct TaskRow {
     pub context_id: String,
     pub message_id: String,
     pub content_hash: String,
-    pub created_at: String,
+    #[serde(with = "crate::stored::time")]
+    pub created_at: DateTime<Utc>,
     /// The seq of the task's first event in its Session (fixed at creation): its events are
     /// the Session's events from here to `last_seq` that carry its id.
     pub first_seq: i64,
     #[serde(serialize_with = "ser_state", deserialize_with = "de_state")]
     pub state: TaskState,
-    pub state_at: String,
+    #[serde(with = "crate::stored::time")]
+    pub state_at: DateTime<Utc>,
     pub last_seq: i64,
     /// What happened, once the task ended (see [`outcome`]); `None` while it runs.
     pub outcome: Option<Outcome>,
@@ -56,7 +60,6 @@ macro_rules! columns {
 pub(crate) const COLUMNS: &str = columns!();
 
 pub(crate) fn row(r: &Row<'_>) -> rusqlite::Result<TaskRow> {
-    let state: String = r.get(8)?;
     Ok(TaskRow {
         task_id: r.get(0)?,
         session_id: r.get(1)?,
@@ -65,9 +68,9 @@ pub(crate) fn row(r: &Row<'_>) -> rusqlite::Result<TaskRow> {
         context_id: r.get(4)?,
         message_id: r.get(5)?,
         content_hash: r.get(6)?,
-        created_at: r.get(7)?,
-        state: parse_state(&state).unwrap_or(TaskState::Unspecified),
-        state_at: r.get(9)?,
+        created_at: stored::get(r, 7)?,
+        state: stored::get(r, 8)?,
+        state_at: stored::get(r, 9)?,
         last_seq: r.get(10)?,
         first_seq: r.get(11)?,
         outcome: r
@@ -102,9 +105,9 @@ pub fn insert(c: &Connection, t: &TaskRow) -> Result<()> {
         t.context_id,
         t.message_id,
         t.content_hash,
-        t.created_at,
-        state_wire(&t.state),
-        t.state_at,
+        Sql(t.created_at),
+        Sql(t.state.clone()),
+        Sql(t.state_at),
         t.last_seq,
         t.first_seq,
         t.outcome.map(Outcome::as_str)
@@ -123,13 +126,13 @@ pub fn touch(
     c: &Connection,
     task_id: &str,
     seq: i64,
-    new_state: Option<(&TaskState, &str, Option<Outcome>)>,
+    new_state: Option<(&TaskState, DateTime<Utc>, Option<Outcome>)>,
 ) -> Result<()> {
     match new_state {
         Some((state, at, outcome)) => c.prepare_cached(TOUCH_STATE)?.execute(params![
             task_id,
             state_wire(state),
-            at,
+            Sql(at),
             seq,
             outcome.map(Outcome::as_str)
         ])?,
@@ -463,7 +466,7 @@ pub fn list(c: &Connection, f: &TaskFilter) -> Result<TaskPage> {
         tasks.truncate(limit as usize);
         tasks
             .last()
-            .map(|t| (t.state_at.clone(), t.task_id.clone()))
+            .map(|t| (format_time(t.state_at), t.task_id.clone()))
     } else {
         None
     };
@@ -565,11 +568,12 @@ pub fn rebuild_check(c: &Connection) -> Result<Vec<String>> {
     for t in rows {
         let evs = events::in_session_for_task(c, &t.session_id, &t.task_id)?;
         let fold = TaskFold::from_events(&t.task_id, &t.context_id, &t.session_id, &evs);
-        let at = fold.status_at.map(format_time).unwrap_or_default();
+        // Compared as stored: the row's time went through the stored text format.
+        let at = fold.status_at.map(format_time);
         let last = evs.iter().rev().find_map(|e| LastAct::of(&e.body));
         let outcome = outcome(&fold.state, last.as_ref());
         if fold.state != t.state
-            || at != t.state_at
+            || at.as_deref() != Some(format_time(t.state_at).as_str())
             || fold.last_seq != t.last_seq
             || outcome != t.outcome
         {

@@ -52,10 +52,10 @@ async fn done(j: &Journal, id: &str, cx: Option<&str>, when: DateTime<Utc>) -> T
 /// A Run of `schedule` that started `task`.
 fn started_run(schedule: &str, task: &TaskRow, when: &str) -> RunRow {
     RunRow {
-        record: "started".into(),
+        record: RunRecord::Started,
         session_id: Some(task.session_id.clone()),
         task_id: Some(task.task_id.clone()),
-        trigger: "manual".into(),
+        trigger: RunTrigger::Manual,
         ..cron_run(schedule, when)
     }
 }

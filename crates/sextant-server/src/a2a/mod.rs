@@ -1193,7 +1193,10 @@ async fn list_tasks(call: &Call, params: Value) -> Result<Reply, RpcError> {
         let size = json_size(&task);
         if i > 0 && used + size > LIST_PAGE_BYTES {
             let last = &page.tasks[i - 1];
-            next = Some((last.state_at.clone(), last.task_id.clone()));
+            next = Some((
+                sextant_core::ids::format_time(last.state_at),
+                last.task_id.clone(),
+            ));
             break;
         }
         used += size;

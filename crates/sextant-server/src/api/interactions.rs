@@ -64,7 +64,7 @@ pub async fn list(
         out.push(PendingInteraction {
             caller_kind: session
                 .as_ref()
-                .map(|s| s.caller_kind.clone())
+                .map(|s| s.caller_kind.as_str().to_string())
                 .unwrap_or_default(),
             origin: session.map(|s| s.origin).unwrap_or_default(),
             schedule_id,
@@ -217,7 +217,7 @@ async fn answer_one(
         session_id: task.session_id,
         agent_id: task.agent_id,
         context_id: task.context_id,
-        state_at: task.state_at,
+        state_at: sextant_core::ids::format_time(task.state_at),
     })
 }
 

@@ -248,8 +248,12 @@ pub async fn sessions(
     let more = rows.len() > limit as usize;
     let rows = &rows[..rows.len().min(limit as usize)];
     let next = if more {
-        rows.last()
-            .map(|s| encode_cursor(&(s.updated_at.clone(), s.session_id.clone())))
+        rows.last().map(|s| {
+            encode_cursor(&(
+                sextant_core::ids::format_time(s.updated_at),
+                s.session_id.clone(),
+            ))
+        })
     } else {
         None
     };
@@ -295,7 +299,7 @@ pub async fn session(
         ),
         run_id: r.run_id,
         schedule_id: r.schedule_id,
-        trigger: r.trigger,
+        trigger: r.trigger.as_str().to_string(),
     });
     Ok(Json(json!(SessionDetail {
         session: SessionSummary::new(&s, &base),
