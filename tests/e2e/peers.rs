@@ -774,6 +774,16 @@ async fn the_a2a_engine_turns_a_remote_question_into_an_inbox_interaction() {
     let done = app.send_task_as(Who::Owner, "gateway", msg("hello")).await;
     assert_eq!(state(&done), "TASK_STATE_COMPLETED", "{done}");
     assert!(done.to_string().contains("remote: hello"), "{done}");
+    // The runtime's engine called through the very peers service the server holds (the one
+    // whose audit hook `start` set), so its exchange is in the audit log.
+    let (_, audit) = api(&app, "GET", "/api/v1/audit?limit=100", None).await;
+    let engine_calls = audit["records"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{audit}"))
+        .iter()
+        .filter(|r| r["method"] == "outbound call" && r["agent"] == "peer:fake")
+        .count();
+    assert_eq!(engine_calls, 1, "{audit}");
     assert_eq!(
         fake.seen()[0].hop.as_deref(),
         Some("1"),

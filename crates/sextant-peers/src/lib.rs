@@ -22,8 +22,8 @@
 //!   speaks (SSE, trace context, card signatures) is `sextant-a2a`'s.
 //!
 //! The runtime does not depend on this crate: [`Peers`] is its `sextant_runtime::Outbound`,
-//! given to `RuntimeBuilder::outbound`, and [`RuntimePeers`] hands the service back from a
-//! runtime. So the runtime, and the scheduler above it, build without an HTTP client.
+//! given to `RuntimeBuilder::outbound` as an `Arc` whose clone the server keeps for its own
+//! use. So the runtime, and the scheduler above it, build without an HTTP client.
 
 pub mod answer;
 pub mod call;
@@ -52,7 +52,6 @@ use url::Url;
 
 pub use call::{CallRequest, CallResult, Mode, Orchestration};
 pub use history::{Conversation, History, HistoryMessage, Listing, PeerTotals};
-pub use runtime::RuntimePeers;
 pub use signed::PinnedKey;
 pub use tokens::TokenStore;
 

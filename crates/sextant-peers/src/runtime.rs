@@ -1,7 +1,6 @@
 //! How the runtime reaches the peers: [`Peers`] is the runtime's [`Outbound`] side (given to
-//! `RuntimeBuilder::outbound`), and [`RuntimePeers`] hands it back from a runtime.
+//! `RuntimeBuilder::outbound`, in an `Arc` the server keeps a clone of).
 
-use std::any::Any;
 use std::time::Duration;
 
 use futures::FutureExt;
@@ -11,7 +10,7 @@ use sextant_core::{AgentSpec, Answer, EngineSpec, Interaction};
 use sextant_journal::TaskRow;
 use sextant_runtime::engine::make::Unavailable;
 use sextant_runtime::outbound::Fetched;
-use sextant_runtime::{Engine, Outbound, Runtime};
+use sextant_runtime::{Engine, Outbound};
 
 use crate::Peers;
 use crate::client::NetPolicy;
@@ -112,22 +111,5 @@ impl Outbound for Peers {
             }
         }
         .boxed()
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-}
-
-/// The peers service of a runtime built with one (`RuntimeBuilder::outbound(peers)`), for the
-/// peers API, the MCP peer tools and push delivery.
-pub trait RuntimePeers {
-    /// The runtime's [`Peers`], if it has them.
-    fn peers(&self) -> Option<&Peers>;
-}
-
-impl RuntimePeers for Runtime {
-    fn peers(&self) -> Option<&Peers> {
-        self.outbound()?.as_any().downcast_ref::<Peers>()
     }
 }

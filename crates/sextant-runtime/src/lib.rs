@@ -229,8 +229,10 @@ pub struct RuntimeBuilder {
 impl RuntimeBuilder {
     /// The outbound side (`sextant_peers::Peers`: `a2a` engines, fetched URL parts, answers
     /// to outbound cards, remote cancels; see [`outbound`]); without it the runtime has none.
-    pub fn outbound(mut self, outbound: impl Outbound) -> Self {
-        self.outbound = Some(Arc::new(outbound));
+    /// Shared, not moved in: the server keeps its own `Arc` of the same peers service for the
+    /// peers API, the MCP peer tools and push delivery.
+    pub fn outbound(mut self, outbound: Arc<dyn Outbound>) -> Self {
+        self.outbound = Some(outbound);
         self
     }
 

@@ -9,7 +9,6 @@
 //!
 //! [`RuntimeBuilder::outbound`]: crate::RuntimeBuilder::outbound
 
-use std::any::Any;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
@@ -54,8 +53,4 @@ pub trait Outbound: Send + Sync + 'static {
     /// what came of it, as recorded with the cancel (`peer`, `remoteTaskId`, and the remote
     /// `state` or an `error`).
     fn cancel_remote<'a>(&'a self, peer: &'a str, remote_task_id: &'a str) -> BoxFuture<'a, Value>;
-
-    /// The outbound side itself, so that its own crate can have it back from a runtime
-    /// (`sextant_peers::RuntimePeers`).
-    fn as_any(&self) -> &dyn Any;
 }

@@ -120,6 +120,9 @@ impl std::ops::Deref for AppState {
 /// What [`AppState`] shares: cheap handles only.
 pub struct App {
     pub runtime: Runtime,
+    /// The outbound peers service, the same one the runtime was built with
+    /// (`RuntimeBuilder::outbound`): the peers API, the MCP peer tools and push delivery use it.
+    pub peers: Arc<sextant_peers::Peers>,
     /// Personal schedules (shares the runtime).
     pub scheduler: sextant_scheduler::Scheduler,
     pub config: Arc<ServerConfig>,

@@ -45,7 +45,6 @@ use data_dir_lock::DataDirLock;
 use sextant_access::settings::SecurityFile;
 use sextant_core::{AgentSpec, Clock, SystemClock};
 use sextant_journal::Journal;
-use sextant_peers::RuntimePeers;
 use sextant_runtime::{Runtime, RuntimeConfig};
 use sextant_scheduler::{Scheduler, SchedulerHandle};
 use sextant_server::security::{Exposure, Security, is_loopback_name, url_host};
@@ -317,7 +316,11 @@ async fn start_inner(
         .upsert_agents(agents.clone(), clock.now())
         .await
         .context("recording agents")?;
-    let peers = outbound_file::start_peers(&config.data_dir, journal.clone(), clock.clone())?;
+    let peers = Arc::new(outbound_file::start_peers(
+        &config.data_dir,
+        journal.clone(),
+        clock.clone(),
+    )?);
     let (runtime, recovery) = Runtime::builder(
         journal,
         clock.clone(),
@@ -328,7 +331,7 @@ async fn start_inner(
             cancel_grace: config.turns.cancel_grace,
         },
     )
-    .outbound(peers)
+    .outbound(peers.clone())
     .limits(sextant_runtime::Limits {
         max_concurrent_tasks: security_file.limits.max_concurrent_tasks,
         max_agent_turns_per_context: security_file.limits.max_agent_turns_per_context,
@@ -388,26 +391,24 @@ async fn start_inner(
     let security = Arc::new(security);
     // Every outbound A2A call (a2a_call, orchestrate, the a2a engine, answers to cards) is
     // an exchange too: it goes to the audit log.
-    if let Some(peers) = runtime.peers() {
-        let audit = security.clone();
-        peers.set_audit(Box::new(move |call| {
-            use sextant_access::audit::{Outcome, Record};
-            let outcome = match call.error {
-                Some(_) => Outcome::Error,
-                None => Outcome::Ok,
-            };
-            let reason = match &call.error {
-                Some(e) => format!("{} ms: {e}", call.latency_ms),
-                None => format!("{} ms", call.latency_ms),
-            };
-            audit.audit.record(
-                Record::new(None, outcome)
-                    .method("outbound call")
-                    .agent(format!("peer:{}", call.peer))
-                    .reason(reason),
-            );
-        }));
-    }
+    let audit = security.clone();
+    peers.set_audit(Box::new(move |call| {
+        use sextant_access::audit::{Outcome, Record};
+        let outcome = match call.error {
+            Some(_) => Outcome::Error,
+            None => Outcome::Ok,
+        };
+        let reason = match &call.error {
+            Some(e) => format!("{} ms: {e}", call.latency_ms),
+            None => format!("{} ms", call.latency_ms),
+        };
+        audit.audit.record(
+            Record::new(None, outcome)
+                .method("outbound call")
+                .agent(format!("peer:{}", call.peer))
+                .reason(reason),
+        );
+    }));
     // Every check has passed and the port is ours: only now may recovery run. It dispatches
     // queued inputs (their turns are journalled and their commands spawned), so a start that
     // fails after it would leave those inputs to be marked failed by the next start instead of
@@ -428,6 +429,7 @@ async fn start_inner(
     let scheduler_loop = scheduler.start(shutdown.child_token());
     let state = AppState::new(App {
         runtime: runtime.clone(),
+        peers,
         scheduler: scheduler.clone(),
         config: Arc::new(ServerConfig {
             token: token.clone(),

@@ -20,7 +20,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use sextant_peers::{CallRequest, Mode, PeerError, PeerSettings, Peers, RuntimePeers};
+use sextant_peers::{CallRequest, Mode, PeerError, PeerSettings};
 
 use crate::AppState;
 use crate::error::{ApiError, ApiResult};
@@ -48,13 +48,6 @@ impl From<PeerError> for ApiError {
     }
 }
 
-/// The peers service, or 503-like refusal when it is not set up.
-pub(crate) fn service(app: &AppState) -> ApiResult<&Peers> {
-    app.runtime
-        .peers()
-        .ok_or_else(|| ApiError::Internal("outbound peers are not set up in this Sextant".into()))
-}
-
 fn to_json<T: serde::Serialize>(v: &T) -> ApiResult<Json<Value>> {
     serde_json::to_value(v)
         .map(Json)
@@ -63,7 +56,7 @@ fn to_json<T: serde::Serialize>(v: &T) -> ApiResult<Json<Value>> {
 
 /// `GET /api/v1/peers`.
 pub async fn list(State(app): State<AppState>, Owner(p): Owner) -> ApiResult<Json<Value>> {
-    to_json(&service(&app)?.list(&p).await?)
+    to_json(&app.peers.list(&p).await?)
 }
 
 /// `POST /api/v1/peers`.
@@ -92,7 +85,7 @@ pub async fn register(
     if !errors.is_empty() {
         return Err(ApiError::InvalidFields(errors));
     }
-    let view = service(&app)?.register(settings).await?;
+    let view = app.peers.register(settings).await?;
     Ok((StatusCode::CREATED, to_json(&view)?).into_response())
 }
 
@@ -102,7 +95,7 @@ pub async fn get(
     _: Owner,
     Path(name): Path<String>,
 ) -> ApiResult<Json<Value>> {
-    to_json(&service(&app)?.get(&name).await?)
+    to_json(&app.peers.get(&name).await?)
 }
 
 /// `PATCH /api/v1/peers/{name}`.
@@ -112,7 +105,7 @@ pub async fn update(
     Path(name): Path<String>,
     ApiJson(settings): ApiJson<PeerSettings>,
 ) -> ApiResult<Json<Value>> {
-    to_json(&service(&app)?.update(&name, settings).await?)
+    to_json(&app.peers.update(&name, settings).await?)
 }
 
 /// `DELETE /api/v1/peers/{name}`.
@@ -121,7 +114,7 @@ pub async fn delete(
     _: Owner,
     Path(name): Path<String>,
 ) -> ApiResult<StatusCode> {
-    service(&app)?.remove(&name).await?;
+    app.peers.remove(&name).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -141,7 +134,7 @@ pub async fn pin(
     Path(name): Path<String>,
     ApiJson(b): ApiJson<PinBody>,
 ) -> ApiResult<Json<Value>> {
-    to_json(&service(&app)?.pin(&name, b.hash.as_deref()).await?)
+    to_json(&app.peers.pin(&name, b.hash.as_deref()).await?)
 }
 
 /// The body of `POST /api/v1/peers/discover`.
@@ -158,7 +151,7 @@ pub async fn discover(
     _: Owner,
     ApiJson(b): ApiJson<DiscoverBody>,
 ) -> ApiResult<Json<Value>> {
-    to_json(&service(&app)?.discover(&b.url).await?)
+    to_json(&app.peers.discover(&b.url).await?)
 }
 
 /// `POST /api/v1/peers/call`.
@@ -167,7 +160,7 @@ pub async fn call(
     Owner(p): Owner,
     ApiJson(req): ApiJson<CallRequest>,
 ) -> ApiResult<Json<Value>> {
-    to_json(&service(&app)?.call(&p, req).await?)
+    to_json(&app.peers.call(&p, req).await?)
 }
 
 /// The body of `POST /api/v1/peers/orchestrate`.
@@ -200,7 +193,7 @@ pub async fn orchestrate(
 ) -> ApiResult<Json<Value>> {
     let mode = mode(b.mode.as_deref())?;
     to_json(
-        &service(&app)?
+        &app.peers
             .orchestrate(&p, &b.capability, &b.message, mode)
             .await?,
     )
@@ -221,7 +214,8 @@ pub async fn history(
     Path(context_id): Path<String>,
     Query(q): Query<HistoryQuery>,
 ) -> ApiResult<Json<Value>> {
-    let h = service(&app)?
+    let h = app
+        .peers
         .history(&p, &context_id, q.peer.as_deref(), q.limit)
         .await?;
     let mut v = serde_json::to_value(&h).map_err(|e| ApiError::Internal(e.to_string()))?;

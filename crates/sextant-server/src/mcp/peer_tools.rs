@@ -15,7 +15,6 @@ use sextant_peers::{CallRequest, Mode};
 
 use super::{AgentTools, api_refusal, principal, success};
 use crate::api::owner_only;
-use crate::api::peers::service;
 use crate::error::ApiError;
 
 /// `a2a_discover` arguments.
@@ -98,10 +97,7 @@ macro_rules! as_owner {
             return api_refusal(e);
         }
         let $who = principal(&$parts)?;
-        let $peers = match service(&$self.app) {
-            Ok(p) => p,
-            Err(e) => return api_refusal(e),
-        };
+        let $peers = &$self.app.peers;
         match $body {
             Ok(v) => v,
             Err(e) => return api_refusal(ApiError::from(e)),

@@ -26,7 +26,6 @@ use sextant_core::EventBody;
 use sextant_core::ids::{format_time, parse_time};
 use sextant_core::projection::{OutputModes, TaskFold, ViewOptions, stream_response};
 use sextant_journal::{OutboxRow, PushConfigRow};
-use sextant_peers::RuntimePeers;
 use sextant_peers::client::ClientError;
 use tokio_util::sync::CancellationToken;
 
@@ -188,9 +187,7 @@ async fn attempt(app: &AppState, cfg: &PushConfigRow, head: &OutboxRow) -> Resul
     let secrets = app.push.open(cfg).map_err(Failure::stop)?;
     let body = render(app, cfg, head).await.map_err(Failure::retry)?;
     let url = url::Url::parse(&cfg.url).map_err(|e| Failure::stop(format!("bad URL: {e}")))?;
-    let Some(peers) = app.runtime.peers() else {
-        return Err(Failure::retry("the outbound client is not set up"));
-    };
+    let peers = &app.peers;
     let id = format!("{}-{}", cfg.config_id, head.delivery_id);
     let timestamp = app.runtime.clock().now().timestamp();
     let token = secrets.token.clone().unwrap_or_default();

@@ -38,7 +38,6 @@ use sextant_a2a::error::Code;
 use sextant_core::a2a::{AuthenticationInfo, TaskPushNotificationConfig};
 use sextant_core::{AgentSpec, Principal};
 use sextant_journal::{PushConfigRow, PushPut, TaskRow};
-use sextant_peers::RuntimePeers;
 use sextant_peers::client::NetPolicy;
 use ts_rs::TS;
 
@@ -267,8 +266,10 @@ pub fn parse_config(
     }
     let url = url::Url::parse(&cfg.url)
         .map_err(|e| RpcError::field(&f("url"), format!("is not a URL: {e}")))?;
-    if let Some(peers) = app.runtime.peers()
-        && let Err(e) = peers.client().check_with(&url, app.push.settings.policy())
+    if let Err(e) = app
+        .peers
+        .client()
+        .check_with(&url, app.push.settings.policy())
     {
         return Err(RpcError::field(
             &f("url"),
