@@ -17,8 +17,9 @@
 use serde::{Deserialize, Serialize};
 
 /// The kind of caller.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
+#[ts(export)]
 pub enum PrincipalKind {
     /// The console's owner, authenticated with the data-dir token.
     Person,
