@@ -141,10 +141,83 @@ pub fn parse_state(s: &str) -> Option<TaskState> {
     serde_json::from_value(serde_json::Value::String(s.to_string())).ok()
 }
 
+// `a2a-lf`'s `TaskState` has no ts-rs derive, and the orphan rule keeps one off it here. So a
+// console API struct keeps its `TaskState` field (serde writes these same names) and tells
+// ts-rs `#[ts(as = "sextant_core::event::TaskStateName")]`; the UI's bindings call it
+// `TaskState`. `of`'s exhaustive match and a test keep the two in step.
+/// A task's state as the console API sends it: the A2A 1.0 name [`state_wire`] writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[ts(export, rename = "TaskState")]
+pub enum TaskStateName {
+    #[serde(rename = "TASK_STATE_UNSPECIFIED")]
+    Unspecified,
+    #[serde(rename = "TASK_STATE_SUBMITTED")]
+    Submitted,
+    #[serde(rename = "TASK_STATE_WORKING")]
+    Working,
+    #[serde(rename = "TASK_STATE_COMPLETED")]
+    Completed,
+    #[serde(rename = "TASK_STATE_FAILED")]
+    Failed,
+    #[serde(rename = "TASK_STATE_CANCELED")]
+    Canceled,
+    #[serde(rename = "TASK_STATE_INPUT_REQUIRED")]
+    InputRequired,
+    #[serde(rename = "TASK_STATE_REJECTED")]
+    Rejected,
+    #[serde(rename = "TASK_STATE_AUTH_REQUIRED")]
+    AuthRequired,
+}
+
+impl TaskStateName {
+    /// The name of `state`. Exhaustive on purpose: a state `a2a-lf` adds fails to compile
+    /// here instead of reaching the UI as a name its union lacks.
+    pub fn of(state: &TaskState) -> Self {
+        match state {
+            TaskState::Unspecified => Self::Unspecified,
+            TaskState::Submitted => Self::Submitted,
+            TaskState::Working => Self::Working,
+            TaskState::Completed => Self::Completed,
+            TaskState::Failed => Self::Failed,
+            TaskState::Canceled => Self::Canceled,
+            TaskState::InputRequired => Self::InputRequired,
+            TaskState::Rejected => Self::Rejected,
+            TaskState::AuthRequired => Self::AuthRequired,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use a2a::{Part, Role};
+
+    /// The TypeScript union names exactly what the wire carries for each state.
+    #[test]
+    fn task_state_names_are_the_wire_names() {
+        use ts_rs::TS;
+        let all = [
+            TaskState::Unspecified,
+            TaskState::Submitted,
+            TaskState::Working,
+            TaskState::Completed,
+            TaskState::Failed,
+            TaskState::Canceled,
+            TaskState::InputRequired,
+            TaskState::Rejected,
+            TaskState::AuthRequired,
+        ];
+        let mut names = Vec::new();
+        for s in &all {
+            let name = serde_json::to_value(TaskStateName::of(s)).unwrap();
+            assert_eq!(name, state_wire(s));
+            names.push(format!("{name}"));
+        }
+        assert_eq!(
+            TaskStateName::inline(&ts_rs::Config::default()),
+            names.join(" | ")
+        );
+    }
 
     #[test]
     fn bodies_round_trip_with_a_type_tag() {

@@ -17,15 +17,16 @@
 use serde::{Deserialize, Serialize};
 
 /// The kind of caller.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
+#[ts(export)]
 pub enum PrincipalKind {
     /// The console's owner, authenticated with the data-dir token.
     Person,
     /// A request without a credential, accepted only from a loopback peer while Sextant is in
     /// loopback-only mode. Spelled `anonymous-local` everywhere (keys, access lists, JSON,
     /// `caller_kind`); JSON written before that said `anonymous_local`, which still reads.
-    #[serde(rename = "anonymous-local", alias = "anonymous_local")]
+    #[serde(rename = "anonymous-local")]
     AnonymousLocal,
     /// A remote agent holding a named per-peer token.
     Peer,
@@ -37,6 +38,33 @@ pub enum PrincipalKind {
     Delegated,
     /// Any other verified JWT (a service account). Read-only, whatever access lists say.
     Service,
+}
+
+// Derived on a private copy that adds the old spelling (`alias`): ts-rs, deriving on
+// `PrincipalKind`, cannot parse `alias` and would warn on every build. Named alike, so any
+// serde error that names the type reads as before.
+impl<'de> Deserialize<'de> for PrincipalKind {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(rename_all = "snake_case")]
+        enum PrincipalKind {
+            Person,
+            #[serde(rename = "anonymous-local", alias = "anonymous_local")]
+            AnonymousLocal,
+            Peer,
+            Assistant,
+            Delegated,
+            Service,
+        }
+        Ok(match PrincipalKind::deserialize(d)? {
+            PrincipalKind::Person => Self::Person,
+            PrincipalKind::AnonymousLocal => Self::AnonymousLocal,
+            PrincipalKind::Peer => Self::Peer,
+            PrincipalKind::Assistant => Self::Assistant,
+            PrincipalKind::Delegated => Self::Delegated,
+            PrincipalKind::Service => Self::Service,
+        })
+    }
 }
 
 impl PrincipalKind {
@@ -298,6 +326,13 @@ mod tests {
         }
         let old: PrincipalKind = serde_json::from_str("\"anonymous_local\"").unwrap();
         assert_eq!(old, PrincipalKind::AnonymousLocal);
+        let err = serde_json::from_str::<PrincipalKind>("\"robot\"").unwrap_err();
+        assert!(
+            err.to_string().starts_with(
+                "unknown variant `robot`, expected one of `person`, `anonymous-local`"
+            ),
+            "{err}"
+        );
     }
 
     #[test]

@@ -428,7 +428,8 @@ pub enum BlockKind {
     },
     /// The task changed state; `text` is the agent's status message, if any.
     State {
-        state: String,
+        #[ts(as = "crate::event::TaskStateName")]
+        state: TaskState,
         #[serde(skip_serializing_if = "Option::is_none")]
         #[ts(optional)]
         text: Option<String>,
@@ -484,7 +485,7 @@ pub fn blocks(ev: &JournalEvent) -> Vec<Block> {
             .status()
             .map(|(state, message)| {
                 mk(BlockKind::State {
-                    state: crate::event::state_wire(state),
+                    state: state.clone(),
                     text: message.map(message_text).filter(|t| !t.is_empty()),
                 })
             })
@@ -664,7 +665,13 @@ mod tests {
         assert_eq!(kinds(&folded), kinds(&legacy));
         assert!(matches!(
             kinds(&folded).last(),
-            Some((_, BlockKind::State { state, text: None })) if state == "TASK_STATE_WORKING"
+            Some((
+                _,
+                BlockKind::State {
+                    state: TaskState::Working,
+                    text: None
+                }
+            ))
         ));
     }
 

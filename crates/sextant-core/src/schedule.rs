@@ -1,13 +1,15 @@
 //! Personal schedules and their Runs: the small vocabulary the journal stores and the scheduler
 //! and server speak. Cron parsing and next-fire computation live in `sextant-scheduler`; this
-//! module only names things.
+//! module only names things. The two the console API sends as such (a schedule's missed-run
+//! policy, a Run's trigger) derive ts-rs, so the UI's bindings get the union of their names.
 
 use serde::{Deserialize, Serialize};
 
 /// What a schedule does about cron slots it could not fire on time (the machine slept, Sextant
 /// was not running).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
+#[ts(export)]
 pub enum MissedRunPolicy {
     /// Do not run late. The latest missed slot is recorded as a `missed` Run so the history
     /// shows the gap.
@@ -37,8 +39,9 @@ impl MissedRunPolicy {
 }
 
 /// Why a Run exists.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
+#[ts(export)]
 pub enum RunTrigger {
     /// A cron slot came due. At most one cron (or catch-up) Run exists per (schedule, slot).
     Cron,
@@ -260,6 +263,8 @@ mod tests {
             RunTrigger::Replay,
         ] {
             assert_eq!(RunTrigger::parse(t.as_str()), Some(t));
+            // The console API sends the enum itself (serde) where it once sent `as_str`.
+            assert_eq!(serde_json::to_value(t).unwrap(), t.as_str());
         }
         for s in [
             ScheduleSource::Console,

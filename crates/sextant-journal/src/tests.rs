@@ -480,6 +480,102 @@ async fn schedule_rows_in_the_stored_format_read_typed_and_write_back_byte_ident
     assert_eq!(schedule_text(&c, "copy"), schedule_text(&c, "old"));
 }
 
+/// A schedule whose stored values this Sextant cannot read (a policy name a newer one wrote, a
+/// hand-edited time) is left out of the scheduler's due read and of its creator's list; every
+/// other schedule is still there, and still fires.
+#[tokio::test]
+async fn a_schedule_row_that_does_not_read_is_left_out_not_the_whole_list() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = journal(&dir).await;
+    for id in ["good1", "good2"] {
+        j.create_schedule(schedule_row(id, "2026-11-29T10:01:00.000Z"))
+            .await
+            .unwrap();
+    }
+    let c = rusqlite::Connection::open(j.path()).unwrap();
+    for (id, policy, created) in [
+        ("later", "later", "2026-11-29T10:00:00.000Z"),
+        ("when", "skip", "yesterday"),
+    ] {
+        c.execute(
+            "INSERT INTO schedules (schedule_id, creator, creator_kind, creator_principal, name,
+                 prompt, cron, timezone, agent_id, enabled, missed_run_policy,
+                 missed_run_grace_secs, source, created_at, updated_at, next_fire_at, due_at)
+             VALUES (?1, 'alice', 'person', '{}', 'n', 'p', '* * * * *', 'UTC', 'echo', 1, ?2,
+                 60, 'api', ?3, '2026-11-29T10:00:00.000Z', '2026-11-29T10:00:30.000Z',
+                 '2026-11-29T10:00:30.000Z')",
+            rusqlite::params![id, policy, created],
+        )
+        .unwrap();
+    }
+    let ids = |rows: Vec<ScheduleRow>| -> Vec<String> {
+        let mut ids: Vec<String> = rows.into_iter().map(|s| s.schedule_id).collect();
+        ids.sort();
+        ids
+    };
+    // The unreadable ones are due first (an earlier cursor), and the batch has room for all.
+    let due = j
+        .due_schedules("2026-11-29T10:02:00.000Z", 10)
+        .await
+        .unwrap();
+    assert_eq!(ids(due), ["good1", "good2"]);
+    assert_eq!(
+        ids(j.schedules_owned("alice").await.unwrap()),
+        ["good1", "good2"]
+    );
+    // Left out of lists, not gone: read alone, each still says what is wrong with it.
+    let err = j.schedule("later").await.unwrap_err().to_string();
+    assert!(err.contains("missed-run policy \"later\""), "{err}");
+    let err = j.schedule("when").await.unwrap_err().to_string();
+    assert!(err.contains("time \"yesterday\""), "{err}");
+}
+
+/// A Run whose stored values do not read is left out of its schedule's Runs list, and the page
+/// reads on past it: a page still has as many Runs as asked for when there are that many.
+#[tokio::test]
+async fn a_run_row_that_does_not_read_is_left_out_of_the_runs_list() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = journal(&dir).await;
+    j.create_schedule(schedule_row("s1", "2026-11-29T10:01:00.000Z"))
+        .await
+        .unwrap();
+    for (id, slot) in [
+        ("r1", "2026-11-29T10:01:00.000Z"),
+        ("r2", "2026-11-29T10:02:00.000Z"),
+        ("r3", "2026-11-29T10:04:00.000Z"),
+    ] {
+        let run = RunRow {
+            run_id: id.into(),
+            ..cron_run("s1", slot)
+        };
+        j.insert_run(run).await.unwrap();
+    }
+    // Newest first, these sort as: y (its text sorts after any date), r3, x, r2, r1.
+    let c = rusqlite::Connection::open(j.path()).unwrap();
+    for (id, trigger, created) in [
+        ("x", "hourly", "2026-11-29T10:03:00.000Z"),
+        ("y", "manual", "yesterday"),
+    ] {
+        c.execute(
+            "INSERT INTO runs (run_id, schedule_id, trigger, scheduled_for, prompt, agent_id,
+                 executed_as, record, created_at)
+             VALUES (?1, 's1', ?2, '2026-11-29T10:00:00.000Z', 'p', 'echo', 'alice',
+                 'missed', ?3)",
+            rusqlite::params![id, trigger, created],
+        )
+        .unwrap();
+    }
+    let ids = |(runs, total): (Vec<RunRow>, u64)| -> (Vec<String>, u64) {
+        (runs.into_iter().map(|r| r.run_id).collect(), total)
+    };
+    let all = ids(j.runs("s1", None, 10).await.unwrap());
+    assert_eq!(all, (vec!["r3".into(), "r2".into(), "r1".into()], 5));
+    let first = ids(j.runs("s1", None, 2).await.unwrap());
+    assert_eq!(first.0, ["r3", "r2"]);
+    let after_r3 = Some(("2026-11-29T10:04:00.000Z".to_string(), "r3".to_string()));
+    assert_eq!(ids(j.runs("s1", after_r3, 1).await.unwrap()).0, ["r2"]);
+}
+
 #[tokio::test]
 async fn a_stored_run_value_this_sextant_does_not_know_is_an_error_not_a_panic() {
     let dir = tempfile::tempdir().unwrap();

@@ -170,7 +170,7 @@ async fn replay_uses_the_earlier_prompt_and_disable_stops_runs() {
         .await
         .unwrap();
     let first = r.scheduler.run_now(&me, &s.id).await.unwrap();
-    assert_eq!(first.trigger, "manual");
+    assert_eq!(first.trigger, RunTrigger::Manual);
     assert_eq!(first.prompt, "old prompt");
 
     r.scheduler
@@ -185,7 +185,7 @@ async fn replay_uses_the_earlier_prompt_and_disable_stops_runs() {
         .await
         .unwrap();
     let replay = r.scheduler.replay(&me, &s.id, &first.id).await.unwrap();
-    assert_eq!(replay.trigger, "replay");
+    assert_eq!(replay.trigger, RunTrigger::Replay);
     assert_eq!(replay.replay_of.as_deref(), Some(first.id.as_str()));
     assert_eq!(replay.prompt, "old prompt");
     let fold = settle(&r.runtime, replay.task_id.as_deref().unwrap()).await;
@@ -982,7 +982,7 @@ async fn a_late_run_within_the_window_is_a_catchup_run() {
     tick_at(&r, "2026-12-01T11:10:00Z").await;
     let runs = history(&r, &s.id).await;
     assert_eq!(runs.len(), 1);
-    assert_eq!(runs[0].trigger, "catchup");
+    assert_eq!(runs[0].trigger, RunTrigger::Catchup);
     assert!(
         runs[0]
             .reason
@@ -993,7 +993,7 @@ async fn a_late_run_within_the_window_is_a_catchup_run() {
     assert!(runs[0].session_id.is_some());
     // On time again: a cron Run.
     tick_at(&r, "2026-12-01T12:00:00Z").await;
-    assert_eq!(history(&r, &s.id).await[1].trigger, "cron");
+    assert_eq!(history(&r, &s.id).await[1].trigger, RunTrigger::Cron);
 }
 
 #[tokio::test]
@@ -1033,7 +1033,7 @@ async fn backfill_runs_each_past_slot_under_its_own_policy() {
             "2026-12-01T09:00:00.000Z"
         ]
     );
-    assert!(done.runs.iter().all(|v| v.trigger == "backfill"));
+    assert!(done.runs.iter().all(|v| v.trigger == RunTrigger::Backfill));
     assert!(
         done.runs
             .iter()

@@ -11,6 +11,7 @@ use sextant_core::RunRecord;
 use sextant_core::a2a::TaskState;
 use sextant_core::event::parse_state;
 use sextant_core::ids::format_time;
+use sextant_core::schedule::{MissedRunPolicy, RunTrigger};
 use sextant_journal::{History, RunRow, ScheduleRow};
 
 use crate::service::{assistant_of, timing_of};
@@ -139,7 +140,7 @@ pub struct ScheduleView {
     pub timezone: String,
     pub agent_id: String,
     pub enabled: bool,
-    pub missed_run_policy: String,
+    pub missed_run_policy: MissedRunPolicy,
     /// The catch-up window of `run_once`, in seconds.
     pub missed_run_grace_secs: i64,
     /// `skip`, `buffer_one`, `buffer_all`, `allow_all` or `cancel_previous`.
@@ -205,7 +206,7 @@ impl ScheduleView {
             timezone: row.timezone.clone(),
             agent_id: row.agent_id.clone(),
             enabled: row.enabled,
-            missed_run_policy: row.missed_run_policy.as_str().to_string(),
+            missed_run_policy: row.missed_run_policy,
             missed_run_grace_secs: row.missed_run_grace_secs,
             overlap_policy: row.overlap_policy.clone(),
             jitter_secs: row.jitter_secs,
@@ -247,7 +248,7 @@ pub struct RunView {
     pub schedule_id: String,
     /// `cron`, `catchup` (a missed slot run late, within the catch-up window), `backfill`,
     /// `manual` or `replay`.
-    pub trigger: String,
+    pub trigger: RunTrigger,
     /// `pending`, `blocked`, `missed`, `skipped`, `buffered`, `failed` before or instead of a
     /// task; once started, the task's state: `submitted`, `running`, `input_required`,
     /// `auth_required`, `completed`, `failed`, `canceled`, `rejected`.
@@ -316,7 +317,7 @@ impl From<&RunRow> for RunView {
         Self {
             id: r.run_id.clone(),
             schedule_id: r.schedule_id.clone(),
-            trigger: r.trigger.as_str().to_string(),
+            trigger: r.trigger,
             status,
             reason: r.reason.clone(),
             prompt: r.prompt.clone(),

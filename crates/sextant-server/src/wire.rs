@@ -12,10 +12,12 @@
 
 use serde::Serialize;
 use serde_json::Value;
-use sextant_core::event::state_wire;
+use sextant_core::PrincipalKind;
+use sextant_core::a2a::TaskState;
 use sextant_core::ids::format_time;
 use sextant_core::interaction::Interaction;
 use sextant_core::projection::Block;
+use sextant_core::schedule::RunTrigger;
 use sextant_journal::queries::search::TaskDigest;
 use sextant_journal::{SessionRow, TaskRow};
 use sextant_scheduler::view::NextRun;
@@ -56,7 +58,7 @@ pub struct SessionSummary {
     pub agent_id: String,
     /// The caller's principal key (`person:sextant:owner`, `anonymous-local:loopback:anonymous`).
     pub caller: String,
-    pub caller_kind: String,
+    pub caller_kind: PrincipalKind,
     pub context_id: String,
     /// What started it: `a2a`, `schedule`, ….
     pub origin: String,
@@ -75,7 +77,7 @@ impl SessionSummary {
             session_id: s.session_id.clone(),
             agent_id: s.agent_id.clone(),
             caller: s.caller.clone(),
-            caller_kind: s.caller_kind.as_str().to_string(),
+            caller_kind: s.caller_kind,
             context_id: s.context_id.clone(),
             origin: s.origin.clone(),
             created_at: format_time(s.created_at),
@@ -100,7 +102,8 @@ pub struct TaskSummary {
     pub message_id: String,
     pub created_at: String,
     /// `TASK_STATE_SUBMITTED`, `TASK_STATE_WORKING`, … (the A2A 1.0 names).
-    pub state: String,
+    #[ts(as = "sextant_core::event::TaskStateName")]
+    pub state: TaskState,
     /// When it entered that state.
     pub state_at: String,
     /// The journal seq of its latest event.
@@ -151,7 +154,7 @@ impl From<&TaskRow> for TaskSummary {
             context_id: t.context_id.clone(),
             message_id: t.message_id.clone(),
             created_at: format_time(t.created_at),
-            state: state_wire(&t.state),
+            state: t.state.clone(),
             state_at: format_time(t.state_at),
             last_seq: t.last_seq,
             outcome: t.outcome.map(|o| o.as_str().to_string()),
@@ -195,8 +198,8 @@ pub struct TasksPage {
 pub struct RunLink {
     pub run_id: String,
     pub schedule_id: String,
-    /// `cron`, `manual` or `replay`.
-    pub trigger: String,
+    /// `cron`, `catchup`, `backfill`, `manual` or `replay`.
+    pub trigger: RunTrigger,
     /// The Run in the schedules API.
     pub url: String,
 }
@@ -239,7 +242,8 @@ pub struct PendingInteraction {
     /// The console page of the Session.
     pub session_url: String,
     /// The waiting task's state (`TASK_STATE_AUTH_REQUIRED` or `TASK_STATE_INPUT_REQUIRED`).
-    pub task_state: String,
+    #[ts(as = "sextant_core::event::TaskStateName")]
+    pub task_state: TaskState,
     pub raised_at: String,
     /// Where the answer goes (`POST`).
     pub answer_url: String,
@@ -261,7 +265,8 @@ pub struct AnsweredTask {
     pub session_id: String,
     pub agent_id: String,
     pub context_id: String,
-    pub state: String,
+    #[ts(as = "sextant_core::event::TaskStateName")]
+    pub state: TaskState,
     pub state_at: String,
 }
 
@@ -315,7 +320,8 @@ pub struct TaskChange {
     pub caller: String,
     pub context_id: String,
     /// The new state (A2A 1.0 name).
-    pub state: String,
+    #[ts(as = "sextant_core::event::TaskStateName")]
+    pub state: TaskState,
     /// What happened, when the change ended the task (see [`TaskSummary::outcome`]).
     pub outcome: Option<String>,
     /// The schedule whose Run started the task's Session, if one did, and its name.

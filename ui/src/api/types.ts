@@ -13,19 +13,24 @@ export type { Interaction } from '../bindings/Interaction';
 export type { InteractionChange } from '../bindings/InteractionChange';
 export type { InteractionList } from '../bindings/InteractionList';
 export type { InteractionOption } from '../bindings/InteractionOption';
+export type { MissedRunPolicy } from '../bindings/MissedRunPolicy';
 export type { NextRun } from '../bindings/NextRun';
 export type { PendingInteraction } from '../bindings/PendingInteraction';
+export type { PrincipalKind } from '../bindings/PrincipalKind';
 export type { RunLink } from '../bindings/RunLink';
+export type { RunTrigger } from '../bindings/RunTrigger';
 export type { ScheduleNotice } from '../bindings/ScheduleNotice';
 export type { SchedulePreview } from '../bindings/SchedulePreview';
 export type { SessionDetail } from '../bindings/SessionDetail';
 export type { SessionSummary } from '../bindings/SessionSummary';
 export type { TaskChange } from '../bindings/TaskChange';
 export type { TaskCounts } from '../bindings/TaskCounts';
+export type { TaskState } from '../bindings/TaskState';
 export type { TaskSummary } from '../bindings/TaskSummary';
 export type { TasksPage } from '../bindings/TasksPage';
 export type { ScheduleGrantView as ScheduleGrant } from '../bindings/ScheduleGrantView';
 
+import type { MissedRunPolicy } from '../bindings/MissedRunPolicy';
 import type { RunView } from '../bindings/RunView';
 import type { ScheduleView } from '../bindings/ScheduleView';
 
@@ -59,7 +64,7 @@ export interface ScheduleInput {
   timezone: string;
   agent_id: string;
   enabled?: boolean;
-  missed_run_policy?: 'skip' | 'run_once';
+  missed_run_policy?: MissedRunPolicy;
   missed_run_grace_secs?: number;
   overlap_policy?: 'skip' | 'buffer_one' | 'buffer_all' | 'allow_all' | 'cancel_previous';
   jitter_secs?: number;

@@ -3,6 +3,7 @@ import type { ApprovedAction } from "./ApprovedAction";
 import type { FormField } from "./FormField";
 import type { InteractionKind } from "./InteractionKind";
 import type { InteractionOption } from "./InteractionOption";
+import type { TaskState } from "./TaskState";
 
 /**
  * One pending interaction in the approvals inbox: the interaction as the engine declared it,
@@ -33,7 +34,7 @@ sessionUrl: string,
 /**
  * The waiting task's state (`TASK_STATE_AUTH_REQUIRED` or `TASK_STATE_INPUT_REQUIRED`).
  */
-taskState: string, raisedAt: string, 
+taskState: TaskState, raisedAt: string, 
 /**
  * Where the answer goes (`POST`).
  */

@@ -18,7 +18,7 @@ describe('format', () => {
   });
 
   it('matches the status filter as the server does', () => {
-    const canceled = { state: 'TASK_STATE_FAILED', outcome: 'canceled' };
+    const canceled = { state: 'TASK_STATE_FAILED', outcome: 'canceled' } as const;
     expect(statusMatches('canceled', canceled)).toBe(true);
     expect(statusMatches('failed', canceled)).toBe(false);
     expect(statusMatches('unfinished', canceled)).toBe(false);

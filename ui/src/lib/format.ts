@@ -1,5 +1,7 @@
 // Words and tones for states, callers and ids, shared by every view.
 
+import type { RunTrigger, TaskState } from '../api/types';
+
 /** How a badge looks. */
 export type Tone = 'neutral' | 'info' | 'warn' | 'ok' | 'bad' | 'muted';
 
@@ -13,9 +15,9 @@ export const TASK_STATES = [
   'TASK_STATE_FAILED',
   'TASK_STATE_CANCELED',
   'TASK_STATE_REJECTED',
-] as const;
+] as const satisfies readonly TaskState[];
 
-const STATE_WORDS: Record<string, [string, Tone]> = {
+const STATE_WORDS: Partial<Record<TaskState, [string, Tone]>> = {
   TASK_STATE_SUBMITTED: ['Submitted', 'neutral'],
   TASK_STATE_WORKING: ['Working', 'info'],
   TASK_STATE_INPUT_REQUIRED: ['Needs input', 'warn'],
@@ -26,9 +28,12 @@ const STATE_WORDS: Record<string, [string, Tone]> = {
   TASK_STATE_REJECTED: ['Rejected', 'bad'],
 };
 
-/** A task state in words, with its tone. */
+/**
+ * A task state in words, with its tone. Takes any string: a newer server may send a state this
+ * console does not know yet, which reads as its own name.
+ */
 export function taskState(state: string): { label: string; tone: Tone } {
-  const w = STATE_WORDS[state];
+  const w = STATE_WORDS[state as TaskState];
   if (w) return { label: w[0], tone: w[1] };
   return { label: state.replace(/^TASK_STATE_/, '').toLowerCase().replace(/_/g, ' '), tone: 'neutral' };
 }
@@ -65,7 +70,7 @@ export const STATUS_FILTERS: [string, string][] = [
 ];
 
 /** Whether a task with this state and outcome passes a status filter. */
-export function statusMatches(status: string, t: { state: string; outcome?: string | null }): boolean {
+export function statusMatches(status: string, t: { state: TaskState; outcome?: string | null }): boolean {
   if (!status) return true;
   if (status === 'unfinished') return !isTerminal(t.state);
   if (status === 'waiting') return isWaiting(t.state);
@@ -73,13 +78,15 @@ export function statusMatches(status: string, t: { state: string; outcome?: stri
   return isTerminal(t.state) && t.outcome === status;
 }
 
+const TERMINAL: readonly TaskState[] = ['TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', 'TASK_STATE_CANCELED', 'TASK_STATE_REJECTED'];
+
 /** Whether a task in this state is finished. */
-export function isTerminal(state: string): boolean {
-  return ['TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', 'TASK_STATE_CANCELED', 'TASK_STATE_REJECTED'].includes(state);
+export function isTerminal(state: TaskState): boolean {
+  return TERMINAL.includes(state);
 }
 
 /** Whether a task in this state waits for the person. */
-export function isWaiting(state: string): boolean {
+export function isWaiting(state: TaskState): boolean {
   return state === 'TASK_STATE_INPUT_REQUIRED' || state === 'TASK_STATE_AUTH_REQUIRED';
 }
 
@@ -126,10 +133,11 @@ export function shortId(id: string): string {
   return hex.length > 8 ? hex.slice(-8) : id;
 }
 
-/** A trigger of a Run in words. */
-export function triggerLabel(t: string): string {
-  const words: Record<string, string> = { cron: 'Scheduled', catchup: 'Caught up', backfill: 'Backfill', manual: 'Run now', replay: 'Replay' };
-  return words[t] ?? t;
+const TRIGGER_WORDS: Record<RunTrigger, string> = { cron: 'Scheduled', catchup: 'Caught up', backfill: 'Backfill', manual: 'Run now', replay: 'Replay' };
+
+/** A trigger of a Run in words (its own name for one a newer server added). */
+export function triggerLabel(t: RunTrigger): string {
+  return TRIGGER_WORDS[t] ?? t;
 }
 
 /** A field error's message without the `field: ` prefix its place on the field already says. */

@@ -13,6 +13,51 @@ macro_rules! live_task {
     };
 }
 
+/// Collects a list read's rows, leaving out (and logging) each row whose stored values this
+/// Sextant cannot read: a name a newer Sextant wrote, a hand-edited time. One such row must not
+/// hide every other row of a list, nor stop the scheduler's other schedules; read alone, it
+/// is still the clear error [`crate::stored`] gives. Any other error (the database's) fails
+/// the read as before. `rows` yields each row's id beside the row as mapped; `what` names
+/// the kind of row for the log ("schedule").
+pub(crate) fn skip_unreadable<T>(
+    what: &'static str,
+    rows: impl Iterator<Item = rusqlite::Result<(String, rusqlite::Result<T>)>>,
+) -> rusqlite::Result<Vec<T>> {
+    let mut out = Vec::new();
+    for r in rows {
+        let (id, row) = r?;
+        match row {
+            Ok(v) => out.push(v),
+            Err(
+                e @ (rusqlite::Error::FromSqlConversionFailure(..)
+                | rusqlite::Error::InvalidColumnType(..)
+                | rusqlite::Error::IntegralValueOutOfRange(..)),
+            ) => report_unreadable(what, &id, &e),
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(out)
+}
+
+/// Logs a row left out of a list. A due schedule that cannot be read stays due, so the
+/// scheduler meets it on every tick (about once a second): the first sighting of each row and
+/// reason is a warning, the rest are debug lines. The set grows only with distinct bad rows.
+fn report_unreadable(what: &'static str, id: &str, e: &rusqlite::Error) {
+    static REPORTED: std::sync::Mutex<std::collections::BTreeSet<String>> =
+        std::sync::Mutex::new(std::collections::BTreeSet::new());
+    let first = REPORTED
+        .lock()
+        .map(|mut seen| seen.insert(format!("{what} {id}: {e}")))
+        // A poisoned lock only loses the de-duplication.
+        .unwrap_or(true);
+    if first {
+        tracing::warn!(id, why = %e, "journal: left a {what} out of a list: it holds a value \
+            this Sextant cannot read (fix or delete the row)");
+    } else {
+        tracing::debug!(id, why = %e, "journal: left a {what} out of a list again");
+    }
+}
+
 pub mod agents;
 pub mod events;
 pub mod grants;

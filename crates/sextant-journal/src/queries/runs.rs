@@ -152,26 +152,47 @@ pub fn by_session(c: &Connection, session_id: &str) -> Result<Option<RunRow>> {
 }
 
 /// A page of a schedule's Runs, newest first; `cursor` is the (created_at, run_id) of the
-/// last Run of the previous page. Also returns the total count.
+/// last Run of the previous page. Also returns the total count. A Run whose stored values do
+/// not read is left out (and logged), and the page reads on past it, so it still holds
+/// `limit` Runs when there are that many after the cursor (a caller's look-ahead row
+/// included).
 pub fn list(
     c: &Connection,
     schedule_id: &str,
     cursor: Option<(String, String)>,
     limit: u32,
 ) -> Result<(Vec<RunRow>, u64)> {
-    let (cur_at, cur_id) = cursor.unwrap_or_default();
-    let has_cursor = !cur_id.is_empty();
-    let rows = c
-        .prepare_cached(&format!(
-            "{SELECT} WHERE r.schedule_id = ?1
-               AND (?2 = 0 OR r.created_at < ?3 OR (r.created_at = ?3 AND r.run_id < ?4))
-             ORDER BY r.created_at DESC, r.run_id DESC LIMIT ?5"
-        ))?
-        .query_map(
-            params![schedule_id, has_cursor as i64, cur_at, cur_id, limit],
-            row,
-        )?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let (mut cur_at, mut cur_id) = cursor.unwrap_or_default();
+    let mut stmt = c.prepare_cached(&format!(
+        "{SELECT} WHERE r.schedule_id = ?1
+           AND (?2 = 0 OR r.created_at < ?3 OR (r.created_at = ?3 AND r.run_id < ?4))
+         ORDER BY r.created_at DESC, r.run_id DESC LIMIT ?5"
+    ))?;
+    let mut rows = Vec::new();
+    loop {
+        let want = limit.saturating_sub(rows.len() as u32);
+        let has_cursor = !cur_id.is_empty();
+        // Each row with its id and its stored `created_at` (the cursor, as text: it moves on
+        // past a row whose time does not parse).
+        let read = stmt
+            .query_map(
+                params![schedule_id, has_cursor as i64, cur_at, cur_id, want],
+                |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(12)?, row(r))),
+            )?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        let full = read.len() as u32 == want;
+        if let Some((id, at, _)) = read.last() {
+            (cur_at, cur_id) = (at.clone(), id.clone());
+        }
+        rows.extend(super::skip_unreadable(
+            "run",
+            read.into_iter().map(|(id, _, r)| Ok((id, r))),
+        )?);
+        // Short only when a row was left out: read on from the last row read.
+        if !full || want == 0 || rows.len() as u32 >= limit {
+            break;
+        }
+    }
     let total: i64 = c
         .prepare_cached("SELECT COUNT(*) FROM runs WHERE schedule_id = ?1")?
         .query_row([schedule_id], |r| r.get(0))?;

@@ -117,14 +117,20 @@ pub fn get_owned(c: &Connection, creator: &str, schedule_id: &str) -> Result<Opt
     .optional()?)
 }
 
-/// Every schedule of `creator`, newest first.
+/// A row with its id beside it, for [`super::skip_unreadable`].
+fn row_with_id(r: &Row<'_>) -> rusqlite::Result<(String, rusqlite::Result<ScheduleRow>)> {
+    Ok((r.get(0)?, row(r)))
+}
+
+/// Every schedule of `creator`, newest first; one whose stored values do not read is left out
+/// (and logged).
 pub fn list_owned(c: &Connection, creator: &str) -> Result<Vec<ScheduleRow>> {
-    Ok(c.prepare_cached(&format!(
+    let mut stmt = c.prepare_cached(&format!(
         "SELECT {COLUMNS} FROM schedules WHERE creator = ?1
          ORDER BY created_at DESC, schedule_id DESC"
-    ))?
-    .query_map([creator], row)?
-    .collect::<rusqlite::Result<Vec<_>>>()?)
+    ))?;
+    let rows = stmt.query_map([creator], row_with_id)?;
+    Ok(super::skip_unreadable("schedule", rows)?)
 }
 
 /// Creates a schedule.
@@ -214,15 +220,18 @@ pub fn delete_owned(c: &Connection, creator: &str, schedule_id: &str) -> Result<
 }
 
 /// Enabled schedules whose cursor is due at or before `now` (stored time format), earliest
-/// first.
+/// first, at most `limit`. One whose stored values do not read is left out (and logged), so
+/// the others still fire; it stays due (nothing moves its cursor) and counts against `limit`,
+/// so a batch can come back shorter than `limit` with more due (the scheduler's next tick
+/// takes them).
 pub fn due(c: &Connection, now: &str, limit: u32) -> Result<Vec<ScheduleRow>> {
-    Ok(c.prepare_cached(&format!(
+    let mut stmt = c.prepare_cached(&format!(
         "SELECT {COLUMNS} FROM schedules
          WHERE enabled = 1 AND due_at IS NOT NULL AND due_at <= ?1
          ORDER BY due_at, schedule_id LIMIT ?2"
-    ))?
-    .query_map(params![now, limit], row)?
-    .collect::<rusqlite::Result<Vec<_>>>()?)
+    ))?;
+    let rows = stmt.query_map(params![now, limit], row_with_id)?;
+    Ok(super::skip_unreadable("schedule", rows)?)
 }
 
 /// When the earliest cursor of any enabled schedule is due.

@@ -77,7 +77,7 @@ pub async fn list(
             context_id: task.context_id,
             session_url: format!("{base}/sessions/{}", row.session_id),
             session_id: row.session_id,
-            task_state: sextant_core::event::state_wire(&task.state),
+            task_state: task.state,
             raised_at: row.raised_at,
             answer_url: format!(
                 "{base}{}",
@@ -212,7 +212,7 @@ async fn answer_one(
         }
     };
     Ok(AnsweredTask {
-        state: sextant_core::event::state_wire(&task.state),
+        state: task.state,
         task_id: task.task_id,
         session_id: task.session_id,
         agent_id: task.agent_id,

@@ -299,7 +299,7 @@ pub async fn session(
         ),
         run_id: r.run_id,
         schedule_id: r.schedule_id,
-        trigger: r.trigger.as_str().to_string(),
+        trigger: r.trigger,
     });
     Ok(Json(json!(SessionDetail {
         session: SessionSummary::new(&s, &base),
@@ -590,7 +590,7 @@ async fn state_change(journal: &sextant_journal::Journal, ev: &JournalEvent) -> 
         agent_id: row.agent_id,
         caller: row.caller,
         context_id: row.context_id,
-        state: state_wire(&state),
+        state: state.clone(),
         outcome: state
             .is_terminal()
             .then_some(row.outcome)

@@ -353,7 +353,9 @@ pub fn run_text(r: &RunView, tz: Option<sextant_scheduler::Tz>, base: &str) -> S
         .unwrap_or_default();
     let mut out = format!(
         "Run {} ({}, for {slot}): {}{took}",
-        r.id, r.trigger, r.status
+        r.id,
+        r.trigger.as_str(),
+        r.status
     );
     if let Some(result) = &r.result {
         out.push_str(&format!(" — result: \"{}\"", visible(result, 300)));

@@ -2,7 +2,7 @@
 // a saved one) and the body a save sends. Numbers are kept as the text typed, so a half-typed
 // value stays in its field; the server judges them and its error lands on the field.
 
-import type { Schedule, ScheduleInput } from '../../api/types';
+import type { MissedRunPolicy, Schedule, ScheduleInput } from '../../api/types';
 
 /** How the person gives the time: a cron expression, plain words, or one date and time. */
 export type TimingKind = 'cron' | 'words' | 'once';
@@ -39,7 +39,7 @@ export interface ScheduleForm {
   when: string;
   /** `YYYY-MM-DDTHH:MM`, a wall-clock time in `timezone` (what `<input type=datetime-local>` holds). */
   once_at: string;
-  missed_run_policy: 'skip' | 'run_once';
+  missed_run_policy: MissedRunPolicy;
   missed_run_grace_secs: number;
   overlap_policy: OverlapPolicy;
   jitter_secs: string;
@@ -66,7 +66,7 @@ export function formFor(s: Schedule | null, defaults: { agent_id: string; timezo
     cron: s?.cron ?? '0 9 * * 1-5',
     when: '',
     once_at: s?.once_at?.slice(0, 16) ?? tomorrowAtNine(defaults.now),
-    missed_run_policy: s?.missed_run_policy === 'run_once' ? 'run_once' : 'skip',
+    missed_run_policy: s?.missed_run_policy ?? 'skip',
     missed_run_grace_secs: s?.missed_run_grace_secs ?? 3600,
     overlap_policy: overlap,
     jitter_secs: String(s?.jitter_secs ?? 0),

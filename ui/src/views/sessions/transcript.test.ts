@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import type { Block, Interaction } from '../../api/types';
+import type { Block, Interaction, TaskState } from '../../api/types';
 import { addBlock, deriveTasks, fromSnapshot, items, Ordinals, resumeAfter } from './transcript';
 
 const at = '2026-12-01T10:00:00.000Z';
 const user = (seq: number, text: string, taskId = 't1'): Block => ({ seq, at, taskId, kind: 'user_input', messageId: 'm' + seq, text });
 const agent = (seq: number, text: string, append = false, taskId = 't1'): Block => ({ seq, at, taskId, kind: 'agent_text', text, append });
-const state = (seq: number, s: string, taskId = 't1'): Block => ({ seq, at, taskId, kind: 'state', state: s });
+const state = (seq: number, s: TaskState, taskId = 't1'): Block => ({ seq, at, taskId, kind: 'state', state: s });
 const interaction: Interaction = {
   interactionId: 'i1',
   taskId: 't1',
@@ -98,9 +98,10 @@ describe('transcript items', () => {
 });
 
 describe('deriveTasks', () => {
-  const make = (taskId: string, at: string, seq: number) => ({ taskId, state: 'TASK_STATE_SUBMITTED', stateAt: at, createdAt: at, lastSeq: seq });
+  type Task = { taskId: string; state: TaskState; stateAt: string; createdAt: string; lastSeq: number };
+  const make = (taskId: string, at: string, seq: number): Task => ({ taskId, state: 'TASK_STATE_SUBMITTED', stateAt: at, createdAt: at, lastSeq: seq });
   it('moves tasks by their state blocks and adds new ones, ignoring older blocks', () => {
-    const tasks = [{ taskId: 't1', state: 'TASK_STATE_WORKING', stateAt: at, createdAt: at, lastSeq: 4 }];
+    const tasks: Task[] = [{ taskId: 't1', state: 'TASK_STATE_WORKING', stateAt: at, createdAt: at, lastSeq: 4 }];
     const out = deriveTasks(tasks, [state(3, 'TASK_STATE_SUBMITTED'), state(5, 'TASK_STATE_COMPLETED'), user(6, 'next', 't2'), state(7, 'TASK_STATE_WORKING', 't2')], make);
     expect(out.map((t) => [t.taskId, t.state, t.lastSeq])).toEqual([
       ['t1', 'TASK_STATE_COMPLETED', 5],

@@ -6,7 +6,7 @@
 // the last one seen, and each block is identified by (seq, its position among the blocks of
 // that seq): the ones already held are dropped.
 
-import type { Block, Interaction } from '../../api/types';
+import type { Block, Interaction, TaskState } from '../../api/types';
 
 export interface Transcript {
   blocks: Block[];
@@ -72,7 +72,7 @@ export type Item =
   | { type: 'user'; key: string; seq: number; at: string; taskId?: string; text: string }
   | { type: 'agent'; key: string; seq: number; at: string; taskId?: string; text: string; artifact?: string }
   | { type: 'output'; key: string; seq: number; at: string; taskId?: string; artifact: string; parts: unknown[] }
-  | { type: 'state'; key: string; seq: number; at: string; taskId?: string; state: string; text?: string }
+  | { type: 'state'; key: string; seq: number; at: string; taskId?: string; state: TaskState; text?: string }
   | {
       type: 'interaction';
       key: string;
@@ -155,7 +155,7 @@ export function optionLabel(i: Interaction, option: string): string {
 }
 
 /** A Session's tasks as of its transcript: a state block moves its task; a new task appears. */
-export function deriveTasks<T extends { taskId: string; state: string; stateAt: string; lastSeq: number; createdAt: string }>(
+export function deriveTasks<T extends { taskId: string; state: TaskState; stateAt: string; lastSeq: number; createdAt: string }>(
   tasks: T[],
   blocks: Block[],
   make: (taskId: string, at: string, seq: number) => T,

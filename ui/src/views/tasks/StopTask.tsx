@@ -3,13 +3,13 @@
 // state then changes through the live stream like any other change.
 
 import { useState } from 'preact/hooks';
-import type { TaskSummary } from '../../api/types';
+import type { TaskState, TaskSummary } from '../../api/types';
 import { Confirm, toast } from '../../components/ui';
 import { isTerminal, isWaiting, shortId } from '../../lib/format';
 import { cancelTask } from './api';
 
 /** What stopping a task in `state` does, in a sentence. */
-export function stopWords(state: string): string {
+export function stopWords(state: TaskState): string {
   if (state === 'TASK_STATE_SUBMITTED') return 'It has not started yet, and it will not run.';
   if (isWaiting(state))
     return 'Its open decision is closed as canceled, and nothing it asked for runs. The caller sees the task canceled.';

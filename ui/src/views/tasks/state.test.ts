@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import type { TaskChange, TaskSummary } from '../../api/types';
+import type { TaskChange, TaskState, TaskSummary } from '../../api/types';
 import { filterFromSearch, filterQuery, groupTasks, initialTasks, MAX_ROWS, noFilter, searchOf, tasksReducer, type TaskFilter, type TasksState } from './state';
 
 const NOW = Date.parse('2026-12-01T12:00:00.000Z');
 
-const task = (id: string, state: string, stateAt: string, agentId = 'shell', lastSeq = 3): TaskSummary => ({
+const task = (id: string, state: TaskState, stateAt: string, agentId = 'shell', lastSeq = 3): TaskSummary => ({
   taskId: id,
   sessionId: 's-' + id,
   agentId,
@@ -25,7 +25,7 @@ const task = (id: string, state: string, stateAt: string, agentId = 'shell', las
   matched: null,
 });
 
-const change = (taskId: string, state: string, at: string, seq: number, agentId = 'shell', more: Partial<TaskChange> = {}): TaskChange => ({
+const change = (taskId: string, state: TaskState, at: string, seq: number, agentId = 'shell', more: Partial<TaskChange> = {}): TaskChange => ({
   taskId,
   sessionId: 's-' + taskId,
   agentId,
