@@ -2013,6 +2013,34 @@ async fn run_task(j: &Journal, run: &RunRow, origin: &str) -> TaskRow {
 }
 
 #[tokio::test]
+async fn runs_by_tasks_finds_the_runs_among_many_ended_tasks_in_one_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = journal(&dir).await;
+    j.create_schedule(schedule_row("s1", "2026-11-29T10:01:00.000Z"))
+        .await
+        .unwrap();
+    let with_task = |slot: &str, task: &str| RunRow {
+        record: RunRecord::Started,
+        task_id: Some(task.into()),
+        ..cron_run("s1", slot)
+    };
+    let a = with_task("2026-11-29T10:01:00.000Z", "t-a");
+    let b = with_task("2026-11-29T10:02:00.000Z", "t-b\"'],\u{202e}");
+    let idle = cron_run("s1", "2026-11-29T10:03:00.000Z");
+    j.insert_runs(vec![a.clone(), b.clone(), idle])
+        .await
+        .unwrap();
+    // Ids that are no Run's (and one that would break a hand-made list) are passed over.
+    let asked = ["t-x", b.task_id.as_deref().unwrap(), "t-a", "", "t-a"]
+        .map(String::from)
+        .to_vec();
+    let found = j.runs_by_tasks(asked).await.unwrap();
+    let ids: Vec<&str> = found.iter().map(|r| r.run_id.as_str()).collect();
+    assert_eq!(ids, vec![a.run_id.as_str(), b.run_id.as_str()]);
+    assert!(j.runs_by_tasks(Vec::new()).await.unwrap().is_empty());
+}
+
+#[tokio::test]
 async fn schedule_grants_apply_only_to_the_schedules_runs_under_the_same_prompt_and_agent() {
     use sextant_core::schedule::grant_fingerprint;
     let dir = tempfile::tempdir().unwrap();
