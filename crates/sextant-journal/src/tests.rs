@@ -1552,14 +1552,9 @@ fn output(task: &TaskRow, secs: i64) -> NewEvent {
     }
 }
 
-/// A task's outcome says what happened, from its last answer or output: a declined command
-/// "completes" and a canceled one "fails" on the A2A wire, but they were declined / canceled.
-#[tokio::test]
-async fn an_ended_task_has_its_outcome_in_words() {
-    let dir = tempfile::tempdir().unwrap();
-    let j = journal(&dir).await;
-    let t = new_tasks(&j, 7).await;
-    let cases: Vec<(Vec<NewEvent>, &str)> = vec![
+/// Events that end tasks `t[0..7]`, and the outcome each should get.
+fn outcome_cases(t: &[TaskRow]) -> Vec<(Vec<NewEvent>, &'static str)> {
+    vec![
         (
             vec![
                 answered(&t[0], "decline", false, 1),
@@ -1601,7 +1596,39 @@ async fn an_ended_task_has_its_outcome_in_words() {
         ),
         (vec![state(&t[5], TaskState::Failed, 1)], "failed"),
         (vec![state(&t[6], TaskState::Working, 1)], ""),
-    ];
+    ]
+}
+
+/// The same outcomes when a task's answer or output and its end are in one batch (the writer
+/// then knows the last act without reading it back).
+#[tokio::test]
+async fn an_ended_task_has_the_same_outcome_when_it_ends_in_the_batch_of_its_last_act() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = journal(&dir).await;
+    let t = new_tasks(&j, 7).await;
+    let cases = outcome_cases(&t);
+    for (i, (evs, _)) in cases.iter().enumerate() {
+        let mut evs = evs.clone();
+        if matches!(evs[0].body, EventBody::InteractionAnswered { .. }) {
+            evs.insert(0, raised(&t[i], 0));
+        }
+        j.append(&t[i].session_id, evs).await.unwrap();
+    }
+    for (i, (_, want)) in cases.iter().enumerate() {
+        let row = j.task(&t[i].task_id).await.unwrap().unwrap();
+        assert_eq!(row.outcome.map_or("", |o| o.as_str()), *want, "task {i}");
+    }
+    assert_eq!(j.rebuild_check().await.unwrap(), Vec::<String>::new());
+}
+
+/// A task's outcome says what happened, from its last answer or output: a declined command
+/// "completes" and a canceled one "fails" on the A2A wire, but they were declined / canceled.
+#[tokio::test]
+async fn an_ended_task_has_its_outcome_in_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = journal(&dir).await;
+    let t = new_tasks(&j, 7).await;
+    let cases = outcome_cases(&t);
     for (i, (evs, _)) in cases.iter().enumerate() {
         // The answer in one batch, the end in a later one, as the API and the engine write them.
         let (first, rest) = evs.split_at(1);
