@@ -8,13 +8,12 @@
 //! every tick also settles whatever ended unseen (after a restart, a lagging subscription, or
 //! in another process), so the recorded outcome is a cache the journal can always rebuild.
 
+use std::sync::Arc;
+
 use sextant_core::a2a::TaskState;
 use sextant_core::ids::format_time;
 use sextant_core::projection::{TaskFold, message_text};
-use sextant_core::{RunOutcome, RunRecord};
-use std::sync::Arc;
-
-use sextant_core::JournalEvent;
+use sextant_core::{JournalEvent, RunOutcome, RunRecord};
 use sextant_journal::{RunRow, Settled};
 use tokio::sync::broadcast;
 use tokio::sync::broadcast::error::{RecvError, TryRecvError};
