@@ -1827,6 +1827,41 @@ fn ended_tasks_get_their_outcome() {
     assert_eq!(got, want);
 }
 
+/// The writer indexes a batch's text at the end of the batch (one FTS5 segment per batch),
+/// but a write that runs inside the batch after the admissions still sees their text, and
+/// the index stays whole under many admissions at once.
+#[tokio::test]
+async fn text_indexed_at_the_end_of_a_batch_is_seen_by_later_writes_in_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = journal(&dir).await;
+    for round in 0..20 {
+        let (a, b, seen) = tokio::join!(
+            j.admit(admission("alice", &format!("z1-{round}"), "zebra crossing")),
+            j.admit(admission("bob", &format!("z2-{round}"), "a zebra again")),
+            j.call(|c| {
+                Ok(c.query_row(
+                    "SELECT count(*) FROM task_text WHERE task_text MATCH 'zebra'",
+                    [],
+                    |r| r.get::<_, i64>(0),
+                )?)
+            }),
+        );
+        a.unwrap().unwrap();
+        b.unwrap().unwrap();
+        assert_eq!(seen.unwrap(), 2 * (round + 1), "round {round}");
+    }
+    let found = j.list_tasks(text_search("zebra")).await.unwrap();
+    assert_eq!(found.tasks.len(), 40);
+    j.call(|c| {
+        Ok(c.execute(
+            "INSERT INTO task_text(task_text, rank) VALUES ('integrity-check', 1)",
+            [],
+        )?)
+    })
+    .await
+    .unwrap();
+}
+
 fn text_search(q: &str) -> TaskFilter {
     TaskFilter {
         text: queries::search::fts_query(q),
