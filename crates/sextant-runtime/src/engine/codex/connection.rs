@@ -13,7 +13,7 @@ use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use super::CodexConfig;
+use super::config::CodexConfig;
 use crate::engine::child::{Piped, Program, Tail, lines, make_working_dir, spawn_piped};
 use crate::engine::{Turn, TurnSink};
 
