@@ -9,7 +9,8 @@ use sextant_core::{OverlapPolicy, RunRecord, RunTrigger};
 use sextant_journal::RunRow;
 
 use crate::cron::FieldError;
-use crate::service::{Actor, timing_of};
+use crate::service::Actor;
+use crate::stored::timing_of;
 use crate::view::RunView;
 use crate::{Error, Result, Scheduler};
 

@@ -32,6 +32,7 @@ pub mod plan;
 mod runner;
 mod service;
 pub mod settle;
+mod stored;
 pub mod timing;
 pub mod view;
 pub mod words;

@@ -26,7 +26,7 @@ use sextant_runtime::{AdmitError, CancelOutcome, CancelRequest, Input};
 use tokio_util::sync::CancellationToken;
 
 use crate::plan::{Decision, plan};
-use crate::service::{creator_of, timing_of};
+use crate::stored::{creator_of, timing_of};
 use crate::timing::jitter;
 use crate::view::short_id;
 use crate::{MAX_NAP, Result, Scheduler};

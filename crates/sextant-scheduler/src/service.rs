@@ -23,6 +23,7 @@ use sextant_journal::{RunRow, ScheduleRow};
 
 use crate::cron::FieldError;
 use crate::plan::{DEFAULT_GRACE_SECS, GRACE_RANGE_SECS};
+use crate::stored::{assistant_of, creator_of};
 use crate::timing::{ONCE_FORMAT, Timing, jitter};
 use crate::view::{RunView, ScheduleView};
 use crate::words::{Understood, understand};
@@ -171,31 +172,6 @@ fn kind_name(p: &Principal) -> String {
         .ok()
         .and_then(|v| v.as_str().map(String::from))
         .unwrap_or_default()
-}
-
-fn corrupt(row: &ScheduleRow, what: &str, e: impl std::fmt::Display) -> Error {
-    Error::Journal(sextant_journal::Error::Corrupt(format!(
-        "schedule {}: {what}: {e}",
-        row.schedule_id
-    )))
-}
-
-/// The creator stored with a schedule.
-pub(crate) fn creator_of(row: &ScheduleRow) -> Result<Principal> {
-    serde_json::from_str(&row.creator_principal).map_err(|e| corrupt(row, "creator", e))
-}
-
-/// The assistant that made a schedule for its owner, if one did.
-pub(crate) fn assistant_of(row: &ScheduleRow) -> Result<Option<Principal>> {
-    row.source_principal
-        .as_deref()
-        .map(|j| serde_json::from_str(j).map_err(|e| corrupt(row, "source", e)))
-        .transpose()
-}
-
-/// The timing of a stored schedule.
-pub(crate) fn timing_of(row: &ScheduleRow) -> Result<Timing, FieldError> {
-    Timing::of(&row.cron, row.once_at.as_deref(), &row.timezone)
 }
 
 /// The cursor and when it is due, for a schedule enabled at `now` (or re-timed then).

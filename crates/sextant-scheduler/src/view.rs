@@ -14,7 +14,7 @@ use sextant_core::ids::format_time;
 use sextant_core::schedule::{MissedRunPolicy, RunTrigger};
 use sextant_journal::{History, RunRow, ScheduleRow};
 
-use crate::service::{assistant_of, timing_of};
+use crate::stored::{assistant_of, timing_of};
 use crate::timing::Timing;
 use crate::words::Understood;
 

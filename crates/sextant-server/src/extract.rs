@@ -9,8 +9,8 @@
 //! - [`JsonContentType`]: the same `Content-Type` rule for a write that reads no body (the
 //!   rule holds on every write, body or not: see [`ApiError::UnsupportedMediaType`] for why).
 //! - [`Owner`]: the console owner, for the owner-only routes: anyone else is refused as
-//!   `api::owner_only` says (401 for the anonymous loopback caller, 403 for other
-//!   authenticated callers).
+//!   [`owner_only`] says (401 for the anonymous loopback caller, 403 for other authenticated
+//!   callers; the MCP tools that are the owner's ask it too).
 //!
 //! Extractors run in the order of the handler's arguments and the body extractor runs last, so
 //! a handler taking `Owner` and `ApiJson` refuses a caller who is not the owner before it
@@ -74,8 +74,24 @@ impl<S: Send + Sync> FromRequestParts<S> for Owner {
         let p = parts.extensions.get::<Principal>().ok_or_else(|| {
             ApiError::Internal("an owner-only route is not behind authentication".into())
         })?;
-        crate::api::owner_only(p)?;
+        owner_only(p)?;
         Ok(Owner(p.clone()))
+    }
+}
+
+/// Refuses anyone but the console owner: 401 for the anonymous loopback caller (who can
+/// present the console token), 403 for other authenticated callers.
+pub(crate) fn owner_only(p: &Principal) -> ApiResult<()> {
+    match p.kind {
+        _ if p.is_owner() => Ok(()),
+        // Authenticated, but not the owner: peers and JWT holders use A2A, not the console.
+        k if k != sextant_core::PrincipalKind::AnonymousLocal => Err(ApiError::Forbidden(
+            "the console API is the console owner's; other callers use the A2A endpoints".into(),
+        )),
+        _ => Err(ApiError::Unauthorized(
+            "the console API needs the console token: Authorization: Bearer $(sextant token)"
+                .into(),
+        )),
     }
 }
 
@@ -270,7 +286,7 @@ mod tests {
             Principal::assistant("ws", "helper"),
         ] {
             let (status, v) = send(Some(p.clone()), "/owner", json, "").await;
-            let Err(want) = crate::api::owner_only(&p) else {
+            let Err(want) = owner_only(&p) else {
                 panic!("{p:?} is not the owner");
             };
             let (want_status, want_code, want_message) = want.parts();

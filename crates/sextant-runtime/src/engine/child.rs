@@ -1,12 +1,14 @@
-//! The child-process plumbing of the engines that talk to a local program over its stdio (the
-//! `exec` engine per turn, the `codex` engine per Session): its working directory made, the
-//! program started with piped stdio and the turn's identity in its environment, in its own
-//! process group through [`TurnSink::spawn`] (so it dies with the turn's guard, with Sextant,
-//! and when its `Child` is dropped), its stdout read as lines, and the end of its stderr kept
-//! to explain a failure ([`Tail`]).
+//! The child-process plumbing of every engine that runs a local program (the `exec` engine's
+//! command per turn, the `codex` engine's app-server per Session, the `shell` engine's approved
+//! command): its working directory made, the program started with piped stdout and stderr (and
+//! stdin, for a program Sextant talks to) in its own process group through
+//! [`TurnSink::spawn`] (so it dies with the turn's guard, with Sextant, and when its `Child` is
+//! dropped), its stdout read as lines, and the end of its stderr kept to explain a failure
+//! ([`Tail`]).
 //!
-//! What each program says on those pipes (the exec protocol, Codex's JSON-RPC) stays with its
-//! engine.
+//! What each program says on those pipes (the exec protocol, Codex's JSON-RPC, a shell
+//! command's output) stays with its engine; journalling a stream as it is read is
+//! [`super::output`]'s.
 
 use std::path::Path;
 use std::process::Stdio;
@@ -26,7 +28,7 @@ pub(crate) fn make_working_dir(dir: &Path) -> Result<(), String> {
 }
 
 /// A started program: the child, its process group's guard, and its three pipes (taken out of
-/// the child; `None` only if the platform gave none).
+/// the child; `None` if the platform gave none, and stdin always for a [`Program::Command`]).
 pub(crate) struct Piped {
     pub(crate) child: Child,
     pub(crate) group: GroupGuard,
@@ -35,19 +37,36 @@ pub(crate) struct Piped {
     pub(crate) stderr: Option<ChildStderr>,
 }
 
-/// Starts `cmd` for `turn` with piped stdin, stdout and stderr, `SEXTANT_AGENT_ID` and
-/// `SEXTANT_SESSION_ID` in its environment, in its own process group (see
-/// [`TurnSink::spawn`]).
+/// Which kind of program is started, which decides its stdin and what Sextant adds to its
+/// environment.
+pub(crate) enum Program<'t> {
+    /// An Agent's program (the exec engine's command, Codex's app-server): Sextant talks to it
+    /// on its stdin (piped), and it learns the turn's Agent and Session from
+    /// `SEXTANT_AGENT_ID` and `SEXTANT_SESSION_ID`.
+    Agent(&'t Turn),
+    /// A person's approved command (the shell engine): it reads nothing (stdin is
+    /// `/dev/null`) and runs with the environment it was approved in, nothing added.
+    Command,
+}
+
+/// Starts `cmd` with piped stdout and stderr, and stdin and environment as `program` says, in
+/// its own process group (see [`TurnSink::spawn`]).
 pub(crate) async fn spawn_piped(
     mut cmd: Command,
-    turn: &Turn,
+    program: Program<'_>,
     sink: &TurnSink,
 ) -> std::io::Result<Piped> {
-    cmd.env("SEXTANT_AGENT_ID", &turn.agent.id)
-        .env("SEXTANT_SESSION_ID", &turn.session_id)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+    match program {
+        Program::Agent(turn) => {
+            cmd.env("SEXTANT_AGENT_ID", &turn.agent.id)
+                .env("SEXTANT_SESSION_ID", &turn.session_id)
+                .stdin(Stdio::piped());
+        }
+        Program::Command => {
+            cmd.stdin(Stdio::null());
+        }
+    }
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
     let (mut child, group) = sink.spawn(cmd).await?;
     Ok(Piped {
         stdin: child.stdin.take(),

@@ -24,7 +24,7 @@ use sextant_core::interaction::{FormField, InteractionOption, command_approval_o
 use sextant_core::{Answer, ApprovedAction, Interaction, InteractionKind};
 use tokio::process::ChildStdin;
 
-use super::child::{Piped, Tail, lines, spawn_piped};
+use super::child::{Piped, Program, Tail, lines, spawn_piped};
 use super::{AskError, Engine, Outcome, Turn, TurnSink};
 use sextant_core::parts::artifact;
 
@@ -352,7 +352,7 @@ impl ExecEngine {
             mut stdin,
             stdout,
             stderr,
-        } = match spawn_piped(cmd, turn, sink).await {
+        } = match spawn_piped(cmd, Program::Agent(turn), sink).await {
             Ok(c) => c,
             Err(e) => return Outcome::Failed(format!("cannot start {program:?}: {e}")),
         };

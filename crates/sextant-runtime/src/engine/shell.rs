@@ -13,7 +13,6 @@
 //! approved its digest.
 
 use std::path::PathBuf;
-use std::process::Stdio;
 use std::time::Duration;
 
 use futures::FutureExt;
@@ -26,6 +25,7 @@ use sextant_core::interaction::{
 use sextant_core::{Answer, ApprovedAction, Interaction, InteractionKind};
 use tokio::process::Command;
 
+use super::child::{Piped, Program, spawn_piped};
 use super::{AskError, Engine, Outcome, Turn, TurnSink};
 use sextant_core::parts::artifact;
 
@@ -140,21 +140,20 @@ impl ShellEngine {
             ));
         }
         let mut cmd = Command::new("sh");
-        cmd.arg("-c")
-            .arg(command)
-            .current_dir(&self.working_dir)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+        cmd.arg("-c").arg(command).current_dir(&self.working_dir);
         // Its own process group, ended when the command is done (or stopped) and when
         // Sextant dies; see `crate::process`.
-        let (child, group) = match sink.spawn(cmd).await {
+        let Piped {
+            mut child,
+            group,
+            stdout,
+            stderr,
+            ..
+        } = match spawn_piped(cmd, Program::Command, sink).await {
             Ok(c) => c,
             Err(e) => return Outcome::Failed(format!("cannot start sh: {e}")),
         };
         let (out_id, err_id) = (new_id(), new_id());
-        let mut child = child;
-        let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
         // Output is journalled while the command runs (a canceled or timed-out command keeps
         // what it printed), stdout into `output` and stderr into `stderr`.
         let work = async {

@@ -24,9 +24,9 @@ use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
 use serde::Deserialize;
 use serde_json::{Value, json};
+use sextant_core::JournalEvent;
 use sextant_core::event::state_wire;
 use sextant_core::projection::blocks;
-use sextant_core::{JournalEvent, Principal};
 use sextant_journal::{SessionRow, TaskFilter, TaskStatus};
 use tokio::sync::broadcast::error::RecvError;
 
@@ -39,20 +39,6 @@ use crate::wire::{
     AgentList, AgentSummary, AnswerDetail, InteractionChange, InteractionChangeKind, RunLink,
     SessionDetail, SessionSummary, SessionsPage, TaskChange, TaskCounts, TaskSummary, TasksPage,
 };
-
-pub(crate) fn owner_only(p: &Principal) -> ApiResult<()> {
-    match p.kind {
-        _ if p.is_owner() => Ok(()),
-        // Authenticated, but not the owner: peers and JWT holders use A2A, not the console.
-        k if k != sextant_core::PrincipalKind::AnonymousLocal => Err(ApiError::Forbidden(
-            "the console API is the console owner's; other callers use the A2A endpoints".into(),
-        )),
-        _ => Err(ApiError::Unauthorized(
-            "the console API needs the console token: Authorization: Bearer $(sextant token)"
-                .into(),
-        )),
-    }
-}
 
 /// `GET /api/v1/health`: liveness, for scripts and the desktop shell.
 pub async fn health() -> Json<Value> {

@@ -14,8 +14,8 @@ use serde_json::Value;
 use sextant_peers::{CallRequest, Mode};
 
 use super::{AgentTools, api_refusal, principal, success};
-use crate::api::owner_only;
 use crate::error::ApiError;
+use crate::extract::owner_only;
 
 /// `a2a_discover` arguments.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]

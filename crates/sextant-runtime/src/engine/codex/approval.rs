@@ -15,7 +15,7 @@ use sextant_core::interaction::InteractionOption;
 use sextant_core::{Interaction, InteractionKind};
 use tokio::sync::mpsc;
 
-use super::FILE_APPROVAL;
+use super::config::FILE_APPROVAL;
 use super::connection::Incoming;
 use crate::engine::Turn;
 use crate::pending::grant_clause;

@@ -13,8 +13,8 @@ use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use super::CodexConfig;
-use crate::engine::child::{Piped, Tail, lines, make_working_dir, spawn_piped};
+use super::config::CodexConfig;
+use crate::engine::child::{Piped, Program, Tail, lines, make_working_dir, spawn_piped};
 use crate::engine::{Turn, TurnSink};
 
 /// Longest stdout line read; a longer one is skipped (and logged).
@@ -118,12 +118,14 @@ impl Conn {
         make_working_dir(&config.working_dir)?;
         let mut cmd = Command::new(&config.binary);
         cmd.args(&config.args).current_dir(&config.working_dir);
-        let piped = spawn_piped(cmd, turn, sink).await.map_err(|e| {
-            format!(
-                "cannot start the Codex app-server {}: {e}",
-                config.binary.display()
-            )
-        })?;
+        let piped = spawn_piped(cmd, Program::Agent(turn), sink)
+            .await
+            .map_err(|e| {
+                format!(
+                    "cannot start the Codex app-server {}: {e}",
+                    config.binary.display()
+                )
+            })?;
         let Piped {
             child,
             group,

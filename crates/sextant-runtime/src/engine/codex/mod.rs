@@ -18,18 +18,17 @@
 //! restarted, Codex crashed) the next turn starts a new process and a new thread, and passes
 //! the Session's earlier messages along with the input so the conversation carries on.
 //!
-//! Here: the engine, its settings and constants. `connection`: the process (started through
+//! Here: the engine. `config`: its settings and the approval methods' names, which the others
+//! share and which use none of them. `connection`: the process (started through
 //! `engine::child`, as the exec engine's command is) and JSON-RPC over its stdio. `approval`:
 //! Codex's approval requests read and worded as interactions, and what withdraws them. `turn`:
 //! one `turn/start` read to its `turn/completed`, asking the person when Codex requests
-//! approval. Each uses only those before it (and what is here).
+//! approval. Each uses only those before it, never this file (`scripts/import-cycles.py`).
 
 mod approval;
+mod config;
 mod connection;
 mod turn;
-
-use std::path::PathBuf;
-use std::time::Duration;
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
@@ -37,29 +36,13 @@ use sextant_core::a2a::{Message, Role};
 use sextant_core::projection::message_text;
 
 use super::{Engine, Outcome, Turn, TurnSink};
+pub use config::{COMMAND_APPROVAL, CodexConfig, FILE_APPROVAL};
 use connection::Conn;
 use turn::TurnRun;
 
-/// Server→client request: approve a command (v2).
-pub const COMMAND_APPROVAL: &str = "item/commandExecution/requestApproval";
-/// Server→client request: approve a file change (v2).
-pub const FILE_APPROVAL: &str = "item/fileChange/requestApproval";
 /// Earlier messages passed to a new thread, and how long each may be.
 const HISTORY_MESSAGES: usize = 20;
 const HISTORY_CHARS: usize = 4000;
-
-/// Settings from the Agent's [`sextant_core::EngineSpec::Codex`].
-#[derive(Debug, Clone)]
-pub struct CodexConfig {
-    pub binary: PathBuf,
-    pub args: Vec<String>,
-    pub working_dir: PathBuf,
-    pub model: Option<String>,
-    pub approval_policy: Option<String>,
-    pub sandbox: Option<String>,
-    pub approval_timeout: chrono::Duration,
-    pub timeout: Duration,
-}
 
 /// Drives one Codex app-server process for one Session.
 pub struct CodexEngine {

@@ -10,8 +10,8 @@ use serde_json::{Value, json};
 use sextant_core::action::{Mode, escape};
 
 use super::approval::{ApprovalRequest, ItemInfo, ends_request, withdrawn};
+use super::config::{COMMAND_APPROVAL, CodexConfig, FILE_APPROVAL};
 use super::connection::{Conn, Incoming};
-use super::{COMMAND_APPROVAL, CodexConfig, FILE_APPROVAL};
 use crate::engine::{AskError, Asked, Outcome, Turn, TurnSink};
 
 /// How long Codex gets to end a turn after `turn/interrupt`.
