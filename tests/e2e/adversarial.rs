@@ -444,6 +444,13 @@ name = "Shell"
 description = "e2e: a shell agent whose working directory cannot be created"
 engine = { kind = "shell", working_dir = "{dir}/blocker/work" }
 access = { call = ["person", "peer:alice"] }
+
+[[agents]]
+id = "ex"
+name = "Exec"
+description = "e2e: an exec agent whose working directory cannot be created"
+engine = { kind = "exec", command = ["sh", "-c", "head -n1"], working_dir = "{dir}/blocker/exec" }
+access = { call = ["person", "peer:alice"] }
 "#;
 
 #[tokio::test]
@@ -465,7 +472,21 @@ async fn a_failure_to_create_the_working_dir_does_not_tell_the_caller_where_it_i
     assert_eq!(state(&seen), "TASK_STATE_FAILED", "{seen}");
     let text = seen.to_string();
     assert!(
-        text.contains("cannot create the shell agent's working directory"),
+        text.contains("cannot create the agent's working directory"),
+        "{text}"
+    );
+    assert!(
+        !text.contains(&dir),
+        "the caller reads no server path: {text}"
+    );
+    // An exec Agent fails its turn the same way, before any approval.
+    let task = env.alice_sends("ex", "hi").await;
+    let task_id = task["id"].as_str().unwrap().to_string();
+    let seen = env.alice_waits("ex", &task_id).await;
+    assert_eq!(state(&seen), "TASK_STATE_FAILED", "{seen}");
+    let text = seen.to_string();
+    assert!(
+        text.contains("cannot create the agent's working directory"),
         "{text}"
     );
     assert!(

@@ -284,6 +284,11 @@ impl Journal {
         self.read(move |c| runs::by_task(c, &id)).await
     }
 
+    /// The Runs whose tasks are among `task_ids`, in one read.
+    pub async fn runs_by_tasks(&self, task_ids: Vec<String>) -> Result<Vec<RunRow>> {
+        self.read(move |c| runs::by_tasks(c, &task_ids)).await
+    }
+
     /// Runs that ended without their outcome recorded.
     pub async fn unsettled_runs(&self, limit: u32) -> Result<Vec<RunRow>> {
         self.read(move |c| runs::unsettled_ended(c, limit)).await

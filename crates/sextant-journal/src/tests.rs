@@ -1552,14 +1552,9 @@ fn output(task: &TaskRow, secs: i64) -> NewEvent {
     }
 }
 
-/// A task's outcome says what happened, from its last answer or output: a declined command
-/// "completes" and a canceled one "fails" on the A2A wire, but they were declined / canceled.
-#[tokio::test]
-async fn an_ended_task_has_its_outcome_in_words() {
-    let dir = tempfile::tempdir().unwrap();
-    let j = journal(&dir).await;
-    let t = new_tasks(&j, 7).await;
-    let cases: Vec<(Vec<NewEvent>, &str)> = vec![
+/// Events that end tasks `t[0..7]`, and the outcome each should get.
+fn outcome_cases(t: &[TaskRow]) -> Vec<(Vec<NewEvent>, &'static str)> {
+    vec![
         (
             vec![
                 answered(&t[0], "decline", false, 1),
@@ -1601,7 +1596,39 @@ async fn an_ended_task_has_its_outcome_in_words() {
         ),
         (vec![state(&t[5], TaskState::Failed, 1)], "failed"),
         (vec![state(&t[6], TaskState::Working, 1)], ""),
-    ];
+    ]
+}
+
+/// The same outcomes when a task's answer or output and its end are in one batch (the writer
+/// then knows the last act without reading it back).
+#[tokio::test]
+async fn an_ended_task_has_the_same_outcome_when_it_ends_in_the_batch_of_its_last_act() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = journal(&dir).await;
+    let t = new_tasks(&j, 7).await;
+    let cases = outcome_cases(&t);
+    for (i, (evs, _)) in cases.iter().enumerate() {
+        let mut evs = evs.clone();
+        if matches!(evs[0].body, EventBody::InteractionAnswered { .. }) {
+            evs.insert(0, raised(&t[i], 0));
+        }
+        j.append(&t[i].session_id, evs).await.unwrap();
+    }
+    for (i, (_, want)) in cases.iter().enumerate() {
+        let row = j.task(&t[i].task_id).await.unwrap().unwrap();
+        assert_eq!(row.outcome.map_or("", |o| o.as_str()), *want, "task {i}");
+    }
+    assert_eq!(j.rebuild_check().await.unwrap(), Vec::<String>::new());
+}
+
+/// A task's outcome says what happened, from its last answer or output: a declined command
+/// "completes" and a canceled one "fails" on the A2A wire, but they were declined / canceled.
+#[tokio::test]
+async fn an_ended_task_has_its_outcome_in_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = journal(&dir).await;
+    let t = new_tasks(&j, 7).await;
+    let cases = outcome_cases(&t);
     for (i, (evs, _)) in cases.iter().enumerate() {
         // The answer in one batch, the end in a later one, as the API and the engine write them.
         let (first, rest) = evs.split_at(1);
@@ -1798,6 +1825,41 @@ fn ended_tasks_get_their_outcome() {
     ]
     .map(|(a, b)| (a.to_string(), b.map(String::from)));
     assert_eq!(got, want);
+}
+
+/// The writer indexes a batch's text at the end of the batch (one FTS5 segment per batch),
+/// but a write that runs inside the batch after the admissions still sees their text, and
+/// the index stays whole under many admissions at once.
+#[tokio::test]
+async fn text_indexed_at_the_end_of_a_batch_is_seen_by_later_writes_in_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = journal(&dir).await;
+    for round in 0..20 {
+        let (a, b, seen) = tokio::join!(
+            j.admit(admission("alice", &format!("z1-{round}"), "zebra crossing")),
+            j.admit(admission("bob", &format!("z2-{round}"), "a zebra again")),
+            j.call(|c| {
+                Ok(c.query_row(
+                    "SELECT count(*) FROM task_text WHERE task_text MATCH 'zebra'",
+                    [],
+                    |r| r.get::<_, i64>(0),
+                )?)
+            }),
+        );
+        a.unwrap().unwrap();
+        b.unwrap().unwrap();
+        assert_eq!(seen.unwrap(), 2 * (round + 1), "round {round}");
+    }
+    let found = j.list_tasks(text_search("zebra")).await.unwrap();
+    assert_eq!(found.tasks.len(), 40);
+    j.call(|c| {
+        Ok(c.execute(
+            "INSERT INTO task_text(task_text, rank) VALUES ('integrity-check', 1)",
+            [],
+        )?)
+    })
+    .await
+    .unwrap();
 }
 
 fn text_search(q: &str) -> TaskFilter {
@@ -2010,6 +2072,34 @@ async fn run_task(j: &Journal, run: &RunRow, origin: &str) -> TaskRow {
     a.context_id = Some(key);
     a.origin = origin.into();
     admitted(j, a).await
+}
+
+#[tokio::test]
+async fn runs_by_tasks_finds_the_runs_among_many_ended_tasks_in_one_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = journal(&dir).await;
+    j.create_schedule(schedule_row("s1", "2026-11-29T10:01:00.000Z"))
+        .await
+        .unwrap();
+    let with_task = |slot: &str, task: &str| RunRow {
+        record: RunRecord::Started,
+        task_id: Some(task.into()),
+        ..cron_run("s1", slot)
+    };
+    let a = with_task("2026-11-29T10:01:00.000Z", "t-a");
+    let b = with_task("2026-11-29T10:02:00.000Z", "t-b\"'],\u{202e}");
+    let idle = cron_run("s1", "2026-11-29T10:03:00.000Z");
+    j.insert_runs(vec![a.clone(), b.clone(), idle])
+        .await
+        .unwrap();
+    // Ids that are no Run's (and one that would break a hand-made list) are passed over.
+    let asked = ["t-x", b.task_id.as_deref().unwrap(), "t-a", "", "t-a"]
+        .map(String::from)
+        .to_vec();
+    let found = j.runs_by_tasks(asked).await.unwrap();
+    let ids: Vec<&str> = found.iter().map(|r| r.run_id.as_str()).collect();
+    assert_eq!(ids, vec![a.run_id.as_str(), b.run_id.as_str()]);
+    assert!(j.runs_by_tasks(Vec::new()).await.unwrap().is_empty());
 }
 
 #[tokio::test]

@@ -366,6 +366,15 @@ struct Pending {
     push: HashMap<String, Vec<String>>,
     /// Push deliveries were queued (or re-enabled): the delivery worker is told after commit.
     push_queued: bool,
+    /// Each task's latest answer or output appended here: when the task ends in the same
+    /// batch (an echo turn's output and its `completed`), its outcome needs no read.
+    acts: HashMap<String, tasks::LastAct>,
+    /// Text to index for search, (task id, text), written last in [`Pending::write_back`].
+    /// FTS5 writes its pending terms out at every statement savepoint (SQLite opens one for
+    /// each insert into `tasks` or `sessions`, which have triggers), so text indexed beside
+    /// each event became one small index segment per task; written together, it is one
+    /// segment per batch.
+    texts: Vec<(String, String)>,
 }
 
 impl Pending {
@@ -374,6 +383,8 @@ impl Pending {
         self.states.extend(job.states);
         self.push.extend(job.push);
         self.push_queued |= job.push_queued;
+        self.acts.extend(job.acts);
+        self.texts.extend(job.texts);
         self.sessions.extend(job.sessions);
         for (id, t) in job.tasks {
             match self.tasks.get_mut(&id) {
@@ -390,7 +401,8 @@ impl Pending {
         }
     }
 
-    /// Writes the touched Session and task rows.
+    /// Writes the touched Session and task rows, then the text to index (after them, so no
+    /// statement of this batch makes FTS5 write its terms out early).
     fn write_back(&mut self, c: &Connection) -> Result<()> {
         for (id, (seq, at)) in self.sessions.drain() {
             sessions::touch(c, &id, seq, &at)?;
@@ -398,6 +410,9 @@ impl Pending {
         for (id, t) in self.tasks.drain() {
             let state = t.state.as_ref().map(|(s, at, o)| (s, *at, *o));
             tasks::touch(c, &id, t.last_seq, state)?;
+        }
+        for (task_id, text) in self.texts.drain(..) {
+            search::insert(c, &task_id, &text)?;
         }
         Ok(())
     }
@@ -552,7 +567,12 @@ impl Ctx<'_> {
                 }
             }
         }
-        search::index(self.c, ev.task_id.as_deref(), &ev.body)?;
+        if let (Some(id), Some(text)) = (&ev.task_id, search::event_text(&ev.body)) {
+            self.job.texts.push((id.clone(), text));
+        }
+        if let (Some(id), Some(act)) = (&ev.task_id, tasks::LastAct::of(&ev.body)) {
+            self.job.acts.insert(id.clone(), act);
+        }
         self.job.seqs.insert(session_id.to_string(), seq);
         self.job
             .sessions
@@ -565,13 +585,21 @@ impl Ctx<'_> {
             touch.last_seq = seq;
             if let Some(state) = new_state {
                 self.job.states.insert(id.clone(), state.clone());
-                // A task ends once: then read what it ended on (its last answer or output).
-                let outcome = if state.is_terminal() {
+                // A task ends once: then what it ended on (its last answer or output) decides
+                // the outcome. Cancel and reject do not look; an act appended in this batch is
+                // known without a read.
+                let outcome = if !state.is_terminal() {
+                    None
+                } else if matches!(state, TaskState::Canceled | TaskState::Rejected) {
+                    tasks::outcome(&state, None)
+                } else if let Some(act) =
+                    (self.job.acts.get(id)).or_else(|| self.batch.acts.get(id))
+                {
+                    tasks::outcome(&state, Some(act))
+                } else {
                     let first_seq = tasks::get(self.c, id)?.map_or(0, |t| t.first_seq);
                     let last = tasks::last_act(self.c, session_id, id, first_seq)?;
                     tasks::outcome(&state, last.as_ref())
-                } else {
-                    None
                 };
                 touch.state = Some((state, at, outcome));
             }

@@ -8,12 +8,15 @@
 //! every tick also settles whatever ended unseen (after a restart, a lagging subscription, or
 //! in another process), so the recorded outcome is a cache the journal can always rebuild.
 
+use std::sync::Arc;
+
 use sextant_core::a2a::TaskState;
 use sextant_core::ids::format_time;
 use sextant_core::projection::{TaskFold, message_text};
-use sextant_core::{RunOutcome, RunRecord};
+use sextant_core::{JournalEvent, RunOutcome, RunRecord};
 use sextant_journal::{RunRow, Settled};
-use tokio::sync::broadcast::error::RecvError;
+use tokio::sync::broadcast;
+use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 use tokio_util::sync::CancellationToken;
 
 use crate::view::{NoticeKind, ScheduleNotice, short_id};
@@ -24,6 +27,9 @@ pub const SNIPPET: usize = 500;
 
 /// Runs settled per query when catching up.
 const BATCH: u32 = 200;
+
+/// Ended tasks looked up per query by the watcher.
+const WATCH_BATCH: usize = 256;
 
 /// `text` cut to [`SNIPPET`] characters (with an ellipsis), trimmed; `None` when empty.
 pub fn snippet(text: &str) -> Option<String> {
@@ -68,40 +74,88 @@ fn outcome_of(fold: &TaskFold) -> Option<(RunOutcome, Option<String>)> {
     Some((outcome, text))
 }
 
+/// What the watcher took from its subscription in one go.
+#[derive(Debug, Default, PartialEq)]
+struct Drained {
+    /// Tasks that ended, in the order their events came.
+    ended: Vec<String>,
+    /// Events were missed (the subscription lagged).
+    lagged: bool,
+    /// The journal's hub is gone.
+    closed: bool,
+}
+
+/// `first` and whatever else is queued already, up to [`WATCH_BATCH`] ended tasks.
+fn drain(
+    first: Result<Arc<JournalEvent>, RecvError>,
+    rx: &mut broadcast::Receiver<Arc<JournalEvent>>,
+) -> Drained {
+    let mut out = Drained::default();
+    let mut next = Some(first);
+    while let Some(ev) = next.take() {
+        match ev {
+            Ok(ev) => {
+                if ev.body.new_state().is_some_and(|s| s.is_terminal())
+                    && let Some(task_id) = &ev.task_id
+                {
+                    out.ended.push(task_id.clone());
+                }
+            }
+            Err(RecvError::Lagged(_)) => out.lagged = true,
+            Err(RecvError::Closed) => out.closed = true,
+        }
+        if out.ended.len() < WATCH_BATCH && !out.closed {
+            next = match rx.try_recv() {
+                Ok(ev) => Some(Ok(ev)),
+                Err(TryRecvError::Lagged(n)) => Some(Err(RecvError::Lagged(n))),
+                Err(TryRecvError::Closed) => Some(Err(RecvError::Closed)),
+                Err(TryRecvError::Empty) => None,
+            };
+        }
+    }
+    out
+}
+
 impl Scheduler {
     /// Follows the journal and settles each Run as its task ends, until `cancel`.
+    ///
+    /// Every task that ends is looked up, and nearly none is a Run: the events already queued
+    /// are taken together (up to [`WATCH_BATCH`]), so a burst of ended tasks costs one read,
+    /// not one reader hand-off per task.
     pub(crate) async fn watch_runs(self, cancel: CancellationToken) {
         let mut rx = self.journal().hub().subscribe_all();
         if let Err(e) = self.settle_ended().await {
             tracing::warn!(error = %e, "scheduler: could not record how Runs ended");
         }
         loop {
-            let ev = tokio::select! {
+            let first = tokio::select! {
                 _ = cancel.cancelled() => break,
                 ev = rx.recv() => ev,
             };
-            match ev {
-                Ok(ev) => {
-                    let ended = ev.body.new_state().is_some_and(|s| s.is_terminal());
-                    if let (true, Some(task_id)) = (ended, ev.task_id.as_deref()) {
-                        match self.journal().run_by_task(task_id).await {
-                            Ok(Some(run)) => {
-                                if let Err(e) = self.settle_run(&run).await {
-                                    tracing::warn!(run_id = %run.run_id, error = %e,
-                                        "could not record the Run's outcome");
-                                }
+            let Drained {
+                ended,
+                lagged,
+                closed,
+            } = drain(first, &mut rx);
+            if !ended.is_empty() {
+                match self.journal().runs_by_tasks(ended).await {
+                    Ok(runs) => {
+                        for run in runs {
+                            if let Err(e) = self.settle_run(&run).await {
+                                tracing::warn!(run_id = %run.run_id, error = %e,
+                                    "could not record the Run's outcome");
                             }
-                            Ok(None) => {}
-                            Err(e) => tracing::warn!(error = %e, "scheduler: run lookup failed"),
                         }
                     }
+                    Err(e) => tracing::warn!(error = %e, "scheduler: run lookup failed"),
                 }
-                Err(RecvError::Lagged(_)) => {
-                    if let Err(e) = self.settle_ended().await {
-                        tracing::warn!(error = %e, "scheduler: could not record how Runs ended");
-                    }
-                }
-                Err(RecvError::Closed) => break,
+            }
+            // Events were missed: whatever ended unseen is settled from the journal.
+            if lagged && let Err(e) = self.settle_ended().await {
+                tracing::warn!(error = %e, "scheduler: could not record how Runs ended");
+            }
+            if closed {
+                break;
             }
         }
     }
@@ -237,5 +291,59 @@ mod tests {
         let s = snippet(&long).unwrap();
         assert_eq!(s.chars().count(), SNIPPET + 1);
         assert!(s.ends_with('…'));
+    }
+
+    fn ev(task: &str, state: TaskState) -> Arc<JournalEvent> {
+        Arc::new(JournalEvent {
+            session_id: "s".into(),
+            seq: 1,
+            task_id: Some(task.into()),
+            at: chrono::Utc::now(),
+            body: sextant_core::EventBody::TaskState {
+                state,
+                message: None,
+            },
+        })
+    }
+
+    #[test]
+    fn the_watcher_takes_every_queued_ended_task_in_one_go() {
+        let (tx, mut rx) = broadcast::channel(1024);
+        for n in 0..300 {
+            let state = if n % 3 == 0 {
+                TaskState::Working
+            } else {
+                TaskState::Completed
+            };
+            tx.send(ev(&format!("t{n}"), state)).unwrap();
+        }
+        let first = rx.try_recv().map_err(|_| RecvError::Closed);
+        let d = drain(first, &mut rx);
+        // 200 ended tasks were queued: all of them in one lookup, in order.
+        assert_eq!(d.ended.len(), 200);
+        assert_eq!(d.ended[0], "t1");
+        assert_eq!(d.ended[199], "t299");
+        assert!(!d.lagged && !d.closed);
+        assert!(rx.try_recv().is_err(), "nothing left behind");
+
+        // At most WATCH_BATCH at once; the rest waits for the next round.
+        for n in 0..WATCH_BATCH + 10 {
+            tx.send(ev(&format!("u{n}"), TaskState::Failed)).unwrap();
+        }
+        let first = rx.try_recv().map_err(|_| RecvError::Closed);
+        assert_eq!(drain(first, &mut rx).ended.len(), WATCH_BATCH);
+        let first = rx.try_recv().map_err(|_| RecvError::Closed);
+        assert_eq!(drain(first, &mut rx).ended.len(), 10);
+
+        // A lag is reported (the caller then settles from the journal), a closed hub too.
+        let (tx, mut rx) = broadcast::channel(4);
+        for n in 0..10 {
+            tx.send(ev(&format!("v{n}"), TaskState::Canceled)).unwrap();
+        }
+        drop(tx);
+        let first = rx.try_recv().map_err(|_| RecvError::Lagged(6));
+        let d = drain(first, &mut rx);
+        assert!(d.lagged && d.closed);
+        assert_eq!(d.ended, vec!["v6", "v7", "v8", "v9"]);
     }
 }

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use chrono::{DateTime, Utc};
 use sextant_core::schedule::{RunRecord, RunTrigger};
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::stored::{self, Sql};
 
 /// A stored Run, with its task's cached state when it has one.
@@ -258,6 +258,18 @@ pub fn by_task(c: &Connection, task_id: &str) -> Result<Option<RunRow>> {
     Ok(c.prepare_cached(&format!("{SELECT} WHERE r.task_id = ?1"))?
         .query_row([task_id], row)
         .optional()?)
+}
+
+/// The Runs whose tasks are among `task_ids` (one read for a burst of ended tasks: the
+/// scheduler's watcher asks this for every task that ends, and nearly none of them are Runs).
+pub fn by_tasks(c: &Connection, task_ids: &[String]) -> Result<Vec<RunRow>> {
+    // A list of strings always serializes; the error arm only satisfies the type.
+    let ids = serde_json::to_string(task_ids).map_err(|e| Error::Failed(e.to_string()))?;
+    Ok(c.prepare_cached(&format!(
+        "{SELECT} WHERE r.task_id IN (SELECT value FROM json_each(?1)) ORDER BY r.created_at, r.run_id"
+    ))?
+    .query_map([ids], row)?
+    .collect::<rusqlite::Result<Vec<_>>>()?)
 }
 
 /// The condition of a Run that is still running: claimed and not yet admitted, or started

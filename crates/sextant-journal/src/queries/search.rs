@@ -73,11 +73,9 @@ pub fn event_text(body: &EventBody) -> Option<String> {
     Some(text)
 }
 
-/// Indexes one appended event (the writer calls it in the event's transaction).
-pub fn index(c: &Connection, task_id: Option<&str>, body: &EventBody) -> Result<()> {
-    let (Some(task_id), Some(text)) = (task_id, event_text(body)) else {
-        return Ok(());
-    };
+/// Indexes one appended event's text ([`event_text`]); the writer calls it in the event's
+/// transaction, at the end of its batch.
+pub fn insert(c: &Connection, task_id: &str, text: &str) -> Result<()> {
     c.prepare_cached("INSERT INTO task_text (body, task_id) VALUES (?1, ?2)")?
         .execute(params![text, task_id])?;
     Ok(())
@@ -107,8 +105,8 @@ pub fn rebuild(c: &Connection) -> Result<u64> {
             let body: String = r.get(1)?;
             let body: EventBody = serde_json::from_str(&body)
                 .map_err(|e| Error::Corrupt(format!("event body: {e}")))?;
-            if event_text(&body).is_some() {
-                index(c, Some(&task_id), &body)?;
+            if let Some(text) = event_text(&body) {
+                insert(c, &task_id, &text)?;
                 n += 1;
             }
         }

@@ -21,10 +21,18 @@ use tokio_util::codec::{FramedRead, LinesCodec};
 use super::{Turn, TurnSink};
 use crate::process::GroupGuard;
 
-/// Creates the program's working directory if it is missing; the error names it.
+/// Creates the program's working directory if it is missing. The directory is a path on the
+/// person's machine: it goes to the log, for the person; the error says only what went wrong,
+/// because it becomes the turn's failure text, which the task's caller reads (and the caller
+/// may be a remote peer).
 pub(crate) fn make_working_dir(dir: &Path) -> Result<(), String> {
-    std::fs::create_dir_all(dir)
-        .map_err(|e| format!("cannot create working directory {}: {e}", dir.display()))
+    std::fs::create_dir_all(dir).map_err(|e| {
+        tracing::warn!(dir = %dir.display(), error = %e, "cannot create an agent's working directory");
+        format!(
+            "cannot create the agent's working directory ({}); the path is in Sextant's log",
+            e.kind()
+        )
+    })
 }
 
 /// A started program: the child, its process group's guard, and its three pipes (taken out of

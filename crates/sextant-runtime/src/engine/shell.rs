@@ -125,19 +125,8 @@ impl ShellEngine {
     /// Runs an approved action; its output's data part names the digest that ran.
     async fn run(&self, action: &ApprovedAction, sink: &TurnSink) -> Outcome {
         let command = action.exact["command"].as_str().unwrap_or_default();
-        if let Err(e) = std::fs::create_dir_all(&self.working_dir) {
-            // The directory is a path on the person's machine: it goes to the log, for the
-            // person; the failure text is read by the task's caller, who may be remote.
-            tracing::warn!(
-                dir = %self.working_dir.display(),
-                error = %e,
-                "the shell agent cannot create its working directory"
-            );
-            return Outcome::Failed(format!(
-                "cannot create the shell agent's working directory ({}); the path is in \
-                 Sextant's log",
-                e.kind()
-            ));
+        if let Err(why) = super::child::make_working_dir(&self.working_dir) {
+            return Outcome::Failed(why);
         }
         let mut cmd = Command::new("sh");
         cmd.arg("-c").arg(command).current_dir(&self.working_dir);
