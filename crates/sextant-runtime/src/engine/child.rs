@@ -126,3 +126,23 @@ impl Tail {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_working_dir_that_cannot_be_made_is_not_named_in_the_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let blocker = dir.path().join("blocker");
+        std::fs::write(&blocker, "a file, not a directory").unwrap();
+        let why = make_working_dir(&blocker.join("work")).unwrap_err();
+        assert!(
+            why.contains("cannot create the agent's working directory"),
+            "{why}"
+        );
+        assert!(!why.contains(&dir.path().display().to_string()), "{why}");
+        make_working_dir(&dir.path().join("made/here")).unwrap();
+        assert!(dir.path().join("made/here").is_dir());
+    }
+}
