@@ -165,7 +165,7 @@ pub fn router(state: AppState) -> Router {
         .merge(a2a_rest_routes("/api/v1/agents"))
         // The gRPC binding: one route for the service's methods (it dispatches on the path).
         .route_service(
-            &format!("{}{{*method}}", a2a::grpc::PATH_PREFIX),
+            &format!("{}{{*method}}", a2a::surface::GRPC_PATH_PREFIX),
             a2a::grpc::service(&state),
         )
         .route("/api/v1/agents", get(api::agents))
@@ -323,7 +323,7 @@ pub fn router(state: AppState) -> Router {
             "/api/v1/assistant-a2a/agents/{agent_id}/a2a/",
             post(a2a::assistant::rpc),
         )
-        .merge(a2a_rest_routes(a2a::assistant::PREFIX))
+        .merge(a2a_rest_routes(a2a::surface::ASSISTANT_PREFIX))
         .route_layer(middleware::from_fn_with_state(
             state.clone(),
             auth::resolve_assistant,

@@ -36,6 +36,7 @@ pub mod jsonrpc;
 pub mod params;
 pub mod parts;
 pub mod rest;
+pub mod surface;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -64,29 +65,10 @@ use crate::AppState;
 use crate::auth::Credential;
 use crate::urls::base_url;
 use sextant_access::audit::{Outcome, Record};
+use surface::{RpcSurface, version_param};
 
 /// How often an open stream re-checks its caller's credential and access.
 const REVALIDATE: Duration = Duration::from_secs(5);
-
-/// Which A2A surface a call came in on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RpcSurface {
-    /// `/api/v1/agents/{agent_id}/…`.
-    Public,
-    /// `/api/v1/assistant-a2a/agents/{agent_id}/…` (assistant capability tokens).
-    Assistant,
-}
-
-impl RpcSurface {
-    /// Where this surface serves `agent_id`: the HTTP+JSON binding's base URL path, to which
-    /// the JSON-RPC endpoint adds `/a2a`.
-    pub fn agent_path(self, agent_id: &str) -> String {
-        match self {
-            RpcSurface::Public => format!("/api/v1/agents/{agent_id}"),
-            RpcSurface::Assistant => format!("{}/{agent_id}", crate::a2a::assistant::PREFIX),
-        }
-    }
-}
 
 const LIST_DEFAULT: u32 = 50;
 const LIST_MAX: i64 = 100;
@@ -192,24 +174,6 @@ fn wants_push_health(headers: &HeaderMap) -> bool {
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(','))
         .any(|u| u.trim() == crate::push::EXTENSION)
-}
-
-/// The `A2A-Version` a request names: its header, else its query parameter (A2A 1.0 lets a
-/// client send it either way).
-pub(crate) fn version_param(headers: &HeaderMap, query: Option<&str>) -> Option<String> {
-    // A header that is not ASCII (a fullwidth `１.0`) is a version too, and not one served:
-    // reading it as absent would serve it as 1.0.
-    let header = headers
-        .get("a2a-version")
-        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
-    header.or_else(|| {
-        query.and_then(|q| {
-            q.split('&').find_map(|kv| {
-                let (k, v) = kv.split_once('=')?;
-                k.eq_ignore_ascii_case("a2a-version").then(|| v.to_string())
-            })
-        })
-    })
 }
 
 fn requested_version(headers: &HeaderMap, query: Option<&str>) -> Requested {
