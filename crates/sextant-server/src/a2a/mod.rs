@@ -37,6 +37,7 @@ pub mod params;
 pub mod parts;
 pub mod rest;
 pub mod surface;
+pub mod tasks;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -66,6 +67,7 @@ use crate::auth::Credential;
 use crate::urls::base_url;
 use sextant_access::audit::{Outcome, Record};
 use surface::{RpcSurface, version_param};
+use tasks::{Visibility, add_answer_urls, find_task};
 
 /// How often an open stream re-checks its caller's credential and access.
 const REVALIDATE: Duration = Duration::from_secs(5);
@@ -549,39 +551,6 @@ fn history_length(params: &Value, name: &str) -> Result<Option<u32>, RpcError> {
     }
 }
 
-/// Which callers' tasks a principal may read on a surface.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Visibility {
-    /// The caller's own tasks only (A2A: tasks are scoped to the principal).
-    Caller,
-    /// The console owner reads every caller's tasks; anyone else only their own (the agents
-    /// MCP bridge, used by the person's assistant to answer approvals for them).
-    OwnerReadsAll,
-}
-
-/// The task `task_id` of Agent `agent_id` if `principal` may read it, else TaskNotFound
-/// (another caller's task is "not found", never "forbidden").
-pub async fn find_task(
-    app: &AppState,
-    principal: &Principal,
-    agent_id: &str,
-    task_id: &str,
-    visibility: Visibility,
-) -> Result<TaskRow, RpcError> {
-    let row = app
-        .runtime
-        .journal()
-        .task(task_id)
-        .await
-        .map_err(internal)?;
-    let readable = |t: &TaskRow| {
-        t.caller == principal.key()
-            || (visibility == Visibility::OwnerReadsAll && principal.is_owner())
-    };
-    row.filter(|t| t.agent_id == agent_id && readable(t))
-        .ok_or_else(|| RpcError::new(Code::TaskNotFound, format!("Task not found: {task_id}")))
-}
-
 /// The caller's task on this Agent, or TaskNotFound (another caller's task is "not found").
 async fn visible_task(call: &Call, params: &Value) -> Result<TaskRow, RpcError> {
     let id = string_param(params, "id")?;
@@ -712,56 +681,6 @@ fn task_json(base: &str, events: &[JournalEvent], fold: &TaskFold, opts: &ViewOp
         .collect();
     task["metadata"]["transcript"] = Value::Array(transcript);
     task
-}
-
-/// Gives every pending-interaction data part of a result or stream item (a Task, `{task}`,
-/// `{message}`, a `statusUpdate`) where to answer it: `answerPath` and the absolute
-/// `answerUrl`, from its interaction id. The journal keeps ids, not HTTP paths or the URL
-/// Sextant is reached at; an older journal's stored `answerPath` is rewritten the same. Only
-/// the messages that can hold such a part are visited (the status message and history), not
-/// the whole value.
-pub fn add_answer_urls(v: &mut Value, base: &str) {
-    link_task(v, base);
-    if let Some(t) = v.get_mut("task") {
-        link_task(t, base);
-    }
-    if let Some(m) = v.pointer_mut("/statusUpdate/status/message") {
-        link_message(m, base);
-    }
-    if let Some(m) = v.get_mut("message") {
-        link_message(m, base);
-    }
-}
-
-fn link_task(t: &mut Value, base: &str) {
-    if let Some(m) = t.pointer_mut("/status/message") {
-        link_message(m, base);
-    }
-    if let Some(history) = t.get_mut("history").and_then(Value::as_array_mut) {
-        for m in history {
-            link_message(m, base);
-        }
-    }
-}
-
-fn link_message(m: &mut Value, base: &str) {
-    let Some(parts) = m.get_mut("parts").and_then(Value::as_array_mut) else {
-        return;
-    };
-    for part in parts {
-        let Some(i) = part
-            .pointer_mut("/data/interaction")
-            .and_then(Value::as_object_mut)
-        else {
-            continue;
-        };
-        let Some(id) = i.get("interactionId").and_then(Value::as_str) else {
-            continue;
-        };
-        let path = sextant_runtime::interactions::answer_path(id);
-        i.insert("answerUrl".into(), Value::String(format!("{base}{path}")));
-        i.insert("answerPath".into(), Value::String(path));
-    }
 }
 
 /// `{ key: value }`. Not `json!`, which serialises a `Value` argument into a copy of itself.
