@@ -160,8 +160,8 @@ pub fn router(state: AppState) -> Router {
             auth::optional,
         ));
     let authed = Router::new()
-        .route("/api/v1/agents/{agent_id}/a2a", post(a2a::rpc))
-        .route("/api/v1/agents/{agent_id}/a2a/", post(a2a::rpc))
+        .route("/api/v1/agents/{agent_id}/a2a", post(a2a::jsonrpc::rpc))
+        .route("/api/v1/agents/{agent_id}/a2a/", post(a2a::jsonrpc::rpc))
         .merge(a2a_rest_routes("/api/v1/agents"))
         // The gRPC binding: one route for the service's methods (it dispatches on the path).
         .route_service(

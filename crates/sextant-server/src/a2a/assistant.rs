@@ -109,7 +109,7 @@ pub async fn rpc(
         )
             .into_response();
     }
-    a2a::handle(
+    a2a::jsonrpc::handle(
         app,
         agent_id,
         p,

@@ -59,9 +59,6 @@ use sextant_runtime::stream::{StopAt, task_events};
 use sextant_runtime::{AccessError, AdmitError, Grant, Input};
 use tracing::Instrument;
 
-pub(crate) use jsonrpc::handle;
-pub use jsonrpc::rpc;
-
 use crate::AppState;
 use crate::auth::Credential;
 use crate::urls::base_url;
