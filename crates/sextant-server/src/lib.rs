@@ -4,7 +4,9 @@
 //!   aliases), HTTP+JSON and gRPC, streams over SSE (server-streaming RPCs for gRPC);
 //!   `a2a::params`: the JSON type of every field of its methods' params; `a2a::parts`: the
 //!   check of a message's file and data parts; `a2a::assistant`: the assistant capability
-//!   routes (`/api/v1/assistant-a2a/agents/{id}/…`).
+//!   routes (`/api/v1/assistant-a2a/agents/{id}/…`); `a2a::surface` (the surfaces, their
+//!   route prefixes, `A2A-Version`) and `a2a::tasks` (who may read a task, answer URLs):
+//!   leaves that cards, the perimeter and push read instead of the service, which calls them.
 //! - [`api`]: the console's REST API and its SSE streams: Agents, Sessions and tasks, and
 //!   `api::interactions` (the approvals inbox), `api::schedules` (personal schedules, and the
 //!   owner's Agent access switch), `api::peers` (outbound peers and the A2A client tools; the

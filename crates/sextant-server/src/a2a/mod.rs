@@ -29,6 +29,12 @@
 //!
 //! [`assistant`]: the same service on the assistant capability routes
 //! (`/api/v1/assistant-a2a/agents/{agent_id}/…`), for assistant runtimes holding an `sxa_` token.
+//!
+//! **Layers.** The bindings import the service, never the reverse (the router names
+//! `jsonrpc::rpc` itself). What others need from here without the service lives in two
+//! leaves that import nothing of it: [`surface`] (the surfaces, their route prefixes,
+//! `A2A-Version`) and [`tasks`] (who may read a task, answer URLs), so push and cards, which
+//! the service calls, do not call back into it (`scripts/import-cycles.py`).
 
 pub mod assistant;
 pub mod grpc;
