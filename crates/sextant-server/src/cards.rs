@@ -40,7 +40,7 @@ use sextant_core::AgentSpec;
 use sextant_core::agent::PublicCard;
 
 use crate::AppState;
-use crate::a2a::RpcSurface;
+use crate::a2a::surface::RpcSurface;
 use crate::error::ApiError;
 use crate::urls::base_url;
 
@@ -182,7 +182,7 @@ pub fn respond_card(
     query: Option<&str>,
     card: &Value,
 ) -> Response {
-    let version = crate::a2a::version_param(headers, query);
+    let version = crate::a2a::surface::version_param(headers, query);
     let v03;
     let card = if sextant_a2a::version::wants_v03_card(version.as_deref()) {
         v03 = sextant_a2a::compat::card_with_v03(card);

@@ -4,7 +4,9 @@
 //!   aliases), HTTP+JSON and gRPC, streams over SSE (server-streaming RPCs for gRPC);
 //!   `a2a::params`: the JSON type of every field of its methods' params; `a2a::parts`: the
 //!   check of a message's file and data parts; `a2a::assistant`: the assistant capability
-//!   routes (`/api/v1/assistant-a2a/agents/{id}/…`).
+//!   routes (`/api/v1/assistant-a2a/agents/{id}/…`); `a2a::surface` (the surfaces, their
+//!   route prefixes, `A2A-Version`) and `a2a::tasks` (who may read a task, answer URLs):
+//!   leaves that cards, the perimeter and push read instead of the service, which calls them.
 //! - [`api`]: the console's REST API and its SSE streams: Agents, Sessions and tasks, and
 //!   `api::interactions` (the approvals inbox), `api::schedules` (personal schedules, and the
 //!   owner's Agent access switch), `api::peers` (outbound peers and the A2A client tools; the
@@ -160,12 +162,12 @@ pub fn router(state: AppState) -> Router {
             auth::optional,
         ));
     let authed = Router::new()
-        .route("/api/v1/agents/{agent_id}/a2a", post(a2a::rpc))
-        .route("/api/v1/agents/{agent_id}/a2a/", post(a2a::rpc))
+        .route("/api/v1/agents/{agent_id}/a2a", post(a2a::jsonrpc::rpc))
+        .route("/api/v1/agents/{agent_id}/a2a/", post(a2a::jsonrpc::rpc))
         .merge(a2a_rest_routes("/api/v1/agents"))
         // The gRPC binding: one route for the service's methods (it dispatches on the path).
         .route_service(
-            &format!("{}{{*method}}", a2a::grpc::PATH_PREFIX),
+            &format!("{}{{*method}}", a2a::surface::GRPC_PATH_PREFIX),
             a2a::grpc::service(&state),
         )
         .route("/api/v1/agents", get(api::agents))
@@ -323,7 +325,7 @@ pub fn router(state: AppState) -> Router {
             "/api/v1/assistant-a2a/agents/{agent_id}/a2a/",
             post(a2a::assistant::rpc),
         )
-        .merge(a2a_rest_routes(a2a::assistant::PREFIX))
+        .merge(a2a_rest_routes(a2a::surface::ASSISTANT_PREFIX))
         .route_layer(middleware::from_fn_with_state(
             state.clone(),
             auth::resolve_assistant,

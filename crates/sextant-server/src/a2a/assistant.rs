@@ -24,14 +24,12 @@ use sextant_a2a::rpc::failure;
 use sextant_core::{Principal, Rights};
 
 use crate::AppState;
-use crate::a2a::{self, RpcSurface};
+use crate::a2a;
+use crate::a2a::surface::RpcSurface;
 use crate::auth::{AssistantGrant, Credential};
 use crate::error::ApiError;
 use crate::urls::base_url;
 use sextant_access::audit::{Outcome, Record};
-
-/// Where the routes live (the URL of every peer `sextant_access::assistant_peers` issues).
-pub const PREFIX: &str = sextant_access::assistant_peers::ROUTE_PREFIX;
 
 /// Whether the grant reaches `agent_id` and the Agent's access still lets the assistant in.
 fn reaches(app: &AppState, p: &Principal, grant: &AssistantGrant, agent_id: &str) -> bool {
@@ -111,7 +109,7 @@ pub async fn rpc(
         )
             .into_response();
     }
-    a2a::handle(
+    a2a::jsonrpc::handle(
         app,
         agent_id,
         p,

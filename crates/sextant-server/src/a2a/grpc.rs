@@ -47,7 +47,8 @@ use sextant_core::Principal;
 use tonic::{Code, Request, Response, Status};
 use tonic_types::{ErrorDetails, StatusExt};
 
-use super::{Failure, Frame, Inbound, RpcSurface, Served, serve};
+use super::surface::{GRPC_PATH_PREFIX, RpcSurface};
+use super::{Failure, Frame, Inbound, Served, serve};
 use crate::AppState;
 use crate::auth::Credential;
 
@@ -67,13 +68,10 @@ pub mod pb {
 
 use pb::a2a_service_server::{A2aService, A2aServiceServer};
 
-/// The service's path prefix (its full name, as gRPC routes it).
-pub const PATH_PREFIX: &str = "/lf.a2a.v1.A2AService/";
-
 /// The ErrorInfo domain of A2A errors.
 const DOMAIN: &str = "a2a-protocol.org";
 
-/// The gRPC service to mount at [`PATH_PREFIX`] (inside the authenticated routes).
+/// The gRPC service to mount at [`GRPC_PATH_PREFIX`] (inside the authenticated routes).
 pub fn service(app: &AppState) -> A2aServiceServer<Grpc> {
     let max = app.security.limits.max_body_bytes;
     A2aServiceServer::new(Grpc { app: app.clone() })
@@ -124,7 +122,7 @@ impl Grpc {
             surface: RpcSurface::Public,
             headers,
             query: None,
-            route: format!("GRPC {PATH_PREFIX}{}", method.name()),
+            route: format!("GRPC {GRPC_PATH_PREFIX}{}", method.name()),
             named: method.name().to_string(),
             method: Some((method, false)),
             params,

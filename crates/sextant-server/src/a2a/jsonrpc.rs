@@ -23,7 +23,8 @@ use sextant_a2a::method;
 use sextant_a2a::rpc::{RpcId, failure, parse_request, success};
 use sextant_core::Principal;
 
-use super::{Failure, Frame, Frames, Inbound, RpcSurface, Served, serve};
+use super::surface::RpcSurface;
+use super::{Failure, Frame, Frames, Inbound, Served, serve};
 use crate::AppState;
 use crate::auth::Credential;
 

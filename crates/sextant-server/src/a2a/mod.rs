@@ -29,6 +29,12 @@
 //!
 //! [`assistant`]: the same service on the assistant capability routes
 //! (`/api/v1/assistant-a2a/agents/{agent_id}/…`), for assistant runtimes holding an `sxa_` token.
+//!
+//! **Layers.** The bindings import the service, never the reverse (the router names
+//! `jsonrpc::rpc` itself). What others need from here without the service lives in two
+//! leaves that import nothing of it: [`surface`] (the surfaces, their route prefixes,
+//! `A2A-Version`) and [`tasks`] (who may read a task, answer URLs), so push and cards, which
+//! the service calls, do not call back into it (`scripts/import-cycles.py`).
 
 pub mod assistant;
 pub mod grpc;
@@ -36,6 +42,8 @@ pub mod jsonrpc;
 pub mod params;
 pub mod parts;
 pub mod rest;
+pub mod surface;
+pub mod tasks;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -57,36 +65,15 @@ use sextant_runtime::stream::{StopAt, task_events};
 use sextant_runtime::{AccessError, AdmitError, Grant, Input};
 use tracing::Instrument;
 
-pub(crate) use jsonrpc::handle;
-pub use jsonrpc::rpc;
-
 use crate::AppState;
 use crate::auth::Credential;
 use crate::urls::base_url;
 use sextant_access::audit::{Outcome, Record};
+use surface::{RpcSurface, version_param};
+use tasks::{Visibility, add_answer_urls, find_task};
 
 /// How often an open stream re-checks its caller's credential and access.
 const REVALIDATE: Duration = Duration::from_secs(5);
-
-/// Which A2A surface a call came in on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RpcSurface {
-    /// `/api/v1/agents/{agent_id}/…`.
-    Public,
-    /// `/api/v1/assistant-a2a/agents/{agent_id}/…` (assistant capability tokens).
-    Assistant,
-}
-
-impl RpcSurface {
-    /// Where this surface serves `agent_id`: the HTTP+JSON binding's base URL path, to which
-    /// the JSON-RPC endpoint adds `/a2a`.
-    pub fn agent_path(self, agent_id: &str) -> String {
-        match self {
-            RpcSurface::Public => format!("/api/v1/agents/{agent_id}"),
-            RpcSurface::Assistant => format!("{}/{agent_id}", crate::a2a::assistant::PREFIX),
-        }
-    }
-}
 
 const LIST_DEFAULT: u32 = 50;
 const LIST_MAX: i64 = 100;
@@ -192,24 +179,6 @@ fn wants_push_health(headers: &HeaderMap) -> bool {
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(','))
         .any(|u| u.trim() == crate::push::EXTENSION)
-}
-
-/// The `A2A-Version` a request names: its header, else its query parameter (A2A 1.0 lets a
-/// client send it either way).
-pub(crate) fn version_param(headers: &HeaderMap, query: Option<&str>) -> Option<String> {
-    // A header that is not ASCII (a fullwidth `１.0`) is a version too, and not one served:
-    // reading it as absent would serve it as 1.0.
-    let header = headers
-        .get("a2a-version")
-        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
-    header.or_else(|| {
-        query.and_then(|q| {
-            q.split('&').find_map(|kv| {
-                let (k, v) = kv.split_once('=')?;
-                k.eq_ignore_ascii_case("a2a-version").then(|| v.to_string())
-            })
-        })
-    })
 }
 
 fn requested_version(headers: &HeaderMap, query: Option<&str>) -> Requested {
@@ -585,39 +554,6 @@ fn history_length(params: &Value, name: &str) -> Result<Option<u32>, RpcError> {
     }
 }
 
-/// Which callers' tasks a principal may read on a surface.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Visibility {
-    /// The caller's own tasks only (A2A: tasks are scoped to the principal).
-    Caller,
-    /// The console owner reads every caller's tasks; anyone else only their own (the agents
-    /// MCP bridge, used by the person's assistant to answer approvals for them).
-    OwnerReadsAll,
-}
-
-/// The task `task_id` of Agent `agent_id` if `principal` may read it, else TaskNotFound
-/// (another caller's task is "not found", never "forbidden").
-pub async fn find_task(
-    app: &AppState,
-    principal: &Principal,
-    agent_id: &str,
-    task_id: &str,
-    visibility: Visibility,
-) -> Result<TaskRow, RpcError> {
-    let row = app
-        .runtime
-        .journal()
-        .task(task_id)
-        .await
-        .map_err(internal)?;
-    let readable = |t: &TaskRow| {
-        t.caller == principal.key()
-            || (visibility == Visibility::OwnerReadsAll && principal.is_owner())
-    };
-    row.filter(|t| t.agent_id == agent_id && readable(t))
-        .ok_or_else(|| RpcError::new(Code::TaskNotFound, format!("Task not found: {task_id}")))
-}
-
 /// The caller's task on this Agent, or TaskNotFound (another caller's task is "not found").
 async fn visible_task(call: &Call, params: &Value) -> Result<TaskRow, RpcError> {
     let id = string_param(params, "id")?;
@@ -748,56 +684,6 @@ fn task_json(base: &str, events: &[JournalEvent], fold: &TaskFold, opts: &ViewOp
         .collect();
     task["metadata"]["transcript"] = Value::Array(transcript);
     task
-}
-
-/// Gives every pending-interaction data part of a result or stream item (a Task, `{task}`,
-/// `{message}`, a `statusUpdate`) where to answer it: `answerPath` and the absolute
-/// `answerUrl`, from its interaction id. The journal keeps ids, not HTTP paths or the URL
-/// Sextant is reached at; an older journal's stored `answerPath` is rewritten the same. Only
-/// the messages that can hold such a part are visited (the status message and history), not
-/// the whole value.
-pub fn add_answer_urls(v: &mut Value, base: &str) {
-    link_task(v, base);
-    if let Some(t) = v.get_mut("task") {
-        link_task(t, base);
-    }
-    if let Some(m) = v.pointer_mut("/statusUpdate/status/message") {
-        link_message(m, base);
-    }
-    if let Some(m) = v.get_mut("message") {
-        link_message(m, base);
-    }
-}
-
-fn link_task(t: &mut Value, base: &str) {
-    if let Some(m) = t.pointer_mut("/status/message") {
-        link_message(m, base);
-    }
-    if let Some(history) = t.get_mut("history").and_then(Value::as_array_mut) {
-        for m in history {
-            link_message(m, base);
-        }
-    }
-}
-
-fn link_message(m: &mut Value, base: &str) {
-    let Some(parts) = m.get_mut("parts").and_then(Value::as_array_mut) else {
-        return;
-    };
-    for part in parts {
-        let Some(i) = part
-            .pointer_mut("/data/interaction")
-            .and_then(Value::as_object_mut)
-        else {
-            continue;
-        };
-        let Some(id) = i.get("interactionId").and_then(Value::as_str) else {
-            continue;
-        };
-        let path = sextant_runtime::interactions::answer_path(id);
-        i.insert("answerUrl".into(), Value::String(format!("{base}{path}")));
-        i.insert("answerPath".into(), Value::String(path));
-    }
 }
 
 /// `{ key: value }`. Not `json!`, which serialises a `Value` argument into a copy of itself.

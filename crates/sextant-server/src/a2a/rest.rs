@@ -44,7 +44,8 @@ use sextant_a2a::error::Code;
 use sextant_a2a::{Method, RpcError};
 use sextant_core::Principal;
 
-use super::{Failure, Frame, Frames, Inbound, RpcSurface, Served, serve};
+use super::surface::{ASSISTANT_PREFIX, RpcSurface};
+use super::{Failure, Frame, Frames, Inbound, Served, serve};
 use crate::AppState;
 use crate::auth::{AssistantGrant, Credential};
 
@@ -219,7 +220,7 @@ pub async fn call(
     body: Bytes,
 ) -> Response {
     let agent_id = path.get("agent_id").cloned().unwrap_or_default();
-    let surface = if uri.path().starts_with(crate::a2a::assistant::PREFIX) {
+    let surface = if uri.path().starts_with(ASSISTANT_PREFIX) {
         RpcSurface::Assistant
     } else {
         RpcSurface::Public

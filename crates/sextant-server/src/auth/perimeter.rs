@@ -112,7 +112,7 @@ pub fn is_a2a_endpoint(path: &str) -> bool {
 
 /// Whether `path` is the gRPC binding's (`crate::a2a::grpc`).
 pub fn is_grpc(path: &str) -> bool {
-    path.starts_with(crate::a2a::grpc::PATH_PREFIX)
+    path.starts_with(crate::a2a::surface::GRPC_PATH_PREFIX)
 }
 
 /// Whether a `Content-Type` value is gRPC's (`application/grpc`, `application/grpc+proto`).

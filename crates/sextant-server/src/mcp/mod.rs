@@ -51,7 +51,8 @@ use sextant_core::projection::TaskFold;
 use sextant_runtime::{AnswerError, AnswerRequest};
 
 use crate::AppState;
-use crate::a2a::{self, TaskView, Visibility};
+use crate::a2a::tasks::Visibility;
+use crate::a2a::{self, TaskView};
 use crate::api::interactions::answer_error;
 use crate::auth::AssistantGrant;
 use crate::error::ApiError;
@@ -409,7 +410,7 @@ impl AgentTools {
         let base = base_url(&self.app, &parts.headers);
         // The same scope as reads: a task the caller may not see, or of another Agent, is
         // "not found" (with the REST wording), before anything else is checked.
-        if let Err(e) = a2a::find_task(
+        if let Err(e) = a2a::tasks::find_task(
             &self.app,
             &who,
             &args.agent_id,

@@ -268,7 +268,7 @@ async fn render(app: &AppState, cfg: &PushConfigRow, head: &OutboxRow) -> Result
         _ => stream_response(&ev, &task.task_id, &task.context_id, &OutputModes::Any)
             .ok_or_else(|| format!("event {} is not a stream event", head.seq))?,
     };
-    crate::a2a::add_answer_urls(&mut value, &base);
+    crate::a2a::tasks::add_answer_urls(&mut value, &base);
     if task.caller != sextant_core::Principal::person().key() {
         sextant_core::redact::scrub_json(&mut value, app.security.redact_emails);
     }

@@ -400,12 +400,12 @@ async fn task_of(
         .and_then(Value::as_str)
         .filter(|s| !s.is_empty())
         .ok_or_else(|| RpcError::field("taskId", "is required"))?;
-    crate::a2a::find_task(
+    crate::a2a::tasks::find_task(
         app,
         principal,
         &agent.id,
         id,
-        crate::a2a::Visibility::Caller,
+        crate::a2a::tasks::Visibility::Caller,
     )
     .await
 }
