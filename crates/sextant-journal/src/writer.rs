@@ -585,12 +585,10 @@ impl Ctx<'_> {
             touch.last_seq = seq;
             if let Some(state) = new_state {
                 self.job.states.insert(id.clone(), state.clone());
-                // A task ends once: then what it ended on (its last answer or output) decides
-                // the outcome. Cancel and reject do not look; an act appended in this batch is
-                // known without a read.
-                let outcome = if !state.is_terminal() {
-                    None
-                } else if matches!(state, TaskState::Canceled | TaskState::Rejected) {
+                // A task ends once: then what it ended on (its last answer or output) may
+                // decide the outcome (`tasks::outcome_reads_last_act` says when); an act
+                // appended in this batch is known without a read.
+                let outcome = if !tasks::outcome_reads_last_act(&state) {
                     tasks::outcome(&state, None)
                 } else if let Some(act) =
                     (self.job.acts.get(id)).or_else(|| self.batch.acts.get(id))

@@ -228,6 +228,14 @@ pub fn outcome(state: &TaskState, last: Option<&LastAct>) -> Option<Outcome> {
     })
 }
 
+/// Whether [`outcome`] looks at the task's last act for a task in `state`: only for the two
+/// ends an answer can reword (`completed`, `failed`). For every other state (canceled and
+/// rejected say themselves; a running task has no outcome) the act changes nothing, so the
+/// writer need not read it.
+pub fn outcome_reads_last_act(state: &TaskState) -> bool {
+    matches!(state, TaskState::Completed | TaskState::Failed)
+}
+
 /// The task's last answer or output, read from its Session (for the writer, when it ends).
 pub fn last_act(
     c: &Connection,
@@ -581,4 +589,51 @@ pub fn rebuild_check(c: &Connection) -> Result<Vec<String>> {
         }
     }
     Ok(differing)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every state whose outcome does not read the last act has the same outcome whatever
+    /// that act was: what lets the writer skip the read.
+    #[test]
+    fn only_the_states_that_read_the_last_act_depend_on_it() {
+        let acts = [
+            None,
+            Some(LastAct::Output),
+            Some(LastAct::Answer {
+                option: "decline".into(),
+                expired: false,
+            }),
+            Some(LastAct::Answer {
+                option: "cancel".into(),
+                expired: false,
+            }),
+            Some(LastAct::Answer {
+                option: "accept".into(),
+                expired: true,
+            }),
+        ];
+        let states = [
+            TaskState::Unspecified,
+            TaskState::Submitted,
+            TaskState::Working,
+            TaskState::InputRequired,
+            TaskState::AuthRequired,
+            TaskState::Completed,
+            TaskState::Failed,
+            TaskState::Canceled,
+            TaskState::Rejected,
+        ];
+        for state in &states {
+            let outcomes: Vec<_> = acts.iter().map(|a| outcome(state, a.as_ref())).collect();
+            let varies = outcomes.iter().any(|o| *o != outcomes[0]);
+            assert_eq!(
+                outcome_reads_last_act(state),
+                varies,
+                "{state:?}: {outcomes:?}"
+            );
+        }
+    }
 }
