@@ -100,7 +100,7 @@ pub use queries::runs::{History, RunRow, Settled};
 pub use queries::schedules::ScheduleRow;
 pub use queries::security::{CredentialRow, PeerCredentialRow};
 pub use queries::sessions::SessionRow;
-pub use queries::tasks::{Outcome, TaskCounts, TaskFilter, TaskPage, TaskRow, TaskStatus};
+pub use queries::tasks::{TaskCounts, TaskFilter, TaskPage, TaskRow, TaskStatus};
 pub use schedules::Claim;
 pub use writer::{Admission, Admitted, NewEvent, PushPut, Refusal, TurnGuard};
 

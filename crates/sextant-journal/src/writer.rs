@@ -350,7 +350,7 @@ struct TaskTouch {
     last_seq: i64,
     /// The latest state change (state, time, and the outcome when it ends the task) in the
     /// batch, if any.
-    state: Option<(TaskState, DateTime<Utc>, Option<tasks::Outcome>)>,
+    state: Option<(TaskState, DateTime<Utc>, Option<sextant_core::TaskOutcome>)>,
 }
 
 /// Changes not yet written back: of the current job (inside its savepoint) or of the batch.

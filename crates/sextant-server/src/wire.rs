@@ -12,12 +12,12 @@
 
 use serde::Serialize;
 use serde_json::Value;
-use sextant_core::PrincipalKind;
 use sextant_core::a2a::TaskState;
 use sextant_core::ids::format_time;
 use sextant_core::interaction::Interaction;
 use sextant_core::projection::Block;
 use sextant_core::schedule::RunTrigger;
+use sextant_core::{PrincipalKind, TaskOutcome};
 use sextant_journal::queries::search::TaskDigest;
 use sextant_journal::{SessionRow, TaskRow};
 use sextant_scheduler::view::NextRun;
@@ -111,7 +111,7 @@ pub struct TaskSummary {
     /// What happened, once it ended: `completed`, `failed`, `canceled`, `rejected`, `declined`
     /// (a person said no) or `expired` (nobody answered; the default applied). `null` while
     /// it runs. The A2A state alone cannot say it: a declined shell command completes.
-    pub outcome: Option<String>,
+    pub outcome: Option<TaskOutcome>,
     /// What the task is, in the task list and on the task page (`null` elsewhere): the first
     /// line of its input.
     pub title: Option<String>,
@@ -157,7 +157,7 @@ impl From<&TaskRow> for TaskSummary {
             state: t.state.clone(),
             state_at: format_time(t.state_at),
             last_seq: t.last_seq,
-            outcome: t.outcome.map(|o| o.as_str().to_string()),
+            outcome: t.outcome,
             title: None,
             result: None,
             origin: None,
@@ -323,7 +323,7 @@ pub struct TaskChange {
     #[ts(as = "sextant_core::event::TaskStateName")]
     pub state: TaskState,
     /// What happened, when the change ended the task (see [`TaskSummary::outcome`]).
-    pub outcome: Option<String>,
+    pub outcome: Option<TaskOutcome>,
     /// The schedule whose Run started the task's Session, if one did, and its name.
     pub schedule_id: Option<String>,
     pub schedule_name: Option<String>,

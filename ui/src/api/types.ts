@@ -25,6 +25,7 @@ export type { SessionDetail } from '../bindings/SessionDetail';
 export type { SessionSummary } from '../bindings/SessionSummary';
 export type { TaskChange } from '../bindings/TaskChange';
 export type { TaskCounts } from '../bindings/TaskCounts';
+export type { TaskOutcome } from '../bindings/TaskOutcome';
 export type { TaskState } from '../bindings/TaskState';
 export type { TaskSummary } from '../bindings/TaskSummary';
 export type { TasksPage } from '../bindings/TasksPage';

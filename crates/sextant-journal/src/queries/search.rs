@@ -280,10 +280,7 @@ pub fn digest(c: &Connection, t: &TaskRow) -> Result<TaskDigest> {
             }
         }
     }
-    let ended_well = matches!(
-        t.outcome,
-        Some(crate::queries::tasks::Outcome::Completed) | None
-    );
+    let ended_well = matches!(t.outcome, Some(sextant_core::TaskOutcome::Completed) | None);
     let result = if ended_well {
         output.or(status)
     } else {
