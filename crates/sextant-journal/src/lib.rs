@@ -499,6 +499,13 @@ impl Journal {
         self.read(move |c| queries::sessions::get(c, &id)).await
     }
 
+    /// Where a Session came from and who started it, for a label
+    /// ([`queries::sessions::labels`]: never an error for a stored value it cannot read).
+    pub async fn session_labels(&self, session_id: &str) -> Result<queries::sessions::Labels> {
+        let id = session_id.to_string();
+        self.read(move |c| queries::sessions::labels(c, &id)).await
+    }
+
     /// The Session of a context key (caller, agent, contextId), if it exists.
     pub async fn session_by_context(
         &self,

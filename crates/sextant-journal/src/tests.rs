@@ -703,6 +703,39 @@ async fn session_rows_in_the_stored_format_read_typed_and_write_back_byte_identi
     assert!(err.contains("caller kind \"robot\""), "{err}");
 }
 
+/// A Session's labels never fail the list they are shown in: a Session that is gone has
+/// none, and a stored kind this Sextant does not know reads as none (the other label still
+/// reads), where the Session's row read alone is the clear error.
+#[tokio::test]
+async fn a_session_s_labels_are_none_where_they_do_not_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = journal(&dir).await;
+    let t = new_tasks(&j, 1).await.remove(0);
+    let labels = j.session_labels(&t.session_id).await.unwrap();
+    assert_eq!(
+        (labels.origin.as_deref(), labels.caller_kind),
+        (Some("a2a"), Some(sextant_core::PrincipalKind::Person))
+    );
+    assert_eq!(
+        j.session_labels("gone").await.unwrap(),
+        queries::sessions::Labels::default()
+    );
+    let c = rusqlite::Connection::open(j.path()).unwrap();
+    c.execute(
+        "UPDATE sessions SET caller_kind = 'robot' WHERE session_id = ?1",
+        [&t.session_id],
+    )
+    .unwrap();
+    let labels = j.session_labels(&t.session_id).await.unwrap();
+    assert_eq!(
+        (labels.origin.as_deref(), labels.caller_kind),
+        (Some("a2a"), None)
+    );
+    let d = j.task_digest(t.clone()).await.unwrap();
+    assert_eq!((d.origin.as_deref(), d.caller_kind), (Some("a2a"), None));
+    assert!(j.session(&t.session_id).await.is_err());
+}
+
 #[tokio::test]
 async fn a_slot_is_claimed_once_across_two_journals_on_one_file() {
     let dir = tempfile::tempdir().unwrap();
@@ -2037,8 +2070,8 @@ async fn a_digest_says_what_a_task_is() {
         "the output of a task that completed"
     );
     assert_eq!(
-        (d.origin.as_str(), d.caller_kind.as_str()),
-        ("a2a", "person")
+        (d.origin.as_deref(), d.caller_kind),
+        (Some("a2a"), Some(sextant_core::PrincipalKind::Person))
     );
     assert_eq!(d.schedule_id, None);
 

@@ -118,9 +118,10 @@ pub struct TaskSummary {
     /// A line of its result, or of its error or status message when it did not end well.
     pub result: Option<String>,
     /// What started its Session (`a2a`, `schedule`, …) and its caller's kind (`person`,
-    /// `peer`, `assistant`, …).
+    /// `peer`, `assistant`, …); `null` outside the task list and the task page, and when the
+    /// Session is gone or holds a value this Sextant cannot read.
     pub origin: Option<String>,
-    pub caller_kind: Option<String>,
+    pub caller_kind: Option<PrincipalKind>,
     /// The schedule whose Run started it, if one did.
     pub schedule_id: Option<String>,
     pub schedule_name: Option<String>,
@@ -134,8 +135,8 @@ impl TaskSummary {
         Self {
             title: d.title,
             result: d.result,
-            origin: Some(d.origin),
-            caller_kind: Some(d.caller_kind),
+            origin: d.origin,
+            caller_kind: d.caller_kind,
             schedule_id: d.schedule_id,
             schedule_name: d.schedule_name,
             matched,
@@ -228,11 +229,12 @@ pub struct PendingInteraction {
     pub agent_name: Option<String>,
     /// The caller's principal key (who started the task).
     pub caller: String,
-    /// The caller's kind (`person`, `peer`, `assistant`, `jwt`, …).
-    pub caller_kind: String,
-    /// What started the Session (`a2a`, `schedule`, …), and the schedule whose Run did, if one
-    /// did.
-    pub origin: String,
+    /// The caller's kind (`person`, `peer`, `assistant`, …); `null` when the Session is gone
+    /// or holds a kind this Sextant cannot read.
+    pub caller_kind: Option<PrincipalKind>,
+    /// What started the Session (`a2a`, `schedule`, …; `null` as for `caller_kind`), and the
+    /// schedule whose Run did, if one did.
+    pub origin: Option<String>,
     pub schedule_id: Option<String>,
     pub schedule_name: Option<String>,
     /// The Session's first message (what the person or agent asked for), shortened.

@@ -84,6 +84,51 @@ pub fn insert(c: &Connection, s: &SessionRow) -> Result<()> {
     Ok(())
 }
 
+/// Where a Session came from and who started it, for a label on one of its tasks or
+/// decisions (a task list, the approvals inbox).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Labels {
+    /// What started it (`a2a`, `schedule`, …).
+    pub origin: Option<String>,
+    /// The kind of its caller.
+    pub caller_kind: Option<PrincipalKind>,
+}
+
+/// The [`Labels`] of a Session. Each is `None` when there is no such Session, or when its
+/// stored text is not one this Sextant knows (logged, once per row and reason, as a list's
+/// unreadable row is): a label must not fail the list of tasks or decisions it is shown in.
+pub fn labels(c: &Connection, session_id: &str) -> Result<Labels> {
+    let read = c
+        .prepare_cached("SELECT origin, caller_kind FROM sessions WHERE session_id = ?1")?
+        .query_row([session_id], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, Sql<PrincipalKind>>(1)))
+        })
+        .optional()?;
+    let Some((origin, caller_kind)) = read else {
+        return Ok(Labels::default());
+    };
+    Ok(Labels {
+        origin: Some(origin),
+        caller_kind: readable(session_id, caller_kind)?,
+    })
+}
+
+/// A label's value, or `None` (logged) when its stored text does not read; any other error
+/// (the database's) is returned.
+fn readable<T>(session_id: &str, v: rusqlite::Result<Sql<T>>) -> rusqlite::Result<Option<T>> {
+    match v {
+        Ok(Sql(v)) => Ok(Some(v)),
+        Err(
+            e @ (rusqlite::Error::FromSqlConversionFailure(..)
+            | rusqlite::Error::InvalidColumnType(..)),
+        ) => {
+            super::report_unreadable("session's label", session_id, &e);
+            Ok(None)
+        }
+        Err(e) => Err(e),
+    }
+}
+
 /// A Session's last seq.
 pub fn last_seq(c: &Connection, session_id: &str) -> Result<Option<i64>> {
     Ok(
