@@ -1,8 +1,44 @@
-//! The labels the journal stores beside Sessions and tasks and the console shows: how a task
-//! ended ([`TaskOutcome`]). Each is stored as its word (`as_str`), which is also its serde name,
-//! and derives ts-rs, so the UI's bindings get the union of the words.
+//! The labels the journal stores beside Sessions and tasks and the console shows: what started
+//! a Session ([`Origin`]) and how a task ended ([`TaskOutcome`]). Each is stored as its word
+//! (`as_str`), which is also its serde name, and derives ts-rs, so the UI's bindings get the
+//! union of the words.
 
 use serde::{Deserialize, Serialize};
+
+/// What started a Session: the journal stores it when the Session is created and never
+/// changes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ts_rs::TS)]
+#[serde(rename_all = "snake_case")]
+#[ts(export)]
+pub enum Origin {
+    /// A message to one of Sextant's Agents, over any of its bindings (A2A JSON-RPC,
+    /// HTTP+JSON, gRPC, MCP) or from the console.
+    A2a,
+    /// A Run of a personal schedule.
+    Schedule,
+    /// A conversation Sextant holds with a remote peer for its caller (the `a2a` engine or
+    /// the peers API calling out).
+    Outbound,
+}
+
+impl Origin {
+    /// Every origin.
+    pub const ALL: [Origin; 3] = [Origin::A2a, Origin::Schedule, Origin::Outbound];
+
+    /// Its word, as stored and sent (`schedule`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Origin::A2a => "a2a",
+            Origin::Schedule => "schedule",
+            Origin::Outbound => "outbound",
+        }
+    }
+
+    /// The origin a word names; `None` for any other text.
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|o| o.as_str() == s)
+    }
+}
 
 /// What happened to an ended task, in the console's words: more than its A2A state says (a
 /// declined shell command completes). The journal decides it when the task ends
@@ -62,6 +98,27 @@ mod tests {
             .map(|w| format!("\"{w}\""))
             .collect::<Vec<_>>()
             .join(" | ")
+    }
+
+    #[test]
+    fn origins_round_trip_their_stored_word() {
+        for o in Origin::ALL {
+            assert_eq!(Origin::parse(o.as_str()), Some(o));
+            assert_eq!(serde_json::to_value(o).unwrap(), o.as_str());
+            assert_eq!(
+                serde_json::from_value::<Origin>(o.as_str().into()).unwrap(),
+                o
+            );
+        }
+        assert_eq!(
+            Origin::inline(&ts_rs::Config::default()),
+            union(Origin::ALL.map(Origin::as_str))
+        );
+        // What a newer Sextant may write names no origin here: the journal leaves such a
+        // Session out of its lists and labels it with none (`sextant_journal::stored`).
+        assert_eq!(Origin::parse("mcp"), None);
+        assert_eq!(Origin::parse("A2A"), None);
+        assert!(serde_json::from_value::<Origin>("mcp".into()).is_err());
     }
 
     #[test]

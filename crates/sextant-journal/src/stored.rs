@@ -8,11 +8,11 @@
 use chrono::{DateTime, Utc};
 use rusqlite::Row;
 use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSql, ToSqlOutput, ValueRef};
-use sextant_core::PrincipalKind;
 use sextant_core::a2a::TaskState;
 use sextant_core::event::{parse_state, state_wire};
 use sextant_core::ids::{format_time, parse_time};
 use sextant_core::schedule::{MissedRunPolicy, RunRecord, RunTrigger};
+use sextant_core::{Origin, PrincipalKind};
 
 /// A value the journal stores as text.
 pub(crate) trait Stored: Sized {
@@ -53,6 +53,16 @@ impl Stored for PrincipalKind {
         // Serde knows every spelling (the one written now and the one a journal migrated
         // from `anonymous_local` once held).
         serde_json::from_value(serde_json::Value::String(s.to_string())).ok()
+    }
+}
+
+impl Stored for Origin {
+    const WHAT: &'static str = "session origin";
+    fn to_stored(&self) -> String {
+        self.as_str().to_string()
+    }
+    fn from_stored(s: &str) -> Option<Self> {
+        Self::parse(s)
     }
 }
 

@@ -27,7 +27,7 @@ fn admission(caller: &str, id: &str, text: &str) -> Admission {
         message: msg(id, text),
         content_hash: sextant_core::ids::sha256_hex(text.as_bytes()),
         input_key: id.into(),
-        origin: "a2a".into(),
+        origin: sextant_core::Origin::A2a,
         max_active_tasks: None,
         max_context_inputs: None,
         push_config: None,
@@ -713,8 +713,11 @@ async fn a_session_s_labels_are_none_where_they_do_not_read() {
     let t = new_tasks(&j, 1).await.remove(0);
     let labels = j.session_labels(&t.session_id).await.unwrap();
     assert_eq!(
-        (labels.origin.as_deref(), labels.caller_kind),
-        (Some("a2a"), Some(sextant_core::PrincipalKind::Person))
+        (labels.origin, labels.caller_kind),
+        (
+            Some(sextant_core::Origin::A2a),
+            Some(sextant_core::PrincipalKind::Person)
+        )
     );
     assert_eq!(
         j.session_labels("gone").await.unwrap(),
@@ -728,12 +731,48 @@ async fn a_session_s_labels_are_none_where_they_do_not_read() {
     .unwrap();
     let labels = j.session_labels(&t.session_id).await.unwrap();
     assert_eq!(
-        (labels.origin.as_deref(), labels.caller_kind),
-        (Some("a2a"), None)
+        (labels.origin, labels.caller_kind),
+        (Some(sextant_core::Origin::A2a), None)
     );
     let d = j.task_digest(t.clone()).await.unwrap();
-    assert_eq!((d.origin.as_deref(), d.caller_kind), (Some("a2a"), None));
+    assert_eq!(
+        (d.origin, d.caller_kind),
+        (Some(sextant_core::Origin::A2a), None)
+    );
     assert!(j.session(&t.session_id).await.is_err());
+}
+
+/// A Session whose stored origin this Sextant does not know (a newer one wrote it) is left
+/// out of the Sessions list, which reads on past it to fill the page; its tasks are labelled
+/// with no origin; read alone, it is the stored module's clear error.
+#[tokio::test]
+async fn a_session_with_an_unknown_origin_is_left_out_of_lists_and_labelled_with_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = journal(&dir).await;
+    let tasks = new_tasks(&j, 3).await;
+    let (all, _) = j.list_sessions(None, None, 10).await.unwrap();
+    let order: Vec<String> = all.iter().map(|s| s.session_id.clone()).collect();
+    assert_eq!(order.len(), 3);
+    assert!(all.iter().all(|s| s.origin == sextant_core::Origin::A2a));
+    // The newest Session holds an origin this Sextant does not know.
+    let c = rusqlite::Connection::open(j.path()).unwrap();
+    c.execute(
+        "UPDATE sessions SET origin = 'mcp' WHERE session_id = ?1",
+        [&order[0]],
+    )
+    .unwrap();
+    let (page, total) = j.list_sessions(None, None, 2).await.unwrap();
+    let ids: Vec<&str> = page.iter().map(|s| s.session_id.as_str()).collect();
+    assert_eq!(ids, [order[1].as_str(), order[2].as_str()]);
+    assert_eq!(total, 3, "the tally still counts it");
+    let err = j.session(&order[0]).await.unwrap_err().to_string();
+    assert!(err.contains("session origin \"mcp\""), "{err}");
+    let task = tasks.iter().find(|t| t.session_id == order[0]).unwrap();
+    let d = j.task_digest(task.clone()).await.unwrap();
+    assert_eq!(
+        (d.origin, d.caller_kind),
+        (None, Some(sextant_core::PrincipalKind::Person))
+    );
 }
 
 #[tokio::test]
@@ -2070,8 +2109,11 @@ async fn a_digest_says_what_a_task_is() {
         "the output of a task that completed"
     );
     assert_eq!(
-        (d.origin.as_deref(), d.caller_kind),
-        (Some("a2a"), Some(sextant_core::PrincipalKind::Person))
+        (d.origin, d.caller_kind),
+        (
+            Some(sextant_core::Origin::A2a),
+            Some(sextant_core::PrincipalKind::Person)
+        )
     );
     assert_eq!(d.schedule_id, None);
 
@@ -2099,11 +2141,11 @@ async fn a_digest_says_what_a_task_is() {
 
 /// A schedule's Run's task, admitted as the scheduler admits it (`run-<run_id>`, origin
 /// `schedule`), or with another origin.
-async fn run_task(j: &Journal, run: &RunRow, origin: &str) -> TaskRow {
+async fn run_task(j: &Journal, run: &RunRow, origin: sextant_core::Origin) -> TaskRow {
     let key = format!("run-{}", run.run_id);
     let mut a = admission(&run.executed_as, &key, &run.prompt);
     a.context_id = Some(key);
-    a.origin = origin.into();
+    a.origin = origin;
     admitted(j, a).await
 }
 
@@ -2148,12 +2190,12 @@ async fn schedule_grants_apply_only_to_the_schedules_runs_under_the_same_prompt_
     j.insert_runs(vec![run.clone(), other.clone()])
         .await
         .unwrap();
-    let task = run_task(&j, &run, "schedule").await;
+    let task = run_task(&j, &run, sextant_core::Origin::Schedule).await;
     let scope = j.run_scope(task.clone()).await.unwrap().expect("a Run");
     assert_eq!((scope.schedule_id.as_str(), scope.current), ("s1", true));
     assert!(scope.grants.is_empty());
     // Not a Run: the same ids sent by anyone else than the scheduler.
-    let forged = run_task(&j, &other, "a2a").await;
+    let forged = run_task(&j, &other, sextant_core::Origin::A2a).await;
     assert_eq!(j.run_scope(forged).await.unwrap(), None);
 
     let action = sextant_core::ApprovedAction::shell("p", None);

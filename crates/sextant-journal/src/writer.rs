@@ -38,8 +38,8 @@ pub struct Admission {
     pub content_hash: String,
     /// The idempotency key: normally the messageId; see `AgentSpec::dedupe_message_ids`.
     pub input_key: String,
-    /// Where the Session came from when it is created (`a2a`, `schedule`, ...).
-    pub origin: String,
+    /// Where the Session came from when it is created.
+    pub origin: sextant_core::Origin,
     /// Refuse the input if the caller already has this many tasks submitted or working. The
     /// count is taken by the writer in the admission's own transaction, so inputs that arrive
     /// together cannot all pass it (a read before the admission let a burst through).
@@ -1192,7 +1192,7 @@ fn admit(ctx: &mut Ctx<'_>, a: &Admission) -> Result<Result<Admitted, Refusal>> 
                 caller: a.caller.clone(),
                 caller_kind: a.caller_kind,
                 context_id: context_id.clone(),
-                origin: a.origin.clone(),
+                origin: a.origin,
                 created_at: sextant_core::ids::millis(a.at),
                 // As they will be once the first event below is in: nothing to write back.
                 updated_at: sextant_core::ids::millis(a.at),

@@ -438,7 +438,7 @@ impl Scheduler {
                 principal: creator.clone(),
                 agent_id: run.agent_id.clone(),
                 message,
-                origin: "schedule".into(),
+                origin: sextant_core::Origin::Schedule,
                 // Admission checks the schedule creator's rights at fire time.
                 grant: None,
             })

@@ -135,7 +135,7 @@ async fn a_due_slot_becomes_a_run_with_its_own_session() {
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(session.origin, "schedule");
+    assert_eq!(session.origin, sextant_core::Origin::Schedule);
     assert_eq!(session.caller, owner().key());
     let back = r
         .runtime
@@ -381,7 +381,7 @@ async fn revoked_access_blocks_runs_but_not_cleanup() {
             principal: anon.clone(),
             agent_id: "echo".into(),
             message: m,
-            origin: "a2a".into(),
+            origin: sextant_core::Origin::A2a,
             grant: None,
         })
         .await;
@@ -545,7 +545,7 @@ async fn the_loop_wakes_on_changes_and_stops_on_cancel() {
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(session.origin, "schedule");
+    assert_eq!(session.origin, sextant_core::Origin::Schedule);
     handle.shutdown().await;
     assert!(cancel.is_cancelled());
 }
@@ -612,7 +612,7 @@ async fn a_paused_loop_claims_nothing_until_resumed() {
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(session.origin, "schedule");
+    assert_eq!(session.origin, sextant_core::Origin::Schedule);
     handle.shutdown().await;
 }
 

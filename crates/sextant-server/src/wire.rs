@@ -17,7 +17,7 @@ use sextant_core::ids::format_time;
 use sextant_core::interaction::Interaction;
 use sextant_core::projection::Block;
 use sextant_core::schedule::RunTrigger;
-use sextant_core::{PrincipalKind, TaskOutcome};
+use sextant_core::{Origin, PrincipalKind, TaskOutcome};
 use sextant_journal::queries::search::TaskDigest;
 use sextant_journal::{SessionRow, TaskRow};
 use sextant_scheduler::view::NextRun;
@@ -60,8 +60,8 @@ pub struct SessionSummary {
     pub caller: String,
     pub caller_kind: PrincipalKind,
     pub context_id: String,
-    /// What started it: `a2a`, `schedule`, ….
-    pub origin: String,
+    /// What started it: `a2a`, `schedule` or `outbound`.
+    pub origin: Origin,
     pub created_at: String,
     pub updated_at: String,
     /// The journal seq of its latest event (`Last-Event-ID` to resume its stream after it).
@@ -79,7 +79,7 @@ impl SessionSummary {
             caller: s.caller.clone(),
             caller_kind: s.caller_kind,
             context_id: s.context_id.clone(),
-            origin: s.origin.clone(),
+            origin: s.origin,
             created_at: format_time(s.created_at),
             updated_at: format_time(s.updated_at),
             last_seq: s.last_seq,
@@ -120,7 +120,7 @@ pub struct TaskSummary {
     /// What started its Session (`a2a`, `schedule`, …) and its caller's kind (`person`,
     /// `peer`, `assistant`, …); `null` outside the task list and the task page, and when the
     /// Session is gone or holds a value this Sextant cannot read.
-    pub origin: Option<String>,
+    pub origin: Option<Origin>,
     pub caller_kind: Option<PrincipalKind>,
     /// The schedule whose Run started it, if one did.
     pub schedule_id: Option<String>,
@@ -234,7 +234,7 @@ pub struct PendingInteraction {
     pub caller_kind: Option<PrincipalKind>,
     /// What started the Session (`a2a`, `schedule`, …; `null` as for `caller_kind`), and the
     /// schedule whose Run did, if one did.
-    pub origin: Option<String>,
+    pub origin: Option<Origin>,
     pub schedule_id: Option<String>,
     pub schedule_name: Option<String>,
     /// The Session's first message (what the person or agent asked for), shortened.

@@ -15,6 +15,7 @@ export type { InteractionList } from '../bindings/InteractionList';
 export type { InteractionOption } from '../bindings/InteractionOption';
 export type { MissedRunPolicy } from '../bindings/MissedRunPolicy';
 export type { NextRun } from '../bindings/NextRun';
+export type { Origin } from '../bindings/Origin';
 export type { PendingInteraction } from '../bindings/PendingInteraction';
 export type { PrincipalKind } from '../bindings/PrincipalKind';
 export type { RunLink } from '../bindings/RunLink';

@@ -3,6 +3,7 @@ import type { ApprovedAction } from "./ApprovedAction";
 import type { FormField } from "./FormField";
 import type { InteractionKind } from "./InteractionKind";
 import type { InteractionOption } from "./InteractionOption";
+import type { Origin } from "./Origin";
 import type { PrincipalKind } from "./PrincipalKind";
 import type { TaskState } from "./TaskState";
 
@@ -24,7 +25,7 @@ callerKind: PrincipalKind | null,
  * What started the Session (`a2a`, `schedule`, …; `null` as for `caller_kind`), and the
  * schedule whose Run did, if one did.
  */
-origin: string | null, scheduleId: string | null, scheduleName: string | null, 
+origin: Origin | null, scheduleId: string | null, scheduleName: string | null, 
 /**
  * The Session's first message (what the person or agent asked for), shortened.
  */

@@ -12,7 +12,7 @@
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
 use sextant_core::a2a::{Message, Part};
-use sextant_core::{EventBody, PrincipalKind};
+use sextant_core::{EventBody, Origin, PrincipalKind};
 
 use crate::error::{Error, Result};
 use crate::queries::sessions;
@@ -155,7 +155,7 @@ pub struct TaskDigest {
     pub schedule_name: Option<String>,
     /// What started its Session (`a2a`, `schedule`, `outbound`); `None` when its Session is
     /// gone or its stored value does not read ([`sessions::labels`]).
-    pub origin: Option<String>,
+    pub origin: Option<Origin>,
     /// The kind of its caller; `None` as `origin` is.
     pub caller_kind: Option<PrincipalKind>,
 }
