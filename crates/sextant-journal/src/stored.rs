@@ -11,7 +11,9 @@ use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSql, ToSqlOutput, 
 use sextant_core::a2a::TaskState;
 use sextant_core::event::{parse_state, state_wire};
 use sextant_core::ids::{format_time, parse_time};
-use sextant_core::schedule::{MissedRunPolicy, RunRecord, RunTrigger};
+use sextant_core::schedule::{
+    MissedRunPolicy, OverlapPolicy, RunOutcome, RunRecord, RunTrigger, ScheduleSource,
+};
 use sextant_core::{Origin, PrincipalKind};
 
 /// A value the journal stores as text.
@@ -88,6 +90,36 @@ impl Stored for RunRecord {
 
 impl Stored for MissedRunPolicy {
     const WHAT: &'static str = "missed-run policy";
+    fn to_stored(&self) -> String {
+        self.as_str().to_string()
+    }
+    fn from_stored(s: &str) -> Option<Self> {
+        Self::parse(s)
+    }
+}
+
+impl Stored for OverlapPolicy {
+    const WHAT: &'static str = "overlap policy";
+    fn to_stored(&self) -> String {
+        self.as_str().to_string()
+    }
+    fn from_stored(s: &str) -> Option<Self> {
+        Self::parse(s)
+    }
+}
+
+impl Stored for ScheduleSource {
+    const WHAT: &'static str = "schedule source";
+    fn to_stored(&self) -> String {
+        self.as_str().to_string()
+    }
+    fn from_stored(s: &str) -> Option<Self> {
+        Self::parse(s)
+    }
+}
+
+impl Stored for RunOutcome {
+    const WHAT: &'static str = "run outcome";
     fn to_stored(&self) -> String {
         self.as_str().to_string()
     }
