@@ -52,11 +52,15 @@
 //! methods in `schedules.rs`; issued credentials, revocations and settings theirs in
 //! `security.rs`; outbound peers and outbound conversations theirs in `peers.rs`; push
 //! notification configs and their outbox theirs in `push.rs`. Rows carry domain types (a task's
-//! state, a Run's trigger and record, a schedule's missed-run policy, times as `DateTime<Utc>`);
-//! `stored.rs` says how each is stored as text, the same text as before rows were typed. A
-//! stored text that does not parse is an error for a read of that row; the scheduler's due
-//! read, the schedules list and a schedule's Runs list leave such a row out (with a warning)
-//! instead, so one bad row does not stop the others.
+//! state and outcome, a Session's origin and caller kind, a Run's trigger, record, overlap
+//! policy and outcome, a schedule's missed-run and overlap policies and source, times as
+//! `DateTime<Utc>`); `stored.rs` says how each is stored as text, the same text as before rows
+//! were typed. A stored text that does not parse is an error for a read of that row; the
+//! scheduler's due read, the schedules list, a schedule's Runs list and history, the Sessions
+//! list and the outbound conversations leave such a row out (with a warning) instead, so one
+//! bad row does not stop the others, and a Session's labels on a task or a decision
+//! (`queries::sessions::labels`) read as none. (A task's cached outcome in a word this Sextant
+//! does not know reads as not recorded.)
 //!
 //! **The push outbox.** The writer knows which live tasks have push-notification configs, and
 //! an append queues one `push_outbox` row per config for every event a config covers, in the
