@@ -22,7 +22,7 @@ use std::sync::mpsc;
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
 use serde::Serialize;
 use serde_json::Value;
-use sextant_core::Principal;
+use sextant_core::{Principal, PrincipalKind};
 
 /// What happened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -40,7 +40,8 @@ pub enum Outcome {
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Record {
     pub at: String,
-    pub principal_kind: Option<String>,
+    /// Written as the kind's word (`anonymous-local`), as principal keys start.
+    pub principal_kind: Option<PrincipalKind>,
     pub principal: Option<String>,
     pub display: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -67,7 +68,7 @@ impl Record {
     pub fn new(principal: Option<&Principal>, outcome: Outcome) -> Self {
         Self {
             at: sextant_core::ids::format_time(chrono::Utc::now()),
-            principal_kind: principal.map(|p| p.kind.as_str().to_string()),
+            principal_kind: principal.map(|p| p.kind),
             principal: principal.map(Principal::key),
             display: principal.map(Principal::display),
             outcome: Some(outcome),
@@ -362,6 +363,24 @@ impl AuditLog {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A record names its caller's kind by the word a principal key starts with, as when the
+    /// field held that text.
+    #[test]
+    fn a_record_s_principal_kind_is_the_kind_s_word() {
+        for p in [
+            Principal::person(),
+            Principal::anonymous_local(),
+            Principal::peer("alice"),
+            Principal::assistant("ws", "bot"),
+        ] {
+            let v = serde_json::to_value(Record::new(Some(&p), Outcome::Ok)).unwrap();
+            assert_eq!(v["principal_kind"], p.kind.as_str());
+            assert!(p.key().starts_with(&format!("{}:", p.kind.as_str())));
+        }
+        let v = serde_json::to_value(Record::new(None, Outcome::Refused)).unwrap();
+        assert_eq!(v["principal_kind"], serde_json::Value::Null);
+    }
 
     #[tokio::test]
     async fn records_append_rotate_and_read_newest_first() {

@@ -15,6 +15,8 @@
 //! - [`parts`]: the media types an Agent takes besides text, the caps on parts, the check
 //!   every binding runs before it admits a message, and [`parts::artifact`] (parts as an artifact).
 //! - [`schedule`]: the names personal schedules and their Runs are stored and shown with.
+//! - [`session`]: the labels stored beside Sessions and tasks (what started a Session, how a
+//!   task ended).
 //! - [`projection`]: the fold from journal events to an A2A `Task` and to public transcript blocks.
 //!   Because it is pure it can be run at any time over the journal, which is what makes the cached
 //!   task state in SQLite rebuildable.
@@ -34,6 +36,7 @@ pub mod principal;
 pub mod projection;
 pub mod redact;
 pub mod schedule;
+pub mod session;
 pub mod text;
 pub mod untrusted;
 
@@ -48,3 +51,4 @@ pub use principal::{Principal, PrincipalKind};
 pub use schedule::{
     MissedRunPolicy, OverlapPolicy, RunOutcome, RunRecord, RunTrigger, ScheduleSource,
 };
+pub use session::{Origin, TaskOutcome};

@@ -1,7 +1,8 @@
 //! Personal schedules and their Runs: the small vocabulary the journal stores and the scheduler
 //! and server speak. Cron parsing and next-fire computation live in `sextant-scheduler`; this
-//! module only names things. The two the console API sends as such (a schedule's missed-run
-//! policy, a Run's trigger) derive ts-rs, so the UI's bindings get the union of their names.
+//! module only names things. Those the console API sends as such (a schedule's missed-run and
+//! overlap policies and source, a Run's trigger and outcome) derive ts-rs, so the UI's
+//! bindings get the union of their names.
 
 use serde::{Deserialize, Serialize};
 
@@ -83,8 +84,9 @@ impl RunTrigger {
 }
 
 /// Where a schedule was created.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
+#[ts(export)]
 pub enum ScheduleSource {
     /// The console UI.
     Console,
@@ -95,6 +97,13 @@ pub enum ScheduleSource {
 }
 
 impl ScheduleSource {
+    /// Every source.
+    pub const ALL: [ScheduleSource; 3] = [
+        ScheduleSource::Console,
+        ScheduleSource::Api,
+        ScheduleSource::Assistant,
+    ];
+
     /// The stored and wire name.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -117,8 +126,9 @@ impl ScheduleSource {
 
 /// What a schedule does when a slot comes due while one of its Runs is still running (its
 /// task not ended: working, or waiting for an approval). Run now and replay always start.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
+#[ts(export)]
 pub enum OverlapPolicy {
     /// Record the slot as a `skipped` Run and do not run it (the default).
     Skip,
@@ -161,8 +171,9 @@ impl OverlapPolicy {
 }
 
 /// How a Run ended, once it has: what the failure count and the notifications go by.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
+#[ts(export)]
 pub enum RunOutcome {
     /// Its task completed.
     Succeeded,
@@ -173,6 +184,13 @@ pub enum RunOutcome {
 }
 
 impl RunOutcome {
+    /// Every outcome.
+    pub const ALL: [RunOutcome; 3] = [
+        RunOutcome::Succeeded,
+        RunOutcome::Failed,
+        RunOutcome::Canceled,
+    ];
+
     /// The stored and wire name.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -266,12 +284,9 @@ mod tests {
             // The console API sends the enum itself (serde) where it once sent `as_str`.
             assert_eq!(serde_json::to_value(t).unwrap(), t.as_str());
         }
-        for s in [
-            ScheduleSource::Console,
-            ScheduleSource::Api,
-            ScheduleSource::Assistant,
-        ] {
+        for s in ScheduleSource::ALL {
             assert_eq!(ScheduleSource::parse(s.as_str()), Some(s));
+            assert_eq!(serde_json::to_value(s).unwrap(), s.as_str());
         }
         for r in [
             RunRecord::Pending,
@@ -288,14 +303,42 @@ mod tests {
             assert_eq!(OverlapPolicy::parse(p.as_str()), Some(p));
             assert_eq!(serde_json::to_value(p).unwrap(), p.as_str());
         }
-        for o in [
-            RunOutcome::Succeeded,
-            RunOutcome::Failed,
-            RunOutcome::Canceled,
-        ] {
+        for o in RunOutcome::ALL {
             assert_eq!(RunOutcome::parse(o.as_str()), Some(o));
+            assert_eq!(serde_json::to_value(o).unwrap(), o.as_str());
         }
         assert_eq!(MissedRunPolicy::parse("later"), None);
+    }
+
+    /// The UI's unions are exactly the stored words, and a word this Sextant does not know
+    /// (a newer one wrote it) parses as none: the journal then leaves the row out of lists.
+    #[test]
+    fn bindings_name_the_stored_words_and_unknown_words_name_none() {
+        use ts_rs::TS;
+        let union = |words: &[&str]| {
+            words
+                .iter()
+                .map(|w| format!("\"{w}\""))
+                .collect::<Vec<_>>()
+                .join(" | ")
+        };
+        let cfg = ts_rs::Config::default();
+        assert_eq!(
+            OverlapPolicy::inline(&cfg),
+            union(&OverlapPolicy::ALL.map(OverlapPolicy::as_str))
+        );
+        assert_eq!(
+            ScheduleSource::inline(&cfg),
+            union(&ScheduleSource::ALL.map(ScheduleSource::as_str))
+        );
+        assert_eq!(
+            RunOutcome::inline(&cfg),
+            union(&RunOutcome::ALL.map(RunOutcome::as_str))
+        );
+        assert_eq!(OverlapPolicy::parse("queue"), None);
+        assert_eq!(ScheduleSource::parse("cli"), None);
+        assert_eq!(RunOutcome::parse("timed_out"), None);
+        assert_eq!(RunOutcome::parse("Succeeded"), None);
     }
 }
 

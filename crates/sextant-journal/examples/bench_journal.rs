@@ -47,7 +47,7 @@ fn admission(phase: &str, client: usize, n: u64) -> Admission {
         message,
         content_hash: sextant_core::ids::sha256_hex(id.as_bytes()),
         input_key: id,
-        origin: "a2a".into(),
+        origin: sextant_core::Origin::A2a,
         max_active_tasks: None,
         max_context_inputs: None,
         push_config: None,

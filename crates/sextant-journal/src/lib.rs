@@ -52,11 +52,15 @@
 //! methods in `schedules.rs`; issued credentials, revocations and settings theirs in
 //! `security.rs`; outbound peers and outbound conversations theirs in `peers.rs`; push
 //! notification configs and their outbox theirs in `push.rs`. Rows carry domain types (a task's
-//! state, a Run's trigger and record, a schedule's missed-run policy, times as `DateTime<Utc>`);
-//! `stored.rs` says how each is stored as text, the same text as before rows were typed. A
-//! stored text that does not parse is an error for a read of that row; the scheduler's due
-//! read, the schedules list and a schedule's Runs list leave such a row out (with a warning)
-//! instead, so one bad row does not stop the others.
+//! state and outcome, a Session's origin and caller kind, a Run's trigger, record, overlap
+//! policy and outcome, a schedule's missed-run and overlap policies and source, times as
+//! `DateTime<Utc>`); `stored.rs` says how each is stored as text, the same text as before rows
+//! were typed. A stored text that does not parse is an error for a read of that row; the
+//! scheduler's due read, the schedules list, a schedule's Runs list and history, the Sessions
+//! list and the outbound conversations leave such a row out (with a warning) instead, so one
+//! bad row does not stop the others, and a Session's labels on a task or a decision
+//! (`queries::sessions::labels`) read as none. (A task's cached outcome in a word this Sextant
+//! does not know reads as not recorded.)
 //!
 //! **The push outbox.** The writer knows which live tasks have push-notification configs, and
 //! an append queues one `push_outbox` row per config for every event a config covers, in the
@@ -100,7 +104,7 @@ pub use queries::runs::{History, RunRow, Settled};
 pub use queries::schedules::ScheduleRow;
 pub use queries::security::{CredentialRow, PeerCredentialRow};
 pub use queries::sessions::SessionRow;
-pub use queries::tasks::{Outcome, TaskCounts, TaskFilter, TaskPage, TaskRow, TaskStatus};
+pub use queries::tasks::{TaskCounts, TaskFilter, TaskPage, TaskRow, TaskStatus};
 pub use schedules::Claim;
 pub use writer::{Admission, Admitted, NewEvent, PushPut, Refusal, TurnGuard};
 
@@ -497,6 +501,13 @@ impl Journal {
     pub async fn session(&self, session_id: &str) -> Result<Option<SessionRow>> {
         let id = session_id.to_string();
         self.read(move |c| queries::sessions::get(c, &id)).await
+    }
+
+    /// Where a Session came from and who started it, for a label
+    /// ([`queries::sessions::labels`]: never an error for a stored value it cannot read).
+    pub async fn session_labels(&self, session_id: &str) -> Result<queries::sessions::Labels> {
+        let id = session_id.to_string();
+        self.read(move |c| queries::sessions::labels(c, &id)).await
     }
 
     /// The Session of a context key (caller, agent, contextId), if it exists.

@@ -255,7 +255,7 @@ mod tests {
                 message: m,
                 content_hash: "x".into(),
                 input_key: "outbound:1".into(),
-                origin: "outbound".into(),
+                origin: sextant_core::Origin::Outbound,
                 max_active_tasks: None,
                 max_context_inputs: None,
                 push_config: None,

@@ -299,13 +299,13 @@ impl Journal {
     pub async fn settle_run(
         &self,
         run_id: &str,
-        outcome: &str,
+        outcome: sextant_core::RunOutcome,
         result: Option<String>,
         at: &str,
         pause_reason: impl FnOnce(i64) -> String + Send + 'static,
     ) -> Result<Option<Settled>> {
-        let (id, outcome, at) = (run_id.to_string(), outcome.to_string(), at.to_string());
-        self.call(move |c| runs::settle(c, &id, &outcome, result.as_deref(), &at, pause_reason))
+        let (id, at) = (run_id.to_string(), at.to_string());
+        self.call(move |c| runs::settle(c, &id, outcome, result.as_deref(), &at, pause_reason))
             .await
     }
 

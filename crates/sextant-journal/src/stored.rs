@@ -8,11 +8,13 @@
 use chrono::{DateTime, Utc};
 use rusqlite::Row;
 use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSql, ToSqlOutput, ValueRef};
-use sextant_core::PrincipalKind;
 use sextant_core::a2a::TaskState;
 use sextant_core::event::{parse_state, state_wire};
 use sextant_core::ids::{format_time, parse_time};
-use sextant_core::schedule::{MissedRunPolicy, RunRecord, RunTrigger};
+use sextant_core::schedule::{
+    MissedRunPolicy, OverlapPolicy, RunOutcome, RunRecord, RunTrigger, ScheduleSource,
+};
+use sextant_core::{Origin, PrincipalKind};
 
 /// A value the journal stores as text.
 pub(crate) trait Stored: Sized {
@@ -56,6 +58,16 @@ impl Stored for PrincipalKind {
     }
 }
 
+impl Stored for Origin {
+    const WHAT: &'static str = "session origin";
+    fn to_stored(&self) -> String {
+        self.as_str().to_string()
+    }
+    fn from_stored(s: &str) -> Option<Self> {
+        Self::parse(s)
+    }
+}
+
 impl Stored for RunTrigger {
     const WHAT: &'static str = "run trigger";
     fn to_stored(&self) -> String {
@@ -78,6 +90,36 @@ impl Stored for RunRecord {
 
 impl Stored for MissedRunPolicy {
     const WHAT: &'static str = "missed-run policy";
+    fn to_stored(&self) -> String {
+        self.as_str().to_string()
+    }
+    fn from_stored(s: &str) -> Option<Self> {
+        Self::parse(s)
+    }
+}
+
+impl Stored for OverlapPolicy {
+    const WHAT: &'static str = "overlap policy";
+    fn to_stored(&self) -> String {
+        self.as_str().to_string()
+    }
+    fn from_stored(s: &str) -> Option<Self> {
+        Self::parse(s)
+    }
+}
+
+impl Stored for ScheduleSource {
+    const WHAT: &'static str = "schedule source";
+    fn to_stored(&self) -> String {
+        self.as_str().to_string()
+    }
+    fn from_stored(s: &str) -> Option<Self> {
+        Self::parse(s)
+    }
+}
+
+impl Stored for RunOutcome {
+    const WHAT: &'static str = "run outcome";
     fn to_stored(&self) -> String {
         self.as_str().to_string()
     }

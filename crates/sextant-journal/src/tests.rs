@@ -1,6 +1,6 @@
 use chrono::{DateTime, Utc};
 use sextant_core::a2a::{Message, Part, Role, TaskState};
-use sextant_core::schedule::{MissedRunPolicy, RunRecord, RunTrigger};
+use sextant_core::schedule::{MissedRunPolicy, RunOutcome, RunRecord, RunTrigger};
 use sextant_core::{AgentSpec, EventBody};
 
 use super::*;
@@ -27,7 +27,7 @@ fn admission(caller: &str, id: &str, text: &str) -> Admission {
         message: msg(id, text),
         content_hash: sextant_core::ids::sha256_hex(text.as_bytes()),
         input_key: id.into(),
-        origin: "a2a".into(),
+        origin: sextant_core::Origin::A2a,
         max_active_tasks: None,
         max_context_inputs: None,
         push_config: None,
@@ -328,11 +328,11 @@ fn schedule_row(id: &str, next: &str) -> ScheduleRow {
         enabled: true,
         missed_run_policy: MissedRunPolicy::Skip,
         missed_run_grace_secs: 3600,
-        source: "api".into(),
+        source: sextant_core::ScheduleSource::Api,
         created_at: t("2026-11-29T10:00:00.000Z"),
         updated_at: t("2026-11-29T10:00:00.000Z"),
         next_fire_at: Some(t(next)),
-        overlap_policy: "skip".into(),
+        overlap_policy: sextant_core::OverlapPolicy::Skip,
         jitter_secs: 0,
         pause_after_failures: None,
         consecutive_failures: 0,
@@ -379,10 +379,11 @@ fn cron_run(schedule_id: &str, slot: &str) -> RunRow {
 /// The text columns of a stored Run that [`RunRow`] types.
 fn run_text(c: &rusqlite::Connection, run_id: &str) -> Vec<Option<String>> {
     c.query_row(
-        "SELECT trigger, scheduled_for, record, created_at, started_at, finished_at
+        "SELECT trigger, scheduled_for, record, created_at, started_at, finished_at,
+                overlap_policy
          FROM runs WHERE run_id = ?1",
         [run_id],
-        |r| (0..6).map(|i| r.get(i)).collect(),
+        |r| (0..7).map(|i| r.get(i)).collect(),
     )
     .unwrap()
 }
@@ -400,10 +401,11 @@ async fn run_rows_in_the_stored_format_read_typed_and_write_back_byte_identical(
     let c = rusqlite::Connection::open(j.path()).unwrap();
     c.execute(
         "INSERT INTO runs (run_id, schedule_id, trigger, scheduled_for, prompt, agent_id,
-             executed_as, record, reason, created_at, started_at, finished_at, settled_at)
+             executed_as, record, reason, created_at, started_at, finished_at, settled_at,
+             overlap_policy, outcome)
          VALUES ('old', 's1', 'catchup', '2026-11-29T10:01:00.000Z', 'p', 'echo', 'alice',
              'missed', 'late', '2026-11-29T10:05:00.123Z', NULL, '2026-11-29T10:05:00.123Z',
-             '2026-11-29T10:05:01.000Z')",
+             '2026-11-29T10:05:01.000Z', 'buffer_one', 'canceled')",
         [],
     )
     .unwrap();
@@ -415,6 +417,11 @@ async fn run_rows_in_the_stored_format_read_typed_and_write_back_byte_identical(
     assert_eq!(run.started_at, None);
     assert_eq!(run.finished_at, Some(t("2026-11-29T10:05:00.123Z")));
     assert_eq!(run.settled_at, Some(t("2026-11-29T10:05:01.000Z")));
+    assert_eq!(
+        run.overlap_policy,
+        Some(sextant_core::OverlapPolicy::BufferOne)
+    );
+    assert_eq!(run.outcome, Some(RunOutcome::Canceled));
     // Rows (and so export lines) carry times in the stored format, and read back.
     let json = serde_json::to_value(&run).unwrap();
     assert_eq!(json["trigger"], "catchup");
@@ -422,6 +429,8 @@ async fn run_rows_in_the_stored_format_read_typed_and_write_back_byte_identical(
     assert_eq!(json["scheduled_for"], "2026-11-29T10:01:00.000Z");
     assert_eq!(json["created_at"], "2026-11-29T10:05:00.123Z");
     assert_eq!(json["started_at"], serde_json::Value::Null);
+    assert_eq!(json["overlap_policy"], "buffer_one");
+    assert_eq!(json["outcome"], "canceled");
     assert_eq!(serde_json::from_value::<RunRow>(json).unwrap(), run);
     // Written back (a copy, on another schedule so the slot is free), each column the insert
     // writes holds the same text as the original.
@@ -437,10 +446,11 @@ async fn run_rows_in_the_stored_format_read_typed_and_write_back_byte_identical(
 /// The text columns of a stored schedule that [`ScheduleRow`] types.
 fn schedule_text(c: &rusqlite::Connection, id: &str) -> Vec<Option<String>> {
     c.query_row(
-        "SELECT missed_run_policy, created_at, updated_at, next_fire_at, paused_at, due_at
+        "SELECT missed_run_policy, created_at, updated_at, next_fire_at, paused_at, due_at,
+                source, overlap_policy
          FROM schedules WHERE schedule_id = ?1",
         [id],
-        |r| (0..6).map(|i| r.get(i)).collect(),
+        |r| (0..8).map(|i| r.get(i)).collect(),
     )
     .unwrap()
 }
@@ -455,11 +465,11 @@ async fn schedule_rows_in_the_stored_format_read_typed_and_write_back_byte_ident
         "INSERT INTO schedules (schedule_id, creator, creator_kind, creator_principal, name,
              prompt, cron, timezone, agent_id, enabled, missed_run_policy,
              missed_run_grace_secs, source, created_at, updated_at, next_fire_at, paused_at,
-             due_at)
+             due_at, overlap_policy)
          VALUES ('old', 'alice', 'person', '{}', 'n', 'p', '* * * * *', 'UTC', 'echo', 1,
-             'run_once', 60, 'api', '2026-11-29T10:00:00.000Z', '2026-11-29T10:00:30.250Z',
-             '2026-11-29T10:01:00.000Z', '2026-11-29T09:00:00.000Z',
-             '2026-11-29T10:01:07.000Z')",
+             'run_once', 60, 'assistant', '2026-11-29T10:00:00.000Z',
+             '2026-11-29T10:00:30.250Z', '2026-11-29T10:01:00.000Z',
+             '2026-11-29T09:00:00.000Z', '2026-11-29T10:01:07.000Z', 'cancel_previous')",
         [],
     )
     .unwrap();
@@ -468,8 +478,15 @@ async fn schedule_rows_in_the_stored_format_read_typed_and_write_back_byte_ident
     assert_eq!(s.updated_at, t("2026-11-29T10:00:30.250Z"));
     assert_eq!(s.next_fire_at, Some(t("2026-11-29T10:01:00.000Z")));
     assert_eq!(s.due_at, Some(t("2026-11-29T10:01:07.000Z")));
+    assert_eq!(s.source, sextant_core::ScheduleSource::Assistant);
+    assert_eq!(
+        s.overlap_policy,
+        sextant_core::OverlapPolicy::CancelPrevious
+    );
     let json = serde_json::to_value(&s).unwrap();
     assert_eq!(json["missed_run_policy"], "run_once");
+    assert_eq!(json["source"], "assistant");
+    assert_eq!(json["overlap_policy"], "cancel_previous");
     assert_eq!(json["next_fire_at"], "2026-11-29T10:01:00.000Z");
     assert_eq!(serde_json::from_value::<ScheduleRow>(json).unwrap(), s);
     let copy = ScheduleRow {
@@ -493,18 +510,21 @@ async fn a_schedule_row_that_does_not_read_is_left_out_not_the_whole_list() {
             .unwrap();
     }
     let c = rusqlite::Connection::open(j.path()).unwrap();
-    for (id, policy, created) in [
-        ("later", "later", "2026-11-29T10:00:00.000Z"),
-        ("when", "skip", "yesterday"),
+    for (id, policy, created, source, overlap) in [
+        ("later", "later", "2026-11-29T10:00:00.000Z", "api", "skip"),
+        ("when", "skip", "yesterday", "api", "skip"),
+        ("cli", "skip", "2026-11-29T10:00:00.000Z", "cli", "skip"),
+        ("queue", "skip", "2026-11-29T10:00:00.000Z", "api", "queue"),
     ] {
         c.execute(
             "INSERT INTO schedules (schedule_id, creator, creator_kind, creator_principal, name,
                  prompt, cron, timezone, agent_id, enabled, missed_run_policy,
-                 missed_run_grace_secs, source, created_at, updated_at, next_fire_at, due_at)
+                 missed_run_grace_secs, source, created_at, updated_at, next_fire_at, due_at,
+                 overlap_policy)
              VALUES (?1, 'alice', 'person', '{}', 'n', 'p', '* * * * *', 'UTC', 'echo', 1, ?2,
-                 60, 'api', ?3, '2026-11-29T10:00:00.000Z', '2026-11-29T10:00:30.000Z',
-                 '2026-11-29T10:00:30.000Z')",
-            rusqlite::params![id, policy, created],
+                 60, ?4, ?3, '2026-11-29T10:00:00.000Z', '2026-11-29T10:00:30.000Z',
+                 '2026-11-29T10:00:30.000Z', ?5)",
+            rusqlite::params![id, policy, created, source, overlap],
         )
         .unwrap();
     }
@@ -528,6 +548,10 @@ async fn a_schedule_row_that_does_not_read_is_left_out_not_the_whole_list() {
     assert!(err.contains("missed-run policy \"later\""), "{err}");
     let err = j.schedule("when").await.unwrap_err().to_string();
     assert!(err.contains("time \"yesterday\""), "{err}");
+    let err = j.schedule("cli").await.unwrap_err().to_string();
+    assert!(err.contains("schedule source \"cli\""), "{err}");
+    let err = j.schedule("queue").await.unwrap_err().to_string();
+    assert!(err.contains("overlap policy \"queue\""), "{err}");
 }
 
 /// A Run whose stored values do not read is left out of its schedule's Runs list, and the page
@@ -552,16 +576,17 @@ async fn a_run_row_that_does_not_read_is_left_out_of_the_runs_list() {
     }
     // Newest first, these sort as: y (its text sorts after any date), r3, x, r2, r1.
     let c = rusqlite::Connection::open(j.path()).unwrap();
-    for (id, trigger, created) in [
-        ("x", "hourly", "2026-11-29T10:03:00.000Z"),
-        ("y", "manual", "yesterday"),
+    for (id, trigger, created, outcome) in [
+        ("x", "hourly", "2026-11-29T10:03:00.000Z", None),
+        ("y", "manual", "yesterday", None),
+        ("z", "manual", "2026-11-29T10:03:30.000Z", Some("timed_out")),
     ] {
         c.execute(
             "INSERT INTO runs (run_id, schedule_id, trigger, scheduled_for, prompt, agent_id,
-                 executed_as, record, created_at)
+                 executed_as, record, created_at, outcome, settled_at)
              VALUES (?1, 's1', ?2, '2026-11-29T10:00:00.000Z', 'p', 'echo', 'alice',
-                 'missed', ?3)",
-            rusqlite::params![id, trigger, created],
+                 'missed', ?3, ?4, CASE WHEN ?4 IS NULL THEN NULL ELSE ?3 END)",
+            rusqlite::params![id, trigger, created, outcome],
         )
         .unwrap();
     }
@@ -569,7 +594,12 @@ async fn a_run_row_that_does_not_read_is_left_out_of_the_runs_list() {
         (runs.into_iter().map(|r| r.run_id).collect(), total)
     };
     let all = ids(j.runs("s1", None, 10).await.unwrap());
-    assert_eq!(all, (vec!["r3".into(), "r2".into(), "r1".into()], 5));
+    assert_eq!(all, (vec!["r3".into(), "r2".into(), "r1".into()], 6));
+    let err = j.run("z").await.unwrap_err().to_string();
+    assert!(err.contains("run outcome \"timed_out\""), "{err}");
+    // Nor does its outcome count in the schedule's record.
+    let h = j.run_histories("alice", Some("s1"), 10).await.unwrap();
+    assert_eq!(h.get("s1").cloned().unwrap_or_default(), Default::default());
     let first = ids(j.runs("s1", None, 2).await.unwrap());
     assert_eq!(first.0, ["r3", "r2"]);
     let after_r3 = Some(("2026-11-29T10:04:00.000Z".to_string(), "r3".to_string()));
@@ -701,6 +731,78 @@ async fn session_rows_in_the_stored_format_read_typed_and_write_back_byte_identi
     .unwrap();
     let err = j.session(&id).await.unwrap_err().to_string();
     assert!(err.contains("caller kind \"robot\""), "{err}");
+}
+
+/// A Session's labels never fail the list they are shown in: a Session that is gone has
+/// none, and a stored kind this Sextant does not know reads as none (the other label still
+/// reads), where the Session's row read alone is the clear error.
+#[tokio::test]
+async fn a_session_s_labels_are_none_where_they_do_not_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = journal(&dir).await;
+    let t = new_tasks(&j, 1).await.remove(0);
+    let labels = j.session_labels(&t.session_id).await.unwrap();
+    assert_eq!(
+        (labels.origin, labels.caller_kind),
+        (
+            Some(sextant_core::Origin::A2a),
+            Some(sextant_core::PrincipalKind::Person)
+        )
+    );
+    assert_eq!(
+        j.session_labels("gone").await.unwrap(),
+        queries::sessions::Labels::default()
+    );
+    let c = rusqlite::Connection::open(j.path()).unwrap();
+    c.execute(
+        "UPDATE sessions SET caller_kind = 'robot' WHERE session_id = ?1",
+        [&t.session_id],
+    )
+    .unwrap();
+    let labels = j.session_labels(&t.session_id).await.unwrap();
+    assert_eq!(
+        (labels.origin, labels.caller_kind),
+        (Some(sextant_core::Origin::A2a), None)
+    );
+    let d = j.task_digest(t.clone()).await.unwrap();
+    assert_eq!(
+        (d.origin, d.caller_kind),
+        (Some(sextant_core::Origin::A2a), None)
+    );
+    assert!(j.session(&t.session_id).await.is_err());
+}
+
+/// A Session whose stored origin this Sextant does not know (a newer one wrote it) is left
+/// out of the Sessions list, which reads on past it to fill the page; its tasks are labelled
+/// with no origin; read alone, it is the stored module's clear error.
+#[tokio::test]
+async fn a_session_with_an_unknown_origin_is_left_out_of_lists_and_labelled_with_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = journal(&dir).await;
+    let tasks = new_tasks(&j, 3).await;
+    let (all, _) = j.list_sessions(None, None, 10).await.unwrap();
+    let order: Vec<String> = all.iter().map(|s| s.session_id.clone()).collect();
+    assert_eq!(order.len(), 3);
+    assert!(all.iter().all(|s| s.origin == sextant_core::Origin::A2a));
+    // The newest Session holds an origin this Sextant does not know.
+    let c = rusqlite::Connection::open(j.path()).unwrap();
+    c.execute(
+        "UPDATE sessions SET origin = 'mcp' WHERE session_id = ?1",
+        [&order[0]],
+    )
+    .unwrap();
+    let (page, total) = j.list_sessions(None, None, 2).await.unwrap();
+    let ids: Vec<&str> = page.iter().map(|s| s.session_id.as_str()).collect();
+    assert_eq!(ids, [order[1].as_str(), order[2].as_str()]);
+    assert_eq!(total, 3, "the tally still counts it");
+    let err = j.session(&order[0]).await.unwrap_err().to_string();
+    assert!(err.contains("session origin \"mcp\""), "{err}");
+    let task = tasks.iter().find(|t| t.session_id == order[0]).unwrap();
+    let d = j.task_digest(task.clone()).await.unwrap();
+    assert_eq!(
+        (d.origin, d.caller_kind),
+        (None, Some(sextant_core::PrincipalKind::Person))
+    );
 }
 
 #[tokio::test]
@@ -1203,7 +1305,13 @@ async fn settling_runs_counts_failures_once_and_pauses_at_the_limit() {
     let at = "2026-11-29T11:00:00.000Z";
     let why = |n: i64| format!("paused after {n}");
     let first = j
-        .settle_run(&runs[0].run_id, "failed", Some("boom".into()), at, why)
+        .settle_run(
+            &runs[0].run_id,
+            RunOutcome::Failed,
+            Some("boom".into()),
+            at,
+            why,
+        )
         .await
         .unwrap()
         .unwrap();
@@ -1211,20 +1319,20 @@ async fn settling_runs_counts_failures_once_and_pauses_at_the_limit() {
     assert_eq!(first.paused, None);
     // Recording the same Run again changes nothing.
     assert!(
-        j.settle_run(&runs[0].run_id, "failed", None, at, why)
+        j.settle_run(&runs[0].run_id, RunOutcome::Failed, None, at, why)
             .await
             .unwrap()
             .is_none()
     );
     // A cancellation leaves the count; a second failure reaches the limit and pauses.
     let c = j
-        .settle_run(&runs[1].run_id, "canceled", None, at, why)
+        .settle_run(&runs[1].run_id, RunOutcome::Canceled, None, at, why)
         .await
         .unwrap()
         .unwrap();
     assert_eq!(c.failures_after, 1);
     let second = j
-        .settle_run(&runs[2].run_id, "failed", None, at, why)
+        .settle_run(&runs[2].run_id, RunOutcome::Failed, None, at, why)
         .await
         .unwrap()
         .unwrap();
@@ -1236,7 +1344,7 @@ async fn settling_runs_counts_failures_once_and_pauses_at_the_limit() {
     assert_eq!(row.paused_reason.as_deref(), Some("paused after 2"));
     // Already paused: a later failure counts but pauses nothing more.
     let third = j
-        .settle_run(&runs[3].run_id, "failed", None, at, why)
+        .settle_run(&runs[3].run_id, RunOutcome::Failed, None, at, why)
         .await
         .unwrap()
         .unwrap();
@@ -2037,8 +2145,11 @@ async fn a_digest_says_what_a_task_is() {
         "the output of a task that completed"
     );
     assert_eq!(
-        (d.origin.as_str(), d.caller_kind.as_str()),
-        ("a2a", "person")
+        (d.origin, d.caller_kind),
+        (
+            Some(sextant_core::Origin::A2a),
+            Some(sextant_core::PrincipalKind::Person)
+        )
     );
     assert_eq!(d.schedule_id, None);
 
@@ -2066,11 +2177,11 @@ async fn a_digest_says_what_a_task_is() {
 
 /// A schedule's Run's task, admitted as the scheduler admits it (`run-<run_id>`, origin
 /// `schedule`), or with another origin.
-async fn run_task(j: &Journal, run: &RunRow, origin: &str) -> TaskRow {
+async fn run_task(j: &Journal, run: &RunRow, origin: sextant_core::Origin) -> TaskRow {
     let key = format!("run-{}", run.run_id);
     let mut a = admission(&run.executed_as, &key, &run.prompt);
     a.context_id = Some(key);
-    a.origin = origin.into();
+    a.origin = origin;
     admitted(j, a).await
 }
 
@@ -2115,12 +2226,12 @@ async fn schedule_grants_apply_only_to_the_schedules_runs_under_the_same_prompt_
     j.insert_runs(vec![run.clone(), other.clone()])
         .await
         .unwrap();
-    let task = run_task(&j, &run, "schedule").await;
+    let task = run_task(&j, &run, sextant_core::Origin::Schedule).await;
     let scope = j.run_scope(task.clone()).await.unwrap().expect("a Run");
     assert_eq!((scope.schedule_id.as_str(), scope.current), ("s1", true));
     assert!(scope.grants.is_empty());
     // Not a Run: the same ids sent by anyone else than the scheduler.
-    let forged = run_task(&j, &other, "a2a").await;
+    let forged = run_task(&j, &other, sextant_core::Origin::A2a).await;
     assert_eq!(j.run_scope(forged).await.unwrap(), None);
 
     let action = sextant_core::ApprovedAction::shell("p", None);

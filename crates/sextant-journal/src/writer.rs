@@ -38,8 +38,8 @@ pub struct Admission {
     pub content_hash: String,
     /// The idempotency key: normally the messageId; see `AgentSpec::dedupe_message_ids`.
     pub input_key: String,
-    /// Where the Session came from when it is created (`a2a`, `schedule`, ...).
-    pub origin: String,
+    /// Where the Session came from when it is created.
+    pub origin: sextant_core::Origin,
     /// Refuse the input if the caller already has this many tasks submitted or working. The
     /// count is taken by the writer in the admission's own transaction, so inputs that arrive
     /// together cannot all pass it (a read before the admission let a burst through).
@@ -350,7 +350,7 @@ struct TaskTouch {
     last_seq: i64,
     /// The latest state change (state, time, and the outcome when it ends the task) in the
     /// batch, if any.
-    state: Option<(TaskState, DateTime<Utc>, Option<tasks::Outcome>)>,
+    state: Option<(TaskState, DateTime<Utc>, Option<sextant_core::TaskOutcome>)>,
 }
 
 /// Changes not yet written back: of the current job (inside its savepoint) or of the batch.
@@ -585,12 +585,10 @@ impl Ctx<'_> {
             touch.last_seq = seq;
             if let Some(state) = new_state {
                 self.job.states.insert(id.clone(), state.clone());
-                // A task ends once: then what it ended on (its last answer or output) decides
-                // the outcome. Cancel and reject do not look; an act appended in this batch is
-                // known without a read.
-                let outcome = if !state.is_terminal() {
-                    None
-                } else if matches!(state, TaskState::Canceled | TaskState::Rejected) {
+                // A task ends once: then what it ended on (its last answer or output) may
+                // decide the outcome (`tasks::outcome_reads_last_act` says when); an act
+                // appended in this batch is known without a read.
+                let outcome = if !tasks::outcome_reads_last_act(&state) {
                     tasks::outcome(&state, None)
                 } else if let Some(act) =
                     (self.job.acts.get(id)).or_else(|| self.batch.acts.get(id))
@@ -1194,7 +1192,7 @@ fn admit(ctx: &mut Ctx<'_>, a: &Admission) -> Result<Result<Admitted, Refusal>> 
                 caller: a.caller.clone(),
                 caller_kind: a.caller_kind,
                 context_id: context_id.clone(),
-                origin: a.origin.clone(),
+                origin: a.origin,
                 created_at: sextant_core::ids::millis(a.at),
                 // As they will be once the first event below is in: nothing to write back.
                 updated_at: sextant_core::ids::millis(a.at),

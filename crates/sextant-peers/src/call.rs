@@ -786,7 +786,7 @@ impl Peers {
                 content_hash: sextant_core::ids::json_hash(&json!({ "text": text, "ctx": ctx })),
                 message: local,
                 input_key: format!("outbound:{}", new_id()),
-                origin: "outbound".into(),
+                origin: sextant_core::Origin::Outbound,
                 max_active_tasks: None,
                 max_context_inputs: None,
                 push_config: None,

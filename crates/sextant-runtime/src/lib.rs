@@ -113,8 +113,8 @@ pub struct Input {
     pub principal: Principal,
     pub agent_id: String,
     pub message: Message,
-    /// Where a new Session comes from (`a2a`, `schedule`, ...).
-    pub origin: String,
+    /// Where a new Session comes from.
+    pub origin: sextant_core::Origin,
     /// The request's access decision, when the caller already checked it
     /// ([`Runtime::grant`]): admission then does not check the principal's rights again.
     /// `None`: admission checks them itself.
@@ -539,7 +539,7 @@ impl Runtime {
             "admission",
             otel.status_code = tracing::field::Empty,
             sextant.agent_id = %input.agent_id,
-            sextant.origin = %input.origin,
+            sextant.origin = input.origin.as_str(),
             sextant.task_id = tracing::field::Empty,
             sextant.context_id = tracing::field::Empty,
             sextant.session_id = tracing::field::Empty,

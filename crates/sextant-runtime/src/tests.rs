@@ -49,7 +49,7 @@ fn input(agent: &str, id: &str, text: &str) -> Input {
         principal: Principal::person(),
         agent_id: agent.into(),
         message: m,
-        origin: "test".into(),
+        origin: sextant_core::Origin::A2a,
         grant: None,
     }
 }
@@ -255,7 +255,7 @@ async fn recovery_delivers_accepted_inputs_and_fails_interrupted_turns() {
                 message: m,
                 content_hash: id.into(),
                 input_key: id.into(),
-                origin: "test".into(),
+                origin: sextant_core::Origin::A2a,
                 max_active_tasks: None,
                 max_context_inputs: None,
                 push_config: None,

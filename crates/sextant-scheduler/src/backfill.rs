@@ -148,7 +148,7 @@ impl Scheduler {
                     finished_at: (record == RunRecord::Skipped).then(|| millis(now)),
                     task_state: None,
                     task_state_at: None,
-                    overlap_policy: Some(policy.as_str().to_string()),
+                    overlap_policy: Some(policy),
                     jitter_secs: Some(0),
                     outcome: None,
                     result: None,

@@ -290,7 +290,7 @@ impl Scheduler {
             };
         };
         let policy = s.missed_run_policy;
-        let overlap_policy = OverlapPolicy::parse(&s.overlap_policy).unwrap_or(OverlapPolicy::Skip);
+        let overlap_policy = s.overlap_policy;
         let delay = |slot: DateTime<Utc>| jitter(&s.schedule_id, slot, s.jitter_secs);
         let p = plan(&timing, cursor, now, policy, Self::grace(s), &delay);
         let mut cancel = Vec::new();
@@ -313,7 +313,7 @@ impl Scheduler {
                 .then(|| millis(now)),
             task_state: None,
             task_state_at: None,
-            overlap_policy: Some(overlap_policy.as_str().to_string()),
+            overlap_policy: Some(overlap_policy),
             jitter_secs: Some(delay(slot).num_seconds()),
             outcome: None,
             result: None,
@@ -438,7 +438,7 @@ impl Scheduler {
                 principal: creator.clone(),
                 agent_id: run.agent_id.clone(),
                 message,
-                origin: "schedule".into(),
+                origin: sextant_core::Origin::Schedule,
                 // Admission checks the schedule creator's rights at fire time.
                 grant: None,
             })

@@ -532,15 +532,11 @@ impl Scheduler {
             enabled,
             missed_run_policy: policy,
             missed_run_grace_secs: grace,
-            source: source.as_str().to_string(),
+            source,
             created_at: now,
             updated_at: now,
             next_fire_at: next,
-            overlap_policy: fields
-                .overlap_policy
-                .unwrap_or(OverlapPolicy::Skip)
-                .as_str()
-                .to_string(),
+            overlap_policy: fields.overlap_policy.unwrap_or(OverlapPolicy::Skip),
             jitter_secs,
             pause_after_failures: pause_after,
             consecutive_failures: 0,
@@ -554,7 +550,7 @@ impl Scheduler {
         self.journal().create_schedule(row.clone()).await?;
         self.changed();
         tracing::info!(schedule_id = %row.schedule_id, creator = %row.creator,
-            source = %row.source, "schedule created");
+            source = row.source.as_str(), "schedule created");
         let mut view = self.view(&row).await;
         view.understood = understood;
         Ok(view)
@@ -634,7 +630,7 @@ impl Scheduler {
             row.missed_run_grace_secs = check_grace(grace)?;
         }
         if let Some(policy) = fields.overlap_policy {
-            row.overlap_policy = policy.as_str().to_string();
+            row.overlap_policy = policy;
         }
         if let Some(n) = fields.pause_after_failures {
             row.pause_after_failures = check_pause_after(n)?;

@@ -225,7 +225,7 @@ impl Scheduler {
             .journal()
             .settle_run(
                 &run.run_id,
-                outcome.as_str(),
+                outcome,
                 result.clone(),
                 &format_time(now),
                 move |n| match n {

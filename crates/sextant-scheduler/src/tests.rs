@@ -135,7 +135,7 @@ async fn a_due_slot_becomes_a_run_with_its_own_session() {
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(session.origin, "schedule");
+    assert_eq!(session.origin, sextant_core::Origin::Schedule);
     assert_eq!(session.caller, owner().key());
     let back = r
         .runtime
@@ -246,7 +246,7 @@ async fn schedules_are_invisible_to_other_principals() {
         .create(&owner(), every_minute("mine"), ScheduleSource::Console)
         .await
         .unwrap();
-    assert_eq!(s.source, "console");
+    assert_eq!(s.source, ScheduleSource::Console);
     let other = Principal::anonymous_local();
     assert!(r.scheduler.list(&other).await.unwrap().is_empty());
     fn nf<T>(e: Result<T>) -> bool {
@@ -381,7 +381,7 @@ async fn revoked_access_blocks_runs_but_not_cleanup() {
             principal: anon.clone(),
             agent_id: "echo".into(),
             message: m,
-            origin: "a2a".into(),
+            origin: sextant_core::Origin::A2a,
             grant: None,
         })
         .await;
@@ -545,7 +545,7 @@ async fn the_loop_wakes_on_changes_and_stops_on_cancel() {
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(session.origin, "schedule");
+    assert_eq!(session.origin, sextant_core::Origin::Schedule);
     handle.shutdown().await;
     assert!(cancel.is_cancelled());
 }
@@ -612,7 +612,7 @@ async fn a_paused_loop_claims_nothing_until_resumed() {
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(session.origin, "schedule");
+    assert_eq!(session.origin, sextant_core::Origin::Schedule);
     handle.shutdown().await;
 }
 
@@ -814,7 +814,7 @@ async fn overlapping(r: &Rig, policy: sextant_core::OverlapPolicy) -> (String, R
         .create(&owner(), f, ScheduleSource::Api)
         .await
         .unwrap();
-    assert_eq!(s.overlap_policy, policy.as_str());
+    assert_eq!(s.overlap_policy, policy);
     r.clock.set(utc("2026-12-01T10:01:00Z"));
     r.scheduler.run_due_now().await.unwrap();
     let runs = history(r, &s.id).await;
@@ -846,7 +846,10 @@ async fn overlap_skip_records_a_skipped_run_while_one_is_still_running() {
     let skipped = &runs[1];
     assert_eq!(skipped.status, "skipped");
     assert_eq!(skipped.scheduled_for, "2026-12-01T10:02:00.000Z");
-    assert_eq!(skipped.overlap_policy.as_deref(), Some("skip"));
+    assert_eq!(
+        skipped.overlap_policy,
+        Some(sextant_core::OverlapPolicy::Skip)
+    );
     assert_eq!(skipped.session_id, None);
     let why = skipped.reason.as_deref().unwrap();
     assert!(why.contains("overlap policy skip"), "{why}");
@@ -1037,7 +1040,7 @@ async fn backfill_runs_each_past_slot_under_its_own_policy() {
     assert!(
         done.runs
             .iter()
-            .all(|v| v.overlap_policy.as_deref() == Some("buffer_all"))
+            .all(|v| v.overlap_policy == Some(sextant_core::OverlapPolicy::BufferAll))
     );
     assert_eq!(done.runs[1].status, "buffered");
     assert!(done.runs[0].session_id.is_some());
@@ -1189,7 +1192,7 @@ async fn consecutive_failures_notify_pause_the_plan_and_recover() {
     assert_eq!(v.consecutive_failures, 1);
     assert!(v.enabled);
     let one = r.scheduler.run(&owner(), &s.id, &one.id).await.unwrap();
-    assert_eq!(one.outcome.as_deref(), Some("failed"));
+    assert_eq!(one.outcome, Some(sextant_core::RunOutcome::Failed));
     assert!(one.duration_ms.is_some());
     // Second: still failing (no new failure notice), and paused, with why.
     let two = r.scheduler.run_now(&owner(), &s.id).await.unwrap();
@@ -1250,11 +1253,14 @@ async fn consecutive_failures_notify_pause_the_plan_and_recover() {
     assert_eq!(n.kind, NoticeKind::Recovered);
     assert!(n.message.contains("recovered"), "{n:?}");
     let four = r.scheduler.run(&owner(), &s.id, &four.id).await.unwrap();
-    assert_eq!(four.outcome.as_deref(), Some("succeeded"));
+    assert_eq!(four.outcome, Some(sextant_core::RunOutcome::Succeeded));
     assert_eq!(four.result.as_deref(), Some("ok"));
     let v = r.scheduler.get(&owner(), &s.id).await.unwrap();
     assert_eq!(v.consecutive_failures, 0);
-    assert_eq!(v.history.recent[0].outcome, "succeeded");
+    assert_eq!(
+        v.history.recent[0].outcome,
+        sextant_core::RunOutcome::Succeeded
+    );
 }
 
 #[tokio::test]
@@ -1275,7 +1281,7 @@ async fn runs_show_their_result_and_duration() {
     // The next tick records it (the loop's watcher would, at once).
     r.scheduler.run_due_now().await.unwrap();
     let run = r.scheduler.run(&owner(), &s.id, &run.id).await.unwrap();
-    assert_eq!(run.outcome.as_deref(), Some("succeeded"));
+    assert_eq!(run.outcome, Some(sextant_core::RunOutcome::Succeeded));
     assert!(
         run.result.as_deref().unwrap().contains("the result text"),
         "{run:?}"
@@ -1393,7 +1399,7 @@ async fn an_assistant_made_plan_is_the_owners_and_stops_when_the_assistant_is_re
         )
         .await
         .unwrap();
-    assert_eq!(s.source, "assistant");
+    assert_eq!(s.source, ScheduleSource::Assistant);
     assert_eq!(s.source_assistant.as_deref(), Some("hermes"));
     // The owner's plan: in the owner's list, running as the owner.
     assert_eq!(r.scheduler.list(&owner()).await.unwrap().len(), 1);

@@ -11,7 +11,9 @@ use sextant_core::RunRecord;
 use sextant_core::a2a::TaskState;
 use sextant_core::event::parse_state;
 use sextant_core::ids::format_time;
-use sextant_core::schedule::{MissedRunPolicy, RunTrigger};
+use sextant_core::schedule::{
+    MissedRunPolicy, OverlapPolicy, RunOutcome, RunTrigger, ScheduleSource,
+};
 use sextant_journal::{History, RunRow, ScheduleRow};
 
 use crate::stored::{assistant_of, timing_of};
@@ -77,7 +79,7 @@ pub struct Paused {
 #[ts(export)]
 pub struct RecentRun {
     /// `succeeded`, `failed` or `canceled`.
-    pub outcome: String,
+    pub outcome: RunOutcome,
     pub run_id: String,
     pub scheduled_for: String,
 }
@@ -104,7 +106,7 @@ impl From<&History> for RunHistory {
                 .recent
                 .iter()
                 .map(|(outcome, run_id, slot)| RecentRun {
-                    outcome: outcome.clone(),
+                    outcome: *outcome,
                     run_id: run_id.clone(),
                     scheduled_for: slot.clone(),
                 })
@@ -144,7 +146,7 @@ pub struct ScheduleView {
     /// The catch-up window of `run_once`, in seconds.
     pub missed_run_grace_secs: i64,
     /// `skip`, `buffer_one`, `buffer_all`, `allow_all` or `cancel_previous`.
-    pub overlap_policy: String,
+    pub overlap_policy: OverlapPolicy,
     /// Each slot fires up to this many seconds late (fixed per slot).
     pub jitter_secs: i64,
     /// The plan is disabled after this many consecutive failed Runs; `null`: never.
@@ -154,7 +156,7 @@ pub struct ScheduleView {
     /// Set when the scheduler disabled the plan, with why.
     pub paused: Option<Paused>,
     /// Where it was created: `console`, `api` or `assistant`.
-    pub source: String,
+    pub source: ScheduleSource,
     /// The assistant that made it for its owner, when `source` is `assistant`.
     pub source_assistant: Option<String>,
     /// When the plan runs, in plain words.
@@ -208,7 +210,7 @@ impl ScheduleView {
             enabled: row.enabled,
             missed_run_policy: row.missed_run_policy,
             missed_run_grace_secs: row.missed_run_grace_secs,
-            overlap_policy: row.overlap_policy.clone(),
+            overlap_policy: row.overlap_policy,
             jitter_secs: row.jitter_secs,
             pause_after_failures: row.pause_after_failures,
             consecutive_failures: row.consecutive_failures,
@@ -216,7 +218,7 @@ impl ScheduleView {
                 reason: reason.clone(),
                 at: row.paused_at.map(format_time).unwrap_or_default(),
             }),
-            source: row.source.clone(),
+            source: row.source,
             source_assistant: assistant_of(row).ok().flatten().map(|a| a.subject),
             description: timing.as_ref().map(|t| t.describe()).unwrap_or_default(),
             next_runs,
@@ -271,11 +273,11 @@ pub struct RunView {
     #[ts(type = "number | null")]
     pub duration_ms: Option<i64>,
     /// `succeeded`, `failed` or `canceled`, once it has ended.
-    pub outcome: Option<String>,
+    pub outcome: Option<RunOutcome>,
     /// The start of its result (the task's output, else its last status message).
     pub result: Option<String>,
     /// The overlap policy that decided it (a backfill's own).
-    pub overlap_policy: Option<String>,
+    pub overlap_policy: Option<OverlapPolicy>,
     /// How many seconds after its slot it fired.
     pub jitter_secs: Option<i64>,
     /// The Session it created (each Run has its own).
@@ -328,9 +330,9 @@ impl From<&RunRow> for RunView {
             started_at: r.started_at.map(format_time),
             finished_at: finished_at.map(format_time),
             duration_ms,
-            outcome: r.outcome.clone(),
+            outcome: r.outcome,
             result: r.result.clone(),
-            overlap_policy: r.overlap_policy.clone(),
+            overlap_policy: r.overlap_policy,
             jitter_secs: r.jitter_secs,
             session_id: r.session_id.clone(),
             task_id: r.task_id.clone(),

@@ -12,12 +12,12 @@
 
 use serde::Serialize;
 use serde_json::Value;
-use sextant_core::PrincipalKind;
 use sextant_core::a2a::TaskState;
 use sextant_core::ids::format_time;
 use sextant_core::interaction::Interaction;
 use sextant_core::projection::Block;
 use sextant_core::schedule::RunTrigger;
+use sextant_core::{Origin, PrincipalKind, TaskOutcome};
 use sextant_journal::queries::search::TaskDigest;
 use sextant_journal::{SessionRow, TaskRow};
 use sextant_scheduler::view::NextRun;
@@ -60,8 +60,8 @@ pub struct SessionSummary {
     pub caller: String,
     pub caller_kind: PrincipalKind,
     pub context_id: String,
-    /// What started it: `a2a`, `schedule`, ….
-    pub origin: String,
+    /// What started it: `a2a`, `schedule` or `outbound`.
+    pub origin: Origin,
     pub created_at: String,
     pub updated_at: String,
     /// The journal seq of its latest event (`Last-Event-ID` to resume its stream after it).
@@ -79,7 +79,7 @@ impl SessionSummary {
             caller: s.caller.clone(),
             caller_kind: s.caller_kind,
             context_id: s.context_id.clone(),
-            origin: s.origin.clone(),
+            origin: s.origin,
             created_at: format_time(s.created_at),
             updated_at: format_time(s.updated_at),
             last_seq: s.last_seq,
@@ -111,16 +111,17 @@ pub struct TaskSummary {
     /// What happened, once it ended: `completed`, `failed`, `canceled`, `rejected`, `declined`
     /// (a person said no) or `expired` (nobody answered; the default applied). `null` while
     /// it runs. The A2A state alone cannot say it: a declined shell command completes.
-    pub outcome: Option<String>,
+    pub outcome: Option<TaskOutcome>,
     /// What the task is, in the task list and on the task page (`null` elsewhere): the first
     /// line of its input.
     pub title: Option<String>,
     /// A line of its result, or of its error or status message when it did not end well.
     pub result: Option<String>,
     /// What started its Session (`a2a`, `schedule`, …) and its caller's kind (`person`,
-    /// `peer`, `assistant`, …).
-    pub origin: Option<String>,
-    pub caller_kind: Option<String>,
+    /// `peer`, `assistant`, …); `null` outside the task list and the task page, and when the
+    /// Session is gone or holds a value this Sextant cannot read.
+    pub origin: Option<Origin>,
+    pub caller_kind: Option<PrincipalKind>,
     /// The schedule whose Run started it, if one did.
     pub schedule_id: Option<String>,
     pub schedule_name: Option<String>,
@@ -134,8 +135,8 @@ impl TaskSummary {
         Self {
             title: d.title,
             result: d.result,
-            origin: Some(d.origin),
-            caller_kind: Some(d.caller_kind),
+            origin: d.origin,
+            caller_kind: d.caller_kind,
             schedule_id: d.schedule_id,
             schedule_name: d.schedule_name,
             matched,
@@ -157,7 +158,7 @@ impl From<&TaskRow> for TaskSummary {
             state: t.state.clone(),
             state_at: format_time(t.state_at),
             last_seq: t.last_seq,
-            outcome: t.outcome.map(|o| o.as_str().to_string()),
+            outcome: t.outcome,
             title: None,
             result: None,
             origin: None,
@@ -228,11 +229,12 @@ pub struct PendingInteraction {
     pub agent_name: Option<String>,
     /// The caller's principal key (who started the task).
     pub caller: String,
-    /// The caller's kind (`person`, `peer`, `assistant`, `jwt`, …).
-    pub caller_kind: String,
-    /// What started the Session (`a2a`, `schedule`, …), and the schedule whose Run did, if one
-    /// did.
-    pub origin: String,
+    /// The caller's kind (`person`, `peer`, `assistant`, …); `null` when the Session is gone
+    /// or holds a kind this Sextant cannot read.
+    pub caller_kind: Option<PrincipalKind>,
+    /// What started the Session (`a2a`, `schedule`, …; `null` as for `caller_kind`), and the
+    /// schedule whose Run did, if one did.
+    pub origin: Option<Origin>,
     pub schedule_id: Option<String>,
     pub schedule_name: Option<String>,
     /// The Session's first message (what the person or agent asked for), shortened.
@@ -323,7 +325,7 @@ pub struct TaskChange {
     #[ts(as = "sextant_core::event::TaskStateName")]
     pub state: TaskState,
     /// What happened, when the change ended the task (see [`TaskSummary::outcome`]).
-    pub outcome: Option<String>,
+    pub outcome: Option<TaskOutcome>,
     /// The schedule whose Run started the task's Session, if one did, and its name.
     pub schedule_id: Option<String>,
     pub schedule_name: Option<String>,

@@ -332,7 +332,7 @@ mod tests {
                 message: m,
                 content_hash: "h".into(),
                 input_key: "m1".into(),
-                origin: "a2a".into(),
+                origin: sextant_core::Origin::A2a,
                 max_active_tasks: None,
                 max_context_inputs: None,
                 push_config: None,

@@ -3,6 +3,8 @@ import type { ApprovedAction } from "./ApprovedAction";
 import type { FormField } from "./FormField";
 import type { InteractionKind } from "./InteractionKind";
 import type { InteractionOption } from "./InteractionOption";
+import type { Origin } from "./Origin";
+import type { PrincipalKind } from "./PrincipalKind";
 import type { TaskState } from "./TaskState";
 
 /**
@@ -15,14 +17,15 @@ export type PendingInteraction = { agentId: string, agentName: string | null,
  */
 caller: string, 
 /**
- * The caller's kind (`person`, `peer`, `assistant`, `jwt`, …).
+ * The caller's kind (`person`, `peer`, `assistant`, …); `null` when the Session is gone
+ * or holds a kind this Sextant cannot read.
  */
-callerKind: string, 
+callerKind: PrincipalKind | null, 
 /**
- * What started the Session (`a2a`, `schedule`, …), and the schedule whose Run did, if one
- * did.
+ * What started the Session (`a2a`, `schedule`, …; `null` as for `caller_kind`), and the
+ * schedule whose Run did, if one did.
  */
-origin: string, scheduleId: string | null, scheduleName: string | null, 
+origin: Origin | null, scheduleId: string | null, scheduleName: string | null, 
 /**
  * The Session's first message (what the person or agent asked for), shortened.
  */

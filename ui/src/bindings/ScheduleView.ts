@@ -2,8 +2,10 @@
 import type { Access } from "./Access";
 import type { MissedRunPolicy } from "./MissedRunPolicy";
 import type { NextRun } from "./NextRun";
+import type { OverlapPolicy } from "./OverlapPolicy";
 import type { Paused } from "./Paused";
 import type { RunHistory } from "./RunHistory";
+import type { ScheduleSource } from "./ScheduleSource";
 import type { Understood } from "./Understood";
 
 /**
@@ -26,7 +28,7 @@ missed_run_grace_secs: number,
 /**
  * `skip`, `buffer_one`, `buffer_all`, `allow_all` or `cancel_previous`.
  */
-overlap_policy: string, 
+overlap_policy: OverlapPolicy, 
 /**
  * Each slot fires up to this many seconds late (fixed per slot).
  */
@@ -46,7 +48,7 @@ paused: Paused | null,
 /**
  * Where it was created: `console`, `api` or `assistant`.
  */
-source: string, 
+source: ScheduleSource, 
 /**
  * The assistant that made it for its owner, when `source` is `assistant`.
  */

@@ -1,6 +1,6 @@
 // Words and tones for states, callers and ids, shared by every view.
 
-import type { RunTrigger, TaskState } from '../api/types';
+import type { RunTrigger, TaskOutcome, TaskState } from '../api/types';
 
 /** How a badge looks. */
 export type Tone = 'neutral' | 'info' | 'warn' | 'ok' | 'bad' | 'muted';
@@ -38,7 +38,8 @@ export function taskState(state: string): { label: string; tone: Tone } {
   return { label: state.replace(/^TASK_STATE_/, '').toLowerCase().replace(/_/g, ' '), tone: 'neutral' };
 }
 
-const OUTCOME_WORDS: Record<string, [string, Tone]> = {
+// Every outcome the server sends (the union from the Rust type) has its words.
+const OUTCOME_WORDS: Record<TaskOutcome, [string, Tone]> = {
   completed: ['Completed', 'ok'],
   failed: ['Failed', 'bad'],
   canceled: ['Canceled', 'muted'],
@@ -49,10 +50,11 @@ const OUTCOME_WORDS: Record<string, [string, Tone]> = {
 
 /**
  * What a task is, in words: how it ended (the server's outcome, from the journal: a declined
- * shell command is Declined, not Completed), or else where it is (its state).
+ * shell command is Declined, not Completed), or else where it is (its state). Takes any
+ * string, as `taskState` does: an outcome this console does not know reads as the state.
  */
 export function taskStatus(state: string, outcome?: string | null): { label: string; tone: Tone } {
-  const w = outcome ? OUTCOME_WORDS[outcome] : undefined;
+  const w = outcome ? OUTCOME_WORDS[outcome as TaskOutcome] : undefined;
   return w ? { label: w[0], tone: w[1] } : taskState(state);
 }
 

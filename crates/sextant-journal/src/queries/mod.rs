@@ -42,7 +42,7 @@ pub(crate) fn skip_unreadable<T>(
 /// Logs a row left out of a list. A due schedule that cannot be read stays due, so the
 /// scheduler meets it on every tick (about once a second): the first sighting of each row and
 /// reason is a warning, the rest are debug lines. The set grows only with distinct bad rows.
-fn report_unreadable(what: &'static str, id: &str, e: &rusqlite::Error) {
+pub(crate) fn report_unreadable(what: &'static str, id: &str, e: &rusqlite::Error) {
     static REPORTED: std::sync::Mutex<std::collections::BTreeSet<String>> =
         std::sync::Mutex::new(std::collections::BTreeSet::new());
     let first = REPORTED

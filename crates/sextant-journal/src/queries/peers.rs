@@ -4,6 +4,8 @@
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde::Serialize;
 
+use sextant_core::Origin;
+
 use crate::SessionRow;
 use crate::error::{Error, Result};
 use crate::queries::sessions;
@@ -289,7 +291,8 @@ pub fn ensure_outbound_agent(
     Ok(())
 }
 
-/// A caller's outbound conversations, most recently active first.
+/// A caller's outbound conversations, most recently active first; one whose stored values do
+/// not read is left out (and logged).
 pub fn outbound_sessions(c: &Connection, caller: &str, limit: u32) -> Result<Vec<SessionRow>> {
     Ok(c.prepare_cached(&format!(
         "SELECT {} FROM sessions
@@ -297,11 +300,12 @@ pub fn outbound_sessions(c: &Connection, caller: &str, limit: u32) -> Result<Vec
          ORDER BY updated_at DESC, session_id DESC LIMIT ?2",
         sessions::COLUMNS
     ))?
-    .query_map(params![caller, limit], sessions::row)?
-    .collect::<rusqlite::Result<Vec<_>>>()?)
+    .query_map(params![caller, limit], sessions::row_with_id)
+    .and_then(|rows| super::skip_unreadable("session", rows))?)
 }
 
-/// A caller's outbound conversations with this contextId (one per peer), most recent first.
+/// A caller's outbound conversations with this contextId (one per peer), most recent first;
+/// one whose stored values do not read is left out (and logged).
 pub fn outbound_by_context(
     c: &Connection,
     caller: &str,
@@ -313,8 +317,8 @@ pub fn outbound_by_context(
          ORDER BY updated_at DESC, session_id DESC",
         sessions::COLUMNS
     ))?
-    .query_map(params![caller, context_id], sessions::row)?
-    .collect::<rusqlite::Result<Vec<_>>>()?)
+    .query_map(params![caller, context_id], sessions::row_with_id)
+    .and_then(|rows| super::skip_unreadable("session", rows))?)
 }
 
 /// The outbound conversation with one target in one context, if any.
@@ -325,5 +329,5 @@ pub fn outbound_session(
     context_id: &str,
 ) -> Result<Option<SessionRow>> {
     sessions::by_context(c, caller, agent_id, context_id)
-        .map(|s| s.filter(|s| s.origin == "outbound"))
+        .map(|s| s.filter(|s| s.origin == Origin::Outbound))
 }

@@ -10,7 +10,7 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde::{Deserialize, Serialize};
 
 use chrono::{DateTime, Utc};
-use sextant_core::schedule::{RunRecord, RunTrigger};
+use sextant_core::schedule::{OverlapPolicy, RunOutcome, RunRecord, RunTrigger};
 
 use crate::error::{Error, Result};
 use crate::stored::{self, Sql};
@@ -48,11 +48,11 @@ pub struct RunRow {
     #[serde(default, with = "crate::stored::time::opt")]
     pub task_state_at: Option<DateTime<Utc>>,
     /// The overlap policy that decided this Run (a backfill's own policy).
-    pub overlap_policy: Option<String>,
+    pub overlap_policy: Option<OverlapPolicy>,
     /// How many seconds after its slot it fired (the schedule's jitter).
     pub jitter_secs: Option<i64>,
-    /// `succeeded`, `failed` or `canceled`, once it has ended (see `RunOutcome`).
-    pub outcome: Option<String>,
+    /// How it ended, once it has.
+    pub outcome: Option<RunOutcome>,
     /// A snippet of its result (the task's output or last status message), once it has ended.
     pub result: Option<String>,
     /// When the scheduler recorded its outcome.
@@ -85,9 +85,9 @@ pub(crate) fn row(r: &Row<'_>) -> rusqlite::Result<RunRow> {
         finished_at: stored::get_opt(r, 14)?,
         task_state: r.get(15)?,
         task_state_at: stored::get_opt(r, 16)?,
-        overlap_policy: r.get(17)?,
+        overlap_policy: stored::get_opt(r, 17)?,
         jitter_secs: r.get(18)?,
-        outcome: r.get(19)?,
+        outcome: stored::get_opt(r, 19)?,
         result: r.get(20)?,
         settled_at: stored::get_opt(r, 21)?,
     })
@@ -120,7 +120,7 @@ pub fn insert(c: &Connection, r: &RunRow) -> Result<bool> {
             Sql(r.created_at),
             r.started_at.map(Sql),
             r.finished_at.map(Sql),
-            r.overlap_policy,
+            r.overlap_policy.map(Sql),
             r.jitter_secs,
         ])?;
     Ok(n == 1)
@@ -388,7 +388,7 @@ pub struct Settled {
 pub fn settle(
     c: &Connection,
     run_id: &str,
-    outcome: &str,
+    outcome: RunOutcome,
     result: Option<&str>,
     at: &str,
     pause_reason: impl FnOnce(i64) -> String,
@@ -398,7 +398,7 @@ pub fn settle(
             "UPDATE runs SET outcome = ?2, result = ?3, settled_at = ?4
              WHERE run_id = ?1 AND settled_at IS NULL",
         )?
-        .execute(params![run_id, outcome, result, at])?;
+        .execute(params![run_id, Sql(outcome), result, at])?;
     if n == 0 {
         return Ok(None);
     }
@@ -418,12 +418,13 @@ pub fn settle(
             Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
         })?;
     let after = match outcome {
-        "succeeded" => 0,
-        "failed" => before + 1,
-        _ => before,
+        RunOutcome::Succeeded => 0,
+        RunOutcome::Failed => before + 1,
+        RunOutcome::Canceled => before,
     };
-    let paused = (outcome == "failed" && enabled && pause_after.is_some_and(|n| after >= n))
-        .then(|| pause_reason(after));
+    let paused =
+        (outcome == RunOutcome::Failed && enabled && pause_after.is_some_and(|n| after >= n))
+            .then(|| pause_reason(after));
     match &paused {
         Some(reason) => c
             .prepare_cached(
@@ -448,11 +449,13 @@ pub fn settle(
 }
 
 /// One schedule's recent record: the outcomes of its latest ended Runs (newest first) and the
-/// count of each outcome over its whole history.
+/// count of each outcome over its whole history. A Run whose stored outcome this Sextant does
+/// not know (a newer one wrote it) is left out of both (and logged), as lists leave out rows
+/// they cannot read.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct History {
     /// (outcome, run_id, scheduled_for), newest first.
-    pub recent: Vec<(String, String, String)>,
+    pub recent: Vec<(RunOutcome, String, String)>,
     pub succeeded: u64,
     pub failed: u64,
     pub canceled: u64,
@@ -487,15 +490,18 @@ pub fn histories(
          WHERE n <= ?3 ORDER BY schedule_id, n"
     ))?;
     let rows = stmt.query_map(params![creator, schedule_id, recent], |r| {
-        Ok((
-            r.get::<_, String>(0)?,
-            r.get::<_, String>(1)?,
-            r.get::<_, String>(2)?,
-            r.get::<_, String>(3)?,
-        ))
+        let run_id = r.get::<_, String>(2)?;
+        let read = (|| -> rusqlite::Result<_> {
+            Ok((
+                r.get::<_, String>(0)?,
+                stored::get::<RunOutcome>(r, 1)?,
+                run_id.clone(),
+                r.get::<_, String>(3)?,
+            ))
+        })();
+        Ok((run_id, read))
     })?;
-    for row in rows {
-        let (sid, outcome, run_id, slot) = row?;
+    for (sid, outcome, run_id, slot) in super::skip_unreadable("run", rows)? {
         out.entry(sid)
             .or_default()
             .recent
@@ -507,19 +513,23 @@ pub fn histories(
          GROUP BY r.schedule_id, r.outcome"
     ))?;
     let rows = stmt.query_map(params![creator, schedule_id], |r| {
-        Ok((
-            r.get::<_, String>(0)?,
-            r.get::<_, String>(1)?,
-            r.get::<_, i64>(2)?,
-        ))
+        let schedule_id = r.get::<_, String>(0)?;
+        let read = (|| -> rusqlite::Result<_> {
+            Ok((
+                schedule_id.clone(),
+                stored::get::<RunOutcome>(r, 1)?,
+                r.get::<_, i64>(2)?,
+            ))
+        })();
+        // Logged under the schedule: a count has no one Run to name.
+        Ok((schedule_id, read))
     })?;
-    for row in rows {
-        let (sid, outcome, n) = row?;
+    for (sid, outcome, n) in super::skip_unreadable("run", rows)? {
         let h = out.entry(sid).or_default();
-        match outcome.as_str() {
-            "succeeded" => h.succeeded = n as u64,
-            "failed" => h.failed = n as u64,
-            _ => h.canceled = n as u64,
+        match outcome {
+            RunOutcome::Succeeded => h.succeeded = n as u64,
+            RunOutcome::Failed => h.failed = n as u64,
+            RunOutcome::Canceled => h.canceled = n as u64,
         }
     }
     Ok(out)

@@ -7,7 +7,7 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde::{Deserialize, Serialize};
 
 use chrono::{DateTime, Utc};
-use sextant_core::schedule::MissedRunPolicy;
+use sextant_core::schedule::{MissedRunPolicy, OverlapPolicy, ScheduleSource};
 
 use crate::error::Result;
 use crate::stored::{self, Sql};
@@ -32,8 +32,8 @@ pub struct ScheduleRow {
     /// What it does about slots it could not fire on time.
     pub missed_run_policy: MissedRunPolicy,
     pub missed_run_grace_secs: i64,
-    /// `console`, `api` or `assistant`.
-    pub source: String,
+    /// Where it was created.
+    pub source: ScheduleSource,
     #[serde(with = "crate::stored::time")]
     pub created_at: DateTime<Utc>,
     #[serde(with = "crate::stored::time")]
@@ -41,8 +41,8 @@ pub struct ScheduleRow {
     /// The next slot the scheduler has not handled; `None` when disabled.
     #[serde(default, with = "crate::stored::time::opt")]
     pub next_fire_at: Option<DateTime<Utc>>,
-    /// `skip`, `buffer_one`, `buffer_all`, `allow_all` or `cancel_previous`.
-    pub overlap_policy: String,
+    /// What a slot does while a Run of the schedule is still running.
+    pub overlap_policy: OverlapPolicy,
     /// Each slot fires up to this many seconds late (a fixed amount per slot).
     pub jitter_secs: i64,
     /// Disable the plan after this many consecutive failed Runs; `None`: never.
@@ -83,11 +83,11 @@ pub(crate) fn row(r: &Row<'_>) -> rusqlite::Result<ScheduleRow> {
         enabled: r.get(9)?,
         missed_run_policy: stored::get(r, 10)?,
         missed_run_grace_secs: r.get(11)?,
-        source: r.get(12)?,
+        source: stored::get(r, 12)?,
         created_at: stored::get(r, 13)?,
         updated_at: stored::get(r, 14)?,
         next_fire_at: stored::get_opt(r, 15)?,
-        overlap_policy: r.get(16)?,
+        overlap_policy: stored::get(r, 16)?,
         jitter_secs: r.get(17)?,
         pause_after_failures: r.get(18)?,
         consecutive_failures: r.get(19)?,
@@ -153,11 +153,11 @@ pub fn insert(c: &Connection, s: &ScheduleRow) -> Result<()> {
         s.enabled,
         Sql(s.missed_run_policy),
         s.missed_run_grace_secs,
-        s.source,
+        Sql(s.source),
         Sql(s.created_at),
         Sql(s.updated_at),
         s.next_fire_at.map(Sql),
-        s.overlap_policy,
+        Sql(s.overlap_policy),
         s.jitter_secs,
         s.pause_after_failures,
         s.consecutive_failures,
@@ -198,7 +198,7 @@ pub fn update(c: &Connection, s: &ScheduleRow, reset_failures: bool) -> Result<b
             s.missed_run_grace_secs,
             Sql(s.updated_at),
             s.next_fire_at.map(Sql),
-            s.overlap_policy,
+            Sql(s.overlap_policy),
             s.jitter_secs,
             s.pause_after_failures,
             s.paused_reason,

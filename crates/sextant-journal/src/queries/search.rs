@@ -11,10 +11,11 @@
 
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
-use sextant_core::EventBody;
 use sextant_core::a2a::{Message, Part};
+use sextant_core::{EventBody, Origin, PrincipalKind};
 
 use crate::error::{Error, Result};
+use crate::queries::sessions;
 use crate::queries::tasks::TaskRow;
 
 /// The most text of one event that is indexed: output past it is not searchable (a command's
@@ -152,10 +153,11 @@ pub struct TaskDigest {
     /// The schedule whose Run started its Session, if one did.
     pub schedule_id: Option<String>,
     pub schedule_name: Option<String>,
-    /// What started its Session (`a2a`, `schedule`, `peer`, …).
-    pub origin: String,
-    /// The kind of its caller (`person`, `peer`, `assistant`, …).
-    pub caller_kind: String,
+    /// What started its Session (`a2a`, `schedule`, `outbound`); `None` when its Session is
+    /// gone or its stored value does not read ([`sessions::labels`]).
+    pub origin: Option<Origin>,
+    /// The kind of its caller; `None` as `origin` is.
+    pub caller_kind: Option<PrincipalKind>,
 }
 
 /// The longest title or result line a digest gives.
@@ -280,10 +282,7 @@ pub fn digest(c: &Connection, t: &TaskRow) -> Result<TaskDigest> {
             }
         }
     }
-    let ended_well = matches!(
-        t.outcome,
-        Some(crate::queries::tasks::Outcome::Completed) | None
-    );
+    let ended_well = matches!(t.outcome, Some(sextant_core::TaskOutcome::Completed) | None);
     let result = if ended_well {
         output.or(status)
     } else {
@@ -291,11 +290,10 @@ pub fn digest(c: &Connection, t: &TaskRow) -> Result<TaskDigest> {
     };
     let (schedule_id, schedule_name) = session_schedule(c, &t.session_id)?.unzip();
     let schedule_name = schedule_name.flatten();
-    let (origin, caller_kind): (String, String) = c
-        .prepare_cached("SELECT origin, caller_kind FROM sessions WHERE session_id = ?1")?
-        .query_row([&t.session_id], |r| Ok((r.get(0)?, r.get(1)?)))
-        .optional()?
-        .unwrap_or_default();
+    let sessions::Labels {
+        origin,
+        caller_kind,
+    } = sessions::labels(c, &t.session_id)?;
     Ok(TaskDigest {
         title,
         result,

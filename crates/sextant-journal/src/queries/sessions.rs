@@ -4,7 +4,7 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde::{Deserialize, Serialize};
 
 use chrono::{DateTime, Utc};
-use sextant_core::PrincipalKind;
+use sextant_core::{Origin, PrincipalKind};
 
 use crate::error::Result;
 use crate::stored::{self, Sql};
@@ -17,7 +17,7 @@ pub struct SessionRow {
     pub caller: String,
     pub caller_kind: PrincipalKind,
     pub context_id: String,
-    pub origin: String,
+    pub origin: Origin,
     #[serde(with = "crate::stored::time")]
     pub created_at: DateTime<Utc>,
     #[serde(with = "crate::stored::time")]
@@ -35,11 +35,16 @@ pub(crate) fn row(r: &Row<'_>) -> rusqlite::Result<SessionRow> {
         caller: r.get(2)?,
         caller_kind: stored::get(r, 3)?,
         context_id: r.get(4)?,
-        origin: r.get(5)?,
+        origin: stored::get(r, 5)?,
         created_at: stored::get(r, 6)?,
         updated_at: stored::get(r, 7)?,
         last_seq: r.get(8)?,
     })
+}
+
+/// A row with its id beside it, for [`super::skip_unreadable`].
+pub(crate) fn row_with_id(r: &Row<'_>) -> rusqlite::Result<(String, rusqlite::Result<SessionRow>)> {
+    Ok((r.get(0)?, row(r)))
 }
 
 /// One Session by id.
@@ -76,12 +81,60 @@ pub fn insert(c: &Connection, s: &SessionRow) -> Result<()> {
         s.caller,
         Sql(s.caller_kind),
         s.context_id,
-        s.origin,
+        Sql(s.origin),
         Sql(s.created_at),
         Sql(s.updated_at),
         s.last_seq
     ])?;
     Ok(())
+}
+
+/// Where a Session came from and who started it, for a label on one of its tasks or
+/// decisions (a task list, the approvals inbox).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Labels {
+    /// What started it.
+    pub origin: Option<Origin>,
+    /// The kind of its caller.
+    pub caller_kind: Option<PrincipalKind>,
+}
+
+/// The [`Labels`] of a Session. Each is `None` when there is no such Session, or when its
+/// stored text is not one this Sextant knows (logged, once per row and reason, as a list's
+/// unreadable row is): a label must not fail the list of tasks or decisions it is shown in.
+pub fn labels(c: &Connection, session_id: &str) -> Result<Labels> {
+    let read = c
+        .prepare_cached("SELECT origin, caller_kind FROM sessions WHERE session_id = ?1")?
+        .query_row([session_id], |r| {
+            Ok((
+                r.get::<_, Sql<Origin>>(0),
+                r.get::<_, Sql<PrincipalKind>>(1),
+            ))
+        })
+        .optional()?;
+    let Some((origin, caller_kind)) = read else {
+        return Ok(Labels::default());
+    };
+    Ok(Labels {
+        origin: readable(session_id, origin)?,
+        caller_kind: readable(session_id, caller_kind)?,
+    })
+}
+
+/// A label's value, or `None` (logged) when its stored text does not read; any other error
+/// (the database's) is returned.
+fn readable<T>(session_id: &str, v: rusqlite::Result<Sql<T>>) -> rusqlite::Result<Option<T>> {
+    match v {
+        Ok(Sql(v)) => Ok(Some(v)),
+        Err(
+            e @ (rusqlite::Error::FromSqlConversionFailure(..)
+            | rusqlite::Error::InvalidColumnType(..)),
+        ) => {
+            super::report_unreadable("session's label", session_id, &e);
+            Ok(None)
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// A Session's last seq.
@@ -101,27 +154,48 @@ pub fn touch(c: &Connection, session_id: &str, last_seq: i64, at: &str) -> Resul
 }
 
 /// A page of Sessions, most recently active first; `cursor` is the (updated_at, session_id) of
-/// the last row of the previous page. Also returns the total count.
+/// the last row of the previous page. Also returns the total count. A Session whose stored
+/// values do not read (an origin a newer Sextant wrote) is left out (and logged), and the page
+/// reads on past it, so it still holds `limit` Sessions when there are that many after the
+/// cursor (a caller's look-ahead row included), as `runs::list` does.
 pub fn list(
     c: &Connection,
     caller: Option<&str>,
     cursor: Option<(String, String)>,
     limit: u32,
 ) -> Result<(Vec<SessionRow>, u64)> {
-    let (cur_at, cur_id) = cursor.unwrap_or_default();
-    let has_cursor = !cur_id.is_empty();
-    let rows = c
-        .prepare_cached(&format!(
-            "SELECT {COLUMNS} FROM sessions
-             WHERE (?1 IS NULL OR caller = ?1)
-               AND (?2 = 0 OR updated_at < ?3 OR (updated_at = ?3 AND session_id < ?4))
-             ORDER BY updated_at DESC, session_id DESC LIMIT ?5"
-        ))?
-        .query_map(
-            params![caller, has_cursor as i64, cur_at, cur_id, limit],
-            row,
-        )?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let (mut cur_at, mut cur_id) = cursor.unwrap_or_default();
+    let mut stmt = c.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM sessions
+         WHERE (?1 IS NULL OR caller = ?1)
+           AND (?2 = 0 OR updated_at < ?3 OR (updated_at = ?3 AND session_id < ?4))
+         ORDER BY updated_at DESC, session_id DESC LIMIT ?5"
+    ))?;
+    let mut rows = Vec::new();
+    loop {
+        let want = limit.saturating_sub(rows.len() as u32);
+        let has_cursor = !cur_id.is_empty();
+        // Each row with its id and its stored `updated_at` (the cursor, as text: it moves on
+        // past a row whose time does not parse).
+        let read = stmt
+            .query_map(
+                params![caller, has_cursor as i64, cur_at, cur_id, want],
+                |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(7)?, row(r))),
+            )?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        let full = read.len() as u32 == want;
+        if let Some((id, at, _)) = read.last() {
+            (cur_at, cur_id) = (at.clone(), id.clone());
+        }
+        rows.extend(super::skip_unreadable(
+            "session",
+            read.into_iter().map(|(id, _, r)| Ok((id, r))),
+        )?);
+        // Short only when a row was left out: read on from the last row read.
+        if !full || want == 0 || rows.len() as u32 >= limit {
+            break;
+        }
+    }
     // From the tally the triggers keep (a row per caller), not a count of every Session.
     let total: i64 = c
         .prepare_cached(

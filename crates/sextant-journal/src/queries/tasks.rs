@@ -5,11 +5,11 @@ use a2a::TaskState;
 use chrono::{DateTime, Utc};
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde::{Deserialize, Serialize};
-use sextant_core::EventBody;
 use sextant_core::a2a;
 use sextant_core::event::{parse_state, state_wire};
 use sextant_core::ids::format_time;
 use sextant_core::projection::TaskFold;
+use sextant_core::{EventBody, TaskOutcome};
 
 use crate::error::{Error, Result};
 use crate::queries::events;
@@ -36,7 +36,7 @@ pub struct TaskRow {
     pub state_at: DateTime<Utc>,
     pub last_seq: i64,
     /// What happened, once the task ended (see [`outcome`]); `None` while it runs.
-    pub outcome: Option<Outcome>,
+    pub outcome: Option<TaskOutcome>,
 }
 
 fn ser_state<S: serde::Serializer>(s: &TaskState, ser: S) -> Result<S::Ok, S::Error> {
@@ -73,9 +73,11 @@ pub(crate) fn row(r: &Row<'_>) -> rusqlite::Result<TaskRow> {
         state_at: stored::get(r, 9)?,
         last_seq: r.get(10)?,
         first_seq: r.get(11)?,
+        // A word this Sextant does not know (a newer one wrote it) reads as not recorded: the
+        // column is a cache of what the events say, and the state still says the task ended.
         outcome: r
             .get::<_, Option<String>>(12)?
-            .and_then(|o| Outcome::parse(&o)),
+            .and_then(|o| TaskOutcome::parse(&o)),
     })
 }
 
@@ -110,7 +112,7 @@ pub fn insert(c: &Connection, t: &TaskRow) -> Result<()> {
         Sql(t.state_at),
         t.last_seq,
         t.first_seq,
-        t.outcome.map(Outcome::as_str)
+        t.outcome.map(TaskOutcome::as_str)
     ])?;
     Ok(())
 }
@@ -126,7 +128,7 @@ pub fn touch(
     c: &Connection,
     task_id: &str,
     seq: i64,
-    new_state: Option<(&TaskState, DateTime<Utc>, Option<Outcome>)>,
+    new_state: Option<(&TaskState, DateTime<Utc>, Option<TaskOutcome>)>,
 ) -> Result<()> {
     match new_state {
         Some((state, at, outcome)) => c.prepare_cached(TOUCH_STATE)?.execute(params![
@@ -134,7 +136,7 @@ pub fn touch(
             state_wire(state),
             Sql(at),
             seq,
-            outcome.map(Outcome::as_str)
+            outcome.map(TaskOutcome::as_str)
         ])?,
         None => c.prepare_cached(TOUCH)?.execute(params![task_id, seq])?,
     };
@@ -164,68 +166,33 @@ impl LastAct {
     }
 }
 
-/// What happened to an ended task, in the console's words (see [`outcome`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Outcome {
-    Completed,
-    Failed,
-    Canceled,
-    Rejected,
-    /// A person answered no (`decline`), and the task ended on it.
-    Declined,
-    /// Nobody answered in time; the engine's default applied and the task ended on it.
-    Expired,
-}
-
-impl Outcome {
-    /// Every outcome, in the order filters list them.
-    pub const ALL: [Outcome; 6] = [
-        Outcome::Completed,
-        Outcome::Failed,
-        Outcome::Canceled,
-        Outcome::Rejected,
-        Outcome::Declined,
-        Outcome::Expired,
-    ];
-
-    /// Its word, as stored and sent (`declined`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Outcome::Completed => "completed",
-            Outcome::Failed => "failed",
-            Outcome::Canceled => "canceled",
-            Outcome::Rejected => "rejected",
-            Outcome::Declined => "declined",
-            Outcome::Expired => "expired",
-        }
-    }
-
-    /// The outcome a word names.
-    pub fn parse(s: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|o| o.as_str() == s)
-    }
-}
-
 /// What happened to a task that ended in `state`, from the journal: `canceled` and `rejected`
 /// as the state says; a task that ended right after an answer (nothing produced since) ended
 /// on that answer: `declined` for the `decline` option, `canceled` for `cancel` (the option ids
 /// every Sextant approval declares, after Codex's), and `expired` when nobody answered and the
 /// default applied. Otherwise `completed` or `failed`. `None` while the task runs.
-pub fn outcome(state: &TaskState, last: Option<&LastAct>) -> Option<Outcome> {
+pub fn outcome(state: &TaskState, last: Option<&LastAct>) -> Option<TaskOutcome> {
     let by_state = match state {
-        TaskState::Completed => Outcome::Completed,
-        TaskState::Failed => Outcome::Failed,
-        TaskState::Canceled => return Some(Outcome::Canceled),
-        TaskState::Rejected => return Some(Outcome::Rejected),
+        TaskState::Completed => TaskOutcome::Completed,
+        TaskState::Failed => TaskOutcome::Failed,
+        TaskState::Canceled => return Some(TaskOutcome::Canceled),
+        TaskState::Rejected => return Some(TaskOutcome::Rejected),
         _ => return None,
     };
     Some(match last {
-        Some(LastAct::Answer { expired: true, .. }) => Outcome::Expired,
-        Some(LastAct::Answer { option, .. }) if option == "cancel" => Outcome::Canceled,
-        Some(LastAct::Answer { option, .. }) if option == "decline" => Outcome::Declined,
+        Some(LastAct::Answer { expired: true, .. }) => TaskOutcome::Expired,
+        Some(LastAct::Answer { option, .. }) if option == "cancel" => TaskOutcome::Canceled,
+        Some(LastAct::Answer { option, .. }) if option == "decline" => TaskOutcome::Declined,
         _ => by_state,
     })
+}
+
+/// Whether [`outcome`] looks at the task's last act for a task in `state`: only for the two
+/// ends an answer can reword (`completed`, `failed`). For every other state (canceled and
+/// rejected say themselves; a running task has no outcome) the act changes nothing, so the
+/// writer need not read it.
+pub fn outcome_reads_last_act(state: &TaskState) -> bool {
+    matches!(state, TaskState::Completed | TaskState::Failed)
 }
 
 /// The task's last answer or output, read from its Session (for the writer, when it ends).
@@ -288,7 +255,7 @@ pub enum TaskStatus {
     /// Waiting for input or an approval.
     Waiting,
     /// Ended with this outcome.
-    Ended(Outcome),
+    Ended(TaskOutcome),
 }
 
 impl TaskStatus {
@@ -298,7 +265,7 @@ impl TaskStatus {
             "unfinished" => Some(TaskStatus::Unfinished),
             "active" => Some(TaskStatus::Active),
             "waiting" => Some(TaskStatus::Waiting),
-            _ => Outcome::parse(s).map(TaskStatus::Ended),
+            _ => TaskOutcome::parse(s).map(TaskStatus::Ended),
         }
     }
 }
@@ -581,4 +548,51 @@ pub fn rebuild_check(c: &Connection) -> Result<Vec<String>> {
         }
     }
     Ok(differing)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every state whose outcome does not read the last act has the same outcome whatever
+    /// that act was: what lets the writer skip the read.
+    #[test]
+    fn only_the_states_that_read_the_last_act_depend_on_it() {
+        let acts = [
+            None,
+            Some(LastAct::Output),
+            Some(LastAct::Answer {
+                option: "decline".into(),
+                expired: false,
+            }),
+            Some(LastAct::Answer {
+                option: "cancel".into(),
+                expired: false,
+            }),
+            Some(LastAct::Answer {
+                option: "accept".into(),
+                expired: true,
+            }),
+        ];
+        let states = [
+            TaskState::Unspecified,
+            TaskState::Submitted,
+            TaskState::Working,
+            TaskState::InputRequired,
+            TaskState::AuthRequired,
+            TaskState::Completed,
+            TaskState::Failed,
+            TaskState::Canceled,
+            TaskState::Rejected,
+        ];
+        for state in &states {
+            let outcomes: Vec<_> = acts.iter().map(|a| outcome(state, a.as_ref())).collect();
+            let varies = outcomes.iter().any(|o| *o != outcomes[0]);
+            assert_eq!(
+                outcome_reads_last_act(state),
+                varies,
+                "{state:?}: {outcomes:?}"
+            );
+        }
+    }
 }

@@ -199,7 +199,7 @@ async fn old_sessions_go_and_pending_work_and_latest_runs_stay() {
         let run = j.run_by_task(&t.task_id).await.unwrap().unwrap();
         j.settle_run(
             &run.run_id,
-            "succeeded",
+            sextant_core::RunOutcome::Succeeded,
             None,
             "2026-11-29T12:00:00.000Z",
             |_| String::new(),

@@ -876,7 +876,7 @@ async fn send_traced(call: &Call, params: Value, streaming: bool) -> Result<Repl
         principal: call.principal.clone(),
         agent_id: call.agent.id.clone(),
         message,
-        origin: "a2a".into(),
+        origin: sextant_core::Origin::A2a,
         grant: Some(call.grant.clone()),
     };
     // A blocking caller hears nothing until its task settles, so its admission may commit

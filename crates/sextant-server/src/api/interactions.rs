@@ -58,15 +58,12 @@ pub async fn list(
         };
         // Where it comes from: a card says its schedule, peer, assistant or caller, and what
         // its Session was started for.
-        let session = journal.session(&row.session_id).await?;
+        let labels = journal.session_labels(&row.session_id).await?;
         let (schedule_id, schedule_name) = journal.session_schedule(&row.session_id).await?.unzip();
         let first_message = journal.session_opening(&row.session_id).await?;
         out.push(PendingInteraction {
-            caller_kind: session
-                .as_ref()
-                .map(|s| s.caller_kind.as_str().to_string())
-                .unwrap_or_default(),
-            origin: session.map(|s| s.origin).unwrap_or_default(),
+            caller_kind: labels.caller_kind,
+            origin: labels.origin,
             schedule_id,
             schedule_name: schedule_name.flatten(),
             first_message,

@@ -363,7 +363,9 @@ pub async fn tasks(
         Some(s) => Some(TaskStatus::parse(s).ok_or_else(|| {
             ApiError::BadRequest(format!(
                 "status {s:?} is not one of unfinished, active, waiting, {}",
-                sextant_journal::Outcome::ALL.map(|o| o.as_str()).join(", ")
+                sextant_core::TaskOutcome::ALL
+                    .map(|o| o.as_str())
+                    .join(", ")
             ))
         })?),
         None => None,
@@ -577,11 +579,7 @@ async fn state_change(journal: &sextant_journal::Journal, ev: &JournalEvent) -> 
         caller: row.caller,
         context_id: row.context_id,
         state: state.clone(),
-        outcome: state
-            .is_terminal()
-            .then_some(row.outcome)
-            .flatten()
-            .map(|o| o.as_str().to_string()),
+        outcome: state.is_terminal().then_some(row.outcome).flatten(),
         schedule_id,
         schedule_name: schedule_name.flatten(),
         title,

@@ -248,7 +248,7 @@ fn policy_words(v: &ScheduleView) -> String {
         .unwrap_or_else(|| "never".into());
     format!(
         "Missed slots: {missed}; while a Run is running: {}; jitter: {jitter}; pause: {pause}",
-        v.overlap_policy
+        v.overlap_policy.as_str()
     )
 }
 
@@ -263,7 +263,7 @@ pub fn schedule_text(v: &ScheduleView, now: DateTime<Utc>) -> String {
     };
     let made = match &v.source_assistant {
         Some(a) => format!(", made by assistant {}", visible(a, 64)),
-        None => format!(", made in the {}", v.source),
+        None => format!(", made in the {}", v.source.as_str()),
     };
     // A one-shot plan's description names its zone already.
     let zone = match &v.cron {

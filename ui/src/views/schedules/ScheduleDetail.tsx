@@ -19,7 +19,7 @@ import { RunEdited } from './RunEdited';
 import { initialRuns, runsReducer, type RunsAction } from './runs';
 import { ScheduleDialog } from './ScheduleDialog';
 import { ScheduleGrants } from './ScheduleGrants';
-import { OVERLAP_WORDS, type OverlapPolicy } from './form';
+import { OVERLAP_WORDS } from './form';
 import { HistoryStrip, PausedNotice, RunResult } from './ScheduleHealth';
 import { cronWords, useScheduleActions } from './Schedules';
 
@@ -287,7 +287,7 @@ export function ScheduleDetail(props: { id: string }) {
               <dt>Missed runs</dt>
               <dd>{s.missed_run_policy === 'run_once' ? `run once, late (within ${graceWords(s.missed_run_grace_secs)})` : 'skipped'}</dd>
               <dt>While one runs</dt>
-              <dd data-fact="overlap">{OVERLAP_WORDS[s.overlap_policy as OverlapPolicy] ?? s.overlap_policy}</dd>
+              <dd data-fact="overlap">{OVERLAP_WORDS[s.overlap_policy] ?? s.overlap_policy}</dd>
               {s.jitter_secs > 0 && (
                 <>
                   <dt>Jitter</dt>

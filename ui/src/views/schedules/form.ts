@@ -2,13 +2,13 @@
 // a saved one) and the body a save sends. Numbers are kept as the text typed, so a half-typed
 // value stays in its field; the server judges them and its error lands on the field.
 
-import type { MissedRunPolicy, Schedule, ScheduleInput } from '../../api/types';
+import type { MissedRunPolicy, OverlapPolicy, Schedule, ScheduleInput } from '../../api/types';
 
 /** How the person gives the time: a cron expression, plain words, or one date and time. */
 export type TimingKind = 'cron' | 'words' | 'once';
 
-export const OVERLAP_POLICIES = ['skip', 'buffer_one', 'buffer_all', 'allow_all', 'cancel_previous'] as const;
-export type OverlapPolicy = (typeof OVERLAP_POLICIES)[number];
+/** The overlap policies, in the order the form lists them (the server's union, from the Rust type). */
+export const OVERLAP_POLICIES = ['skip', 'buffer_one', 'buffer_all', 'allow_all', 'cancel_previous'] as const satisfies readonly OverlapPolicy[];
 
 /** What each overlap policy does to a slot that comes due while a Run is still running. */
 export const OVERLAP_WORDS: Record<OverlapPolicy, string> = {

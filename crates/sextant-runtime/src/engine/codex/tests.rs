@@ -69,7 +69,7 @@ fn input(id: &str, text: &str, context: Option<&str>) -> Input {
         principal: Principal::person(),
         agent_id: "codex".into(),
         message: m,
-        origin: "test".into(),
+        origin: sextant_core::Origin::A2a,
         grant: None,
     }
 }
