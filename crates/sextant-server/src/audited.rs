@@ -128,23 +128,28 @@ pub async fn update_schedule(
     schedule_id: &str,
     fields: ScheduleFields,
 ) -> Result<ScheduleView, SchedError> {
-    let only = |enabled| ScheduleFields {
-        enabled: Some(enabled),
-        ..Default::default()
-    };
-    let method = if fields == only(true) {
-        "enable_schedule"
-    } else if fields == only(false) {
-        "disable_schedule"
-    } else {
-        "update_schedule"
-    };
+    let method = change_method(&fields);
     let v = app
         .scheduler
         .update(me.clone(), schedule_id, fields)
         .await?;
     schedule_done(app, route, me, method, format!("schedule {}", v.id));
     Ok(v)
+}
+
+/// The method a change is recorded as: sending only `enabled` enables or disables.
+fn change_method(fields: &ScheduleFields) -> &'static str {
+    let only = |enabled| ScheduleFields {
+        enabled: Some(enabled),
+        ..Default::default()
+    };
+    if *fields == only(true) {
+        "enable_schedule"
+    } else if *fields == only(false) {
+        "disable_schedule"
+    } else {
+        "update_schedule"
+    }
 }
 
 /// Deletes a plan and its Run history (`delete_schedule`).
@@ -422,4 +427,25 @@ pub fn download(app: &AppState, who: &Principal, what: &str) {
             .method(what)
             .route(format!("/api/v1/{what}")),
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_enabled_is_enabling_or_disabling_anything_more_an_update() {
+        let enabled = |on| ScheduleFields {
+            enabled: Some(on),
+            ..Default::default()
+        };
+        assert_eq!(change_method(&enabled(true)), "enable_schedule");
+        assert_eq!(change_method(&enabled(false)), "disable_schedule");
+        let renamed = ScheduleFields {
+            name: Some("n".into()),
+            ..enabled(false)
+        };
+        assert_eq!(change_method(&renamed), "update_schedule");
+        assert_eq!(change_method(&ScheduleFields::default()), "update_schedule");
+    }
 }
