@@ -69,6 +69,15 @@ for crate in sextant-a2a sextant-runtime sextant-scheduler; do
   fi
 done
 
+# The server's audit records are written by one layer, crate::audited (README, "Where things
+# live"): a handler that built its own could drift from the same operation on another surface.
+step "contracts: only crates/sextant-server/src/audited.rs writes audit records"
+if grep -rlE 'audit::(Record|Outcome)|Record::new|\.audit\.record\(' crates/sextant-server/src \
+  | grep -v '^crates/sextant-server/src/audited.rs$'; then
+  echo "error: the files above write audit records; call crate::audited instead" >&2
+  exit 1
+fi
+
 # No file of a crate imports one that imports it back (README, "Where things live"): there
 # is none, and any circle fails (no --allow).
 step "contracts: no import circles between the files of a crate (scripts/import-cycles.py)"

@@ -490,3 +490,164 @@ async fn argv_and_patch_approvals_show_their_action_everywhere() {
     owner.cancel().await.ok();
     app.shutdown().await;
 }
+
+/// An audit record with what differs between two runs of the same operation taken out: its
+/// time, its route (the surface it came through), and the ids named in `ids` (each replaced
+/// by its name).
+fn shape(record: &Value, ids: &[(&str, &str)]) -> Value {
+    let mut r = record.clone();
+    if let Some(m) = r.as_object_mut() {
+        m.remove("at");
+        m.remove("route");
+    }
+    let mut text = r.to_string();
+    for (id, name) in ids {
+        text = text.replace(id, name);
+    }
+    serde_json::from_str(&text).expect("still JSON")
+}
+
+/// The same operations done over REST and with the MCP tools (answering: a refused option,
+/// then a decline; a schedule created, disabled, run now and deleted) are audited alike: one
+/// record each, with the same method, outcome, Agent and reason; only the route differs.
+#[tokio::test]
+async fn rest_and_mcp_audit_the_same_operation_alike() {
+    let app = TestApp::spawn().await;
+    let owner = connect(&app, Who::Owner).await;
+    let rest = |method: reqwest::Method, path: String, body: Option<Value>| {
+        let app = &app;
+        async move { app.request(Who::Owner, method, &path, body).await }
+    };
+
+    let (rest_task, rest_interaction) = waiting_shell_task(&app, Who::Owner, "echo rest").await;
+    let (mcp_task, mcp_interaction) = waiting_shell_task(&app, Who::Owner, "echo mcp").await;
+    for option in ["approve", "decline"] {
+        let (status, _, v) = rest(
+            reqwest::Method::POST,
+            format!("/api/v1/interactions/{rest_interaction}/answer"),
+            Some(json!({ "task_id": rest_task, "option": option, "message_id": uid("ans") })),
+        )
+        .await;
+        assert_eq!(status.is_success(), option == "decline", "{option}: {v}");
+        let r = answer(&owner, &mcp_task, &mcp_interaction, option, &uid("ans")).await;
+        assert_eq!(is_error(&r), option != "decline", "{option}: {r:?}");
+    }
+
+    let plan = json!({ "name": "Audited", "prompt": "p", "agent_id": "echo",
+                       "cron": "0 * * * *", "timezone": "UTC" });
+    let (status, _, v) = rest(
+        reqwest::Method::POST,
+        "/api/v1/me/schedules".into(),
+        Some(plan.clone()),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{v}");
+    let rest_schedule = v["id"].as_str().expect("schedule id").to_string();
+    let at = format!("/api/v1/me/schedules/{rest_schedule}");
+    let (status, _, v) = rest(
+        reqwest::Method::PATCH,
+        at.clone(),
+        Some(json!({ "enabled": false })),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    let (status, _, v) = rest(reqwest::Method::POST, format!("{at}/run"), Some(json!({}))).await;
+    assert_eq!(status, StatusCode::CREATED, "{v}");
+    let rest_run = v["id"].as_str().expect("run id").to_string();
+    let (status, _, v) = rest(reqwest::Method::DELETE, at, None).await;
+    assert_eq!(status, StatusCode::NO_CONTENT, "{v}");
+
+    let created = call(&owner, "create_schedule", plan).await;
+    assert!(!is_error(&created), "{created:?}");
+    let mcp_schedule = body(&created)["id"]
+        .as_str()
+        .expect("schedule id")
+        .to_string();
+    let id = json!({ "schedule_id": mcp_schedule });
+    let off = call(&owner, "disable_schedule", id.clone()).await;
+    assert!(!is_error(&off), "{off:?}");
+    let now = call(&owner, "run_schedule_now", id.clone()).await;
+    assert!(!is_error(&now), "{now:?}");
+    let mcp_run = body(&now)["id"].as_str().expect("run id").to_string();
+    let gone = call(&owner, "delete_schedule", id).await;
+    assert!(!is_error(&gone), "{gone:?}");
+
+    // The records of these operations, oldest first, by the surface they came through.
+    let (status, _, audit) = app.get_json("/api/v1/audit?limit=500", true).await;
+    assert_eq!(status, StatusCode::OK, "{audit}");
+    let methods = [
+        "answer",
+        "create_schedule",
+        "disable_schedule",
+        "run_schedule_now",
+        "delete_schedule",
+    ];
+    let mut records: Vec<&Value> = audit["records"]
+        .as_array()
+        .expect("records")
+        .iter()
+        .filter(|r| methods.iter().any(|m| r["method"] == *m))
+        .collect();
+    records.reverse();
+    let (over_mcp, over_rest): (Vec<&Value>, Vec<&Value>) = records
+        .into_iter()
+        .partition(|r| r["route"] == "/api/v1/assistant-mcp");
+    assert!(
+        over_rest
+            .iter()
+            .all(|r| r["route"]
+                .as_str()
+                .is_some_and(|p| p.starts_with("/api/v1/interactions/")
+                    || p.starts_with("/api/v1/me/schedules"))),
+        "{over_rest:?}"
+    );
+    let shapes = |records: &[&Value], ids: &[(&str, &str)]| -> Vec<Value> {
+        records.iter().map(|r| shape(r, ids)).collect()
+    };
+    let rest_shapes = shapes(
+        &over_rest,
+        &[
+            (&rest_task, "TASK"),
+            (&rest_interaction, "INTERACTION"),
+            (&rest_schedule, "SCHEDULE"),
+            (&rest_run, "RUN"),
+        ],
+    );
+    let mcp_shapes = shapes(
+        &over_mcp,
+        &[
+            (&mcp_task, "TASK"),
+            (&mcp_interaction, "INTERACTION"),
+            (&mcp_schedule, "SCHEDULE"),
+            (&mcp_run, "RUN"),
+        ],
+    );
+    assert_eq!(rest_shapes, mcp_shapes, "REST and MCP records differ");
+    let outline: Vec<(String, String, String)> = rest_shapes
+        .iter()
+        .map(|r| {
+            let s = |k: &str| r[k].as_str().unwrap_or("").to_string();
+            (s("method"), s("outcome"), s("reason"))
+        })
+        .collect();
+    let row = |m: &str, o: &str, r: &str| (m.to_string(), o.to_string(), r.to_string());
+    assert_eq!(
+        outline,
+        [
+            row(
+                "answer",
+                "refused",
+                &format!("that option was not declared; choose one of: {OPTIONS}")
+            ),
+            row("answer", "ok", "interaction INTERACTION, option decline"),
+            row("create_schedule", "ok", "schedule SCHEDULE"),
+            row("disable_schedule", "ok", "schedule SCHEDULE"),
+            row("run_schedule_now", "ok", "run RUN"),
+            row("delete_schedule", "ok", "schedule SCHEDULE"),
+        ]
+    );
+    assert_eq!(rest_shapes[0]["agent"], "shell", "{:?}", rest_shapes[0]);
+
+    owner.cancel().await.ok();
+    app.shutdown().await;
+}

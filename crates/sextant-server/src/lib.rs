@@ -33,6 +33,8 @@
 //! - [`security`]: the services built from the security settings
 //!   (`sextant_access::settings`, `security.toml`): JWT verifier, limits, exposure, audit log,
 //!   rate limits, which every room reads.
+//! - [`audited`]: every audit record the server writes, and the operations REST and MCP share
+//!   (answering, schedule changes), each recorded once there whichever surface called it.
 //! - [`profile`]: backup (one tar file) and export (JSON lines) of the person's profile,
 //!   written by the CLI and by the owner-only downloads `GET /api/v1/backup` and
 //!   `GET /api/v1/export`.
@@ -48,6 +50,7 @@
 
 pub mod a2a;
 pub mod api;
+pub mod audited;
 pub mod auth;
 pub mod card_keys;
 pub mod cards;

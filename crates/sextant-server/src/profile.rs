@@ -37,7 +37,6 @@ use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use sextant_core::Principal;
 use sextant_journal::backup::Checked;
 use sextant_journal::export::{self, End, Line};
 
@@ -612,14 +611,6 @@ impl Download {
     }
 }
 
-fn audit(app: &AppState, p: &Principal, what: &str) {
-    app.security.audit.record(
-        sextant_access::audit::Record::new(Some(p), sextant_access::audit::Outcome::Ok)
-            .method(what)
-            .route(format!("/api/v1/{what}")),
-    );
-}
-
 /// `GET /api/v1/backup` (owner only): a backup of the profile **without its secrets**
 /// (see the module docs), as `sextant-backup-<time>.tar`. The journal's snapshot is taken
 /// before the response starts (a failure there is a 500 with the error shape), then the
@@ -640,7 +631,7 @@ pub async fn backup(State(app): State<AppState>, Owner(p): Owner) -> ApiResult<R
         .map_err(|e| ApiError::Internal(format!("backup task: {e}")))?
         .map_err(|e| ApiError::Internal(format!("backup: {e}")))?
     };
-    audit(&app, &p, "backup");
+    crate::audited::download(&app, &p, "backup");
     let body = stream(move |w| {
         let (scratch, checked) = scratch;
         let snapshot = scratch.path().join(JOURNAL);
@@ -659,7 +650,7 @@ pub async fn backup(State(app): State<AppState>, Owner(p): Owner) -> ApiResult<R
 /// row by row.
 pub async fn export(State(app): State<AppState>, Owner(p): Owner) -> ApiResult<Response> {
     let Download { dir, journal, now } = Download::start(&app).await?;
-    audit(&app, &p, "export");
+    crate::audited::download(&app, &p, "export");
     let body = stream(move |w| write_export(&dir, &journal, w, now).map(|_| ()));
     Ok(attachment(
         &format!("sextant-export-{}.jsonl", stamp(now)),

@@ -29,7 +29,6 @@ use crate::a2a::surface::RpcSurface;
 use crate::auth::{AssistantGrant, Credential};
 use crate::error::ApiError;
 use crate::urls::base_url;
-use sextant_access::audit::{Outcome, Record};
 
 /// Whether the grant reaches `agent_id` and the Agent's access still lets the assistant in.
 fn reaches(app: &AppState, p: &Principal, grant: &AssistantGrant, agent_id: &str) -> bool {
@@ -56,11 +55,12 @@ pub async fn card(
             crate::cards::respond_card(&app, &headers, query.as_deref(), &card)
         }
         _ => {
-            app.security.audit.record(
-                Record::new(Some(&p), Outcome::Refused)
-                    .agent(agent_id.clone())
-                    .method("card")
-                    .reason(format!("assistant token scoped to {:?}", grant.agent_id)),
+            crate::audited::out_of_scope(
+                &app,
+                &p,
+                &agent_id,
+                Some("card"),
+                grant.agent_id.as_deref(),
             );
             ApiError::NotFound(format!("no agent {agent_id:?}")).into_response()
         }
@@ -78,11 +78,7 @@ pub(crate) fn in_scope(
     let ok =
         grant.agent_id.as_deref() == Some(agent_id) && grant.workspace == app.security.workspace;
     if !ok {
-        app.security.audit.record(
-            Record::new(Some(p), Outcome::Refused)
-                .agent(agent_id)
-                .reason(format!("assistant token scoped to {:?}", grant.agent_id)),
-        );
+        crate::audited::out_of_scope(app, p, agent_id, None, grant.agent_id.as_deref());
     }
     ok
 }

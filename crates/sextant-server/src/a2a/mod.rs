@@ -68,7 +68,6 @@ use tracing::Instrument;
 use crate::AppState;
 use crate::auth::Credential;
 use crate::urls::base_url;
-use sextant_access::audit::{Outcome, Record};
 use surface::{RpcSurface, version_param};
 use tasks::{Visibility, add_answer_urls, find_task};
 
@@ -212,7 +211,7 @@ pub(crate) async fn serve(inbound: Inbound) -> Served {
                 Err(e) => e.to_string(),
                 Ok(_) => format!("agent {agent_id:?} is not configured"),
             };
-            audit_refusal(&app, &principal, &agent_id, &named, &why);
+            crate::audited::a2a_refused(&app, &principal, &agent_id, &named, &why);
             return Served::Failed(Failure {
                 error: RpcError::new(Code::InvalidRequest, format!("no agent {agent_id:?} here")),
                 status: Some(StatusCode::NOT_FOUND),
@@ -237,7 +236,7 @@ pub(crate) async fn serve(inbound: Inbound) -> Served {
         && agent.public_card == PublicCard::Minimal
         && principal.kind == PrincipalKind::AnonymousLocal
     {
-        audit_refusal(
+        crate::audited::a2a_refused(
             &app,
             &principal,
             &agent_id,
@@ -264,7 +263,7 @@ pub(crate) async fn serve(inbound: Inbound) -> Served {
             principal: principal.key(),
             agent: agent_id.clone(),
         };
-        audit_refusal(&app, &principal, &agent_id, &named, &why.to_string());
+        crate::audited::a2a_refused(&app, &principal, &agent_id, &named, &why.to_string());
         return Served::Failed(access_refusal(&why).into());
     }
     let last_event_id = headers
@@ -276,10 +275,7 @@ pub(crate) async fn serve(inbound: Inbound) -> Served {
     // injection markup too, as inbound text is (the person's console keeps them raw).
     let relayed = scrub && matches!(agent.engine, sextant_core::EngineSpec::A2a { .. });
     let emails = app.security.redact_emails;
-    let mut record = Record::new(Some(&principal), Outcome::Ok)
-        .agent(agent_id.clone())
-        .method(named)
-        .route(route);
+    let audit = crate::audited::A2aCall::start(&principal, &agent_id, &named, &route);
     let (task_id, context_id) = ids_of(&params);
     let call = Call {
         base: base_url(&app, &headers),
@@ -298,8 +294,7 @@ pub(crate) async fn serve(inbound: Inbound) -> Served {
     match dispatch(&call, method, params).await {
         Ok(Reply::Json(result)) => {
             let (t, c) = result_ids(&result);
-            record = record.task(t.or(task_id), c.or(context_id));
-            call.app.security.audit.record(record);
+            audit.answered(&call.app, t.or(task_id), c.or(context_id));
             let mut result = if legacy {
                 legacy_result(method, result)
             } else {
@@ -317,10 +312,7 @@ pub(crate) async fn serve(inbound: Inbound) -> Served {
             }
         }
         Ok(Reply::Stream(frames)) => {
-            call.app
-                .security
-                .audit
-                .record(record.task(task_id, context_id).reason("stream opened"));
+            audit.stream_opened(&call.app, task_id, context_id);
             let frames: Frames = if scrub || legacy {
                 Box::pin(frames.map(move |f| match f {
                     Frame::Item(seq, mut v) => {
@@ -362,26 +354,11 @@ pub(crate) async fn serve(inbound: Inbound) -> Served {
             Served::Stream(frames)
         }
         Err(err) => {
-            record.outcome = Some(match err.code {
-                Code::Internal => Outcome::Error,
-                _ => Outcome::Refused,
-            });
-            call.app
-                .security
-                .audit
-                .record(record.task(task_id, context_id).reason(err.message.clone()));
+            let internal = err.code == Code::Internal;
+            audit.failed(&call.app, internal, task_id, context_id, &err.message);
             Served::Failed(err.into())
         }
     }
-}
-
-fn audit_refusal(app: &AppState, principal: &Principal, agent_id: &str, method: &str, why: &str) {
-    app.security.audit.record(
-        Record::new(Some(principal), Outcome::Refused)
-            .agent(agent_id)
-            .method(method)
-            .reason(why),
-    );
 }
 
 /// The task and context ids a request names (`id`, `message.taskId`, `contextId`, …).

@@ -5,12 +5,11 @@
 //! the JSON never carries a hash.
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::{OriginalUri, Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value, json};
 use sextant_access::assistant_peers;
-use sextant_access::audit::{Outcome, Record};
 use sextant_access::tokens::{self, IssueError, Issued, Kind};
 use sextant_core::{AgentSpec, Principal};
 use sextant_journal::{CredentialRow, PeerCredentialRow};
@@ -111,11 +110,7 @@ async fn list(app: &AppState, kind: Kind) -> ApiResult<Json<Value>> {
 }
 
 fn created(app: &AppState, p: &Principal, issued: Issued) -> Response {
-    app.security.audit.record(
-        Record::new(Some(p), Outcome::Ok)
-            .method(format!("issue {} token", issued.credential.kind))
-            .reason(format!("name {}", issued.credential.name)),
-    );
+    crate::audited::token_issued(app, p, &issued.credential.kind, &issued.credential.name);
     let mut body = credential_json(&issued.credential);
     body["token"] = json!(issued.token);
     body["note"] = json!("Shown once: store it now. Sextant keeps only its SHA-256.");
@@ -135,11 +130,7 @@ async fn revoke(app: &AppState, p: &Principal, kind: Kind, name: &str) -> ApiRes
             kind.as_str()
         )));
     }
-    app.security.audit.record(
-        Record::new(Some(p), Outcome::Ok)
-            .method(format!("revoke {} token", kind.as_str()))
-            .reason(format!("name {name}")),
-    );
+    crate::audited::token_revoked(app, p, kind.as_str(), name);
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 
@@ -285,9 +276,11 @@ pub async fn peers_json(app: &AppState, parent: &CredentialRow, base: &str) -> A
 }
 
 /// Issues per-Agent credentials under `parent` for `agent_ids` (default: every Agent it may
-/// call); the peers with their tokens and the Hermes block.
+/// call), audited as done by `by` (the caller, and the route it came in on: the owner over
+/// REST, the assistant itself over MCP); the peers with their tokens and the Hermes block.
 pub async fn issue_peers(
     app: &AppState,
+    by: (&Principal, &str),
     parent: &CredentialRow,
     agent_ids: Option<Vec<String>>,
     base: &str,
@@ -335,6 +328,8 @@ pub async fn issue_peers(
     .await
     .map_err(ApiError::Internal)?;
     let yaml = assistant_peers::hermes_block(&parent.name, &peers);
+    let ids: Vec<&str> = peers.iter().map(|p| p.agent_id.as_str()).collect();
+    crate::audited::peers_issued(app, by.1, by.0, &parent.name, &ids);
     Ok((peers, yaml))
 }
 
@@ -346,6 +341,7 @@ pub async fn issue_assistant_peers(
     Owner(p): Owner,
     Path(name): Path<String>,
     headers: axum::http::HeaderMap,
+    OriginalUri(uri): OriginalUri,
     ApiJson(obj): ApiJson<Map<String, Value>>,
 ) -> ApiResult<Response> {
     only_fields(&obj, &["agent_ids"])?;
@@ -369,19 +365,7 @@ pub async fn issue_assistant_peers(
     };
     let parent = workspace_token(&app, &name).await?;
     let base = crate::urls::base_url(&app, &headers);
-    let (peers, yaml) = issue_peers(&app, &parent, agent_ids, &base).await?;
-    app.security.audit.record(
-        Record::new(Some(&p), Outcome::Ok)
-            .method("issue assistant peer credentials")
-            .reason(format!(
-                "assistant {name}: {}",
-                peers
-                    .iter()
-                    .map(|p| p.agent_id.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )),
-    );
+    let (peers, yaml) = issue_peers(&app, (&p, uri.path()), &parent, agent_ids, &base).await?;
     Ok((
         StatusCode::CREATED,
         Json(json!({
@@ -413,12 +397,7 @@ pub async fn revoke_assistant_peer(
             "assistant {name:?} has no active credential for {agent_id:?}"
         )));
     }
-    app.security.audit.record(
-        Record::new(Some(&p), Outcome::Ok)
-            .agent(agent_id.clone())
-            .method("revoke assistant peer credential")
-            .reason(format!("assistant {name}")),
-    );
+    crate::audited::peer_credential_revoked(&app, &p, &name, &agent_id);
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 

@@ -3,7 +3,7 @@
 //! console owner answers, with their own token; a text message is never an answer.
 
 use axum::Json;
-use axum::extract::{Extension, Path, State};
+use axum::extract::{Extension, OriginalUri, Path, State};
 use axum::http::HeaderMap;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
@@ -90,6 +90,7 @@ pub async fn answer(
     State(app): State<AppState>,
     Extension(p): Extension<Principal>,
     Path(id): Path<String>,
+    OriginalUri(uri): OriginalUri,
     ApiJson(body): ApiJson<AnswerBody>,
 ) -> ApiResult<Json<Value>> {
     if body.interaction_id.as_deref().is_some_and(|i| i != id) {
@@ -98,7 +99,7 @@ pub async fn answer(
             message: "interaction_id does not match the URL".into(),
         });
     }
-    let task = answer_one(&app, p, id.clone(), body).await?;
+    let task = answer_one(&app, p, id.clone(), body, uri.path()).await?;
     Ok(Json(json!(AnswerReply {
         interaction_id: id,
         task,
@@ -123,6 +124,7 @@ pub struct BulkAnswerBody {
 pub async fn answer_many(
     State(app): State<AppState>,
     Owner(p): Owner,
+    OriginalUri(uri): OriginalUri,
     ApiJson(body): ApiJson<BulkAnswerBody>,
 ) -> ApiResult<Json<Value>> {
     if body.answers.is_empty() || body.answers.len() > MAX_BULK {
@@ -145,69 +147,53 @@ pub async fn answer_many(
             });
             continue;
         };
-        results.push(match answer_one(&app, p.clone(), id.clone(), a).await {
-            Ok(task) => BulkAnswerResult {
-                interaction_id: id,
-                status: 200,
-                task: Some(task),
-                error: None,
-            },
-            Err(e) => {
-                let (status, code, message) = e.parts();
-                BulkAnswerResult {
+        results.push(
+            match answer_one(&app, p.clone(), id.clone(), a, uri.path()).await {
+                Ok(task) => BulkAnswerResult {
                     interaction_id: id,
-                    status: status.as_u16(),
-                    task: None,
-                    error: Some(BulkAnswerError {
-                        code: code.into(),
-                        message,
-                    }),
+                    status: 200,
+                    task: Some(task),
+                    error: None,
+                },
+                Err(e) => {
+                    let (status, code, message) = e.parts();
+                    BulkAnswerResult {
+                        interaction_id: id,
+                        status: status.as_u16(),
+                        task: None,
+                        error: Some(BulkAnswerError {
+                            code: code.into(),
+                            message,
+                        }),
+                    }
                 }
-            }
-        });
+            },
+        );
     }
     Ok(Json(json!(BulkAnswerReply { results })))
 }
 
-/// One answer: checked and journalled by the runtime, and audited.
+/// One answer: checked and journalled by the runtime, and audited ([`crate::audited`]).
 async fn answer_one(
     app: &AppState,
     p: Principal,
     id: String,
     body: AnswerBody,
+    route: &str,
 ) -> ApiResult<AnsweredTask> {
-    let audit = sextant_access::audit::Record::new(Some(&p), sextant_access::audit::Outcome::Ok)
-        .method("answer")
-        .task(Some(body.task_id.clone()), None);
-    let result = app
-        .runtime
-        .answer(AnswerRequest {
-            principal: p,
-            task_id: body.task_id,
-            interaction_id: id.clone(),
-            option: body.option,
-            reason: body.reason,
-            values: body.values,
-            message_id: body.message_id,
-            digest: body.digest,
-        })
-        .await;
-    let task = match result {
-        Ok(t) => {
-            app.security.audit.record(
-                audit
-                    .agent(t.agent_id.clone())
-                    .reason(format!("interaction {id}")),
-            );
-            t
-        }
-        Err(e) => {
-            let mut refused = audit.reason(e.to_string());
-            refused.outcome = Some(sextant_access::audit::Outcome::Refused);
-            app.security.audit.record(refused);
-            return Err(answer_error(e));
-        }
+    let request = AnswerRequest {
+        principal: p,
+        task_id: body.task_id,
+        interaction_id: id,
+        option: body.option,
+        reason: body.reason,
+        values: body.values,
+        message_id: body.message_id,
+        digest: body.digest,
     };
+    let task = crate::audited::answer(app, route, request)
+        .await
+        .map_err(answer_error)?;
     Ok(AnsweredTask {
         state: task.state,
         task_id: task.task_id,

@@ -3,7 +3,9 @@
 //! loopback caller each have their own schedules, and neither sees the other's (404). An
 //! assistant's workspace token acts for its owner ([`actor`]): it sees and manages the owner's
 //! plans, and the plans it creates record it as their source. Every operation is scoped in
-//! `sextant-scheduler`; these handlers parse, call and shape JSON.
+//! `sextant-scheduler`; these handlers parse, call and shape JSON. The changes (create, update,
+//! delete, run now, replay, cancel a Run) go through [`crate::audited`], which records each as
+//! it records the same MCP tool.
 //!
 //! Also here: the owner-only access endpoint, `/api/v1/agents/{agent_id}/access`, that revokes
 //! and restores a principal's access to an Agent.
@@ -13,7 +15,7 @@
 //! something (POST, PATCH, PUT) must say `Content-Type: application/json`, bodies or not.
 
 use axum::Json;
-use axum::extract::{Extension, Path, Query, State};
+use axum::extract::{Extension, OriginalUri, Path, Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
@@ -23,6 +25,7 @@ use sextant_scheduler::{Actor, Error as SchedError, RunView, ScheduleFields, Sch
 
 use crate::AppState;
 use crate::api::{decode_cursor, encode_cursor};
+use crate::audited;
 use crate::auth::AssistantGrant;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{ApiJson, JsonContentType, Owner};
@@ -254,15 +257,20 @@ pub async fn create(
     Extension(p): Extension<Principal>,
     grant: Option<Extension<AssistantGrant>>,
     headers: HeaderMap,
+    OriginalUri(uri): OriginalUri,
     ApiJson(body): ApiJson<Map<String, Value>>,
 ) -> ApiResult<Response> {
     let me = actor(&p, grant.as_deref())?;
     let (fields, source) = parse_fields(&body, true)?;
     every_field(app.scheduler.field_errors(&fields, true))?;
-    let v = app
-        .scheduler
-        .create(&me, fields, source.unwrap_or(ScheduleSource::Api))
-        .await?;
+    let v = audited::create_schedule(
+        &app,
+        uri.path(),
+        &me,
+        fields,
+        source.unwrap_or(ScheduleSource::Api),
+    )
+    .await?;
     let base = base_url(&app, &headers);
     let location = format!("/api/v1/me/schedules/{}", v.id);
     Ok((
@@ -293,12 +301,13 @@ pub async fn update(
     grant: Option<Extension<AssistantGrant>>,
     Path(id): Path<String>,
     headers: HeaderMap,
+    OriginalUri(uri): OriginalUri,
     ApiJson(body): ApiJson<Map<String, Value>>,
 ) -> ApiResult<Json<Value>> {
     let me = actor(&p, grant.as_deref())?;
     let (fields, _) = parse_fields(&body, false)?;
     every_field(app.scheduler.field_errors(&fields, false))?;
-    let v = app.scheduler.update(&me, &id, fields).await?;
+    let v = audited::update_schedule(&app, uri.path(), &me, &id, fields).await?;
     Ok(Json(schedule_json(&v, &base_url(&app, &headers))))
 }
 
@@ -308,9 +317,10 @@ pub async fn delete(
     Extension(p): Extension<Principal>,
     grant: Option<Extension<AssistantGrant>>,
     Path(id): Path<String>,
+    OriginalUri(uri): OriginalUri,
 ) -> ApiResult<StatusCode> {
     let me = actor(&p, grant.as_deref())?;
-    app.scheduler.delete(&me.owner, &id).await?;
+    audited::delete_schedule(&app, uri.path(), &me, &id).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -352,6 +362,7 @@ pub async fn run_now(
     grant: Option<Extension<AssistantGrant>>,
     Path(id): Path<String>,
     headers: HeaderMap,
+    OriginalUri(uri): OriginalUri,
     ApiJson(body): ApiJson<Value>,
 ) -> ApiResult<Response> {
     // The scheduler checks the prompt itself (empty, too long), naming the field.
@@ -366,10 +377,7 @@ pub async fn run_now(
         }
     };
     let me = actor(&p, grant.as_deref())?;
-    let run = app
-        .scheduler
-        .run_now_with(&me, &id, prompt.as_deref())
-        .await?;
+    let run = audited::run_schedule_now(&app, uri.path(), &me, &id, prompt.as_deref()).await?;
     Ok(created_run(&app, &headers, &run))
 }
 
@@ -381,10 +389,11 @@ pub async fn replay(
     grant: Option<Extension<AssistantGrant>>,
     Path((id, run_id)): Path<(String, String)>,
     headers: HeaderMap,
+    OriginalUri(uri): OriginalUri,
     _: JsonContentType,
 ) -> ApiResult<Response> {
     let me = actor(&p, grant.as_deref())?;
-    let run = app.scheduler.replay(&me, &id, &run_id).await?;
+    let run = audited::replay_schedule_run(&app, uri.path(), &me, &id, &run_id).await?;
     Ok(created_run(&app, &headers, &run))
 }
 
@@ -668,12 +677,7 @@ pub async fn put_access(
     }
     // Persisted in the journal (it survives restarts), then in force for the next operation.
     app.runtime.update_denied(&agent_id, keys).await?;
-    app.security.audit.record(
-        sextant_access::audit::Record::new(Some(&p), sextant_access::audit::Outcome::Ok)
-            .agent(agent_id.clone())
-            .method("set access")
-            .reason(format!("denied: {:?}", app.runtime.denied(&agent_id))),
-    );
+    audited::access_changed(&app, &p, &agent_id, &app.runtime.denied(&agent_id));
     tracing::info!(%agent_id, denied = ?app.runtime.denied(&agent_id), "agent access changed");
     // Blocked Runs are decided when they come due; nothing to wake. A change can only make
     // the next one start or be blocked.
@@ -707,11 +711,12 @@ pub async fn cancel_run(
     Extension(p): Extension<Principal>,
     grant: Option<Extension<AssistantGrant>>,
     Path((id, run_id)): Path<(String, String)>,
+    OriginalUri(uri): OriginalUri,
     ApiJson(body): ApiJson<Value>,
 ) -> ApiResult<Json<RunView>> {
     let reason = crate::api::reason_of(&body)?;
     let me = actor(&p, grant.as_deref())?;
-    let run = app.scheduler.cancel_run(&me, &id, &run_id, reason).await?;
+    let run = audited::cancel_schedule_run(&app, uri.path(), &me, &id, &run_id, reason).await?;
     Ok(Json(run))
 }
 

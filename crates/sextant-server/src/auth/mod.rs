@@ -48,7 +48,6 @@ use sextant_core::{Principal, PrincipalKind, Rights};
 
 use crate::AppState;
 use crate::error::ApiError;
-use sextant_access::audit::{Outcome, Record};
 use sextant_access::tokens::{is_issued_shape, token_hash};
 
 /// Compares two secrets in time independent of where they differ.
@@ -344,12 +343,7 @@ async fn run(app: AppState, mut req: Request, next: Next, surface: Surface) -> R
             Ok(r) => r,
             Err(r) => {
                 tracing::debug!(?peer, route, reason = %r.reason, "request refused");
-                app.security.audit.record(
-                    Record::new(None, Outcome::Refused)
-                        .reason(r.reason)
-                        .route(route)
-                        .peer(peer),
-                );
+                crate::audited::request_refused(&app, None, r.reason, &route, peer);
                 let resp = match r.status {
                     StatusCode::UNAUTHORIZED => ApiError::Unauthorized(r.message).into_response(),
                     StatusCode::BAD_REQUEST => ApiError::BadRequest(r.message).into_response(),
@@ -360,12 +354,7 @@ async fn run(app: AppState, mut req: Request, next: Next, surface: Surface) -> R
         };
     if let Err(wait) = app.security.rate.check(&principal) {
         tracing::debug!(principal = %principal.key(), route, "rate limited");
-        app.security.audit.record(
-            Record::new(Some(&principal), Outcome::Refused)
-                .reason("rate limited")
-                .route(route)
-                .peer(peer),
-        );
+        crate::audited::request_refused(&app, Some(&principal), "rate limited", &route, peer);
         return crate::auth::drain::refused(req, too_many(wait)).await;
     }
     let ext = req.extensions_mut();

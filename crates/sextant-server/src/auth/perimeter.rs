@@ -59,7 +59,6 @@ use serde_json::json;
 use crate::AppState;
 use crate::error::ApiError;
 use crate::security::is_loopback_name;
-use sextant_access::audit::{Outcome, Record};
 
 /// The hop header (a count of agent relays).
 pub const HOP_HEADER: &str = "a2a-hop";
@@ -265,12 +264,7 @@ fn refuse(app: &AppState, req: &Request, status: StatusCode, why: String) -> Res
         .get::<ConnectInfo<SocketAddr>>()
         .map(|c| c.0);
     tracing::debug!(?peer, path = req.uri().path(), %why, "refused at the perimeter");
-    app.security.audit.record(
-        Record::new(None, Outcome::Refused)
-            .reason(why.clone())
-            .route(req.uri().path())
-            .peer(peer),
-    );
+    crate::audited::request_refused(app, None, why.clone(), req.uri().path(), peer);
     if status == StatusCode::FORBIDDEN {
         return ApiError::Forbidden(why).into_response();
     }

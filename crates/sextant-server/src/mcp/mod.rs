@@ -351,27 +351,22 @@ impl AgentTools {
                         text = sextant_core::untrusted::filter_inbound(&text);
                     }
                 }
-                self.app.security.audit.record(
-                    sextant_access::audit::Record::new(
-                        Some(&who),
-                        sextant_access::audit::Outcome::Ok,
-                    )
-                    .agent(args.agent_id.clone())
-                    .method("get_agent_task")
-                    .task(Some(args.task_id.clone()), Some(fold.context_id.clone())),
+                crate::audited::task_read(
+                    &self.app,
+                    &who,
+                    &args.agent_id,
+                    &args.task_id,
+                    Ok(&fold.context_id),
                 );
                 Ok(success(text, task))
             }
             Err(e) => {
-                self.app.security.audit.record(
-                    sextant_access::audit::Record::new(
-                        Some(&who),
-                        sextant_access::audit::Outcome::Refused,
-                    )
-                    .agent(args.agent_id.clone())
-                    .method("get_agent_task")
-                    .task(Some(args.task_id.clone()), None)
-                    .reason(e.message.clone()),
+                crate::audited::task_read(
+                    &self.app,
+                    &who,
+                    &args.agent_id,
+                    &args.task_id,
+                    Err(&e.message),
                 );
                 rpc_refusal(e)
             }
@@ -401,7 +396,8 @@ impl AgentTools {
             Err(refused) => {
                 return match refused {
                     Ok(r) if r.is_error == Some(true) => {
-                        api_refusal(answer_error(AnswerError::TaskNotFound))
+                        self.answer_refused(&parts, &args.task_id, AnswerError::TaskNotFound)
+                            .await
                     }
                     other => other,
                 };
@@ -420,44 +416,27 @@ impl AgentTools {
         .await
         {
             return match e.code {
-                Code::TaskNotFound => api_refusal(answer_error(AnswerError::TaskNotFound)),
+                Code::TaskNotFound => {
+                    self.answer_refused(&parts, &args.task_id, AnswerError::TaskNotFound)
+                        .await
+                }
                 _ => rpc_refusal(e),
             };
         }
         let answer = args.answer.clone();
-        let audit =
-            sextant_access::audit::Record::new(Some(&who), sextant_access::audit::Outcome::Ok)
-                .agent(args.agent_id.clone())
-                .method("answer_agent_task")
-                .task(Some(args.task_id.clone()), None);
-        let result = self
-            .app
-            .runtime
-            .answer(AnswerRequest {
-                principal: who,
-                task_id: args.task_id,
-                interaction_id: args.interaction_id.clone(),
-                option: args.answer,
-                reason: args.reason,
-                values: args.values.unwrap_or_default(),
-                message_id: args.message_id,
-                digest: args.digest,
-            })
-            .await;
-        let row = match result {
-            Ok(row) => {
-                self.app
-                    .security
-                    .audit
-                    .record(audit.reason(format!("option {answer}")));
-                row
-            }
-            Err(e) => {
-                let mut refused = audit.reason(e.to_string());
-                refused.outcome = Some(sextant_access::audit::Outcome::Refused);
-                self.app.security.audit.record(refused);
-                return api_refusal(answer_error(e));
-            }
+        let request = AnswerRequest {
+            principal: who,
+            task_id: args.task_id,
+            interaction_id: args.interaction_id.clone(),
+            option: args.answer,
+            reason: args.reason,
+            values: args.values.unwrap_or_default(),
+            message_id: args.message_id,
+            digest: args.digest,
+        };
+        let row = match crate::audited::answer(&self.app, PATH, request).await {
+            Ok(row) => row,
+            Err(e) => return api_refusal(answer_error(e)),
         };
         let upto = row.last_seq;
         let view = match a2a::render_task(&self.app, row, &base, None, Some(upto)).await {
@@ -476,6 +455,22 @@ impl AgentTools {
             "task": view.task,
         });
         Ok(success(text, body))
+    }
+}
+
+impl AgentTools {
+    /// `answer_agent_task` refused before the runtime saw the answer (a task this caller may
+    /// not read, or of another Agent): recorded as the runtime's refusal would be, and worded
+    /// as REST words it.
+    async fn answer_refused(
+        &self,
+        parts: &http::request::Parts,
+        task_id: &str,
+        e: AnswerError,
+    ) -> Result<CallToolResult, ErrorData> {
+        let who = principal(parts)?;
+        crate::audited::answer_refused(&self.app, PATH, &who, task_id, &e).await;
+        api_refusal(answer_error(e))
     }
 }
 

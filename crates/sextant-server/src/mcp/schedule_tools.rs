@@ -31,7 +31,8 @@ use sextant_scheduler::plan::human;
 use sextant_scheduler::view::{in_words, short_id};
 use sextant_scheduler::{Actor, Backfill, RunView, ScheduleFields, ScheduleView};
 
-use super::{AgentTools, api_refusal, principal, success};
+use super::{AgentTools, PATH, api_refusal, principal, success};
+use crate::audited;
 use crate::auth::AssistantGrant;
 use crate::error::ApiError;
 use crate::urls::base_url;
@@ -407,16 +408,6 @@ impl AgentTools {
         success(text, body)
     }
 
-    fn audit(&self, parts: &http::request::Parts, method: &str, what: &str) {
-        if let Ok(who) = principal(parts) {
-            self.app.security.audit.record(
-                sextant_access::audit::Record::new(Some(&who), sextant_access::audit::Outcome::Ok)
-                    .method(method.to_string())
-                    .reason(what.to_string()),
-            );
-        }
-    }
-
     fn tz_of(&self, v: &ScheduleView) -> Option<sextant_scheduler::Tz> {
         v.timezone.parse().ok()
     }
@@ -534,12 +525,14 @@ impl AgentTools {
             Ok(f) => f,
             Err(e) => return api_refusal(e),
         };
-        let v = acting!(self, parts, |me| self
-            .app
-            .scheduler
-            .create(&me, fields, ScheduleSource::Api)
-            .await);
-        self.audit(&parts, "create_schedule", &format!("schedule {}", v.id));
+        let v = acting!(self, parts, |me| audited::create_schedule(
+            &self.app,
+            PATH,
+            &me,
+            fields,
+            ScheduleSource::Api
+        )
+        .await);
         let base = base_url(&self.app, &parts.headers);
         let text = format!(
             "{}Created. {}",
@@ -585,8 +578,7 @@ impl AgentTools {
             Ok(f) => f,
             Err(e) => return api_refusal(e),
         };
-        self.update(parts, args.schedule_id, fields, "update_schedule")
-            .await
+        self.update(parts, args.schedule_id, fields).await
     }
 
     #[tool(
@@ -609,8 +601,7 @@ impl AgentTools {
             enabled: Some(true),
             ..Default::default()
         };
-        self.update(parts, args.schedule_id, fields, "enable_schedule")
-            .await
+        self.update(parts, args.schedule_id, fields).await
     }
 
     #[tool(
@@ -631,8 +622,7 @@ impl AgentTools {
             enabled: Some(false),
             ..Default::default()
         };
-        self.update(parts, args.schedule_id, fields, "disable_schedule")
-            .await
+        self.update(parts, args.schedule_id, fields).await
     }
 
     #[tool(
@@ -652,11 +642,11 @@ impl AgentTools {
         Parameters(args): Parameters<ScheduleIdArgs>,
     ) -> Result<CallToolResult, ErrorData> {
         let (r, tz) = acting!(self, parts, |me| async {
-            let r = self.app.scheduler.run_now(&me, &args.schedule_id).await?;
+            let r =
+                audited::run_schedule_now(&self.app, PATH, &me, &args.schedule_id, None).await?;
             Ok::<_, sextant_scheduler::Error>((r, self.zone_of(&me, &args.schedule_id).await))
         }
         .await);
-        self.audit(&parts, "run_schedule_now", &format!("run {}", r.id));
         let base = base_url(&self.app, &parts.headers);
         let text = format!("Started. {}", run_text(&r, tz, &base));
         Ok(self.reply(&parts, text, run_json(&r, &base)))
@@ -722,15 +712,12 @@ impl AgentTools {
         Parameters(args): Parameters<ReplayArgs>,
     ) -> Result<CallToolResult, ErrorData> {
         let (r, tz) = acting!(self, parts, |me| async {
-            let r = self
-                .app
-                .scheduler
-                .replay(&me, &args.schedule_id, &args.run_id)
-                .await?;
+            let r =
+                audited::replay_schedule_run(&self.app, PATH, &me, &args.schedule_id, &args.run_id)
+                    .await?;
             Ok::<_, sextant_scheduler::Error>((r, self.zone_of(&me, &args.schedule_id).await))
         }
         .await);
-        self.audit(&parts, "replay_schedule_run", &format!("run {}", r.id));
         let base = base_url(&self.app, &parts.headers);
         let text = format!(
             "Replaying Run {}. {}",
@@ -756,15 +743,18 @@ impl AgentTools {
         Parameters(args): Parameters<CancelRunArgs>,
     ) -> Result<CallToolResult, ErrorData> {
         let (r, tz) = acting!(self, parts, |me| async {
-            let r = self
-                .app
-                .scheduler
-                .cancel_run(&me, &args.schedule_id, &args.run_id, args.reason.clone())
-                .await?;
+            let r = audited::cancel_schedule_run(
+                &self.app,
+                PATH,
+                &me,
+                &args.schedule_id,
+                &args.run_id,
+                args.reason.clone(),
+            )
+            .await?;
             Ok::<_, sextant_scheduler::Error>((r, self.zone_of(&me, &args.schedule_id).await))
         }
         .await);
-        self.audit(&parts, "cancel_schedule_run", &format!("run {}", r.id));
         let base = base_url(&self.app, &parts.headers);
         let text = format!(
             "Canceled Run {}'s task. {}",
@@ -851,16 +841,13 @@ impl AgentTools {
         Extension(parts): Extension<http::request::Parts>,
         Parameters(args): Parameters<ScheduleIdArgs>,
     ) -> Result<CallToolResult, ErrorData> {
-        acting!(self, parts, |me| self
-            .app
-            .scheduler
-            .delete(&me.owner, &args.schedule_id)
-            .await);
-        self.audit(
-            &parts,
-            "delete_schedule",
-            &format!("schedule {}", args.schedule_id),
-        );
+        acting!(self, parts, |me| audited::delete_schedule(
+            &self.app,
+            PATH,
+            &me,
+            &args.schedule_id
+        )
+        .await);
         let text = format!("Deleted schedule {} and its Run history.", args.schedule_id);
         Ok(self.reply(&parts, text, json!({ "deleted": args.schedule_id })))
     }
@@ -935,22 +922,18 @@ impl AgentTools {
             Err(e) => return api_refusal(e),
         };
         let base = base_url(&self.app, &parts.headers);
-        let (peers, yaml) =
-            match crate::api::credentials::issue_peers(&self.app, &parent, args.agent_ids, &base)
-                .await
-            {
-                Ok(r) => r,
-                Err(e) => return api_refusal(e),
-            };
-        self.audit(
-            &parts,
-            "issue_agent_peers",
-            &peers
-                .iter()
-                .map(|p| p.agent_id.as_str())
-                .collect::<Vec<_>>()
-                .join(", "),
-        );
+        let (peers, yaml) = match crate::api::credentials::issue_peers(
+            &self.app,
+            (&principal(&parts)?, PATH),
+            &parent,
+            args.agent_ids,
+            &base,
+        )
+        .await
+        {
+            Ok(r) => r,
+            Err(e) => return api_refusal(e),
+        };
         let text = format!(
             "Issued {} peer credential(s); each is shown only now and replaces the one before. \
              Paste this into Hermes' config.yaml:\n\n{yaml}",
@@ -970,14 +953,15 @@ impl AgentTools {
         parts: http::request::Parts,
         schedule_id: String,
         fields: ScheduleFields,
-        method: &str,
     ) -> Result<CallToolResult, ErrorData> {
-        let v = acting!(self, parts, |me| self
-            .app
-            .scheduler
-            .update(&me, &schedule_id, fields)
-            .await);
-        self.audit(&parts, method, &format!("schedule {}", v.id));
+        let v = acting!(self, parts, |me| audited::update_schedule(
+            &self.app,
+            PATH,
+            &me,
+            &schedule_id,
+            fields
+        )
+        .await);
         let base = base_url(&self.app, &parts.headers);
         let text = format!(
             "{}Saved. {}",
