@@ -1,7 +1,8 @@
 //! Live fan-out of committed journal events.
 //!
-//! The writer thread publishes each event after its transaction commits, in seq order, to the
-//! Session's channel and to the all-sessions channel. Subscribers follow DESIGN.md rule 3:
+//! The writer publishes each event after its transaction commits, in seq order (from one task
+//! on the async runtime, or its own thread; see `writer::Deliver`), to the Session's channel
+//! and to the all-sessions channel. Subscribers follow DESIGN.md rule 3:
 //! subscribe first, then read the journal after their snapshot, drop duplicates by seq, and
 //! resynchronise from the journal when they lag.
 

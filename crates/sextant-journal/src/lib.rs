@@ -2,18 +2,21 @@
 //!
 //! [`Journal`] is a cheap, cloneable async handle over one SQLite file:
 //!
-//! - **Writes** go to one dedicated writer thread over a channel. The thread takes every job that
-//!   is waiting, runs them in one transaction, commits, and only then answers the callers (early
-//!   admissions, below, excepted) and publishes the new events on the [`Hub`]. That is group commit: concurrent Sessions share a
-//!   commit, and an "accepted" answer always means "durable". One refused job does not sink the
-//!   others: admissions and appends check everything that can refuse them before they write;
-//!   other jobs run in their own savepoint. A write that fails half-way (a database error)
-//!   abandons the whole batch. The retention job's deletes are the exception: each runs alone
-//!   between two batches, in a transaction of its own (see [`retention`]). The writer caches each Session's last seq and each live task's
-//!   state (dropped when another process writes the file), so an append reads nothing, and
-//!   writes the `tasks` / `sessions` cache columns once per batch. Checkpoints run in the writer
-//!   between batches, every few thousand WAL pages, which keeps the WAL bounded; a thread beside
-//!   it writes the WAL back to disk as it grows, so the checkpoint's sync finds little to do
+//! - **Writes** go to one dedicated writer thread over a channel. The thread takes every job that is
+//!   waiting, runs them in one transaction, commits, and only then answers the callers (early
+//!   admissions, below, excepted) and publishes the new events on the [`Hub`], both from one task on
+//!   the async runtime when there is a multi-thread one (one wake-up per batch instead of one per
+//!   caller and event; `writer::Deliver`). That is group commit: concurrent Sessions share a commit,
+//!   and an "accepted" answer always means "durable". One refused job does not sink the others:
+//!   admissions and appends check everything that can refuse them before they write; other jobs run
+//!   in their own savepoint. A write that fails half-way (a database error) abandons the whole batch.
+//!   The retention job's deletes are the exception: each runs alone between two batches, in a
+//!   transaction of its own (see [`retention`]). The writer caches each Session's last seq and each
+//!   live task's state (dropped when another process writes the file), so an append reads nothing,
+//!   and writes the `tasks` / `sessions` cache columns once per batch. Search text is queued and
+//!   indexed in bulk ([`queries::search`]); a search flushes the queue first. Checkpoints run in the
+//!   writer between batches, every few thousand WAL pages, which keeps the WAL bounded; a thread
+//!   beside it writes the WAL back to disk as it grows, so the checkpoint's sync finds little to do
 //!   ([`wal`]).
 //! - **Pipelined appends** ([`Journal::submit_append`]) let a turn send its outputs and final
 //!   state without waiting for each commit; a [`TurnGuard`] refuses the rest of the turn once
@@ -147,6 +150,8 @@ struct Inner {
     hub: Hub,
     /// Notified after a commit that queued push deliveries ([`Journal::push_ready`]).
     push_ready: Arc<tokio::sync::Notify>,
+    /// Kept by the writer: queued search text ([`Journal::flush_search`]), commits.
+    shared: Arc<writer::Shared>,
 }
 
 /// Opens a connection with the pragmas every connection needs.
@@ -212,6 +217,12 @@ impl Journal {
             tracing::info!(rows, "journal: built the full-text index of task text");
             rewrote = true;
         }
+        if queries::search::queued(&conn)? > 0 {
+            // Text queued for the search index when the last run stopped.
+            let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+            queries::search::flush(&tx)?;
+            tx.commit()?;
+        }
         if rewrote {
             // A migration or rebuild over a large journal leaves its pages in the WAL (150 MB
             // for the indexes of a million tasks), where every reader would search them and
@@ -225,9 +236,22 @@ impl Journal {
         let writer_hub = hub.clone();
         let push_ready = Arc::new(tokio::sync::Notify::new());
         let writer_push = push_ready.clone();
+        let deliver = writer::Deliver::start();
+        let shared = Arc::new(writer::Shared::default());
+        let writer_shared = shared.clone();
         std::thread::Builder::new()
             .name("sextant-journal-writer".into())
-            .spawn(move || writer::run(conn, wal, rx, writer_hub, writer_push))
+            .spawn(move || {
+                writer::run(
+                    conn,
+                    wal,
+                    rx,
+                    writer_hub,
+                    writer_push,
+                    deliver,
+                    writer_shared,
+                )
+            })
             .map_err(|source| Error::Spawn {
                 what: "writer",
                 source,
@@ -251,6 +275,7 @@ impl Journal {
                 reads,
                 hub,
                 push_ready,
+                shared,
             }),
         })
     }
@@ -433,7 +458,20 @@ impl Journal {
 
     /// A page of tasks.
     pub async fn list_tasks(&self, filter: TaskFilter) -> Result<TaskPage> {
+        if filter.text.is_some() {
+            self.flush_search().await?;
+        }
         self.read(move |c| queries::tasks::list(c, &filter)).await
+    }
+
+    /// Has the writer index the search text it queued, if any ([`queries::search::flush`]),
+    /// so a search that follows sees the text of every event committed before this call.
+    pub async fn flush_search(&self) -> Result<()> {
+        use std::sync::atomic::Ordering;
+        if self.inner.shared.unindexed.load(Ordering::Relaxed) == 0 {
+            return Ok(());
+        }
+        self.write(|reply| Job::FlushSearch { reply }).await
     }
 
     /// Drops the full-text index of task text and builds it again from the events; returns
@@ -449,6 +487,9 @@ impl Journal {
         filter: TaskFilter,
         query: Option<String>,
     ) -> Result<(TaskPage, Vec<(queries::search::TaskDigest, Option<String>)>)> {
+        if filter.text.is_some() || query.is_some() {
+            self.flush_search().await?;
+        }
         self.read(move |c| {
             let page = queries::tasks::list(c, &filter)?;
             let mut out = Vec::with_capacity(page.tasks.len());

@@ -98,6 +98,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "20261202170000_retention",
         include_str!("../migrations/20261202170000_retention.sql"),
     ),
+    (
+        "20261203090000_task_text_pending",
+        include_str!("../migrations/20261203090000_task_text_pending.sql"),
+    ),
 ];
 
 /// Applies the pending migrations; returns how many ran.

@@ -498,6 +498,13 @@ fn delete_session(c: &Connection, cand: &Candidate) -> Result<u64> {
         c.prepare_cached("DELETE FROM task_text WHERE rowid = ?1 AND task_id = ?2")?
             .execute(params![rowid, task])?;
     }
+    // Text still queued for the index ([`Journal::retain`] flushes the queue before it plans,
+    // but a plan read without that has its tasks' text here). The queue is short.
+    for task in &cand.tasks {
+        c.prepare_cached("DELETE FROM task_text_pending WHERE task_id = ?1")?
+            .execute(params![task])?;
+    }
+
     for (key, task) in &cand.inputs {
         c.prepare_cached(
             "DELETE FROM inputs WHERE caller = ?1 AND agent_id = ?2 AND input_key = ?3
@@ -641,6 +648,10 @@ impl Journal {
         export: Option<PathBuf>,
     ) -> Result<Report> {
         let mut report = Report::default();
+        // The plan finds a Session's search text in the index; flushed first, that is all of
+        // it (the deletes also clear any still queued, and text queued after this belongs to
+        // a Session that changed since the plan, which `delete_batch` leaves alone).
+        self.flush_search().await?;
         let first = self.retention_plan(policy.clone(), now).await?;
         report.used_before = first.used_bytes;
         report.kept = first.kept;

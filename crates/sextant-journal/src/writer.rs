@@ -2,11 +2,13 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::mpsc::Receiver;
+use std::sync::atomic::Ordering;
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
 
 use chrono::{DateTime, Utc};
 use rusqlite::Connection;
 use sextant_core::a2a::{Message, TaskState};
+use sextant_core::event::{is_interrupted, is_terminal};
 use sextant_core::ids::{format_time, new_id};
 use sextant_core::{AgentSpec, EventBody, JournalEvent, PrincipalKind};
 use tokio::sync::oneshot;
@@ -20,6 +22,35 @@ use crate::{SessionRow, TaskRow};
 
 /// How many queued jobs one transaction takes at most.
 const MAX_BATCH: usize = 256;
+
+/// How long the writer waits for the next job of a turn it answered early (see
+/// `Journal::admit_early`) before it commits without it: a short turn (an echo, a refusal, a
+/// quick reply) sends its start, output and end within tens of microseconds of each other. A
+/// long turn's admission commits this much later than it could have; its caller waits for the
+/// turn anyway.
+const EARLY_GAP: std::time::Duration = std::time::Duration::from_micros(500);
+
+/// The longest a batch waits for early-answered turns in all, whatever keeps arriving.
+const EARLY_WINDOW: std::time::Duration = std::time::Duration::from_millis(2);
+
+/// A batch of this many jobs commits without waiting for turns. Under load a commit is shared
+/// by many tasks anyway, so a turn that misses its admission's costs little, while waiting
+/// costs a wake-up of this thread for every job that arrives meanwhile; the wait is for the
+/// lone caller, whose turn would otherwise pay a commit of its own.
+const EARLY_MAX: usize = 8;
+
+/// Queued search text is indexed once this many texts wait ([`search::flush`]): one FTS5
+/// segment per this many texts instead of one per commit, few enough that a flush is a small
+/// part of the commit that carries it.
+pub(crate) const FLUSH_AT: usize = 512;
+
+/// Queued search text is also indexed once the writer has had nothing to do for this long,
+/// so an idle journal holds none for long.
+#[cfg(not(test))]
+const IDLE_FLUSH: std::time::Duration = std::time::Duration::from_millis(200);
+/// Longer in this crate's tests, so a test can see text still queued on a busy machine.
+#[cfg(test)]
+const IDLE_FLUSH: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// One input to admit.
 #[derive(Debug, Clone)]
@@ -148,6 +179,9 @@ pub(crate) enum Job {
         config_id: String,
         reply: oneshot::Sender<Result<bool>>,
     },
+    /// Indexes the queued search text in this batch ([`search::flush`]); answered after the
+    /// commit, so a search that waited for it sees every text committed before it asked.
+    FlushSearch { reply: oneshot::Sender<Result<()>> },
     /// Any other write: a closure over the transaction (in its own savepoint), for tables
     /// whose writes publish no events (schedules, runs). See `Journal::call`.
     Call {
@@ -256,9 +290,9 @@ impl Done {
     }
 
     /// Answers an early admission that created a task now, before the commit, with a
-    /// subscription that will yield the task's events once they are committed. Returns
-    /// whether it did.
-    fn answer_early(&mut self, hub: &Hub) -> bool {
+    /// subscription that will yield the task's events once they are committed. Returns the
+    /// task's id if it did.
+    fn answer_early(&mut self, hub: &Hub) -> Option<String> {
         let Done::Admit {
             reply,
             early: true,
@@ -266,18 +300,16 @@ impl Done {
             ..
         } = self
         else {
-            return false;
+            return None;
         };
-        let Some(tx) = reply.take() else {
-            return false;
-        };
+        let tx = reply.take()?;
         let live = Some(hub.subscribe(&created.task().session_id));
         let out = AdmitOut {
             outcome: Ok(created.clone()),
             live,
         };
         drop(tx.send(Ok(out)));
-        true
+        Some(created.task().task_id.clone())
     }
 
     /// Answers the caller (`live`: see [`Done::subscribe`]).
@@ -369,12 +401,13 @@ struct Pending {
     /// Each task's latest answer or output appended here: when the task ends in the same
     /// batch (an echo turn's output and its `completed`), its outcome needs no read.
     acts: HashMap<String, tasks::LastAct>,
-    /// Text to index for search, (task id, text), written last in [`Pending::write_back`].
-    /// FTS5 writes its pending terms out at every statement savepoint (SQLite opens one for
-    /// each insert into `tasks` or `sessions`, which have triggers), so text indexed beside
-    /// each event became one small index segment per task; written together, it is one
-    /// segment per batch.
+    /// Text to queue for the search index, (task id, text), written in
+    /// [`Pending::write_back`]; the queue is indexed in bulk ([`search::flush`]).
     texts: Vec<(String, String)>,
+    /// How many texts [`Pending::write_back`] queued in this batch.
+    queued: usize,
+    /// A [`Job::FlushSearch`] asked for the queue to be indexed at the end of this batch.
+    flush: bool,
 }
 
 impl Pending {
@@ -385,6 +418,7 @@ impl Pending {
         self.push_queued |= job.push_queued;
         self.acts.extend(job.acts);
         self.texts.extend(job.texts);
+        self.flush |= job.flush;
         self.sessions.extend(job.sessions);
         for (id, t) in job.tasks {
             match self.tasks.get_mut(&id) {
@@ -401,8 +435,7 @@ impl Pending {
         }
     }
 
-    /// Writes the touched Session and task rows, then the text to index (after them, so no
-    /// statement of this batch makes FTS5 write its terms out early).
+    /// Writes the touched Session and task rows and queues the text to index.
     fn write_back(&mut self, c: &Connection) -> Result<()> {
         for (id, (seq, at)) in self.sessions.drain() {
             sessions::touch(c, &id, seq, &at)?;
@@ -412,7 +445,8 @@ impl Pending {
             tasks::touch(c, &id, t.last_seq, state)?;
         }
         for (task_id, text) in self.texts.drain(..) {
-            search::insert(c, &task_id, &text)?;
+            search::queue(c, &task_id, &text)?;
+            self.queued += 1;
         }
         Ok(())
     }
@@ -637,6 +671,10 @@ pub(crate) fn pushed(body: &EventBody) -> bool {
 struct Writer {
     conn: Connection,
     hub: Hub,
+    /// Where a committed batch's answers and events go out (see [`Deliver`]).
+    deliver: Deliver,
+    /// What the writer tells the `Journal` handles.
+    shared: Arc<Shared>,
     /// Told after a commit that may have queued push deliveries.
     push_ready: Arc<tokio::sync::Notify>,
     cache: Cache,
@@ -645,6 +683,72 @@ struct Writer {
     /// A [`Job::Alone`] taken off the queue while a batch was being gathered: it runs next,
     /// after that batch.
     alone: Option<Job>,
+}
+
+/// What the writer keeps for the `Journal` handles to read.
+#[derive(Default)]
+pub(crate) struct Shared {
+    /// Texts queued for the search index and not yet indexed, as committed: a search asks for
+    /// a flush only when it is not zero (`Journal::flush_search`).
+    pub(crate) unindexed: std::sync::atomic::AtomicUsize,
+    /// Batches committed (for tests that count commits).
+    pub(crate) commits: std::sync::atomic::AtomicU64,
+}
+
+/// A job run on the async runtime after a batch (see [`Deliver`]).
+type Delivery = Box<dyn FnOnce() + Send>;
+
+/// Who answers a committed batch's callers and publishes its events.
+///
+/// Each answer or event wakes a task on the async runtime, and a wake from this thread, when
+/// the runtime's workers are parked, is a write to their event fd and a trip through
+/// `epoll_wait`. A lone request's batch woke the runtime about ten times that way, one
+/// wake-up after another (its worker went back to sleep between them), which cost as much CPU
+/// as the commit. Handed to one task on the runtime as a single closure, the batch wakes it
+/// once, and the answers and events inside it are wakes from the runtime itself. One task,
+/// fed in order, keeps every batch's events after the batch before.
+///
+/// Only on a multi-thread runtime: on a current-thread one, a caller that blocks that thread
+/// while it waits for the journal (from another thread's runtime) would wait for ever. Without a
+/// runtime, or once it is gone, the writer delivers itself, as it always did.
+pub(crate) enum Deliver {
+    Inline,
+    Task(tokio::sync::mpsc::UnboundedSender<Delivery>),
+}
+
+impl Deliver {
+    /// The task on the runtime of the calling thread, if it is a multi-thread one.
+    pub(crate) fn start() -> Self {
+        use tokio::runtime::{Handle, RuntimeFlavor};
+        let Ok(rt) = Handle::try_current() else {
+            return Deliver::Inline;
+        };
+        if rt.runtime_flavor() != RuntimeFlavor::MultiThread {
+            return Deliver::Inline;
+        }
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Delivery>();
+        rt.spawn(async move {
+            while let Some(f) = rx.recv().await {
+                f();
+            }
+        });
+        Deliver::Task(tx)
+    }
+
+    fn run(&mut self, f: impl FnOnce() + Send + 'static) {
+        if let Deliver::Task(tx) = self {
+            match tx.send(Box::new(f)) {
+                Ok(()) => return,
+                // The runtime shut down: deliver here from now on.
+                Err(back) => {
+                    *self = Deliver::Inline;
+                    (back.0)();
+                    return;
+                }
+            }
+        }
+        f();
+    }
 }
 
 /// Runs a cached statement that returns no rows (transaction control).
@@ -659,10 +763,14 @@ pub(crate) fn run(
     jobs: Receiver<Job>,
     hub: Hub,
     push_ready: Arc<tokio::sync::Notify>,
+    deliver: Deliver,
+    shared: Arc<Shared>,
 ) {
     let mut w = Writer {
         conn,
         hub,
+        deliver,
+        shared,
         push_ready,
         cache: Cache::default(),
         data_version: None,
@@ -671,6 +779,16 @@ pub(crate) fn run(
     loop {
         let first = match w.alone.take() {
             Some(job) => job,
+            None if w.shared.unindexed.load(Ordering::Relaxed) > 0 => {
+                match jobs.recv_timeout(IDLE_FLUSH) {
+                    Ok(job) => job,
+                    // Idle with text waiting: index it (nobody waits for the answer).
+                    Err(RecvTimeoutError::Timeout) => Job::FlushSearch {
+                        reply: oneshot::channel().0,
+                    },
+                    Err(RecvTimeoutError::Disconnected) => break,
+                }
+            }
             None => match jobs.recv() {
                 Ok(job) => job,
                 Err(_) => break,
@@ -758,36 +876,60 @@ impl Writer {
         let mut done = Vec::with_capacity(batch.len());
         let mut jobs = batch.into_iter();
         let mut broken = None;
+        // Tasks answered early whose first turn has not stopped yet, and whether a job came
+        // whose caller waits for this commit (see `EARLY_GAP`).
+        let mut turning: Vec<String> = Vec::new();
+        let mut hurry = false;
+        let opened = std::time::Instant::now();
         loop {
-            let mut early = false;
             for job in jobs.by_ref() {
+                hurry |= !matches!(
+                    job,
+                    Job::Admit { early: true, .. } | Job::Append { guard: Some(_), .. }
+                );
                 let (mut d, fatal) = self.run_job(&mut pending, job);
                 if fatal.is_some() {
                     done.push(d);
                     broken = fatal;
                     break;
                 }
-                early |= d.answer_early(&self.hub);
+                if let Some(task_id) = d.answer_early(&self.hub) {
+                    turning.push(task_id);
+                }
                 done.push(d);
             }
             // Admissions answered early let their callers start the tasks' turns. What those
-            // send meanwhile joins this batch, so a short turn usually commits with its task's
-            // admission (yielding first lets them run if they wait for this CPU).
-            if broken.is_some() || !early {
+            // send meanwhile joins this batch, so a short turn commits with its task's
+            // admission: one commit instead of two. The writer waits for it while the turn
+            // goes on and nobody else waits.
+            turning.retain(|id| {
+                !pending
+                    .states
+                    .get(id)
+                    .is_some_and(|s| is_terminal(s) || is_interrupted(s))
+            });
+            if broken.is_some() || turning.is_empty() || hurry || done.len() >= EARLY_MAX {
                 break;
             }
-            std::thread::yield_now();
+            let Some(left) = EARLY_WINDOW.checked_sub(opened.elapsed()) else {
+                break;
+            };
+            let first = match rx.recv_timeout(left.min(EARLY_GAP)) {
+                Ok(job @ Job::Alone { .. }) => {
+                    self.alone = Some(job);
+                    break;
+                }
+                Ok(job) => job,
+                Err(_) => break,
+            };
             let room = MAX_BATCH.saturating_sub(done.len());
-            let mut more: Vec<Job> = Vec::new();
+            let mut more: Vec<Job> = vec![first];
             while more.len() < room && self.alone.is_none() {
                 match rx.try_recv() {
                     Ok(job @ Job::Alone { .. }) => self.alone = Some(job),
                     Ok(job) => more.push(job),
                     Err(_) => break,
                 }
-            }
-            if more.is_empty() {
-                break;
             }
             jobs = more.into_iter();
         }
@@ -796,31 +938,47 @@ impl Writer {
             tracing::error!(error = %why, "journal: a write failed; abandoning the batch");
             let _ = exec(&self.conn, "ROLLBACK");
             self.cache = Cache::default();
-            for d in done {
-                d.fail(&why, &self.hub);
-            }
-            for job in jobs {
-                fail_job(job, &why);
-            }
+            let hub = self.hub.clone();
+            self.deliver.run(move || {
+                for d in done {
+                    d.fail(&why, &hub);
+                }
+                for job in jobs {
+                    fail_job(job, &why);
+                }
+            });
             return;
         }
-        let committed = pending
-            .write_back(&self.conn)
-            .and_then(|()| exec(&self.conn, "COMMIT").map_err(Error::from));
+        let before = self.shared.unindexed.load(Ordering::Relaxed);
+        // The queued search text is indexed when asked, or once enough of it waits.
+        let committed = pending.write_back(&self.conn).and_then(|()| {
+            let mut waiting = before + pending.queued;
+            if waiting > 0 && (pending.flush || waiting >= FLUSH_AT) {
+                search::flush(&self.conn)?;
+                waiting = 0;
+            }
+            exec(&self.conn, "COMMIT")?;
+            Ok(waiting)
+        });
         match committed {
-            Ok(()) => {
+            Ok(waiting) => {
+                self.shared.unindexed.store(waiting, Ordering::Relaxed);
+                self.shared.commits.fetch_add(1, Ordering::Relaxed);
                 let queued = pending.push_queued;
                 self.remember(pending);
-                for d in done {
-                    let live = d.subscribe(&self.hub);
-                    for ev in d.published() {
-                        self.hub.publish(ev);
+                let (hub, push_ready) = (self.hub.clone(), self.push_ready.clone());
+                self.deliver.run(move || {
+                    for d in done {
+                        let live = d.subscribe(&hub);
+                        for ev in d.published() {
+                            hub.publish(ev);
+                        }
+                        d.send(live);
                     }
-                    d.send(live);
-                }
-                if queued {
-                    self.push_ready.notify_one();
-                }
+                    if queued {
+                        push_ready.notify_one();
+                    }
+                });
             }
             Err(e) => {
                 tracing::error!(error = %e, "journal: commit failed");
@@ -828,9 +986,12 @@ impl Writer {
                     let _ = exec(&self.conn, "ROLLBACK");
                 }
                 self.cache = Cache::default();
-                for d in done {
-                    d.fail(&e.to_string(), &self.hub);
-                }
+                let (hub, why) = (self.hub.clone(), e.to_string());
+                self.deliver.run(move || {
+                    for d in done {
+                        d.fail(&why, &hub);
+                    }
+                });
             }
         }
     }
@@ -908,6 +1069,10 @@ impl Writer {
             wrote: false,
         };
         let done = match job {
+            Job::FlushSearch { reply } => {
+                ctx.job.flush = true;
+                Done::Unit(reply, Ok(()))
+            }
             Job::UpsertAgents { agents, at, reply } => {
                 let at = format_time(at);
                 let r = in_savepoint(c, || {
@@ -1059,7 +1224,9 @@ fn in_savepoint<T>(c: &Connection, f: impl FnOnce() -> Result<T>) -> Result<T> {
 fn fail_job(job: Job, why: &str) {
     let err = || Error::Unavailable(why.to_string());
     match job {
-        Job::UpsertAgents { reply, .. } => drop(reply.send(Err(err()))),
+        Job::UpsertAgents { reply, .. } | Job::FlushSearch { reply } => {
+            drop(reply.send(Err(err())))
+        }
         Job::Admit { reply, .. } => drop(reply.send(Err(err()))),
         Job::Append { reply, guard, .. } => {
             if let Some(g) = guard {

@@ -2,8 +2,12 @@
 //! inputs, its outputs and status messages, the decisions it stopped for and the reasons given
 //! with their answers. One row per journal event that carries text, with the event's task.
 //!
-//! The writer adds an event's row in the transaction that appends the event, so the index is
-//! always in step with the journal; [`rebuild`] drops and rebuilds it from the events (the
+//! The writer queues an event's text in `task_text_pending` in the transaction that appends
+//! the event ([`queue`]) and moves what has gathered into the index in one transaction
+//! ([`flush`]): FTS5 writes a new index segment for every transaction that inserts into it,
+//! which cost a lone request's commit five to nine pages. A search first has the writer flush
+//! (`Journal::flush_search`), so it sees every committed event's text; `Journal::open` flushes
+//! what a crash left queued. [`rebuild`] drops and rebuilds the index from the events (the
 //! migration that created it asks for a first rebuild, which `Journal::open` runs).
 //!
 //! Also here: what a task *is* for a list ([`digest`]): the first line of its input, a snippet
@@ -74,12 +78,42 @@ pub fn event_text(body: &EventBody) -> Option<String> {
     Some(text)
 }
 
-/// Indexes one appended event's text ([`event_text`]); the writer calls it in the event's
-/// transaction, at the end of its batch.
-pub fn insert(c: &Connection, task_id: &str, text: &str) -> Result<()> {
+/// Indexes one event's text ([`event_text`]) now: for [`rebuild`], which makes one segment of
+/// the whole journal anyway.
+fn insert(c: &Connection, task_id: &str, text: &str) -> Result<()> {
     c.prepare_cached("INSERT INTO task_text (body, task_id) VALUES (?1, ?2)")?
         .execute(params![text, task_id])?;
     Ok(())
+}
+
+/// Queues one appended event's text ([`event_text`]) for the index; the writer calls it in the
+/// event's transaction, and [`flush`] indexes it.
+pub fn queue(c: &Connection, task_id: &str, text: &str) -> Result<()> {
+    c.prepare_cached("INSERT INTO task_text_pending (task_id, body) VALUES (?1, ?2)")?
+        .execute(params![task_id, text])?;
+    Ok(())
+}
+
+/// Moves every queued text into the index, in the order it was queued (one FTS5 segment);
+/// returns how many. Run inside a transaction.
+pub fn flush(c: &Connection) -> Result<usize> {
+    let n = c
+        .prepare_cached(
+            "INSERT INTO task_text (body, task_id)
+             SELECT body, task_id FROM task_text_pending ORDER BY rowid",
+        )?
+        .execute([])?;
+    if n > 0 {
+        c.prepare_cached("DELETE FROM task_text_pending")?
+            .execute([])?;
+    }
+    Ok(n)
+}
+
+/// How many texts wait for [`flush`].
+pub fn queued(c: &Connection) -> Result<usize> {
+    let n: i64 = c.query_row("SELECT count(*) FROM task_text_pending", [], |r| r.get(0))?;
+    Ok(usize::try_from(n).unwrap_or(0))
 }
 
 /// Whether the index must be (re)built: the migration that created it leaves `built = 0`.
@@ -94,6 +128,8 @@ pub fn needs_rebuild(c: &Connection) -> Result<bool> {
 /// it has. Run inside a transaction (the writer's, or start-up's).
 pub fn rebuild(c: &Connection) -> Result<u64> {
     c.execute("DELETE FROM task_text", [])?;
+    // Everything queued is in the events read below.
+    c.execute("DELETE FROM task_text_pending", [])?;
     let mut n = 0u64;
     {
         let mut st = c.prepare(

@@ -107,6 +107,7 @@ async fn assert_whole(j: &Journal) {
     for orphan in [
         "SELECT COUNT(*) FROM retention_marker",
         "SELECT COUNT(*) FROM task_text WHERE task_id NOT IN (SELECT task_id FROM tasks)",
+        "SELECT COUNT(*) FROM task_text_pending WHERE task_id NOT IN (SELECT task_id FROM tasks)",
         "SELECT COUNT(*) FROM push_outbox WHERE task_id NOT IN (SELECT task_id FROM tasks)",
         "SELECT COUNT(*) FROM runs WHERE session_id IS NOT NULL
            AND session_id NOT IN (SELECT session_id FROM sessions)",
