@@ -39,6 +39,40 @@ pub(crate) fn skip_unreadable<T>(
     Ok(out)
 }
 
+/// A keyset page of up to `limit` readable rows, newest first, that reads on past rows
+/// [`skip_unreadable`] leaves out, so a page is short only at the end of the list. `read`
+/// runs the page's query after `cursor` (`(time, id)` as stored; empty: from the start) for
+/// `want` rows and yields each row's id, its stored cursor time (text, so the cursor moves on
+/// past a row whose time does not parse) and the row as mapped.
+pub(crate) fn page_skipping_unreadable<T>(
+    what: &'static str,
+    limit: u32,
+    cursor: (String, String),
+    mut read: impl FnMut(
+        &(String, String),
+        u32,
+    ) -> rusqlite::Result<Vec<(String, String, rusqlite::Result<T>)>>,
+) -> rusqlite::Result<Vec<T>> {
+    let mut cursor = cursor;
+    let mut rows = Vec::new();
+    loop {
+        let want = limit.saturating_sub(rows.len() as u32);
+        let read = read(&cursor, want)?;
+        let full = read.len() as u32 == want;
+        if let Some((id, at, _)) = read.last() {
+            cursor = (at.clone(), id.clone());
+        }
+        rows.extend(skip_unreadable(
+            what,
+            read.into_iter().map(|(id, _, r)| Ok((id, r))),
+        )?);
+        // Short only when a row was left out: read on from the last row read.
+        if !full || want == 0 || rows.len() as u32 >= limit {
+            return Ok(rows);
+        }
+    }
+}
+
 /// Logs a row left out of a list. A due schedule that cannot be read stays due, so the
 /// scheduler meets it on every tick (about once a second): the first sighting of each row and
 /// reason is a warning, the rest are debug lines. The set grows only with distinct bad rows.

@@ -162,37 +162,23 @@ pub fn list(
     cursor: Option<(String, String)>,
     limit: u32,
 ) -> Result<(Vec<RunRow>, u64)> {
-    let (mut cur_at, mut cur_id) = cursor.unwrap_or_default();
     let mut stmt = c.prepare_cached(&format!(
         "{SELECT} WHERE r.schedule_id = ?1
            AND (?2 = 0 OR r.created_at < ?3 OR (r.created_at = ?3 AND r.run_id < ?4))
          ORDER BY r.created_at DESC, r.run_id DESC LIMIT ?5"
     ))?;
-    let mut rows = Vec::new();
-    loop {
-        let want = limit.saturating_sub(rows.len() as u32);
-        let has_cursor = !cur_id.is_empty();
-        // Each row with its id and its stored `created_at` (the cursor, as text: it moves on
-        // past a row whose time does not parse).
-        let read = stmt
-            .query_map(
-                params![schedule_id, has_cursor as i64, cur_at, cur_id, want],
+    let rows = super::page_skipping_unreadable(
+        "run",
+        limit,
+        cursor.unwrap_or_default(),
+        |(at, id), want| {
+            stmt.query_map(
+                params![schedule_id, !id.is_empty() as i64, at, id, want],
                 |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(12)?, row(r))),
             )?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
-        let full = read.len() as u32 == want;
-        if let Some((id, at, _)) = read.last() {
-            (cur_at, cur_id) = (at.clone(), id.clone());
-        }
-        rows.extend(super::skip_unreadable(
-            "run",
-            read.into_iter().map(|(id, _, r)| Ok((id, r))),
-        )?);
-        // Short only when a row was left out: read on from the last row read.
-        if !full || want == 0 || rows.len() as u32 >= limit {
-            break;
-        }
-    }
+            .collect()
+        },
+    )?;
     let total: i64 = c
         .prepare_cached("SELECT COUNT(*) FROM runs WHERE schedule_id = ?1")?
         .query_row([schedule_id], |r| r.get(0))?;

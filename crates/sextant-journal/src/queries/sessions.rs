@@ -164,38 +164,23 @@ pub fn list(
     cursor: Option<(String, String)>,
     limit: u32,
 ) -> Result<(Vec<SessionRow>, u64)> {
-    let (mut cur_at, mut cur_id) = cursor.unwrap_or_default();
     let mut stmt = c.prepare_cached(&format!(
         "SELECT {COLUMNS} FROM sessions
          WHERE (?1 IS NULL OR caller = ?1)
            AND (?2 = 0 OR updated_at < ?3 OR (updated_at = ?3 AND session_id < ?4))
          ORDER BY updated_at DESC, session_id DESC LIMIT ?5"
     ))?;
-    let mut rows = Vec::new();
-    loop {
-        let want = limit.saturating_sub(rows.len() as u32);
-        let has_cursor = !cur_id.is_empty();
-        // Each row with its id and its stored `updated_at` (the cursor, as text: it moves on
-        // past a row whose time does not parse).
-        let read = stmt
-            .query_map(
-                params![caller, has_cursor as i64, cur_at, cur_id, want],
-                |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(7)?, row(r))),
-            )?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
-        let full = read.len() as u32 == want;
-        if let Some((id, at, _)) = read.last() {
-            (cur_at, cur_id) = (at.clone(), id.clone());
-        }
-        rows.extend(super::skip_unreadable(
-            "session",
-            read.into_iter().map(|(id, _, r)| Ok((id, r))),
-        )?);
-        // Short only when a row was left out: read on from the last row read.
-        if !full || want == 0 || rows.len() as u32 >= limit {
-            break;
-        }
-    }
+    let rows = super::page_skipping_unreadable(
+        "session",
+        limit,
+        cursor.unwrap_or_default(),
+        |(at, id), want| {
+            stmt.query_map(params![caller, !id.is_empty() as i64, at, id, want], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, String>(7)?, row(r)))
+            })?
+            .collect()
+        },
+    )?;
     // From the tally the triggers keep (a row per caller), not a count of every Session.
     let total: i64 = c
         .prepare_cached(
