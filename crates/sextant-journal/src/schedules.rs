@@ -289,6 +289,11 @@ impl Journal {
         self.read(move |c| runs::by_tasks(c, &task_ids)).await
     }
 
+    /// The tasks of Runs started and not settled yet.
+    pub async fn running_run_tasks(&self) -> Result<Vec<String>> {
+        self.read(runs::running_tasks).await
+    }
+
     /// Runs that ended without their outcome recorded.
     pub async fn unsettled_runs(&self, limit: u32) -> Result<Vec<RunRow>> {
         self.read(move |c| runs::unsettled_ended(c, limit)).await

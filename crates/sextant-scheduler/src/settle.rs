@@ -7,7 +7,11 @@
 //! A watcher follows the journal's live events and settles a Run as soon as its task ends;
 //! every tick also settles whatever ended unseen (after a restart, a lagging subscription, or
 //! in another process), so the recorded outcome is a cache the journal can always rebuild.
+//! The watcher knows a Run's task when it sees it created (its input carries the Run's id in
+//! its `sextant` metadata) or, for those created before it started, from the journal, so a
+//! task that is not a Run's ends without a read.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use sextant_core::a2a::TaskState;
@@ -77,6 +81,8 @@ fn outcome_of(fold: &TaskFold) -> Option<(RunOutcome, Option<String>)> {
 /// What the watcher took from its subscription in one go.
 #[derive(Debug, Default, PartialEq)]
 struct Drained {
+    /// Tasks created for Runs (their input names the Run), in the order they came.
+    runs: Vec<String>,
     /// Tasks that ended, in the order their events came.
     ended: Vec<String>,
     /// Events were missed (the subscription lagged).
@@ -95,10 +101,12 @@ fn drain(
     while let Some(ev) = next.take() {
         match ev {
             Ok(ev) => {
-                if ev.body.new_state().is_some_and(|s| s.is_terminal())
-                    && let Some(task_id) = &ev.task_id
-                {
-                    out.ended.push(task_id.clone());
+                if let Some(task_id) = &ev.task_id {
+                    if ev.body.new_state().is_some_and(|s| s.is_terminal()) {
+                        out.ended.push(task_id.clone());
+                    } else if is_run_input(&ev.body) {
+                        out.runs.push(task_id.clone());
+                    }
                 }
             }
             Err(RecvError::Lagged(_)) => out.lagged = true,
@@ -116,14 +124,37 @@ fn drain(
     out
 }
 
+/// Whether `body` creates a task for a Run: the scheduler's input names the Run in its
+/// `sextant` metadata (`Scheduler::execute_as`).
+fn is_run_input(body: &sextant_core::EventBody) -> bool {
+    let sextant_core::EventBody::TaskCreated { message } = body else {
+        return false;
+    };
+    message
+        .metadata
+        .as_ref()
+        .and_then(|m| m.get("sextant"))
+        .and_then(|s| s.get("runId"))
+        .is_some()
+}
+
+/// Of `ended`, the tasks in `runs` (which forgets them): the only ones worth a lookup. A task
+/// created for a Run in the same drain as its end is in `runs` by then.
+fn runs_ended(runs: &mut HashSet<String>, created: Vec<String>, ended: Vec<String>) -> Vec<String> {
+    runs.extend(created);
+    ended.into_iter().filter(|t| runs.remove(t)).collect()
+}
+
 impl Scheduler {
     /// Follows the journal and settles each Run as its task ends, until `cancel`.
     ///
-    /// Every task that ends is looked up, and nearly none is a Run: the events already queued
-    /// are taken together (up to [`WATCH_BATCH`]), so a burst of ended tasks costs one read,
-    /// not one reader hand-off per task.
+    /// Only a Run's task is looked up when it ends: the watcher learns them as they are
+    /// created (and, at its start and after a lag, from the journal), so the many tasks that
+    /// are no Run's cost no read. The events already queued are taken together (up to
+    /// [`WATCH_BATCH`]), so a burst of ended Runs costs one read.
     pub(crate) async fn watch_runs(self, cancel: CancellationToken) {
         let mut rx = self.journal().hub().subscribe_all();
+        let mut runs = self.running_run_tasks().await;
         if let Err(e) = self.settle_ended().await {
             tracing::warn!(error = %e, "scheduler: could not record how Runs ended");
         }
@@ -133,10 +164,12 @@ impl Scheduler {
                 ev = rx.recv() => ev,
             };
             let Drained {
+                runs: created,
                 ended,
                 lagged,
                 closed,
             } = drain(first, &mut rx);
+            let ended = runs_ended(&mut runs, created, ended);
             if !ended.is_empty() {
                 match self.journal().runs_by_tasks(ended).await {
                     Ok(runs) => {
@@ -150,12 +183,29 @@ impl Scheduler {
                     Err(e) => tracing::warn!(error = %e, "scheduler: run lookup failed"),
                 }
             }
-            // Events were missed: whatever ended unseen is settled from the journal.
-            if lagged && let Err(e) = self.settle_ended().await {
-                tracing::warn!(error = %e, "scheduler: could not record how Runs ended");
+            // Events were missed: the Runs' tasks are read again, and whatever ended unseen is
+            // settled from the journal.
+            if lagged {
+                runs = self.running_run_tasks().await;
+                if let Err(e) = self.settle_ended().await {
+                    tracing::warn!(error = %e, "scheduler: could not record how Runs ended");
+                }
             }
             if closed {
                 break;
+            }
+        }
+    }
+
+    /// The tasks of the Runs that may still end, from the journal. Read after subscribing, so
+    /// a Run started meanwhile is here or among the events. If the read fails the set starts
+    /// empty: those Runs are settled by a later tick instead of at once.
+    async fn running_run_tasks(&self) -> HashSet<String> {
+        match self.journal().running_run_tasks().await {
+            Ok(ids) => ids.into_iter().collect(),
+            Err(e) => {
+                tracing::warn!(error = %e, "scheduler: could not read the running Runs");
+                HashSet::new()
             }
         }
     }
@@ -345,5 +395,44 @@ mod tests {
         let d = drain(first, &mut rx);
         assert!(d.lagged && d.closed);
         assert_eq!(d.ended, vec!["v6", "v7", "v8", "v9"]);
+    }
+
+    fn created(task: &str, metadata: Option<serde_json::Value>) -> Arc<JournalEvent> {
+        let mut message =
+            sextant_core::a2a::Message::new(sextant_core::a2a::Role::User, Vec::new());
+        message.metadata = metadata.and_then(|m| serde_json::from_value(m).ok());
+        Arc::new(JournalEvent {
+            session_id: "s".into(),
+            seq: 1,
+            task_id: Some(task.into()),
+            at: chrono::Utc::now(),
+            body: sextant_core::EventBody::TaskCreated { message },
+        })
+    }
+
+    /// Only the tasks of Runs are looked up when they end: those created with a Run's id in
+    /// their input (also in the same drain as their end) and those the journal named at the
+    /// start; other tasks, including one whose input has other `sextant` metadata, are not.
+    #[test]
+    fn only_runs_tasks_are_looked_up_when_they_end() {
+        let run = |id: &str| Some(serde_json::json!({"sextant": {"runId": id, "scheduleId": "p"}}));
+        let (tx, mut rx) = broadcast::channel(64);
+        tx.send(created("a2a-task", None)).unwrap();
+        tx.send(created(
+            "other",
+            Some(serde_json::json!({"sextant": {"hop": 1}})),
+        ))
+        .unwrap();
+        tx.send(created("run-task", run("r1"))).unwrap();
+        for t in ["a2a-task", "other", "run-task", "seeded"] {
+            tx.send(ev(t, TaskState::Completed)).unwrap();
+        }
+        let first = rx.try_recv().map_err(|_| RecvError::Closed);
+        let d = drain(first, &mut rx);
+        assert_eq!(d.runs, vec!["run-task"]);
+        let mut runs: HashSet<String> = ["seeded".to_string()].into();
+        let ended = runs_ended(&mut runs, d.runs, d.ended);
+        assert_eq!(ended, vec!["run-task", "seeded"]);
+        assert!(runs.is_empty(), "ended Runs are forgotten: {runs:?}");
     }
 }

@@ -246,6 +246,17 @@ pub fn by_task(c: &Connection, task_id: &str) -> Result<Option<RunRow>> {
         .optional()?)
 }
 
+/// The tasks of Runs that started and whose outcome is not recorded yet (the scheduler's
+/// watcher follows these when it starts).
+pub fn running_tasks(c: &Connection) -> Result<Vec<String>> {
+    Ok(c.prepare_cached(
+        "SELECT task_id FROM runs
+         WHERE settled_at IS NULL AND record = 'started' AND task_id IS NOT NULL",
+    )?
+    .query_map([], |r| r.get(0))?
+    .collect::<rusqlite::Result<Vec<_>>>()?)
+}
+
 /// The Runs whose tasks are among `task_ids` (one read for a burst of ended tasks: the
 /// scheduler's watcher asks this for every task that ends, and nearly none of them are Runs).
 pub fn by_tasks(c: &Connection, task_ids: &[String]) -> Result<Vec<RunRow>> {
