@@ -464,6 +464,15 @@ impl Journal {
         self.read(move |c| queries::tasks::list(c, &filter)).await
     }
 
+    /// How many jobs the writer has run in its batches: each is a hand-off to its thread, so
+    /// tests and benchmarks count them (a short turn's output should be one).
+    pub fn writer_jobs(&self) -> u64 {
+        self.inner
+            .shared
+            .jobs
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// Has the writer index the search text it queued, if any ([`queries::search::flush`]),
     /// so a search that follows sees the text of every event committed before this call.
     pub async fn flush_search(&self) -> Result<()> {

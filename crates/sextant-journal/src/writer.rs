@@ -702,6 +702,8 @@ pub(crate) struct Shared {
     pub(crate) unindexed: std::sync::atomic::AtomicUsize,
     /// Batches committed (for tests that count commits).
     pub(crate) commits: std::sync::atomic::AtomicU64,
+    /// Jobs run in batches ([`crate::Journal::writer_jobs`]).
+    pub(crate) jobs: std::sync::atomic::AtomicU64,
 }
 
 /// A job run on the async runtime after a batch (see [`Deliver`]).
@@ -1057,6 +1059,7 @@ impl Writer {
     /// is then abandoned. Other jobs run in their own savepoint: on error their writes are
     /// rolled back and the batch goes on.
     fn run_job(&mut self, pending: &mut Pending, job: Job) -> (Done, Option<String>) {
+        self.shared.jobs.fetch_add(1, Ordering::Relaxed);
         let c = &self.conn;
         let job = match job {
             Job::Call { f, reply } => {

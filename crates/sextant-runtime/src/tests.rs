@@ -136,6 +136,48 @@ echo '{"type":"final","status":"completed","text":"done"}'"#;
     assert!(f.history.iter().any(|m| message_text(m) == "thinking"));
 }
 
+/// A short turn's start, output and end reach the journal's writer as one job (each job is a
+/// hand-off to the writer's thread), and what a turn says is still journalled and published
+/// while it waits, not held back to its end.
+#[tokio::test]
+async fn a_turn_s_output_goes_out_in_one_job_or_as_soon_as_it_waits() {
+    use futures::StreamExt;
+    let dir = tempfile::tempdir().unwrap();
+    let script = r#"read -r turn
+echo '{"type":"text","text":"first"}'
+sleep 3
+echo '{"type":"final","status":"completed","text":"done"}'"#;
+    let rt = runtime(&dir, vec![AgentSpec::echo(), exec_agent("x", script)]).await;
+    let before = rt.journal().writer_jobs();
+    let a = rt.admit(input("echo", "m1", "hello")).await.unwrap();
+    let f = settle(&rt, &a).await;
+    assert_eq!(f.state, TaskState::Completed);
+    // The admission, and the turn's start, output and end in one job.
+    assert_eq!(rt.journal().writer_jobs() - before, 2);
+
+    let a = rt.admit(input("x", "m2", "hi")).await.unwrap();
+    let events =
+        crate::stream::task_events(rt.journal(), a.task(), 0, crate::stream::StopAt::Never);
+    let mut texts = events
+        .filter_map(|ev| async move {
+            let ev = ev.ok()?;
+            match &ev.body {
+                EventBody::Artifact { artifact, .. } => artifact
+                    .parts
+                    .iter()
+                    .find_map(|p| p.as_text().map(String::from)),
+                _ => None,
+            }
+        })
+        .boxed();
+    // The process sleeps for 3 s after its first line: the line is out well before.
+    let first = tokio::time::timeout(Duration::from_secs(2), texts.next())
+        .await
+        .expect("the output before the wait is published during it");
+    assert_eq!(first.as_deref(), Some("first"));
+    assert_eq!(settle(&rt, &a).await.state, TaskState::Completed);
+}
+
 #[tokio::test]
 async fn exec_failures_say_why() {
     let dir = tempfile::tempdir().unwrap();

@@ -422,6 +422,7 @@ async fn run_prepared(
     }
     .instrument(engine_span);
     tokio::pin!(run);
+    let mut run = crate::engine::SendWhenWaiting::new(run, &sink);
     let outcome = tokio::select! {
         o = &mut run => Some(o),
         _ = stop.cancelled() => None,

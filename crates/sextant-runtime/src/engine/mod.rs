@@ -225,7 +225,9 @@ pub struct TurnSink {
     task_id: String,
     /// The id of the streaming text artifact, once text has been written.
     text_artifact: Mutex<Option<String>>,
-    /// Output sent to the journal and not yet confirmed, oldest first (see [`TurnSink::put`]).
+    /// Output not yet sent to the journal (see [`TurnSink::put`]), oldest first.
+    unsent: std::sync::Mutex<Vec<sextant_journal::NewEvent>>,
+    /// Output sent to the journal and not yet confirmed, oldest first.
     in_flight: std::sync::Mutex<std::collections::VecDeque<sextant_journal::Submitted>>,
     /// Trips when an output of this turn fails to be recorded.
     guard: sextant_journal::TurnGuard,
@@ -237,8 +239,42 @@ pub struct TurnSink {
 /// waits for the oldest to commit (an engine cannot outrun the journal without bound).
 const MAX_IN_FLIGHT: usize = 32;
 
+/// Output events a turn holds back at most before it sends them (see [`TurnSink::put`]).
+const MAX_UNSENT: usize = 32;
+
 /// A journal failure while reporting output.
 pub type SinkResult = Result<(), sextant_journal::Error>;
+
+/// A turn's future that sends its held-back output ([`TurnSink::put`]) whenever it waits for
+/// something: then nothing more comes from it until what it waits for happens, so the output
+/// so far goes to the journal (and to the turn's watchers) now, not later.
+pub(crate) struct SendWhenWaiting<'a, F> {
+    turn: std::pin::Pin<&'a mut F>,
+    sink: &'a TurnSink,
+}
+
+impl<'a, F> SendWhenWaiting<'a, F> {
+    pub(crate) fn new(turn: std::pin::Pin<&'a mut F>, sink: &'a TurnSink) -> Self {
+        Self { turn, sink }
+    }
+}
+
+impl<F: std::future::Future> std::future::Future for SendWhenWaiting<'_, F> {
+    type Output = F::Output;
+
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<F::Output> {
+        let polled = self.turn.as_mut().poll(cx);
+        if polled.is_pending() {
+            // Past the in-flight bound the oldest job is let go unwaited (a poll cannot wait);
+            // if it fails, the turn's guard still refuses the rest and `finish` says so.
+            drop(self.sink.send_unsent());
+        }
+        polled
+    }
+}
 
 impl TurnSink {
     /// `stopping` fires when Sextant starts shutting down: a turn waiting for a person stops
@@ -261,16 +297,20 @@ impl TurnSink {
             context_id: turn.context_id.clone(),
             task_id: turn.task_id.clone(),
             text_artifact: Mutex::new(None),
+            unsent: Default::default(),
             in_flight: Default::default(),
             guard: Default::default(),
             running,
         }
     }
 
-    /// Sends one output event to the journal without waiting for its commit, so that a turn's
-    /// outputs and its final state share commits. The writer keeps their order, publishes each
-    /// only once committed, and refuses the rest of the turn's outputs (and its final state,
-    /// see [`TurnSink::finish`]) once one fails.
+    /// Records one output event. It is held back until the turn next waits for something
+    /// ([`SendWhenWaiting`]), the turn ends, or [`MAX_UNSENT`] wait, and then sent to the
+    /// journal in one job with the others, without waiting for its commit: a short turn's
+    /// start, outputs and final state reach the writer as one job (each job is a thread
+    /// wake-up) and share a commit. The writer keeps their order, publishes each only once
+    /// committed, and refuses the rest of the turn's outputs (and its final state, see
+    /// [`TurnSink::finish`]) once one fails.
     async fn put(&self, body: EventBody) -> SinkResult {
         self.put_all(vec![body]).await
     }
@@ -278,39 +318,53 @@ impl TurnSink {
     /// [`TurnSink::put`] for several events, appended together.
     pub(crate) async fn put_all(&self, bodies: Vec<EventBody>) -> SinkResult {
         let at = self.clock.now();
-        let events = bodies
-            .into_iter()
-            .map(|body| sextant_journal::NewEvent {
+        let full = {
+            let mut unsent = self.unsent.lock().unwrap_or_else(|e| e.into_inner());
+            unsent.extend(bodies.into_iter().map(|body| sextant_journal::NewEvent {
                 task_id: Some(self.task_id.clone()),
                 body,
                 at,
-            })
-            .collect();
-        let sent = self
-            .journal
-            .submit_append(&self.session_id, events, Some(self.guard.clone()));
-        let oldest = {
-            let mut q = self.in_flight.lock().unwrap_or_else(|e| e.into_inner());
-            q.push_back(sent);
-            if q.len() > MAX_IN_FLIGHT {
-                q.pop_front()
-            } else {
-                None
-            }
+            }));
+            unsent.len() >= MAX_UNSENT
         };
-        if let Some(s) = oldest {
-            s.wait().await?;
+        if full && let Some(oldest) = self.send_unsent() {
+            oldest.wait().await?;
         }
         Ok(())
     }
 
-    /// Waits for every output still on its way; the first failure, if any.
+    /// Sends the held-back output to the journal as one job, without waiting. Returns the
+    /// oldest job still on its way when more than [`MAX_IN_FLIGHT`] are: the caller waits for
+    /// it, if it can.
+    pub(crate) fn send_unsent(&self) -> Option<sextant_journal::Submitted> {
+        let events = std::mem::take(&mut *self.unsent.lock().unwrap_or_else(|e| e.into_inner()));
+        if events.is_empty() {
+            return None;
+        }
+        let sent = self
+            .journal
+            .submit_append(&self.session_id, events, Some(self.guard.clone()));
+        let mut q = self.in_flight.lock().unwrap_or_else(|e| e.into_inner());
+        q.push_back(sent);
+        if q.len() > MAX_IN_FLIGHT {
+            q.pop_front()
+        } else {
+            None
+        }
+    }
+
+    /// Sends the held-back output and waits for every output still on its way; the first
+    /// failure, if any.
     pub(crate) async fn flush(&self) -> SinkResult {
-        let pending: Vec<_> = self
-            .in_flight
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .drain(..)
+        let oldest = self.send_unsent();
+        let pending: Vec<_> = oldest
+            .into_iter()
+            .chain(
+                self.in_flight
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .drain(..),
+            )
             .collect();
         let mut first = Ok(());
         for s in pending {
@@ -323,25 +377,18 @@ impl TurnSink {
         first
     }
 
-    /// Journals the turn's final state behind its outputs (sent before they are confirmed, so
-    /// a short turn commits once) and waits for all of them. If an output was not recorded the
-    /// final state is refused, and the task fails instead, saying so.
+    /// Journals the turn's final state behind its outputs (with those still held back, in one
+    /// job, so a short turn commits once) and waits for all of them. If an output was not
+    /// recorded the final state is refused, and the task fails instead, saying so.
     pub(crate) async fn finish(&self, state: TaskState, message: Option<Message>) -> SinkResult {
         let closing = self.close_text().await;
-        let last = self.journal.submit_append(
-            &self.session_id,
-            vec![sextant_journal::NewEvent {
-                task_id: Some(self.task_id.clone()),
-                body: EventBody::TaskState { state, message },
-                at: self.clock.now(),
-            }],
-            Some(self.guard.clone()),
-        );
-        let outputs = closing.and(self.flush().await);
-        let last = last.wait().await;
-        match (outputs, last) {
-            (Ok(()), Ok(_)) => Ok(()),
-            (Err(e), _) | (Ok(()), Err(e)) if self.guard.tripped() => {
+        let last = self
+            .put(EventBody::TaskState { state, message })
+            .await
+            .and(closing);
+        match last.and(self.flush().await) {
+            Ok(()) => Ok(()),
+            Err(e) if self.guard.tripped() => {
                 let why = format!("Sextant could not record this turn's output: {e}");
                 self.journal
                     .append_one(
@@ -356,8 +403,7 @@ impl TurnSink {
                     .await
                     .map(drop)
             }
-            (_, Err(e)) => Err(e),
-            (Err(e), Ok(_)) => Err(e),
+            Err(e) => Err(e),
         }
     }
 
@@ -538,6 +584,8 @@ impl TurnSink {
         ]);
         let state = interaction.waiting_state();
         let now = self.clock.now();
+        // The turn's output so far goes first (the journal keeps the order jobs are sent in).
+        drop(self.send_unsent());
         let appended = self
             .journal
             .append(
@@ -587,6 +635,7 @@ impl TurnSink {
     ) -> Result<Asked, AskError> {
         let answer = withdrawal(id, default_option, why);
         let now = self.clock.now();
+        drop(self.send_unsent());
         let appended = self
             .journal
             .append(
