@@ -569,8 +569,18 @@ async fn rest_and_mcp_audit_the_same_operation_alike() {
     let now = call(&owner, "run_schedule_now", id.clone()).await;
     assert!(!is_error(&now), "{now:?}");
     let mcp_run = body(&now)["id"].as_str().expect("run id").to_string();
-    let gone = call(&owner, "delete_schedule", id).await;
+    let gone = call(&owner, "delete_schedule", id.clone()).await;
     assert!(!is_error(&gone), "{gone:?}");
+    // Refused alike: a plan that is not there (any plan the caller cannot see).
+    let (status, _, v) = rest(
+        reqwest::Method::DELETE,
+        format!("/api/v1/me/schedules/{rest_schedule}"),
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{v}");
+    let again = call(&owner, "delete_schedule", id).await;
+    assert!(is_error(&again), "{again:?}");
 
     // The records of these operations, oldest first, by the surface they came through.
     let (status, _, audit) = app.get_json("/api/v1/audit?limit=500", true).await;
@@ -644,6 +654,7 @@ async fn rest_and_mcp_audit_the_same_operation_alike() {
             row("disable_schedule", "ok", "schedule SCHEDULE"),
             row("run_schedule_now", "ok", "run RUN"),
             row("delete_schedule", "ok", "schedule SCHEDULE"),
+            row("delete_schedule", "refused", "schedule SCHEDULE: not found"),
         ]
     );
     assert_eq!(rest_shapes[0]["agent"], "shell", "{:?}", rest_shapes[0]);

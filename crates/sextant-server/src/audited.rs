@@ -100,6 +100,30 @@ fn schedule_done(app: &AppState, route: &str, me: &Actor, method: &str, what: St
     );
 }
 
+/// A schedule operation refused to the caller: a plan or Run it cannot see (someone else's
+/// is "not found" too) or an Agent its Runs may not call. Those are what an owner reading the
+/// log looks for (an assistant probing plans, a plan aimed at a forbidden Agent). A malformed
+/// request (a field error), a state conflict (canceling an ended Run) or a journal failure is
+/// not a refusal of the caller and writes nothing.
+fn schedule_refused(
+    app: &AppState,
+    route: &str,
+    me: &Actor,
+    method: &str,
+    what: &str,
+    e: &SchedError,
+) {
+    if matches!(e, SchedError::NotFound | SchedError::Forbidden(_)) {
+        record(
+            app,
+            Record::new(Some(caller(me)), Outcome::Refused)
+                .method(method)
+                .reason(format!("{what}: {e}"))
+                .route(route),
+        );
+    }
+}
+
 /// Creates a plan (`create_schedule`).
 pub async fn create_schedule(
     app: &AppState,
@@ -108,7 +132,11 @@ pub async fn create_schedule(
     fields: ScheduleFields,
     source: ScheduleSource,
 ) -> Result<ScheduleView, SchedError> {
-    let v = app.scheduler.create(me.clone(), fields, source).await?;
+    let v = app
+        .scheduler
+        .create(me.clone(), fields, source)
+        .await
+        .inspect_err(|e| schedule_refused(app, route, me, "create_schedule", "new schedule", e))?;
     schedule_done(
         app,
         route,
@@ -132,7 +160,17 @@ pub async fn update_schedule(
     let v = app
         .scheduler
         .update(me.clone(), schedule_id, fields)
-        .await?;
+        .await
+        .inspect_err(|e| {
+            schedule_refused(
+                app,
+                route,
+                me,
+                method,
+                &format!("schedule {schedule_id}"),
+                e,
+            )
+        })?;
     schedule_done(app, route, me, method, format!("schedule {}", v.id));
     Ok(v)
 }
@@ -159,7 +197,13 @@ pub async fn delete_schedule(
     me: &Actor,
     schedule_id: &str,
 ) -> Result<(), SchedError> {
-    app.scheduler.delete(&me.owner, schedule_id).await?;
+    app.scheduler
+        .delete(&me.owner, schedule_id)
+        .await
+        .inspect_err(|e| {
+            let what = format!("schedule {schedule_id}");
+            schedule_refused(app, route, me, "delete_schedule", &what, e)
+        })?;
     schedule_done(
         app,
         route,
@@ -181,7 +225,11 @@ pub async fn run_schedule_now(
     let r = app
         .scheduler
         .run_now_with(me.clone(), schedule_id, prompt)
-        .await?;
+        .await
+        .inspect_err(|e| {
+            let what = format!("schedule {schedule_id}");
+            schedule_refused(app, route, me, "run_schedule_now", &what, e)
+        })?;
     schedule_done(app, route, me, "run_schedule_now", format!("run {}", r.id));
     Ok(r)
 }
@@ -197,7 +245,11 @@ pub async fn replay_schedule_run(
     let r = app
         .scheduler
         .replay(me.clone(), schedule_id, run_id)
-        .await?;
+        .await
+        .inspect_err(|e| {
+            let what = format!("run {run_id}");
+            schedule_refused(app, route, me, "replay_schedule_run", &what, e)
+        })?;
     schedule_done(
         app,
         route,
@@ -220,7 +272,11 @@ pub async fn cancel_schedule_run(
     let r = app
         .scheduler
         .cancel_run(me.clone(), schedule_id, run_id, reason)
-        .await?;
+        .await
+        .inspect_err(|e| {
+            let what = format!("run {run_id}");
+            schedule_refused(app, route, me, "cancel_schedule_run", &what, e)
+        })?;
     schedule_done(
         app,
         route,
