@@ -1411,7 +1411,6 @@ fn admit(ctx: &mut Ctx<'_>, a: &Admission) -> Result<Result<Admitted, Refusal>> 
         agent_id: a.agent_id.clone(),
         context_id: context_id.clone(),
         message_id: message_id.to_string(),
-        content_hash: a.content_hash.clone(),
         created_at: sextant_core::ids::millis(a.at),
         first_seq: ev.seq,
         state: TaskState::Submitted,
