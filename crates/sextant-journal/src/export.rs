@@ -194,8 +194,11 @@ pub fn write<W: Write>(c: &Connection, w: &mut Writer<W>) -> Result<()> {
         w,
     )?;
     {
+        // Each Session's contextId is looked up once, for all its events (see `events::row`).
         let mut stmt = tx.prepare(
-            "SELECT session_id, seq, task_id, at, body FROM events ORDER BY session_id, seq",
+            "SELECT e.session_id, e.seq, e.task_id, e.at, e.body, s.context_id
+             FROM sessions s JOIN events e ON e.session_id = s.session_id
+             ORDER BY s.session_id, e.seq",
         )?;
         let mut it = stmt.query([])?;
         while let Some(r) = it.next()? {
