@@ -261,6 +261,8 @@ pub async fn serve(
                 _ = stop.cancelled() => return,
             };
             let io = TokioIo::new(tcp);
+            // Each protocol's connection is boxed on its own: inline, every connection's task
+            // would be as large as the larger of the two (HTTP/2's), whichever it serves.
             if h2 {
                 let mut builder = hyper::server::conn::http2::Builder::new(TokioExecutor::new());
                 builder
@@ -269,7 +271,7 @@ pub async fn serve(
                     .keep_alive_timeout(limits.header_timeout)
                     .max_concurrent_streams(H2_STREAMS);
                 let conn = builder.serve_connection(io, service);
-                drive(conn, &stop, peer, |c| c.graceful_shutdown()).await;
+                Box::pin(drive(conn, &stop, peer, |c| c.graceful_shutdown())).await;
             } else {
                 // The header timeout counts from the connection's opening, sniffing included.
                 let left = limits.header_timeout.saturating_sub(opened.elapsed());
@@ -279,7 +281,7 @@ pub async fn serve(
                     .header_read_timeout(left.max(Duration::from_millis(1)))
                     .keep_alive(true);
                 let conn = builder.serve_connection(io, service);
-                drive(conn, &stop, peer, |c| c.graceful_shutdown()).await;
+                Box::pin(drive(conn, &stop, peer, |c| c.graceful_shutdown())).await;
             }
         });
     }
