@@ -268,8 +268,17 @@ mod tests {
             serde_json::to_string(&row).unwrap(),
             r#"{"task_id":"t-1","session_id":"s-1"}"#
         );
-        assert!(id == "t-1" && "t-1" == id && id == *"t-1" && id == "t-1".to_string());
-        assert!(id != "t-2" && "t-2".to_string() != id);
+        // Each comparison, both ways round.
+        let (text, owned): (&str, String) = ("t-1", "t-1".into());
+        assert_eq!(id, text);
+        assert_eq!(text, id);
+        assert_eq!(id, *text);
+        assert_eq!(*text, id);
+        assert_eq!(id, owned);
+        assert_eq!(owned, id);
+        let (other, other_owned): (&str, String) = ("t-2", "t-2".into());
+        assert_ne!(id, other);
+        assert_ne!(other_owned, id);
         assert_eq!(id.to_string(), "t-1");
         assert_eq!(&*id, "t-1");
         let map: std::collections::HashMap<TaskId, u8> = [(id.clone(), 1)].into();

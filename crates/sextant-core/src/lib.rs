@@ -21,6 +21,8 @@
 //!   Because it is pure it can be run at any time over the journal, which is what makes the cached
 //!   task state in SQLite rebuildable.
 //! - [`text`]: cutting text to a length in characters or bytes without splitting a character.
+//! - [`ids`]: the id types ([`ids::TaskId`], [`ids::SessionId`], …), minting ids, and the one
+//!   text format times are stored and sent in.
 //!
 //! Not here: SQL (sextant-journal), HTTP (sextant-server), processes (sextant-runtime).
 

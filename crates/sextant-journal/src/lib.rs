@@ -628,7 +628,7 @@ impl Journal {
 
     /// Recomputes every task's cached state from the events and returns the tasks whose cache
     /// differs (empty = the cache is exactly what the journal says).
-    pub async fn rebuild_check(&self) -> Result<Vec<String>> {
+    pub async fn rebuild_check(&self) -> Result<Vec<sextant_core::ids::TaskId>> {
         self.read(queries::tasks::rebuild_check).await
     }
 }

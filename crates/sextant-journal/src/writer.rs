@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 use rusqlite::Connection;
 use sextant_core::a2a::{Message, TaskState};
 use sextant_core::event::{is_interrupted, is_terminal};
-use sextant_core::ids::{format_time, new_id};
+use sextant_core::ids::{SessionId, format_time, new_id};
 use sextant_core::{AgentSpec, EventBody, JournalEvent, PrincipalKind};
 use tokio::sync::oneshot;
 
@@ -318,7 +318,7 @@ impl Done {
             live,
         };
         drop(tx.send(Ok(out)));
-        Some(created.task().task_id.clone())
+        Some(created.task().task_id.to_string())
     }
 
     /// Answers the caller (`live`: see [`Done::subscribe`]).
@@ -1303,7 +1303,7 @@ fn admit(ctx: &mut Ctx<'_>, a: &Admission) -> Result<Result<Admitted, Refusal>> 
             && *cx != task.context_id
         {
             return Ok(Err(Refusal::ContextMismatch {
-                task_context: task.context_id,
+                task_context: task.context_id.into_string(),
             }));
         }
         if task.state.is_terminal() {
@@ -1316,18 +1316,18 @@ fn admit(ctx: &mut Ctx<'_>, a: &Admission) -> Result<Result<Admitted, Refusal>> 
         }
         if let Some(p) = &a.push_config {
             let row = PushConfigRow {
-                task_id: task.task_id.clone(),
+                task_id: task.task_id.to_string(),
                 ..p.clone()
             };
             ctx.wrote = true;
             put_push(ctx, &row)?;
         }
         let mut message = a.message.clone();
-        message.task_id = Some(task.task_id.clone());
-        message.context_id = Some(task.context_id.clone());
+        message.task_id = Some(task.task_id.to_string());
+        message.context_id = Some(task.context_id.to_string());
         let ev = ctx.append(
             &task.session_id,
-            Some(task.task_id.clone()),
+            Some(task.task_id.to_string()),
             EventBody::InputAccepted { message },
             a.at,
         )?;
@@ -1366,11 +1366,11 @@ fn admit(ctx: &mut Ctx<'_>, a: &Admission) -> Result<Result<Admitted, Refusal>> 
         }
         None => {
             let s = SessionRow {
-                session_id: new_id(),
-                agent_id: a.agent_id.clone(),
+                session_id: SessionId::new(),
+                agent_id: a.agent_id.as_str().into(),
                 caller: a.caller.clone(),
                 caller_kind: a.caller_kind,
-                context_id: context_id.clone(),
+                context_id: context_id.as_str().into(),
                 origin: a.origin,
                 created_at: sextant_core::ids::millis(a.at),
                 // As they will be once the first event below is in: nothing to write back.
@@ -1379,7 +1379,7 @@ fn admit(ctx: &mut Ctx<'_>, a: &Admission) -> Result<Result<Admitted, Refusal>> 
             };
             ctx.wrote = true;
             sessions::insert(c, &s)?;
-            ctx.job.seqs.insert(s.session_id.clone(), 0);
+            ctx.job.seqs.insert(s.session_id.to_string(), 0);
             (s, true)
         }
     };
@@ -1402,14 +1402,14 @@ fn admit(ctx: &mut Ctx<'_>, a: &Admission) -> Result<Result<Admitted, Refusal>> 
     // The rows are written with their cache columns already right: nothing to write back.
     ctx.job.tasks.remove(&task_id);
     if session_created {
-        ctx.job.sessions.remove(&session.session_id);
+        ctx.job.sessions.remove(session.session_id.as_str());
     }
     let task = TaskRow {
-        task_id: task_id.clone(),
+        task_id: task_id.as_str().into(),
         session_id: session.session_id.clone(),
         caller: a.caller.clone(),
-        agent_id: a.agent_id.clone(),
-        context_id: context_id.clone(),
+        agent_id: a.agent_id.as_str().into(),
+        context_id: context_id.into(),
         message_id: message_id.to_string(),
         content_hash: a.content_hash.clone(),
         created_at: sextant_core::ids::millis(a.at),

@@ -179,14 +179,14 @@ impl Runtime {
                 &task.session_id,
                 vec![
                     NewEvent {
-                        task_id: Some(task.task_id.clone()),
+                        task_id: Some(task.task_id.to_string()),
                         body: EventBody::InteractionAnswered {
                             answer: answer.clone(),
                         },
                         at: now,
                     },
                     NewEvent {
-                        task_id: Some(task.task_id.clone()),
+                        task_id: Some(task.task_id.to_string()),
                         body: EventBody::TaskState {
                             state: TaskState::Working,
                             message: None,
@@ -264,7 +264,7 @@ impl Runtime {
             granted_by: answer.answered_by.clone(),
             granted_at: sextant_core::ids::format_time(self.inner.clock.now()),
             run_id: Some(scope.run_id),
-            task_id: task.task_id.clone(),
+            task_id: task.task_id.to_string(),
             interaction_id: interaction.interaction_id.clone(),
             voided_at: None,
             void_reason: None,
@@ -279,7 +279,7 @@ impl Runtime {
             &task.session_id,
             &task.agent_id,
             WorkItem::Resume {
-                task_id: task.task_id.clone(),
+                task_id: task.task_id.to_string(),
                 interaction: Box::new(interaction.clone()),
                 answer: Box::new(answer),
             },

@@ -323,7 +323,7 @@ impl Recovery {
                         &t.session_id,
                         &t.agent_id,
                         worker::WorkItem::Follow {
-                            task_id: t.task_id.clone(),
+                            task_id: t.task_id.to_string(),
                             note: Box::new(note),
                         },
                     );
@@ -334,7 +334,7 @@ impl Recovery {
                     let side_effects = rt.agent(&t.agent_id).is_none_or(|a| {
                         engine::make::make_engine(&a, &rt.inner.env).has_side_effects()
                     });
-                    let why = interrupted_reason(side_effects, ended.contains(&t.task_id));
+                    let why = interrupted_reason(side_effects, ended.contains(t.task_id.as_str()));
                     let why = why.as_str();
                     rt.inner
                         .journal
@@ -790,7 +790,7 @@ impl Runtime {
                     &task.session_id,
                     &task.agent_id,
                     worker::WorkItem::Task {
-                        task_id: task.task_id.clone(),
+                        task_id: task.task_id.to_string(),
                         fresh,
                     },
                 );

@@ -101,10 +101,10 @@ pub fn run_scope(c: &Connection, task: &TaskRow) -> Result<Option<RunScope>> {
         .query_row(
             params![
                 run_id,
-                task.session_id,
+                task.session_id.as_str(),
                 task.caller,
-                task.agent_id,
-                task.task_id
+                task.agent_id.as_str(),
+                task.task_id.as_str()
             ],
             |r| {
                 Ok((

@@ -271,7 +271,7 @@ pub fn digest(c: &Connection, t: &TaskRow) -> Result<TaskDigest> {
     };
     let first: Option<String> = c
         .prepare_cached("SELECT body FROM events WHERE session_id = ?1 AND seq = ?2")?
-        .query_row(params![t.session_id, t.first_seq], |r| r.get(0))
+        .query_row(params![t.session_id.as_str(), t.first_seq], |r| r.get(0))
         .optional()?;
     let title = match first.map(decode).transpose()? {
         Some(EventBody::TaskCreated { message }) => first_line(&message_text(&message)),
@@ -288,10 +288,10 @@ pub fn digest(c: &Connection, t: &TaskRow) -> Result<TaskDigest> {
              ORDER BY seq DESC LIMIT ?5",
         )?;
         let mut rows = st.query(params![
-            t.session_id,
+            t.session_id.as_str(),
             t.first_seq,
             t.last_seq,
-            t.task_id,
+            t.task_id.as_str(),
             RESULT_LOOKBACK
         ])?;
         while let Some(r) = rows.next()? {

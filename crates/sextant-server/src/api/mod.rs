@@ -237,7 +237,7 @@ pub async fn sessions(
         rows.last().map(|s| {
             encode_cursor(&(
                 sextant_core::ids::format_time(s.updated_at),
-                s.session_id.clone(),
+                s.session_id.to_string(),
             ))
         })
     } else {
@@ -575,9 +575,9 @@ async fn state_change(journal: &sextant_journal::Journal, ev: &JournalEvent) -> 
     Some(json!(TaskChange {
         task_id: task_id.to_string(),
         session_id: ev.session_id.clone(),
-        agent_id: row.agent_id,
+        agent_id: row.agent_id.into(),
         caller: row.caller,
-        context_id: row.context_id,
+        context_id: row.context_id.into(),
         state: state.clone(),
         outcome: state.is_terminal().then_some(row.outcome).flatten(),
         schedule_id,

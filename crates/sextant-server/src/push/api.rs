@@ -78,7 +78,7 @@ pub async fn list(
             .map_err(|e| ApiError::Internal(e.to_string()))?;
         let (agent_id, state, terminal) = match &task {
             Some(t) => (
-                t.agent_id.clone(),
+                t.agent_id.to_string(),
                 sextant_core::event::state_wire(&t.state),
                 t.state.is_terminal(),
             ),
@@ -134,7 +134,7 @@ pub async fn resume(
         delivery: health(&row, terminal),
         agent_id: task
             .as_ref()
-            .map(|t| t.agent_id.clone())
+            .map(|t| t.agent_id.to_string())
             .unwrap_or_default(),
         task_state: task
             .as_ref()
