@@ -1,6 +1,6 @@
 use chrono::{DateTime, Utc};
 use sextant_core::a2a::{Message, Part, Role, TaskState};
-use sextant_core::ids::{SessionId, TaskId};
+use sextant_core::ids::{RunId, ScheduleId, SessionId, TaskId};
 use sextant_core::schedule::{MissedRunPolicy, RunOutcome, RunRecord, RunTrigger};
 use sextant_core::{AgentSpec, EventBody};
 
@@ -352,7 +352,7 @@ fn t(s: &str) -> DateTime<Utc> {
 
 fn cron_run(schedule_id: &str, slot: &str) -> RunRow {
     RunRow {
-        run_id: sextant_core::ids::new_id(),
+        run_id: RunId::new(),
         schedule_id: schedule_id.into(),
         trigger: RunTrigger::Cron,
         scheduled_for: t(slot),
@@ -529,8 +529,8 @@ async fn a_schedule_row_that_does_not_read_is_left_out_not_the_whole_list() {
         )
         .unwrap();
     }
-    let ids = |rows: Vec<ScheduleRow>| -> Vec<String> {
-        let mut ids: Vec<String> = rows.into_iter().map(|s| s.schedule_id).collect();
+    let ids = |rows: Vec<ScheduleRow>| -> Vec<ScheduleId> {
+        let mut ids: Vec<ScheduleId> = rows.into_iter().map(|s| s.schedule_id).collect();
         ids.sort();
         ids
     };
@@ -591,7 +591,7 @@ async fn a_run_row_that_does_not_read_is_left_out_of_the_runs_list() {
         )
         .unwrap();
     }
-    let ids = |(runs, total): (Vec<RunRow>, u64)| -> (Vec<String>, u64) {
+    let ids = |(runs, total): (Vec<RunRow>, u64)| -> (Vec<RunId>, u64) {
         (runs.into_iter().map(|r| r.run_id).collect(), total)
     };
     let all = ids(j.runs("s1", None, 10).await.unwrap());
@@ -2421,7 +2421,7 @@ async fn schedule_grants_apply_only_to_the_schedules_runs_under_the_same_prompt_
         granted_by: "you".into(),
         granted_at: "2026-11-29T10:01:05.000Z".into(),
         run_id: Some(run.run_id.clone()),
-        task_id: task.task_id.to_string(),
+        task_id: task.task_id.clone(),
         interaction_id: "i1".into(),
         voided_at: None,
         void_reason: None,

@@ -264,7 +264,7 @@ impl Runtime {
             granted_by: answer.answered_by.clone(),
             granted_at: sextant_core::ids::format_time(self.inner.clock.now()),
             run_id: Some(scope.run_id),
-            task_id: task.task_id.to_string(),
+            task_id: task.task_id.clone(),
             interaction_id: interaction.interaction_id.clone(),
             voided_at: None,
             void_reason: None,

@@ -60,6 +60,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use sextant_core::a2a::Message;
+use sextant_core::ids::TaskId;
 use sextant_core::projection::TaskFold;
 use sextant_core::{AgentSpec, Clock, EventBody, Principal, Rights};
 use sextant_journal::{Admission, Admitted, Journal, Refusal, TaskRow};
@@ -301,7 +302,7 @@ impl Recovery {
         // First end what interrupted turns left running (their process groups), so nothing
         // of theirs acts after this start has told anyone they stopped.
         let leftovers = process::end_leftovers(&rt.inner.journal).await?;
-        let ended: HashSet<String> = leftovers
+        let ended: HashSet<TaskId> = leftovers
             .into_iter()
             .filter(|(_, l)| matches!(l, process::Leftover::Ended { .. }))
             .map(|(task, _)| task)
@@ -334,7 +335,7 @@ impl Recovery {
                     let side_effects = rt.agent(&t.agent_id).is_none_or(|a| {
                         engine::make::make_engine(&a, &rt.inner.env).has_side_effects()
                     });
-                    let why = interrupted_reason(side_effects, ended.contains(t.task_id.as_str()));
+                    let why = interrupted_reason(side_effects, ended.contains(&t.task_id));
                     let why = why.as_str();
                     rt.inner
                         .journal

@@ -340,7 +340,7 @@ async fn run_prepared(
             .await?
             .filter(|s| s.current)
             .map(|s| ScheduledRun {
-                schedule_id: s.schedule_id,
+                schedule_id: s.schedule_id.into(),
                 schedule_name: s.schedule_name,
                 grants: s.grants,
             })

@@ -19,7 +19,7 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use sextant_core::a2a::{Message, Part, Role};
 use sextant_core::event::state_wire;
-use sextant_core::ids::{format_time, millis, new_id, parse_time};
+use sextant_core::ids::{RunId, format_time, millis, parse_time};
 use sextant_core::{OverlapPolicy, Principal, RunRecord, RunTrigger};
 use sextant_journal::{Claim, RunRow, ScheduleRow};
 use sextant_runtime::{AdmitError, CancelOutcome, CancelRequest, Input};
@@ -142,7 +142,7 @@ impl Scheduler {
             let mut overlaps: HashMap<String, Overlap> = HashMap::new();
             for run in active {
                 overlaps
-                    .entry(run.schedule_id.clone())
+                    .entry(run.schedule_id.to_string())
                     .or_default()
                     .active
                     .push(run);
@@ -154,9 +154,9 @@ impl Scheduler {
             let mut planned = Vec::with_capacity(due.len());
             let mut by_id: HashMap<String, ScheduleRow> = HashMap::with_capacity(due.len());
             for s in due {
-                let overlap = overlaps.get(&s.schedule_id).unwrap_or(&none);
+                let overlap = overlaps.get(s.schedule_id.as_str()).unwrap_or(&none);
                 planned.push(self.claim_for(&s, now, overlap));
-                by_id.insert(s.schedule_id.clone(), s);
+                by_id.insert(s.schedule_id.to_string(), s);
             }
             let claims: Vec<Claim> = planned.iter().map(|p| p.claim.clone()).collect();
             let won = self.journal().claim_slots(claims).await?;
@@ -280,7 +280,7 @@ impl Scheduler {
                 "schedule cannot be evaluated; it will not fire until edited");
             return Planned {
                 claim: Claim {
-                    schedule_id: s.schedule_id.clone(),
+                    schedule_id: s.schedule_id.to_string(),
                     expected,
                     next: None,
                     next_due: None,
@@ -295,7 +295,7 @@ impl Scheduler {
         let p = plan(&timing, cursor, now, policy, Self::grace(s), &delay);
         let mut cancel = Vec::new();
         let row = |record: RunRecord, trigger: RunTrigger, slot: DateTime<Utc>, reason| RunRow {
-            run_id: new_id(),
+            run_id: RunId::new(),
             schedule_id: s.schedule_id.clone(),
             trigger,
             scheduled_for: millis(slot),
@@ -358,7 +358,7 @@ impl Scheduler {
         }
         Planned {
             claim: Claim {
-                schedule_id: s.schedule_id.clone(),
+                schedule_id: s.schedule_id.to_string(),
                 expected,
                 next: p.next.map(format_time),
                 next_due: p.next.map(|t| format_time(t + delay(t))),
@@ -436,7 +436,7 @@ impl Scheduler {
             .runtime()
             .admit(Input {
                 principal: creator.clone(),
-                agent_id: run.agent_id.clone(),
+                agent_id: run.agent_id.to_string(),
                 message,
                 origin: sextant_core::Origin::Schedule,
                 // Admission checks the schedule creator's rights at fire time.

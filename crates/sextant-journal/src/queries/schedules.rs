@@ -7,6 +7,7 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde::{Deserialize, Serialize};
 
 use chrono::{DateTime, Utc};
+use sextant_core::ids::{AgentId, ScheduleId};
 use sextant_core::schedule::{MissedRunPolicy, OverlapPolicy, ScheduleSource};
 
 use crate::error::Result;
@@ -15,7 +16,7 @@ use crate::stored::{self, Sql};
 /// A stored schedule.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ScheduleRow {
-    pub schedule_id: String,
+    pub schedule_id: ScheduleId,
     /// `Principal::key()` of the creator: the only principal that sees or manages it.
     pub creator: String,
     pub creator_kind: String,
@@ -27,7 +28,7 @@ pub struct ScheduleRow {
     pub cron: String,
     /// IANA zone name.
     pub timezone: String,
-    pub agent_id: String,
+    pub agent_id: AgentId,
     pub enabled: bool,
     /// What it does about slots it could not fire on time.
     pub missed_run_policy: MissedRunPolicy,
@@ -71,7 +72,7 @@ pub(crate) const COLUMNS: &str = "schedule_id, creator, creator_kind, creator_pr
 
 pub(crate) fn row(r: &Row<'_>) -> rusqlite::Result<ScheduleRow> {
     Ok(ScheduleRow {
-        schedule_id: r.get(0)?,
+        schedule_id: stored::get(r, 0)?,
         creator: r.get(1)?,
         creator_kind: r.get(2)?,
         creator_principal: r.get(3)?,
@@ -79,7 +80,7 @@ pub(crate) fn row(r: &Row<'_>) -> rusqlite::Result<ScheduleRow> {
         prompt: r.get(5)?,
         cron: r.get(6)?,
         timezone: r.get(7)?,
-        agent_id: r.get(8)?,
+        agent_id: stored::get(r, 8)?,
         enabled: r.get(9)?,
         missed_run_policy: stored::get(r, 10)?,
         missed_run_grace_secs: r.get(11)?,
@@ -141,7 +142,7 @@ pub fn insert(c: &Connection, s: &ScheduleRow) -> Result<()> {
                  ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25)"
     ))?
     .execute(params![
-        s.schedule_id,
+        s.schedule_id.as_str(),
         s.creator,
         s.creator_kind,
         s.creator_principal,
@@ -149,7 +150,7 @@ pub fn insert(c: &Connection, s: &ScheduleRow) -> Result<()> {
         s.prompt,
         s.cron,
         s.timezone,
-        s.agent_id,
+        s.agent_id.as_str(),
         s.enabled,
         Sql(s.missed_run_policy),
         s.missed_run_grace_secs,
@@ -186,13 +187,13 @@ pub fn update(c: &Connection, s: &ScheduleRow, reset_failures: bool) -> Result<b
              WHERE schedule_id = ?1 AND creator = ?2",
         )?
         .execute(params![
-            s.schedule_id,
+            s.schedule_id.as_str(),
             s.creator,
             s.name,
             s.prompt,
             s.cron,
             s.timezone,
-            s.agent_id,
+            s.agent_id.as_str(),
             s.enabled,
             Sql(s.missed_run_policy),
             s.missed_run_grace_secs,

@@ -53,8 +53,8 @@ async fn done(j: &Journal, id: &str, cx: Option<&str>, when: DateTime<Utc>) -> T
 fn started_run(schedule: &str, task: &TaskRow, when: &str) -> RunRow {
     RunRow {
         record: RunRecord::Started,
-        session_id: Some(task.session_id.to_string()),
-        task_id: Some(task.task_id.to_string()),
+        session_id: Some(task.session_id.clone()),
+        task_id: Some(task.task_id.clone()),
         trigger: RunTrigger::Manual,
         ..cron_run(schedule, when)
     }

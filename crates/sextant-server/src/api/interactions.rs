@@ -73,7 +73,7 @@ pub async fn list(
             caller: task.caller,
             context_id: task.context_id.into(),
             session_url: format!("{base}/sessions/{}", row.session_id),
-            session_id: row.session_id,
+            session_id: row.session_id.into(),
             task_state: task.state,
             raised_at: row.raised_at,
             answer_url: format!(

@@ -283,8 +283,8 @@ pub async fn session(
             "{base}/api/v1/me/schedules/{}/runs/{}",
             r.schedule_id, r.run_id
         ),
-        run_id: r.run_id,
-        schedule_id: r.schedule_id,
+        run_id: r.run_id.into(),
+        schedule_id: r.schedule_id.into(),
         trigger: r.trigger,
     });
     Ok(Json(json!(SessionDetail {
