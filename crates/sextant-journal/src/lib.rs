@@ -519,7 +519,7 @@ impl Journal {
     pub async fn session_schedule(
         &self,
         session_id: &str,
-    ) -> Result<Option<(String, Option<String>)>> {
+    ) -> Result<Option<(sextant_core::ids::ScheduleId, Option<String>)>> {
         let id = session_id.to_string();
         self.read(move |c| queries::search::session_schedule(c, &id))
             .await

@@ -1266,7 +1266,7 @@ fn put_push(ctx: &mut Ctx<'_>, row: &PushConfigRow) -> Result<PushPut> {
         if !list.contains(&row.config_id) {
             list.push(row.config_id.clone());
         }
-        ctx.job.push.insert(row.task_id.clone(), list);
+        ctx.job.push.insert(row.task_id.to_string(), list);
     }
     Ok(if replaced {
         PushPut::Replaced
@@ -1316,7 +1316,7 @@ fn admit(ctx: &mut Ctx<'_>, a: &Admission) -> Result<Result<Admitted, Refusal>> 
         }
         if let Some(p) = &a.push_config {
             let row = PushConfigRow {
-                task_id: task.task_id.to_string(),
+                task_id: task.task_id.clone(),
                 ..p.clone()
             };
             ctx.wrote = true;
@@ -1422,7 +1422,7 @@ fn admit(ctx: &mut Ctx<'_>, a: &Admission) -> Result<Result<Admitted, Refusal>> 
     tasks::insert(c, &task)?;
     if let Some(p) = &a.push_config {
         let row = PushConfigRow {
-            task_id: task_id.clone(),
+            task_id: task.task_id.clone(),
             ..p.clone()
         };
         push::put(c, &row)?;

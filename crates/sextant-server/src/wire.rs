@@ -137,7 +137,7 @@ impl TaskSummary {
             result: d.result,
             origin: d.origin,
             caller_kind: d.caller_kind,
-            schedule_id: d.schedule_id,
+            schedule_id: d.schedule_id.map(String::from),
             schedule_name: d.schedule_name,
             matched,
             ..Self::from(t)

@@ -3,12 +3,15 @@
 
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
+use sextant_core::ids::{SessionId, TaskId};
+
 use crate::error::Result;
+use crate::stored;
 
 /// A stored push-notification config.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PushConfigRow {
-    pub task_id: String,
+    pub task_id: TaskId,
     pub config_id: String,
     /// The task's caller, who owns the config.
     pub caller: String,
@@ -36,7 +39,7 @@ pub struct PushConfigRow {
 impl PushConfigRow {
     /// A config as created: nothing delivered or pending.
     pub fn new(
-        task_id: impl Into<String>,
+        task_id: impl Into<TaskId>,
         config_id: impl Into<String>,
         caller: impl Into<String>,
         url: impl Into<String>,
@@ -69,9 +72,9 @@ impl PushConfigRow {
 #[derive(Debug, Clone, PartialEq)]
 pub struct OutboxRow {
     pub delivery_id: i64,
-    pub task_id: String,
+    pub task_id: TaskId,
     pub config_id: String,
-    pub session_id: String,
+    pub session_id: SessionId,
     pub seq: i64,
     pub created_at: String,
 }
@@ -82,7 +85,7 @@ const COLUMNS: &str = "task_id, config_id, caller, url, secrets, created_at, upd
 
 fn row(r: &Row<'_>) -> rusqlite::Result<PushConfigRow> {
     Ok(PushConfigRow {
-        task_id: r.get(0)?,
+        task_id: stored::get(r, 0)?,
         config_id: r.get(1)?,
         caller: r.get(2)?,
         url: r.get(3)?,
@@ -115,7 +118,7 @@ pub fn put(c: &Connection, p: &PushConfigRow) -> Result<bool> {
          next_attempt_at = CASE WHEN pending > 0 THEN excluded.updated_at ELSE NULL END",
     )?
     .execute(params![
-        p.task_id,
+        p.task_id.as_str(),
         p.config_id,
         p.caller,
         p.url,
@@ -241,9 +244,9 @@ pub fn head(c: &Connection, task_id: &str, config_id: &str) -> Result<Option<Out
     .query_row(params![task_id, config_id], |r| {
         Ok(OutboxRow {
             delivery_id: r.get(0)?,
-            task_id: r.get(1)?,
+            task_id: stored::get(r, 1)?,
             config_id: r.get(2)?,
-            session_id: r.get(3)?,
+            session_id: stored::get(r, 3)?,
             seq: r.get(4)?,
             created_at: r.get(5)?,
         })
@@ -266,7 +269,7 @@ pub fn delivered(c: &Connection, d: &OutboxRow, at: &str) -> Result<bool> {
          next_attempt_at = CASE WHEN pending > 1 THEN ?3 ELSE NULL END \
          WHERE task_id = ?1 AND config_id = ?2",
     )?
-    .execute(params![d.task_id, d.config_id, at])?;
+    .execute(params![d.task_id.as_str(), d.config_id, at])?;
     Ok(true)
 }
 

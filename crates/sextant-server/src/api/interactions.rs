@@ -64,7 +64,7 @@ pub async fn list(
         out.push(PendingInteraction {
             caller_kind: labels.caller_kind,
             origin: labels.origin,
-            schedule_id,
+            schedule_id: schedule_id.map(String::from),
             schedule_name: schedule_name.flatten(),
             first_message,
             interaction: row.interaction.public(),

@@ -580,7 +580,7 @@ async fn state_change(journal: &sextant_journal::Journal, ev: &JournalEvent) -> 
         context_id: row.context_id.into(),
         state: state.clone(),
         outcome: state.is_terminal().then_some(row.outcome).flatten(),
-        schedule_id,
+        schedule_id: schedule_id.map(String::from),
         schedule_name: schedule_name.flatten(),
         title,
         result,

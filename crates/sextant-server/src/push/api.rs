@@ -86,7 +86,7 @@ pub async fn list(
         };
         configs.push(PushConfigView {
             delivery: health(&row, terminal),
-            task_id: row.task_id,
+            task_id: row.task_id.into(),
             config_id: row.config_id,
             agent_id,
             task_state: state,
@@ -140,7 +140,7 @@ pub async fn resume(
             .as_ref()
             .map(|t| sextant_core::event::state_wire(&t.state))
             .unwrap_or_default(),
-        task_id: row.task_id,
+        task_id: row.task_id.into(),
         config_id: row.config_id,
         caller: row.caller,
         url: shown_url(&row.url),
