@@ -7,35 +7,28 @@
 //! JSON and exports are unchanged), the journal stores the same text, and `Deref<Target = str>`
 //! lets `&row.task_id` go wherever a `&str` is taken.
 
-use std::borrow::Borrow;
-use std::fmt;
-use std::ops::Deref;
-
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-/// Defines a string id newtype with its conversions and comparisons; `mint` adds `new()`.
-macro_rules! string_id {
-    ($(#[$meta:meta])* $name:ident) => {
-        $(#[$meta])*
-        #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-        #[serde(transparent)]
-        pub struct $name(String);
-
+/// The conversions and comparisons every text newtype here shares (`$name(String)`): it reads
+/// as its text (`Deref<Target = str>`, `AsRef`, `Borrow`, `Display`), compares with `str` and
+/// `String` both ways round, and gives its text back. How one is made is up to each type.
+macro_rules! text_newtype {
+    ($name:ident) => {
         impl $name {
-            /// The id's text.
+            /// The text.
             pub fn as_str(&self) -> &str {
                 &self.0
             }
 
-            /// The id's text, owned.
+            /// The text, owned.
             pub fn into_string(self) -> String {
                 self.0
             }
         }
 
-        impl Deref for $name {
+        impl std::ops::Deref for $name {
             type Target = str;
             fn deref(&self) -> &str {
                 &self.0
@@ -49,40 +42,22 @@ macro_rules! string_id {
         }
 
         // Sound: the derived `Eq`, `Ord` and `Hash` are those of the one `String` field, which
-        // agree with `str`'s, so a map keyed by the id can be looked up by its text.
-        impl Borrow<str> for $name {
+        // agree with `str`'s, so a map keyed by the value can be looked up by its text.
+        impl std::borrow::Borrow<str> for $name {
             fn borrow(&self) -> &str {
                 &self.0
             }
         }
 
-        impl fmt::Display for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str(&self.0)
             }
         }
 
-        impl From<String> for $name {
-            fn from(s: String) -> Self {
-                Self(s)
-            }
-        }
-
-        impl From<&str> for $name {
-            fn from(s: &str) -> Self {
-                Self(s.to_string())
-            }
-        }
-
-        impl From<&String> for $name {
-            fn from(s: &String) -> Self {
-                Self(s.clone())
-            }
-        }
-
         impl From<$name> for String {
-            fn from(id: $name) -> String {
-                id.0
+            fn from(v: $name) -> String {
+                v.0
             }
         }
 
@@ -119,6 +94,38 @@ macro_rules! string_id {
         impl PartialEq<$name> for String {
             fn eq(&self, other: &$name) -> bool {
                 *self == other.0
+            }
+        }
+    };
+}
+pub(crate) use text_newtype;
+
+/// Defines a string id newtype: any text is an id of its kind (`From<String>`, `From<&str>`);
+/// `mint` adds `new()`.
+macro_rules! string_id {
+    ($(#[$meta:meta])* $name:ident) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+        #[serde(transparent)]
+        pub struct $name(String);
+
+        text_newtype!($name);
+
+        impl From<String> for $name {
+            fn from(s: String) -> Self {
+                Self(s)
+            }
+        }
+
+        impl From<&str> for $name {
+            fn from(s: &str) -> Self {
+                Self(s.to_string())
+            }
+        }
+
+        impl From<&String> for $name {
+            fn from(s: &String) -> Self {
+                Self(s.clone())
             }
         }
     };

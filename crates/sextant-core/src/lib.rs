@@ -49,7 +49,7 @@ pub use agent::{AgentSpec, EngineSpec};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use event::{EventBody, JournalEvent};
 pub use interaction::{Answer, Interaction, InteractionKind, InteractionOption};
-pub use principal::{Principal, PrincipalKind};
+pub use principal::{CallerKey, Principal, PrincipalKind};
 pub use schedule::{
     MissedRunPolicy, OverlapPolicy, RunOutcome, RunRecord, RunTrigger, ScheduleSource,
 };

@@ -16,7 +16,7 @@ use sextant_core::ids::{
 use sextant_core::schedule::{
     MissedRunPolicy, OverlapPolicy, RunOutcome, RunRecord, RunTrigger, ScheduleSource,
 };
-use sextant_core::{Origin, PrincipalKind};
+use sextant_core::{CallerKey, Origin, PrincipalKind};
 
 /// A value the journal stores as text.
 pub(crate) trait Stored: Sized {
@@ -61,6 +61,16 @@ stored_id!(
     ScheduleId: "schedule id",
     RunId: "run id",
 );
+
+impl Stored for CallerKey {
+    const WHAT: &'static str = "caller key";
+    fn to_stored(&self) -> String {
+        self.to_string()
+    }
+    fn from_stored(s: &str) -> Option<Self> {
+        Some(CallerKey::from_stored(s))
+    }
+}
 
 impl Stored for TaskState {
     const WHAT: &'static str = "task state";

@@ -2,7 +2,7 @@ use chrono::{DateTime, Utc};
 use sextant_core::a2a::{Message, Part, Role, TaskState};
 use sextant_core::ids::{RunId, ScheduleId, SessionId, TaskId};
 use sextant_core::schedule::{MissedRunPolicy, RunOutcome, RunRecord, RunTrigger};
-use sextant_core::{AgentSpec, EventBody};
+use sextant_core::{AgentSpec, CallerKey, EventBody};
 
 use super::*;
 
@@ -20,7 +20,7 @@ fn msg(id: &str, text: &str) -> Message {
 
 fn admission(caller: &str, id: &str, text: &str) -> Admission {
     Admission {
-        caller: caller.into(),
+        caller: CallerKey::from_stored(caller),
         caller_kind: sextant_core::PrincipalKind::Person,
         agent_id: "echo".into(),
         context_id: None,
@@ -318,7 +318,7 @@ async fn committed_events_are_published_in_seq_order() {
 fn schedule_row(id: &str, next: &str) -> ScheduleRow {
     ScheduleRow {
         schedule_id: id.into(),
-        creator: "alice".into(),
+        creator: CallerKey::from_stored("alice"),
         creator_kind: "person".into(),
         creator_principal: "{}".into(),
         name: "n".into(),
@@ -358,7 +358,7 @@ fn cron_run(schedule_id: &str, slot: &str) -> RunRow {
         scheduled_for: t(slot),
         prompt: "p".into(),
         agent_id: "echo".into(),
-        executed_as: "alice".into(),
+        executed_as: CallerKey::from_stored("alice"),
         record: RunRecord::Pending,
         reason: None,
         session_id: None,
@@ -1402,7 +1402,7 @@ fn config(task: &str, id: &str) -> PushConfigRow {
     PushConfigRow::new(
         task,
         id,
-        "alice",
+        CallerKey::from_stored("alice"),
         "https://hooks.example/x",
         "sealed",
         "2026-11-29T10:00:00.000Z",

@@ -10,7 +10,7 @@ use rusqlite::Connection;
 use sextant_core::a2a::{Message, TaskState};
 use sextant_core::event::{is_interrupted, is_terminal};
 use sextant_core::ids::{SessionId, format_time, new_id};
-use sextant_core::{AgentSpec, EventBody, JournalEvent, PrincipalKind};
+use sextant_core::{AgentSpec, CallerKey, EventBody, JournalEvent, PrincipalKind};
 use tokio::sync::oneshot;
 
 use crate::error::{Error, Result};
@@ -65,7 +65,7 @@ const IDLE_FLUSH: std::time::Duration = std::time::Duration::from_secs(2);
 #[derive(Debug, Clone)]
 pub struct Admission {
     /// `Principal::key()` of the caller, and its kind.
-    pub caller: String,
+    pub caller: CallerKey,
     pub caller_kind: PrincipalKind,
     pub agent_id: String,
     /// The caller's contextId, if it sent one.

@@ -778,7 +778,7 @@ impl Peers {
             .await?;
         let admitted = journal
             .admit(Admission {
-                caller: caller.key(),
+                caller: caller.caller_key(),
                 caller_kind: caller.kind,
                 agent_id: conn.agent_id.clone(),
                 context_id: Some(ctx.to_string()),

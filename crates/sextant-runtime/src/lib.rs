@@ -581,7 +581,7 @@ impl Runtime {
         push_config: Option<sextant_journal::PushConfigRow>,
     ) -> Result<Accepted, AdmitError> {
         self.check_caller(&input)?;
-        let caller = input.principal.key();
+        let caller = input.principal.caller_key();
         let message = self.frame_and_trace(&input.principal, &input.agent_id, input.message);
         self.refuse_while_awaiting_decision(&caller, &input.agent_id, &message)
             .await?;

@@ -289,7 +289,7 @@ async fn recovery_delivers_accepted_inputs_and_fails_interrupted_turns() {
             let mut m = Message::new(Role::User, vec![Part::text("x")]);
             m.message_id = id.into();
             sextant_journal::Admission {
-                caller: "c".into(),
+                caller: sextant_core::CallerKey::from_stored("c"),
                 caller_kind: sextant_core::PrincipalKind::Person,
                 agent_id: "echo".into(),
                 context_id: None,

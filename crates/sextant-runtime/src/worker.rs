@@ -362,7 +362,7 @@ async fn run_prepared(
         schedule,
         cancel: inner.cancel_turns.child_token(),
         stop: stop.clone(),
-        from: sextant_core::Principal::display_remote_key(&task.caller),
+        from: task.caller.remote_label(),
     };
     let sink = TurnSink::new(
         journal.clone(),

@@ -166,14 +166,6 @@ fn check_pause_after(n: Option<i64>) -> Result<Option<i64>, FieldError> {
     }
 }
 
-/// The principal's kind as stored (`person`, `anonymous_local`).
-fn kind_name(p: &Principal) -> String {
-    serde_json::to_value(p.kind)
-        .ok()
-        .and_then(|v| v.as_str().map(String::from))
-        .unwrap_or_default()
-}
-
 /// The cursor and when it is due, for a schedule enabled at `now` (or re-timed then).
 pub(crate) fn cursor_from(
     timing: &Timing,
@@ -522,8 +514,8 @@ impl Scheduler {
         let now = millis(now);
         let row = ScheduleRow {
             schedule_id,
-            creator: actor.owner.key(),
-            creator_kind: kind_name(&actor.owner),
+            creator: actor.owner.caller_key(),
+            creator_kind: actor.owner.kind.as_str().to_string(),
             creator_principal: serde_json::to_string(&actor.owner)
                 .map_err(|e| sextant_journal::Error::Corrupt(e.to_string()))?,
             name,

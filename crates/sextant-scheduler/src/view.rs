@@ -324,7 +324,7 @@ impl From<&RunRow> for RunView {
             reason: r.reason.clone(),
             prompt: r.prompt.clone(),
             agent_id: r.agent_id.to_string(),
-            executed_as: r.executed_as.clone(),
+            executed_as: r.executed_as.to_string(),
             scheduled_for: format_time(r.scheduled_for),
             created_at: format_time(r.created_at),
             started_at: r.started_at.map(format_time),

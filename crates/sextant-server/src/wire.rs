@@ -76,7 +76,7 @@ impl SessionSummary {
         Self {
             session_id: s.session_id.to_string(),
             agent_id: s.agent_id.to_string(),
-            caller: s.caller.clone(),
+            caller: s.caller.to_string(),
             caller_kind: s.caller_kind,
             context_id: s.context_id.to_string(),
             origin: s.origin,
@@ -151,7 +151,7 @@ impl From<&TaskRow> for TaskSummary {
             task_id: t.task_id.to_string(),
             session_id: t.session_id.to_string(),
             agent_id: t.agent_id.to_string(),
-            caller: t.caller.clone(),
+            caller: t.caller.to_string(),
             context_id: t.context_id.to_string(),
             message_id: t.message_id.clone(),
             created_at: format_time(t.created_at),

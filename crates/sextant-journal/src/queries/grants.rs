@@ -104,7 +104,7 @@ pub fn run_scope(c: &Connection, task: &TaskRow) -> Result<Option<RunScope>> {
             params![
                 run_id,
                 task.session_id.as_str(),
-                task.caller,
+                task.caller.as_str(),
                 task.agent_id.as_str(),
                 task.task_id.as_str()
             ],

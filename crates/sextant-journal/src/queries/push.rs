@@ -3,6 +3,7 @@
 
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
+use sextant_core::CallerKey;
 use sextant_core::ids::{SessionId, TaskId};
 
 use crate::error::Result;
@@ -14,7 +15,7 @@ pub struct PushConfigRow {
     pub task_id: TaskId,
     pub config_id: String,
     /// The task's caller, who owns the config.
-    pub caller: String,
+    pub caller: CallerKey,
     pub url: String,
     /// The sealed token and authentication (opaque here).
     pub secrets: String,
@@ -41,7 +42,7 @@ impl PushConfigRow {
     pub fn new(
         task_id: impl Into<TaskId>,
         config_id: impl Into<String>,
-        caller: impl Into<String>,
+        caller: CallerKey,
         url: impl Into<String>,
         secrets: impl Into<String>,
         at: impl Into<String>,
@@ -50,7 +51,7 @@ impl PushConfigRow {
         Self {
             task_id: task_id.into(),
             config_id: config_id.into(),
-            caller: caller.into(),
+            caller,
             url: url.into(),
             secrets: secrets.into(),
             created_at: at.clone(),
@@ -87,7 +88,7 @@ fn row(r: &Row<'_>) -> rusqlite::Result<PushConfigRow> {
     Ok(PushConfigRow {
         task_id: stored::get(r, 0)?,
         config_id: r.get(1)?,
-        caller: r.get(2)?,
+        caller: stored::get(r, 2)?,
         url: r.get(3)?,
         secrets: r.get(4)?,
         created_at: r.get(5)?,
@@ -120,7 +121,7 @@ pub fn put(c: &Connection, p: &PushConfigRow) -> Result<bool> {
     .execute(params![
         p.task_id.as_str(),
         p.config_id,
-        p.caller,
+        p.caller.as_str(),
         p.url,
         p.secrets,
         p.created_at,

@@ -10,6 +10,7 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde::{Deserialize, Serialize};
 
 use chrono::{DateTime, Utc};
+use sextant_core::CallerKey;
 use sextant_core::ids::{AgentId, RunId, ScheduleId, SessionId, TaskId};
 use sextant_core::schedule::{OverlapPolicy, RunOutcome, RunRecord, RunTrigger};
 
@@ -29,7 +30,7 @@ pub struct RunRow {
     pub prompt: String,
     pub agent_id: AgentId,
     /// `Principal::key()` the Run executes as.
-    pub executed_as: String,
+    pub executed_as: CallerKey,
     /// Where the Run is before (or instead of) its task.
     pub record: RunRecord,
     pub reason: Option<String>,
@@ -75,7 +76,7 @@ pub(crate) fn row(r: &Row<'_>) -> rusqlite::Result<RunRow> {
         scheduled_for: stored::get(r, 3)?,
         prompt: r.get(4)?,
         agent_id: stored::get(r, 5)?,
-        executed_as: r.get(6)?,
+        executed_as: stored::get(r, 6)?,
         record: stored::get(r, 7)?,
         reason: r.get(8)?,
         session_id: stored::get_opt(r, 9)?,
@@ -112,7 +113,7 @@ pub fn insert(c: &Connection, r: &RunRow) -> Result<bool> {
             Sql(r.scheduled_for),
             r.prompt,
             r.agent_id.as_str(),
-            r.executed_as,
+            r.executed_as.as_str(),
             Sql(r.record),
             r.reason,
             r.session_id.as_deref(),

@@ -7,6 +7,7 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde::{Deserialize, Serialize};
 
 use chrono::{DateTime, Utc};
+use sextant_core::CallerKey;
 use sextant_core::ids::{AgentId, ScheduleId};
 use sextant_core::schedule::{MissedRunPolicy, OverlapPolicy, ScheduleSource};
 
@@ -18,7 +19,7 @@ use crate::stored::{self, Sql};
 pub struct ScheduleRow {
     pub schedule_id: ScheduleId,
     /// `Principal::key()` of the creator: the only principal that sees or manages it.
-    pub creator: String,
+    pub creator: CallerKey,
     pub creator_kind: String,
     /// The creator as JSON (a `Principal`): every Run executes as it.
     pub creator_principal: String,
@@ -73,7 +74,7 @@ pub(crate) const COLUMNS: &str = "schedule_id, creator, creator_kind, creator_pr
 pub(crate) fn row(r: &Row<'_>) -> rusqlite::Result<ScheduleRow> {
     Ok(ScheduleRow {
         schedule_id: stored::get(r, 0)?,
-        creator: r.get(1)?,
+        creator: stored::get(r, 1)?,
         creator_kind: r.get(2)?,
         creator_principal: r.get(3)?,
         name: r.get(4)?,
@@ -143,7 +144,7 @@ pub fn insert(c: &Connection, s: &ScheduleRow) -> Result<()> {
     ))?
     .execute(params![
         s.schedule_id.as_str(),
-        s.creator,
+        s.creator.as_str(),
         s.creator_kind,
         s.creator_principal,
         s.name,
@@ -188,7 +189,7 @@ pub fn update(c: &Connection, s: &ScheduleRow, reset_failures: bool) -> Result<b
         )?
         .execute(params![
             s.schedule_id.as_str(),
-            s.creator,
+            s.creator.as_str(),
             s.name,
             s.prompt,
             s.cron,

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use chrono::{DateTime, Utc};
 use sextant_core::ids::{AgentId, ContextId, SessionId};
-use sextant_core::{Origin, PrincipalKind};
+use sextant_core::{CallerKey, Origin, PrincipalKind};
 
 use crate::error::Result;
 use crate::stored::{self, Sql};
@@ -15,7 +15,7 @@ use crate::stored::{self, Sql};
 pub struct SessionRow {
     pub session_id: SessionId,
     pub agent_id: AgentId,
-    pub caller: String,
+    pub caller: CallerKey,
     pub caller_kind: PrincipalKind,
     pub context_id: ContextId,
     pub origin: Origin,
@@ -33,7 +33,7 @@ pub(crate) fn row(r: &Row<'_>) -> rusqlite::Result<SessionRow> {
     Ok(SessionRow {
         session_id: stored::get(r, 0)?,
         agent_id: stored::get(r, 1)?,
-        caller: r.get(2)?,
+        caller: stored::get(r, 2)?,
         caller_kind: stored::get(r, 3)?,
         context_id: stored::get(r, 4)?,
         origin: stored::get(r, 5)?,
@@ -79,7 +79,7 @@ pub fn insert(c: &Connection, s: &SessionRow) -> Result<()> {
     .execute(params![
         s.session_id.as_str(),
         s.agent_id.as_str(),
-        s.caller,
+        s.caller.as_str(),
         Sql(s.caller_kind),
         s.context_id.as_str(),
         Sql(s.origin),

@@ -9,7 +9,7 @@ use sextant_core::a2a;
 use sextant_core::event::{parse_state, state_wire};
 use sextant_core::ids::{AgentId, ContextId, SessionId, TaskId, format_time};
 use sextant_core::projection::TaskFold;
-use sextant_core::{EventBody, TaskOutcome};
+use sextant_core::{CallerKey, EventBody, TaskOutcome};
 
 use crate::error::{Error, Result};
 use crate::queries::events;
@@ -20,7 +20,7 @@ use crate::stored::{self, Sql};
 pub struct TaskRow {
     pub task_id: TaskId,
     pub session_id: SessionId,
-    pub caller: String,
+    pub caller: CallerKey,
     pub agent_id: AgentId,
     pub context_id: ContextId,
     pub message_id: String,
@@ -63,7 +63,7 @@ pub(crate) fn row(r: &Row<'_>) -> rusqlite::Result<TaskRow> {
     Ok(TaskRow {
         task_id: stored::get(r, 0)?,
         session_id: stored::get(r, 1)?,
-        caller: r.get(2)?,
+        caller: stored::get(r, 2)?,
         agent_id: stored::get(r, 3)?,
         context_id: stored::get(r, 4)?,
         message_id: r.get(5)?,
@@ -102,7 +102,7 @@ pub fn insert(c: &Connection, t: &TaskRow) -> Result<()> {
     c.prepare_cached(INSERT)?.execute(params![
         t.task_id.as_str(),
         t.session_id.as_str(),
-        t.caller,
+        t.caller.as_str(),
         t.agent_id.as_str(),
         t.context_id.as_str(),
         t.message_id,

@@ -70,7 +70,7 @@ pub async fn list(
             interaction: row.interaction.public(),
             agent_name: app.runtime.agent(&task.agent_id).map(|a| a.name.clone()),
             agent_id: task.agent_id.into(),
-            caller: task.caller,
+            caller: task.caller.into(),
             context_id: task.context_id.into(),
             session_url: format!("{base}/sessions/{}", row.session_id),
             session_id: row.session_id.into(),

@@ -576,7 +576,7 @@ async fn state_change(journal: &sextant_journal::Journal, ev: &JournalEvent) -> 
         task_id: task_id.to_string(),
         session_id: ev.session_id.clone(),
         agent_id: row.agent_id.into(),
-        caller: row.caller,
+        caller: row.caller.into(),
         context_id: row.context_id.into(),
         state: state.clone(),
         outcome: state.is_terminal().then_some(row.outcome).flatten(),
