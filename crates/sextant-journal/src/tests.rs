@@ -536,7 +536,7 @@ async fn a_schedule_row_that_does_not_read_is_left_out_not_the_whole_list() {
     };
     // The unreadable ones are due first (an earlier cursor), and the batch has room for all.
     let due = j
-        .due_schedules("2026-11-29T10:02:00.000Z", 10)
+        .due_schedules(t("2026-11-29T10:02:00.000Z"), 10)
         .await
         .unwrap();
     assert_eq!(ids(due), ["good1", "good2"]);
@@ -1486,7 +1486,7 @@ async fn events_are_queued_for_a_tasks_push_configs_in_order() {
 
     // Delivery takes them in order; each success makes the next one due.
     let now = "2026-11-29T10:00:01.000Z";
-    let due = j.push_due(now, 10).await.unwrap();
+    let due = j.push_due(t(now), 10).await.unwrap();
     assert_eq!(due.len(), 1);
     assert_eq!(due[0].1.seq, want[0]);
     assert!(j.push_delivered(due[0].1.clone(), now).await.unwrap());
@@ -1510,7 +1510,7 @@ async fn events_are_queued_for_a_tasks_push_configs_in_order() {
     )
     .await
     .unwrap();
-    assert!(j.push_due(now, 10).await.unwrap().is_empty());
+    assert!(j.push_due(t(now), 10).await.unwrap().is_empty());
     assert_eq!(
         j.push_next_due().await.unwrap().as_deref(),
         Some("2026-11-29T10:05:00.000Z")
@@ -1523,7 +1523,7 @@ async fn events_are_queued_for_a_tasks_push_configs_in_order() {
     assert_eq!(row.failing_at.as_deref(), Some(now));
     assert_eq!(row.last_error.as_deref(), Some("HTTP 500 again"));
     assert!(
-        j.push_due("2027-01-01T00:00:00.000Z", 10)
+        j.push_due(t("2027-01-01T00:00:00.000Z"), 10)
             .await
             .unwrap()
             .is_empty()
@@ -1533,7 +1533,7 @@ async fn events_are_queued_for_a_tasks_push_configs_in_order() {
     assert!(j.resume_push_config(tid, "c1", now).await.unwrap());
     let row = j.push_config(tid, "c1").await.unwrap().unwrap();
     assert_eq!((row.attempts, row.failing_at.clone()), (0, None));
-    assert_eq!(j.push_due(now, 10).await.unwrap().len(), 1);
+    assert_eq!(j.push_due(t(now), 10).await.unwrap().len(), 1);
 
     // Deleting a config drops what it was owed; deleting again is not an error.
     assert!(j.delete_push_config(tid, "c1").await.unwrap());

@@ -128,17 +128,16 @@ impl Scheduler {
             tracing::warn!(error = %e, "scheduler: could not record how Runs ended");
         }
         let now = self.clock().now();
-        let now_s = format_time(now);
         let mut claimed = Vec::new();
         // Each batch moves the cursors of the schedules it saw, so the next query returns
         // others; a schedule whose claim failed would come back, hence the bound.
         for _ in 0..64 {
-            let due = self.journal().due_schedules(&now_s, BATCH).await?;
+            let due = self.journal().due_schedules(now, BATCH).await?;
             let full = due.len() as u32 == BATCH;
             if due.is_empty() {
                 break;
             }
-            let (active, buffered) = self.journal().overlap_of_due(&now_s).await?;
+            let (active, buffered) = self.journal().overlap_of_due(now).await?;
             let mut overlaps: HashMap<String, Overlap> = HashMap::new();
             for run in active {
                 overlaps

@@ -1,13 +1,14 @@
 //! `push_configs` and `push_outbox`: webhook configs with their delivery health, and the
 //! deliveries still owed (see the migration `20261202100000_push.sql`).
 
+use chrono::{DateTime, Utc};
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use sextant_core::CallerKey;
 use sextant_core::ids::{SessionId, TaskId};
 
 use crate::error::Result;
-use crate::stored;
+use crate::stored::{self, Sql};
 
 /// A stored push-notification config.
 #[derive(Debug, Clone, PartialEq)]
@@ -217,12 +218,12 @@ pub fn recount(c: &Connection, task_id: &str, config_id: &str, at: &str) -> Resu
 }
 
 /// Configs with a delivery due at `now` (not stopped), earliest first.
-pub fn due(c: &Connection, now: &str, limit: u32) -> Result<Vec<PushConfigRow>> {
+pub fn due(c: &Connection, now: DateTime<Utc>, limit: u32) -> Result<Vec<PushConfigRow>> {
     let mut st = c.prepare_cached(&format!(
         "SELECT {COLUMNS} FROM push_configs WHERE pending > 0 AND failing_at IS NULL \
          AND next_attempt_at <= ?1 ORDER BY next_attempt_at LIMIT ?2"
     ))?;
-    let rows = st.query_map(params![now, limit], row)?;
+    let rows = st.query_map(params![Sql(now), limit], row)?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 

@@ -289,7 +289,7 @@ pub fn active(c: &Connection, schedule_id: &str) -> Result<Vec<RunRow>> {
 
 /// The running Runs of every schedule whose cursor is due at `now` (the overlap policy
 /// decides what their due slot does), oldest first.
-pub fn active_of_due(c: &Connection, now: &str) -> Result<Vec<RunRow>> {
+pub fn active_of_due(c: &Connection, now: DateTime<Utc>) -> Result<Vec<RunRow>> {
     Ok(c.prepare_cached(&format!(
         "{SELECT} WHERE r.schedule_id IN (
              SELECT schedule_id FROM schedules
@@ -297,19 +297,21 @@ pub fn active_of_due(c: &Connection, now: &str) -> Result<Vec<RunRow>> {
            AND r.record IN ('pending', 'started') AND {ACTIVE}
          ORDER BY r.created_at, r.run_id"
     ))?
-    .query_map([now], row)?
+    .query_map([Sql(now)], row)?
     .collect::<rusqlite::Result<Vec<_>>>()?)
 }
 
 /// How many buffered Runs each schedule whose cursor is due at `now` has.
-pub fn buffered_of_due(c: &Connection, now: &str) -> Result<HashMap<String, u64>> {
+pub fn buffered_of_due(c: &Connection, now: DateTime<Utc>) -> Result<HashMap<String, u64>> {
     let mut stmt = c.prepare_cached(
         "SELECT schedule_id, COUNT(*) FROM runs WHERE record = 'buffered' AND schedule_id IN (
              SELECT schedule_id FROM schedules
              WHERE enabled = 1 AND due_at IS NOT NULL AND due_at <= ?1)
          GROUP BY schedule_id",
     )?;
-    let rows = stmt.query_map([now], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))?;
+    let rows = stmt.query_map([Sql(now)], |r| {
+        Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))
+    })?;
     rows.map(|r| r.map(|(k, n)| (k, n as u64)).map_err(Into::into))
         .collect()
 }

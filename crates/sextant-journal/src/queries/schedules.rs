@@ -221,18 +221,18 @@ pub fn delete_owned(c: &Connection, creator: &str, schedule_id: &str) -> Result<
     Ok(n == 1)
 }
 
-/// Enabled schedules whose cursor is due at or before `now` (stored time format), earliest
+/// Enabled schedules whose cursor is due at or before `now`, earliest
 /// first, at most `limit`. One whose stored values do not read is left out (and logged), so
 /// the others still fire; it stays due (nothing moves its cursor) and counts against `limit`,
 /// so a batch can come back shorter than `limit` with more due (the scheduler's next tick
 /// takes them).
-pub fn due(c: &Connection, now: &str, limit: u32) -> Result<Vec<ScheduleRow>> {
+pub fn due(c: &Connection, now: DateTime<Utc>, limit: u32) -> Result<Vec<ScheduleRow>> {
     let mut stmt = c.prepare_cached(&format!(
         "SELECT {COLUMNS} FROM schedules
          WHERE enabled = 1 AND due_at IS NOT NULL AND due_at <= ?1
          ORDER BY due_at, schedule_id LIMIT ?2"
     ))?;
-    let rows = stmt.query_map(params![now, limit], row_with_id)?;
+    let rows = stmt.query_map(params![Sql(now), limit], row_with_id)?;
     Ok(super::skip_unreadable("schedule", rows)?)
 }
 
