@@ -12,7 +12,7 @@ use crate::queries::grants::{self, GrantRow, RunScope};
 use crate::queries::{runs, schedules};
 use crate::writer::Job;
 use crate::{History, Journal, RunRow, ScheduleRow, Settled, TaskRow};
-use sextant_core::ids::format_time;
+use sextant_core::ids::{ScheduleId, format_time};
 use sextant_core::schedule::grant_fingerprint;
 
 /// One cron slot to claim: move the schedule's cursor from `expected` to `next` and, if that
@@ -20,7 +20,7 @@ use sextant_core::schedule::grant_fingerprint;
 /// a missed slot before it).
 #[derive(Debug, Clone)]
 pub struct Claim {
-    pub schedule_id: String,
+    pub schedule_id: ScheduleId,
     /// The cursor the scheduler read (stored time format).
     pub expected: String,
     /// The cursor after this claim: the first slot after "now".

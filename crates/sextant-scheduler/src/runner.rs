@@ -19,7 +19,7 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use sextant_core::a2a::{Message, Part, Role};
 use sextant_core::event::state_wire;
-use sextant_core::ids::{RunId, format_time, millis, parse_time};
+use sextant_core::ids::{RunId, ScheduleId, format_time, millis, parse_time};
 use sextant_core::{OverlapPolicy, Principal, RunRecord, RunTrigger};
 use sextant_journal::{Claim, RunRow, ScheduleRow};
 use sextant_runtime::{AdmitError, CancelOutcome, CancelRequest, Input};
@@ -151,11 +151,11 @@ impl Scheduler {
             }
             let none = Overlap::default();
             let mut planned = Vec::with_capacity(due.len());
-            let mut by_id: HashMap<String, ScheduleRow> = HashMap::with_capacity(due.len());
+            let mut by_id: HashMap<ScheduleId, ScheduleRow> = HashMap::with_capacity(due.len());
             for s in due {
                 let overlap = overlaps.get(s.schedule_id.as_str()).unwrap_or(&none);
                 planned.push(self.claim_for(&s, now, overlap));
-                by_id.insert(s.schedule_id.to_string(), s);
+                by_id.insert(s.schedule_id.clone(), s);
             }
             let claims: Vec<Claim> = planned.iter().map(|p| p.claim.clone()).collect();
             let won = self.journal().claim_slots(claims).await?;
@@ -279,7 +279,7 @@ impl Scheduler {
                 "schedule cannot be evaluated; it will not fire until edited");
             return Planned {
                 claim: Claim {
-                    schedule_id: s.schedule_id.to_string(),
+                    schedule_id: s.schedule_id.clone(),
                     expected,
                     next: None,
                     next_due: None,
@@ -357,7 +357,7 @@ impl Scheduler {
         }
         Planned {
             claim: Claim {
-                schedule_id: s.schedule_id.to_string(),
+                schedule_id: s.schedule_id.clone(),
                 expected,
                 next: p.next.map(format_time),
                 next_due: p.next.map(|t| format_time(t + delay(t))),
