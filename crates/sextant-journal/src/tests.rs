@@ -128,14 +128,14 @@ async fn follow_ups_are_checked_against_the_task() {
     let task = created.task().clone();
 
     let mut other_callers = admission("bob", "m2", "more");
-    other_callers.task_id = Some(task.task_id.to_string());
+    other_callers.task_id = Some(task.task_id.clone());
     assert_eq!(
         j.admit(other_callers).await.unwrap().unwrap_err(),
         Refusal::TaskNotFound
     );
 
     let mut mismatch = admission("alice", "m2", "more");
-    mismatch.task_id = Some(task.task_id.to_string());
+    mismatch.task_id = Some(task.task_id.clone());
     mismatch.context_id = Some("elsewhere".into());
     assert!(matches!(
         j.admit(mismatch).await.unwrap().unwrap_err(),
@@ -143,7 +143,7 @@ async fn follow_ups_are_checked_against_the_task() {
     ));
 
     let mut follow = admission("alice", "m2", "more");
-    follow.task_id = Some(task.task_id.to_string());
+    follow.task_id = Some(task.task_id.clone());
     let f = j.admit(follow).await.unwrap().unwrap();
     assert!(matches!(f, Admitted::FollowUp { ref event, .. } if event.seq == 2));
 
@@ -159,7 +159,7 @@ async fn follow_ups_are_checked_against_the_task() {
     .await
     .unwrap();
     let mut late = admission("alice", "m3", "late");
-    late.task_id = Some(task.task_id.to_string());
+    late.task_id = Some(task.task_id.clone());
     assert!(matches!(
         j.admit(late).await.unwrap().unwrap_err(),
         Refusal::TaskTerminal { .. }
@@ -1207,7 +1207,7 @@ async fn a_tasks_events_are_a_range_of_its_session() {
     let j = journal(&dir).await;
     let first = admitted(&j, admission("alice", "m1", "one")).await;
     let mut next = admission("alice", "m2", "two");
-    next.context_id = Some(first.context_id.to_string());
+    next.context_id = Some(first.context_id.clone());
     let second = admitted(&j, next).await;
     assert_eq!(second.session_id, first.session_id);
     assert_eq!((first.first_seq, second.first_seq), (1, 2));
@@ -2356,7 +2356,7 @@ async fn a_digest_says_what_a_task_is() {
 async fn run_task(j: &Journal, run: &RunRow, origin: sextant_core::Origin) -> TaskRow {
     let key = format!("run-{}", run.run_id);
     let mut a = admission(&run.executed_as, &key, &run.prompt);
-    a.context_id = Some(key);
+    a.context_id = Some(key.into());
     a.origin = origin;
     admitted(j, a).await
 }

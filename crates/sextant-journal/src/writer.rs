@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 use rusqlite::Connection;
 use sextant_core::a2a::{Message, TaskState};
 use sextant_core::event::{is_interrupted, is_terminal};
-use sextant_core::ids::{SessionId, format_time, new_id};
+use sextant_core::ids::{AgentId, ContextId, SessionId, TaskId, format_time, new_id};
 use sextant_core::{AgentSpec, CallerKey, EventBody, JournalEvent, PrincipalKind};
 use tokio::sync::oneshot;
 
@@ -67,11 +67,11 @@ pub struct Admission {
     /// `Principal::key()` of the caller, and its kind.
     pub caller: CallerKey,
     pub caller_kind: PrincipalKind,
-    pub agent_id: String,
+    pub agent_id: AgentId,
     /// The caller's contextId, if it sent one.
-    pub context_id: Option<String>,
+    pub context_id: Option<ContextId>,
     /// The caller's taskId, if it continues an existing task.
-    pub task_id: Option<String>,
+    pub task_id: Option<TaskId>,
     /// The message as received; the journal fills in `contextId` and `taskId`.
     pub message: Message,
     /// Hash of the request content, for idempotent retries.
@@ -1356,7 +1356,7 @@ fn admit(ctx: &mut Ctx<'_>, a: &Admission) -> Result<Result<Admitted, Refusal>> 
         Some(cx) => sessions::by_context(c, &a.caller, &a.agent_id, cx)?,
         None => None,
     };
-    let context_id = a.context_id.clone().unwrap_or_else(new_id);
+    let context_id = a.context_id.clone().unwrap_or_else(ContextId::new);
     let (session, session_created) = match existing {
         Some(s) => {
             if let Some(refusal) = turn_cap(c, a, &s.session_id)? {
@@ -1367,10 +1367,10 @@ fn admit(ctx: &mut Ctx<'_>, a: &Admission) -> Result<Result<Admitted, Refusal>> 
         None => {
             let s = SessionRow {
                 session_id: SessionId::new(),
-                agent_id: a.agent_id.as_str().into(),
+                agent_id: a.agent_id.clone(),
                 caller: a.caller.clone(),
                 caller_kind: a.caller_kind,
-                context_id: context_id.as_str().into(),
+                context_id: context_id.clone(),
                 origin: a.origin,
                 created_at: sextant_core::ids::millis(a.at),
                 // As they will be once the first event below is in: nothing to write back.
@@ -1392,7 +1392,7 @@ fn admit(ctx: &mut Ctx<'_>, a: &Admission) -> Result<Result<Admitted, Refusal>> 
     }
     let mut message = a.message.clone();
     message.task_id = Some(task_id.clone());
-    message.context_id = Some(context_id.clone());
+    message.context_id = Some(context_id.to_string());
     let ev = ctx.append(
         &session.session_id,
         Some(task_id.clone()),
@@ -1408,8 +1408,8 @@ fn admit(ctx: &mut Ctx<'_>, a: &Admission) -> Result<Result<Admitted, Refusal>> 
         task_id: task_id.as_str().into(),
         session_id: session.session_id.clone(),
         caller: a.caller.clone(),
-        agent_id: a.agent_id.as_str().into(),
-        context_id: context_id.into(),
+        agent_id: a.agent_id.clone(),
+        context_id,
         message_id: message_id.to_string(),
         content_hash: a.content_hash.clone(),
         created_at: sextant_core::ids::millis(a.at),

@@ -780,8 +780,8 @@ impl Peers {
             .admit(Admission {
                 caller: caller.caller_key(),
                 caller_kind: caller.kind,
-                agent_id: conn.agent_id.clone(),
-                context_id: Some(ctx.to_string()),
+                agent_id: conn.agent_id.as_str().into(),
+                context_id: Some(ctx.into()),
                 task_id: None,
                 content_hash: sextant_core::ids::json_hash(&json!({ "text": text, "ctx": ctx })),
                 message: local,

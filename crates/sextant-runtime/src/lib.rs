@@ -60,7 +60,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use sextant_core::a2a::Message;
-use sextant_core::ids::TaskId;
+use sextant_core::ids::{ContextId, TaskId};
 use sextant_core::projection::TaskFold;
 use sextant_core::{AgentSpec, Clock, EventBody, Principal, Rights};
 use sextant_journal::{Admission, Admitted, Journal, Refusal, TaskRow};
@@ -595,9 +595,9 @@ impl Runtime {
         let admission = Admission {
             caller,
             caller_kind: input.principal.kind,
-            agent_id: input.agent_id,
-            context_id: message.context_id.clone(),
-            task_id: message.task_id.clone(),
+            agent_id: input.agent_id.into(),
+            context_id: message.context_id.as_deref().map(ContextId::from),
+            task_id: message.task_id.as_deref().map(TaskId::from),
             message,
             content_hash,
             input_key,

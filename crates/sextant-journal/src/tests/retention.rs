@@ -13,7 +13,7 @@ fn days(n: i64) -> chrono::Duration {
 /// An admission of alice's at `at`, in context `cx` if given.
 fn at(id: &str, cx: Option<&str>, when: DateTime<Utc>) -> Admission {
     Admission {
-        context_id: cx.map(String::from),
+        context_id: cx.map(Into::into),
         at: when,
         ..admission("alice", id, &format!("text of {id}"))
     }
