@@ -263,8 +263,8 @@ mod tests {
             .unwrap()
     }
 
-    /// An id is stored as its bare text, any text (a caller's `contextId` is what it chose),
-    /// and reads back as the same id.
+    /// An id or caller key is stored as its bare text, any text (a caller's `contextId` is
+    /// what it chose), and reads back as the same value.
     #[test]
     fn ids_are_stored_as_their_text() {
         let c = Connection::open_in_memory().unwrap();
@@ -298,7 +298,17 @@ mod tests {
                 round_trip(&c, RunId::from(text)),
                 (text.into(), text.into())
             );
+            let key = CallerKey::from_stored(text);
+            assert_eq!(round_trip(&c, key.clone()), (text.into(), key));
         }
+        // A caller key is stored as `Principal::key()` wrote it, an issuer's `:` included.
+        let p = sextant_core::Principal::delegated("https://idp:8443", "alice", "agent-a");
+        let (text, key) = round_trip(&c, p.caller_key());
+        assert_eq!(text, "delegated:https://idp:8443:alice:agent-a");
+        assert_eq!(
+            (key.kind(), key),
+            (Some(PrincipalKind::Delegated), p.caller_key())
+        );
         // A column that is not text is an error, not an id.
         let err = c
             .query_row("SELECT 7", [], |r| get::<TaskId>(r, 0))
