@@ -1,19 +1,21 @@
-//! Identifier helpers. Ids are UUIDv7 strings: unique, and roughly time-ordered, which keeps
-//! SQLite's primary-key b-trees append-mostly.
+//! Identifier helpers. The ids Sextant mints are UUIDv7 strings: unique, and roughly
+//! time-ordered, which keeps SQLite's primary-key b-trees append-mostly.
 //!
 //! Each kind of id has its own type ([`TaskId`], [`SessionId`], [`ContextId`], [`AgentId`],
 //! [`ScheduleId`], [`RunId`]), so a row cannot hand a Session's id where a task's is wanted.
 //! Each is a transparent wrapper over its text: serde reads and writes the bare string (wire
-//! JSON and exports are unchanged), the journal stores the same text, and `Deref<Target = str>`
-//! lets `&row.task_id` go wherever a `&str` is taken.
+//! JSON and exports read as they did when rows held strings), the journal stores the same
+//! text, and `Deref<Target = str>` lets `&row.task_id` go wherever a `&str` is taken.
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-/// The conversions and comparisons every text newtype here shares (`$name(String)`): it reads
-/// as its text (`Deref<Target = str>`, `AsRef`, `Borrow`, `Display`), compares with `str` and
-/// `String` both ways round, and gives its text back. How one is made is up to each type.
+/// The conversions and comparisons every text newtype of this crate shares (`$name(String)`):
+/// it reads as its text (`Deref<Target = str>`, `AsRef`, `Borrow`, `Display`), compares with
+/// `str` and `String` both ways round, and gives its text back. How one is made is up to each
+/// type (ids from any text, [`CallerKey`](crate::CallerKey) only from a principal or the
+/// journal).
 macro_rules! text_newtype {
     ($name:ident) => {
         impl $name {
