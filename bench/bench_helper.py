@@ -16,6 +16,13 @@
       and the least-squares slope of RSS over time after the first minute (MiB/min); write
       soak.json and soak.md next to them. Exit 1 if a wrk process saw errors.
 
+  bench_helper.py first RESULTS_DIR
+      Read the first_r<round>_<server>_c<conns>.txt files written by `run.sh first` (a
+      FIRST_RESULT line from examples/first_event.rs, plus a PROC line) and print, per level
+      and server, the medians over rounds of streams/s, events/s, first-event p50/p90/p99,
+      whole-stream p50 and the server's CPU per stream; write first.json next to them.
+      Exit 1 if any phase saw errors or streams that did not end completed.
+
   bench_helper.py summarize RESULTS_DIR
       Read the phase files written by run.sh (r<round>_<server>_c<conns>.txt: wrk output with
       a WRK_RESULT line from send_message.lua, plus a PROC line with server CPU/RSS), print
@@ -350,6 +357,72 @@ def soak(results_dir: str) -> int:
     return 0 if ok else 1
 
 
+FIRST_RE = re.compile(r"^first_r(\d+)_(\w+?)_c(\d+)\.txt$")
+
+
+def first(results_dir: str) -> int:
+    """run.sh first: per connection level and server, the medians over rounds of streams/s,
+    events/s, first-event p50/p90/p99 and whole-stream p50, and the server's CPU per stream."""
+    root = Path(results_dir)
+    runs: dict[tuple[int, str], list[dict]] = {}
+    ok = True
+    for f in sorted(root.iterdir()):
+        m = FIRST_RE.match(f.name)
+        if not m:
+            continue
+        res, proc = None, None
+        for line in f.read_text().splitlines():
+            if line.startswith("FIRST_RESULT "):
+                res = json.loads(line.split(" ", 1)[1])
+            elif line.startswith("PROC "):
+                proc = json.loads(line.split(" ", 1)[1])
+        if res is None:
+            print(f"{f.name}: no FIRST_RESULT line")
+            ok = False
+            continue
+        if res["bad"] or res["errors"]:
+            ok = False
+        secs = res["duration_us"] / 1e6
+        res["sps"] = res["streams"] / secs if secs else 0.0
+        res["eps"] = res["events"] / secs if secs else 0.0
+        res["cpu_ms_per_stream"] = (proc or {}).get("cpu_ms", 0) / res["streams"] if res["streams"] else 0.0
+        runs.setdefault((int(m.group(3)), m.group(2)), []).append(res)
+    lines = [
+        f"{'conns':>5}  {'server':<26}{'streams/s':>10}{'events/s':>10}{'ev/str':>7}"
+        f"{'1st p50':>9}{'1st p90':>9}{'1st p99':>9}{'all p50':>9}{'CPU/str':>9}  bad",
+        "(latencies in ms; CPU/str: the server's CPU ms per stream, over the whole phase with its warm-up)",
+    ]
+    out = {}
+    for conns in sorted({c for c, _ in runs}, reverse=True):
+        for name in server_order({n for c, n in runs if c == conns}):
+            rs = runs[(conns, name)]
+            med = lambda k: median([r[k] for r in rs])
+            row = {
+                "streams_per_s": med("sps"),
+                "events_per_s": med("eps"),
+                "events_per_stream": med("events") / med("streams") if med("streams") else 0.0,
+                "first_p50_ms": med("first_p50_us") / 1000,
+                "first_p90_ms": med("first_p90_us") / 1000,
+                "first_p99_ms": med("first_p99_us") / 1000,
+                "whole_p50_ms": med("whole_p50_us") / 1000,
+                "cpu_ms_per_stream": med("cpu_ms_per_stream"),
+                "bad": sum(r["bad"] + r["errors"] for r in rs),
+                "per_round_eps": [r["eps"] for r in rs],
+            }
+            out.setdefault(str(conns), {})[name] = row
+            lines.append(
+                f"{conns:>5}  {label(name):<26}{row['streams_per_s']:>10.0f}{row['events_per_s']:>10.0f}"
+                f"{row['events_per_stream']:>7.1f}{row['first_p50_ms']:>9.2f}{row['first_p90_ms']:>9.2f}"
+                f"{row['first_p99_ms']:>9.2f}{row['whole_p50_ms']:>9.2f}{row['cpu_ms_per_stream']:>9.3f}"
+                f"  {row['bad']}"
+            )
+    print("\n".join(lines))
+    if not ok:
+        print("INVALID: a phase saw errors or streams that did not end completed (see first_*.txt).")
+    (root / "first.json").write_text(json.dumps(out, indent=2) + "\n")
+    return 0 if ok else 1
+
+
 def main(argv: list[str]) -> int:
     if len(argv) >= 2 and argv[1] == "soak" and len(argv) == 3:
         return soak(argv[2])
@@ -357,6 +430,8 @@ def main(argv: list[str]) -> int:
         return rpc_url(argv[2])
     if len(argv) >= 2 and argv[1] == "check" and len(argv) == 4:
         return check(argv[2], argv[3])
+    if len(argv) >= 2 and argv[1] == "first" and len(argv) == 3:
+        return first(argv[2])
     if len(argv) >= 2 and argv[1] == "summarize" and len(argv) == 3:
         return summarize(argv[2])
     print(__doc__, file=sys.stderr)

@@ -8,6 +8,10 @@
 #
 #   cargo build --release && bench/run.sh
 #   cargo build --release && bench/run.sh idle   (idle SubscribeToTask memory: idle_subscriptions.py)
+#   cargo build --release && bench/run.sh first
+#       (SendStreamingMessage on ten-event streams, timed to each stream's first event and to its
+#       end by crates/sextant-server/examples/first_event.rs, on every server and binding:
+#       streams/s, events/s, first-event and whole-stream percentiles; CHUNKS defaults to 7)
 #   cargo build --release && DURATION=1800 bench/run.sh soak
 #       (memory over time: Sextant and the two SDK peers under the same mixed load at once, for
 #       DURATION: each gets 8 connections of SendMessage, 4 of SendStreamingMessage and 4 of
@@ -49,6 +53,8 @@
 #                 Not with `soak` []
 #   GRPC_BIN      the gRPC load generator [${CARGO_TARGET_DIR:-<repo>/target}/release/examples/grpc_load];
 #                 built like the bare server when that default is missing
+#   FIRST_BIN     `first`'s stream timer [${CARGO_TARGET_DIR:-<repo>/target}/release/examples/first_event];
+#                 built like the bare server when that default is missing
 #
 # Every server listens on a 127.0.0.1 port chosen by the kernel; all load stays on loopback.
 # Needs python3 (3.11+) and Node.js 20+ with npm; installs wrk, curl, and Node.js when missing
@@ -69,11 +75,15 @@ METHOD="${METHOD:-send}"
 JOURNALS="${JOURNALS:-${JOURNAL:+journal=$JOURNAL}}"
 BINARIES="${BINARIES:-}"
 BINDINGS="${BINDINGS:-}"
+# `first` times ten-event streams unless CHUNKS says otherwise.
+[[ "${1:-}" == first ]] && CHUNKS="${CHUNKS:-7}"
 RESULTS_DIR="${RESULTS_DIR:-$HERE/results/$(date +%Y%m%d-%H%M%S)}"
 BARE_DEFAULT="${CARGO_TARGET_DIR:-$REPO/target}/release/examples/bare_a2a"
 BARE_BIN="${BARE_BIN:-$BARE_DEFAULT}"
 GRPC_DEFAULT="${CARGO_TARGET_DIR:-$REPO/target}/release/examples/grpc_load"
 GRPC_BIN="${GRPC_BIN:-$GRPC_DEFAULT}"
+FIRST_DEFAULT="${CARGO_TARGET_DIR:-$REPO/target}/release/examples/first_event"
+FIRST_BIN="${FIRST_BIN:-$FIRST_DEFAULT}"
 VENV="$HERE/.venv"
 JS="$HERE/js"
 STARTUP_TIMEOUT=60
@@ -89,6 +99,7 @@ for b in $BINDINGS; do
   [[ "$b" == rest || "$b" == grpc ]] || die "BINDINGS takes rest and grpc (JSON-RPC is always driven): $b"
 done
 [[ -z "$BINDINGS" || "${1:-}" != soak ]] || die "BINDINGS is not for soak"
+[[ "${1:-}" != first || ( "$METHOD" == send && "$STREAM" != 1 ) ]] || die "first always streams SendStreamingMessage (no METHOD or STREAM)"
 [[ -z "${CHUNKS:-}" || "$CHUNKS" =~ ^[1-9][0-9]?$ && "$CHUNKS" -le 64 ]] || die "CHUNKS must be 1..64"
 
 [[ -x "$SEXTANT_BIN" ]] || die "sextant binary not found at $SEXTANT_BIN (run 'cargo build --release' or set SEXTANT_BIN)"
@@ -145,15 +156,18 @@ fi
 WANT_BARE=0
 [[ "$METHOD" == send && "${1:-}" != soak ]] && WANT_BARE=1
 WANT_GRPC=0
-[[ " $BINDINGS " == *" grpc "* ]] && WANT_GRPC=1
-# Both examples in one invocation, so that they share one feature set (and one build).
-build=(cargo build --release --locked -p sextant-server --example bare_a2a --example grpc_load)
-for want in "bare $WANT_BARE $BARE_BIN $BARE_DEFAULT" "grpc_load $WANT_GRPC $GRPC_BIN $GRPC_DEFAULT"; do
+[[ " $BINDINGS " == *" grpc "* && "${1:-}" != first ]] && WANT_GRPC=1
+WANT_FIRST=0
+[[ "${1:-}" == first ]] && WANT_FIRST=1
+# The examples in one invocation, so that they share one feature set (and one build).
+build=(cargo build --release --locked -p sextant-server --example bare_a2a --example grpc_load --example first_event)
+for want in "bare $WANT_BARE $BARE_BIN $BARE_DEFAULT" "grpc_load $WANT_GRPC $GRPC_BIN $GRPC_DEFAULT" \
+  "first_event $WANT_FIRST $FIRST_BIN $FIRST_DEFAULT"; do
   read -r what wanted bin default <<<"$want"
   (( wanted )) && [[ ! -x "$bin" ]] || continue
   [[ "$bin" == "$default" ]] || die "no $what at $bin (unset its *_BIN and run.sh builds it with: ${build[*]})"
   command -v cargo >/dev/null || die "no $what at $bin, and no cargo to build it with: ${build[*]}"
-  log "building the bare server and the gRPC load generator: ${build[*]}"
+  log "building the bare server and the load generators: ${build[*]}"
   (cd "$REPO" && "${build[@]}") || die "building failed: ${build[*]}"
 done
 
@@ -342,6 +356,7 @@ for name in "${SERVERS[@]}"; do [[ -n "${ALIAS[$name]:-}" ]] || check_one "$name
   echo "cpus: $(nproc)  load: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "method: $METHOD  journals: ${JOURNALS:-none besides the empty one}  binaries: ${BINARIES:-$SEXTANT_BIN only}  bindings: jsonrpc${BINDINGS:+ $BINDINGS}"
   if (( WANT_GRPC )); then echo "grpc load: $GRPC_BIN"; fi
+  if (( WANT_FIRST )); then echo "first-event timer: $FIRST_BIN"; fi
 } | tee "$RESULTS_DIR/meta.txt" >&2
 
 # soak: memory over time under mixed load (see the top of this file).
@@ -378,6 +393,40 @@ soak() {
 }
 if [[ "${1:-}" == soak ]]; then
   soak
+  exit $?
+fi
+
+# first: every server (and BINDINGS' bindings of Sextant) answers ten-event streams, timed by
+# first_event to the first event and to the end; interleaved like the throughput phases.
+first_phase() { # ROUND NAME CONNS
+  local round="$1" name="$2" conns="$3" server="${ALIAS[$2]:-$2}" binding=jsonrpc url target path
+  case "$name" in
+    sextant_rest) binding=rest ;;
+    sextant_grpc) binding=grpc ;;
+  esac
+  url="${RPC[$name]:-${BASE[$server]}}"
+  url="${url#http://}"; target="${url%%/*}"; path="${url:${#target}}"
+  [[ -n "$path" ]] || path=/
+  local out="$RESULTS_DIR/first_r${round}_${name}_c${conns}.txt" t0 t1 pid="${PID[$server]}"
+  t0="$(proc_ticks "$pid")"
+  "$FIRST_BIN" --target "$target" --binding "$binding" --path "$path" --tenant echo \
+    --conns "$conns" --duration "$DURATION" --warmup "$WARMUP" --text "$WRK_TEXT" \
+    --run-id "first-r$round-$name-c$conns-$$-$(date +%s%N)" >"$out"
+  t1="$(proc_ticks "$pid")"
+  printf 'PROC {"cpu_ms":%s,"rss_kib":%s}\n' \
+    "$(( (t1 - t0) * 1000 / CLK_TCK ))" "$(proc_rss_kib "$pid")" >>"$out"
+  log "round $round, $name @ $conns conn: $(grep -m1 '^FIRST_RESULT' "$out" || echo '?')"
+}
+if [[ "${1:-}" == first ]]; then
+  for (( round = 1; round <= ROUNDS; round++ )); do
+    for conns in $CONNS; do
+      for name in "${SERVERS[@]}"; do first_phase "$round" "$name" "$conns"; done
+    done
+  done
+  for name in "${SERVERS[@]}"; do [[ -n "${ALIAS[$name]:-}" ]] || check_one "$name"; done
+  for name in "${SERVERS[@]}"; do stop_server "$name"; done
+  echo
+  "$PY" "$HELPER" first "$RESULTS_DIR"
   exit $?
 fi
 

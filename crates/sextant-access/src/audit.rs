@@ -112,6 +112,36 @@ impl Record {
         self.peer = peer.map(|p| p.to_string());
         self
     }
+
+    // Records written from more than one place (the server and the CLI) are shaped here, once,
+    // so a token issued from the console and one issued with `sextant token` read alike.
+
+    /// `who` issued a `kind` token (`peer`, `assistant`) named `name`.
+    pub fn token_issued(who: &Principal, kind: &str, name: &str) -> Self {
+        Self::new(Some(who), Outcome::Ok)
+            .method(format!("issue {kind} token"))
+            .reason(format!("name {name}"))
+    }
+
+    /// `who` revoked the `kind` token named `name`.
+    pub fn token_revoked(who: &Principal, kind: &str, name: &str) -> Self {
+        Self::new(Some(who), Outcome::Ok)
+            .method(format!("revoke {kind} token"))
+            .reason(format!("name {name}"))
+    }
+
+    /// One outbound A2A call Sextant made to `peer` (a registered peer's name or a URL): how
+    /// long it took and, if it failed, why. Sextant is the caller, so there is no principal.
+    pub fn outbound_call(peer: &str, latency_ms: u64, error: Option<&str>) -> Self {
+        let (outcome, reason) = match error {
+            Some(e) => (Outcome::Error, format!("{latency_ms} ms: {e}")),
+            None => (Outcome::Ok, format!("{latency_ms} ms")),
+        };
+        Self::new(None, outcome)
+            .method("outbound call")
+            .agent(format!("peer:{peer}"))
+            .reason(reason)
+    }
 }
 
 /// Caller-chosen text is cut, so a record stays one short line.
@@ -363,6 +393,25 @@ impl AuditLog {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn outbound_calls_say_whom_how_long_and_why_they_failed() {
+        let ok = serde_json::to_value(Record::outbound_call("alice", 12, None)).unwrap();
+        assert_eq!(ok["method"], "outbound call");
+        assert_eq!(ok["agent"], "peer:alice");
+        assert_eq!(ok["outcome"], "ok");
+        assert_eq!(ok["reason"], "12 ms");
+        assert_eq!(ok["principal"], serde_json::Value::Null);
+        let failed = serde_json::to_value(Record::outbound_call(
+            "https://x.example",
+            3,
+            Some("timed out"),
+        ))
+        .unwrap();
+        assert_eq!(failed["outcome"], "error");
+        assert_eq!(failed["reason"], "3 ms: timed out");
+        assert_eq!(failed["agent"], "peer:https://x.example");
+    }
 
     /// A record names its caller's kind by the word a principal key starts with, as when the
     /// field held that text.

@@ -7,7 +7,7 @@
 //! |---|---|---|
 //! | `header` | first line | `format` (`"sextant-export"`), `version` (1), `schema_version`, `exported_at` |
 //! | `session` | a Session | [`SessionRow`]'s fields |
-//! | `task` | a Task and its cached state | [`TaskRow`]'s fields |
+//! | `task` | a Task and its cached state | [`TaskRow`]'s fields and `content_hash` ([`TaskLine`]) |
 //! | `event` | one journal event: the transcripts | `session_id`, `seq`, `task_id`, `at`, `body` (the event, itself tagged by its own `type`) |
 //! | `schedule` | a personal schedule | [`ScheduleRow`]'s fields |
 //! | `run` | a Run of a schedule | [`RunRow`]'s fields |
@@ -55,13 +55,24 @@ pub struct End {
     pub counts: BTreeMap<String, u64>,
 }
 
+/// A `task` line: the task's row, and the content hash of the input that created it, which the
+/// journal keeps with its inputs (`inputs`), not in the task's row.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskLine {
+    #[serde(flatten)]
+    pub task: TaskRow,
+    /// `None` only if the input's row is gone, which no journal this Sextant writes has.
+    #[serde(default)]
+    pub content_hash: Option<String>,
+}
+
 /// One line of an export.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Line {
     Header(Header),
     Session(SessionRow),
-    Task(TaskRow),
+    Task(TaskLine),
     Event(JournalEvent),
     Schedule(ScheduleRow),
     Run(RunRow),
@@ -144,6 +155,19 @@ pub fn schema_version(c: &Connection) -> Result<i64> {
     Ok(c.pragma_query_value(None, "user_version", |r| r.get(0))?)
 }
 
+/// The `task` lines' query: each task with the content hash of its creating input, the one at
+/// the task's first seq. `inputs` has no index by task (nothing else reads it by task), and a
+/// lookup per task by caller and Agent would walk all of their inputs for every task; for this
+/// join SQLite builds a transient index of its own (an automatic index), once per export.
+pub(crate) fn tasks_sql() -> String {
+    format!(
+        "SELECT {}, input_hash FROM tasks LEFT JOIN
+           (SELECT task_id AS input_task, seq AS input_seq, content_hash AS input_hash FROM inputs)
+           ON input_task = task_id AND input_seq = first_seq",
+        tasks::COLUMNS
+    )
+}
+
 /// Writes every Session, task, event, schedule and Run of the journal behind `c`, in one
 /// read transaction, one row at a time. Blocking.
 pub fn write<W: Write>(c: &Connection, w: &mut Writer<W>) -> Result<()> {
@@ -160,16 +184,21 @@ pub fn write<W: Write>(c: &Connection, w: &mut Writer<W>) -> Result<()> {
     )?;
     rows(
         &tx,
-        &format!(
-            "SELECT {} FROM tasks ORDER BY created_at, task_id",
-            tasks::COLUMNS
-        ),
-        |r| Ok(Line::Task(tasks::row(r)?)),
+        &format!("{} ORDER BY created_at, task_id", tasks_sql()),
+        |r| {
+            Ok(Line::Task(TaskLine {
+                task: tasks::row(r)?,
+                content_hash: r.get(tasks::COLUMN_COUNT)?,
+            }))
+        },
         w,
     )?;
     {
+        // Each Session's contextId is looked up once, for all its events (see `events::row`).
         let mut stmt = tx.prepare(
-            "SELECT session_id, seq, task_id, at, body FROM events ORDER BY session_id, seq",
+            "SELECT e.session_id, e.seq, e.task_id, e.at, e.body, s.context_id
+             FROM sessions s JOIN events e ON e.session_id = s.session_id
+             ORDER BY s.session_id, e.seq",
         )?;
         let mut it = stmt.query([])?;
         while let Some(r) = it.next()? {

@@ -102,6 +102,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "20261203090000_task_text_pending",
         include_str!("../migrations/20261203090000_task_text_pending.sql"),
     ),
+    (
+        "20261203100000_task_content_hash_once",
+        include_str!("../migrations/20261203100000_task_content_hash_once.sql"),
+    ),
 ];
 
 /// Applies the pending migrations; returns how many ran.

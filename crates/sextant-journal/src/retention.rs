@@ -60,7 +60,7 @@ use sextant_core::ids::format_time;
 use crate::Journal;
 use crate::error::{Error, Result};
 use crate::export::{self, Line};
-use crate::queries::{events, runs, sessions, tasks};
+use crate::queries::{events, inputs, runs, sessions, tasks};
 
 /// Sessions one writer job deletes at most: a few milliseconds of the writer for echo-sized
 /// Sessions, so the commits of live work queue behind it only briefly.
@@ -473,8 +473,17 @@ fn export_session(c: &Connection, cand: &Candidate) -> Result<Vec<Line>> {
         lines.push(Line::Session(s));
     }
     for t in &cand.tasks {
-        if let Some(row) = tasks::get(c, t)? {
-            lines.push(Line::Task(row));
+        if let Some(task) = tasks::get(c, t)? {
+            // The creating input's key is among the Session's (one primary-key read each).
+            let mut content_hash = None;
+            for (key, _) in cand.inputs.iter().filter(|(_, of)| of == t) {
+                content_hash =
+                    inputs::hash_at(c, &cand.caller, &cand.agent_id, key, t, task.first_seq)?;
+                if content_hash.is_some() {
+                    break;
+                }
+            }
+            lines.push(Line::Task(export::TaskLine { task, content_hash }));
         }
     }
     for ev in events::for_session(c, &cand.session_id, 0, u32::MAX)? {

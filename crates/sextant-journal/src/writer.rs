@@ -571,6 +571,19 @@ impl Ctx<'_> {
         body: EventBody,
         at: DateTime<Utc>,
     ) -> Result<JournalEvent> {
+        self.append_in(session_id, None, task_id, body, at)
+    }
+
+    /// [`Ctx::append`] for an admitted input, whose Session's contextId (`context_id`) is at
+    /// hand: the stored message leaves it out (see `events::insert`).
+    fn append_in(
+        &mut self,
+        session_id: &str,
+        context_id: Option<&str>,
+        task_id: Option<String>,
+        body: EventBody,
+        at: DateTime<Utc>,
+    ) -> Result<JournalEvent> {
         let at = sextant_core::ids::millis(at);
         let at_s = format_time(at);
         let new_state = body.new_state();
@@ -595,7 +608,7 @@ impl Ctx<'_> {
             body,
         };
         self.wrote = true;
-        events::insert(self.c, &ev)?;
+        events::insert(self.c, &ev, context_id)?;
         // The outbox: every config the task has is owed this event, queued in the event's own
         // transaction, so a crash can never leave an event committed and its push forgotten.
         // Nothing after the terminal state is pushed (a subscriber's stream ends there too).
@@ -1325,8 +1338,9 @@ fn admit(ctx: &mut Ctx<'_>, a: &Admission) -> Result<Result<Admitted, Refusal>> 
         let mut message = a.message.clone();
         message.task_id = Some(task.task_id.to_string());
         message.context_id = Some(task.context_id.to_string());
-        let ev = ctx.append(
+        let ev = ctx.append_in(
             &task.session_id,
+            Some(task.context_id.as_str()),
             Some(task.task_id.to_string()),
             EventBody::InputAccepted { message },
             a.at,
@@ -1393,8 +1407,9 @@ fn admit(ctx: &mut Ctx<'_>, a: &Admission) -> Result<Result<Admitted, Refusal>> 
     let mut message = a.message.clone();
     message.task_id = Some(task_id.clone());
     message.context_id = Some(context_id.to_string());
-    let ev = ctx.append(
+    let ev = ctx.append_in(
         &session.session_id,
+        Some(context_id.as_str()),
         Some(task_id.clone()),
         EventBody::TaskCreated { message },
         a.at,
@@ -1411,7 +1426,6 @@ fn admit(ctx: &mut Ctx<'_>, a: &Admission) -> Result<Result<Admitted, Refusal>> 
         agent_id: a.agent_id.clone(),
         context_id,
         message_id: message_id.to_string(),
-        content_hash: a.content_hash.clone(),
         created_at: sextant_core::ids::millis(a.at),
         first_seq: ev.seq,
         state: TaskState::Submitted,

@@ -415,22 +415,7 @@ impl Scheduler {
                 .await?;
             return self.ended(run).await;
         }
-        let key = format!("run-{}", run.run_id);
-        let mut message = Message::new(Role::User, vec![Part::text(run.prompt.clone())]);
-        message.message_id = key.clone();
-        message.context_id = Some(key);
-        message.metadata = Some(
-            [(
-                "sextant".to_string(),
-                serde_json::json!({
-                    "scheduleId": schedule.schedule_id,
-                    "runId": run.run_id,
-                    "trigger": run.trigger,
-                }),
-            )]
-            .into_iter()
-            .collect(),
-        );
+        let message = run_message(schedule, &run);
         let admitted = self
             .runtime()
             .admit(Input {
@@ -450,7 +435,11 @@ impl Scheduler {
                     .await?;
                 tracing::info!(run_id = %run.run_id, schedule_id = %schedule.schedule_id,
                     session_id = %task.session_id, trigger = run.trigger.as_str(), "scheduled run started");
-                self.reread(run).await
+                // The task may have ended already: a quick turn that finished before the link
+                // above committed (the watcher looked the Run up then and found no task on
+                // it), or a task admitted before a crash whose Run is only linked now. Settle
+                // it here; a task still running is left to the watcher.
+                self.ended(run).await
             }
             Err(AdmitError::ShuttingDown) => {
                 // Stays pending; the next start picks it up.
@@ -499,7 +488,9 @@ impl Scheduler {
         }
     }
 
-    /// A Run that ended without starting: its outcome is recorded (a failure) at once.
+    /// A Run that ended, or whose task may have: its outcome is recorded at once if it has
+    /// (a Run that ended without starting is a failure; a started one is settled from its
+    /// task if that task has ended, and left alone otherwise).
     async fn ended(&self, run: RunRow) -> Result<RunRow> {
         let run = self.reread(run).await?;
         if let Err(e) = self.settle_run(&run).await {
@@ -511,6 +502,29 @@ impl Scheduler {
     async fn reread(&self, run: RunRow) -> Result<RunRow> {
         Ok(self.journal().run(&run.run_id).await?.unwrap_or(run))
     }
+}
+
+/// The message a Run sends its Agent: the plan's prompt, keyed by the Run (so admitting it
+/// again after a crash finds the same task) in a context of its own, with the Run's ids in
+/// `metadata.sextant` (the Run watcher recognises Run tasks by `runId`).
+pub(crate) fn run_message(schedule: &ScheduleRow, run: &RunRow) -> Message {
+    let key = format!("run-{}", run.run_id);
+    let mut message = Message::new(Role::User, vec![Part::text(run.prompt.clone())]);
+    message.message_id = key.clone();
+    message.context_id = Some(key);
+    message.metadata = Some(
+        [(
+            "sextant".to_string(),
+            serde_json::json!({
+                "scheduleId": schedule.schedule_id,
+                "runId": run.run_id,
+                "trigger": run.trigger,
+            }),
+        )]
+        .into_iter()
+        .collect(),
+    );
+    message
 }
 
 /// What the overlap policy makes of a due slot, given what is running: the record of its Run

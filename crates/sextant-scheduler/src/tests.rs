@@ -579,6 +579,64 @@ async fn pending_runs_are_started_at_the_next_start() {
     assert_eq!(r.scheduler.recover_pending().await.unwrap(), 0);
 }
 
+/// A Run whose task ended before the Run was linked to it (admitted, then Sextant stopped;
+/// or a quick turn that finished before the link committed, so the watcher found no Run on
+/// the task) is settled when it is linked, not left "running" until a later tick.
+#[tokio::test]
+async fn a_run_whose_task_already_ended_is_settled_when_linked() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = rig(&dir).await;
+    let s = r
+        .scheduler
+        .create(
+            &owner(),
+            every_minute("done before linked"),
+            ScheduleSource::Api,
+        )
+        .await
+        .unwrap();
+    let row = r.runtime.journal().schedule(&s.id).await.unwrap().unwrap();
+    let now = utc("2026-12-01T10:01:00Z");
+    r.clock.set(now);
+    let claim = r
+        .scheduler
+        .claim_for(&row, now, &runner::Overlap::default())
+        .claim;
+    let pending = claim.runs[0].clone();
+    assert_eq!(
+        r.runtime.journal().claim_slots(vec![claim]).await.unwrap(),
+        [true]
+    );
+    // The Run's task was admitted and ran to its end; the Run was never linked to it.
+    let admitted = r
+        .runtime
+        .admit(sextant_runtime::Input {
+            principal: owner(),
+            agent_id: "echo".into(),
+            message: runner::run_message(&row, &pending),
+            origin: sextant_core::Origin::Schedule,
+            grant: None,
+        })
+        .await
+        .unwrap();
+    let fold = settle(&r.runtime, &admitted.task().task_id).await;
+    assert_eq!(fold.state, TaskState::Completed);
+
+    // No watcher runs here and the clock stands still: only the link itself can settle it.
+    assert_eq!(r.scheduler.recover_pending().await.unwrap(), 1);
+    let run = r
+        .runtime
+        .journal()
+        .run(&pending.run_id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(run.record, RunRecord::Started);
+    assert_eq!(run.task_id.as_deref(), Some(&*admitted.task().task_id));
+    assert_eq!(run.outcome, Some(sextant_core::RunOutcome::Succeeded));
+    assert!(run.settled_at.is_some());
+}
+
 #[tokio::test]
 async fn a_paused_loop_claims_nothing_until_resumed() {
     let dir = tempfile::tempdir().unwrap();

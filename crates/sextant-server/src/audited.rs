@@ -435,22 +435,12 @@ pub fn task_read(
 
 /// A peer or assistant token issued (`kind` is the credential's kind).
 pub fn token_issued(app: &AppState, who: &Principal, kind: &str, name: &str) {
-    record(
-        app,
-        Record::new(Some(who), Outcome::Ok)
-            .method(format!("issue {kind} token"))
-            .reason(format!("name {name}")),
-    );
+    record(app, Record::token_issued(who, kind, name));
 }
 
 /// A peer or assistant token revoked.
 pub fn token_revoked(app: &AppState, who: &Principal, kind: &str, name: &str) {
-    record(
-        app,
-        Record::new(Some(who), Outcome::Ok)
-            .method(format!("revoke {kind} token"))
-            .reason(format!("name {name}")),
-    );
+    record(app, Record::token_revoked(who, kind, name));
 }
 
 /// An assistant's credential for one Agent revoked.

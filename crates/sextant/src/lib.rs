@@ -393,21 +393,13 @@ async fn start_inner(
     // an exchange too: it goes to the audit log.
     let audit = security.clone();
     peers.set_audit(Box::new(move |call| {
-        use sextant_access::audit::{Outcome, Record};
-        let outcome = match call.error {
-            Some(_) => Outcome::Error,
-            None => Outcome::Ok,
-        };
-        let reason = match &call.error {
-            Some(e) => format!("{} ms: {e}", call.latency_ms),
-            None => format!("{} ms", call.latency_ms),
-        };
-        audit.audit.record(
-            Record::new(None, outcome)
-                .method("outbound call")
-                .agent(format!("peer:{}", call.peer))
-                .reason(reason),
-        );
+        audit
+            .audit
+            .record(sextant_access::audit::Record::outbound_call(
+                &call.peer,
+                call.latency_ms,
+                call.error.as_deref(),
+            ));
     }));
     // Every check has passed and the port is ours: only now may recovery run. It dispatches
     // queued inputs (their turns are journalled and their commands spawned), so a start that

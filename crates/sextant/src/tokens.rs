@@ -8,6 +8,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 use sextant_access::assistant_peers;
+use sextant_access::audit::Record;
 use sextant_access::tokens::{self, Issued, Kind};
 use sextant_core::{AgentSpec, Principal, Rights};
 use sextant_journal::{CredentialRow, Journal};
@@ -23,9 +24,10 @@ fn open(data_dir: &Path) -> Result<Journal> {
 
 /// Writes one audit record for a token command, to the data dir's `audit.jsonl` (the same
 /// log the server writes, with `security.toml`'s rotation settings), and waits until it is
-/// written: a token issued or revoked from the CLI is as visible there as one through the API.
-async fn audit(data_dir: &Path, method: String, reason: String) -> Result<()> {
-    use sextant_access::audit::{AuditLog, Outcome, Record};
+/// written: a token issued or revoked from the CLI is as visible there as one through the API,
+/// in the same shape ([`Record::token_issued`]), its route saying it came from the CLI.
+async fn audit(data_dir: &Path, record: Record) -> Result<()> {
+    use sextant_access::audit::AuditLog;
     let settings = crate::security_file::load(&data_dir.join("security.toml"))?;
     let log = AuditLog::open(
         &data_dir.join("audit.jsonl"),
@@ -33,15 +35,13 @@ async fn audit(data_dir: &Path, method: String, reason: String) -> Result<()> {
         settings.audit.keep,
     )
     .context("opening the audit log")?;
-    log.record(
-        Record::new(Some(&Principal::person()), Outcome::Ok)
-            .method(method)
-            .reason(reason)
-            .route("sextant CLI"),
-    );
+    log.record(record.route(CLI_ROUTE));
     log.flush().await;
     Ok(())
 }
+
+/// The `route` of the CLI's audit records.
+const CLI_ROUTE: &str = "sextant CLI";
 
 /// A new workspace id candidate (kept only if the data dir has none yet).
 pub fn workspace_candidate() -> String {
@@ -101,8 +101,11 @@ pub async fn create(
     .await?;
     audit(
         data_dir,
-        format!("issue {} token", issued.credential.kind),
-        format!("name {}", issued.credential.name),
+        Record::token_issued(
+            &Principal::person(),
+            &issued.credential.kind,
+            &issued.credential.name,
+        ),
     )
     .await?;
     Ok(issued)
@@ -124,8 +127,7 @@ pub async fn revoke(data_dir: &Path, kind: Kind, name: &str) -> Result<()> {
     }
     audit(
         data_dir,
-        format!("revoke {} token", kind.as_str()),
-        format!("name {name}"),
+        Record::token_revoked(&Principal::person(), kind.as_str(), name),
     )
     .await
 }
@@ -250,4 +252,41 @@ pub async fn revoke_peer(data_dir: &Path, name: &str, agent: &str) -> Result<()>
         bail!("assistant {name:?} has no active credential for {agent:?}");
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What a record says, without its time.
+    fn shape(mut v: serde_json::Value) -> serde_json::Value {
+        v.as_object_mut().map(|o| o.remove("at"));
+        v
+    }
+
+    /// A token issued and revoked with the CLI is recorded in the server's shape
+    /// ([`Record::token_issued`] / [`Record::token_revoked`], what the API writes), its route
+    /// saying it came from the CLI.
+    #[tokio::test]
+    async fn cli_token_commands_are_audited_in_the_servers_shape() {
+        let dir = tempfile::tempdir().unwrap();
+        create(dir.path(), Kind::Peer, "bob", None).await.unwrap();
+        revoke(dir.path(), Kind::Peer, "bob").await.unwrap();
+        let log = std::fs::read_to_string(dir.path().join("audit.jsonl")).unwrap();
+        let got: Vec<serde_json::Value> = log
+            .lines()
+            .map(|l| shape(serde_json::from_str(l).unwrap()))
+            .collect();
+        let person = Principal::person();
+        let want: Vec<serde_json::Value> = [
+            Record::token_issued(&person, "peer", "bob"),
+            Record::token_revoked(&person, "peer", "bob"),
+        ]
+        .into_iter()
+        .map(|r| shape(serde_json::to_value(r.route("sextant CLI")).unwrap()))
+        .collect();
+        assert_eq!(got, want);
+        assert_eq!(got[0]["method"], "issue peer token");
+        assert_eq!(got[1]["reason"], "name bob");
+    }
 }

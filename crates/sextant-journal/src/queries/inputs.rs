@@ -38,3 +38,23 @@ pub fn insert(
     .execute(params![caller, agent_id, input_key, task_id, hash, seq])?;
     Ok(())
 }
+
+/// The content hash of the input with this key if it is the one at `seq` of `task_id` (the
+/// task's first seq: the input that created it).
+pub fn hash_at(
+    c: &Connection,
+    caller: &str,
+    agent_id: &str,
+    input_key: &str,
+    task_id: &str,
+    seq: i64,
+) -> Result<Option<String>> {
+    Ok(c.prepare_cached(
+        "SELECT content_hash FROM inputs
+         WHERE caller = ?1 AND agent_id = ?2 AND input_key = ?3 AND task_id = ?4 AND seq = ?5",
+    )?
+    .query_row(params![caller, agent_id, input_key, task_id, seq], |r| {
+        r.get(0)
+    })
+    .optional()?)
+}

@@ -1,5 +1,6 @@
-//! `tasks`: one row per Task with its identity, its idempotency key and a cache of its
-//! projected state (state, state_at, last_seq) for listing and filtering.
+//! `tasks`: one row per Task with its identity and a cache of its projected state (state,
+//! state_at, last_seq) for listing and filtering. The idempotency key and content hash of the
+//! input that created it are in `inputs` (as every later input's are), and only there.
 
 use a2a::TaskState;
 use chrono::{DateTime, Utc};
@@ -24,7 +25,6 @@ pub struct TaskRow {
     pub agent_id: AgentId,
     pub context_id: ContextId,
     pub message_id: String,
-    pub content_hash: String,
     #[serde(with = "crate::stored::time")]
     pub created_at: DateTime<Utc>,
     /// The seq of the task's first event in its Session (fixed at creation): its events are
@@ -52,12 +52,24 @@ fn de_state<'de, D: serde::Deserializer<'de>>(de: D) -> Result<TaskState, D::Err
 /// `concat!` it.
 macro_rules! columns {
     () => {
-        "task_id, session_id, caller, agent_id, context_id, message_id, content_hash, \
-         created_at, state, state_at, last_seq, first_seq, outcome"
+        "task_id, session_id, caller, agent_id, context_id, message_id, created_at, state, \
+         state_at, last_seq, first_seq, outcome"
     };
 }
 
 pub(crate) const COLUMNS: &str = columns!();
+/// How many columns [`COLUMNS`] names: a statement's further columns start at this index.
+pub(crate) const COLUMN_COUNT: usize = {
+    let b = COLUMNS.as_bytes();
+    let (mut n, mut i) = (1, 0);
+    while i < b.len() {
+        if b[i] == b',' {
+            n += 1;
+        }
+        i += 1;
+    }
+    n
+};
 
 pub(crate) fn row(r: &Row<'_>) -> rusqlite::Result<TaskRow> {
     Ok(TaskRow {
@@ -67,16 +79,15 @@ pub(crate) fn row(r: &Row<'_>) -> rusqlite::Result<TaskRow> {
         agent_id: stored::get(r, 3)?,
         context_id: stored::get(r, 4)?,
         message_id: r.get(5)?,
-        content_hash: r.get(6)?,
-        created_at: stored::get(r, 7)?,
-        state: stored::get(r, 8)?,
-        state_at: stored::get(r, 9)?,
-        last_seq: r.get(10)?,
-        first_seq: r.get(11)?,
+        created_at: stored::get(r, 6)?,
+        state: stored::get(r, 7)?,
+        state_at: stored::get(r, 8)?,
+        last_seq: r.get(9)?,
+        first_seq: r.get(10)?,
         // A word this Sextant does not know (a newer one wrote it) reads as not recorded: the
         // column is a cache of what the events say, and the state still says the task ended.
         outcome: r
-            .get::<_, Option<String>>(12)?
+            .get::<_, Option<String>>(11)?
             .and_then(|o| TaskOutcome::parse(&o)),
     })
 }
@@ -94,7 +105,7 @@ pub fn get(c: &Connection, task_id: &str) -> Result<Option<TaskRow>> {
 pub(crate) const INSERT: &str = concat!(
     "INSERT INTO tasks (",
     columns!(),
-    ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"
+    ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
 );
 
 /// Inserts a new task row.
@@ -106,7 +117,6 @@ pub fn insert(c: &Connection, t: &TaskRow) -> Result<()> {
         t.agent_id.as_str(),
         t.context_id.as_str(),
         t.message_id,
-        t.content_hash,
         Sql(t.created_at),
         Sql(t.state.clone()),
         Sql(t.state_at),

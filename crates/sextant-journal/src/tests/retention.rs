@@ -281,6 +281,15 @@ async fn old_sessions_go_and_pending_work_and_latest_runs_stay() {
         })
         .collect();
     assert_eq!(sessions, gone_sessions);
+    // Each task line carries the content hash of the input that created it (read from
+    // `inputs` before that row went with the task).
+    for l in &lines {
+        if let Line::Task(t) = l {
+            let text = format!("text of {}", t.task.message_id);
+            let want = sextant_core::ids::sha256_hex(text.as_bytes());
+            assert_eq!(t.content_hash.as_deref(), Some(want.as_str()), "{t:?}");
+        }
+    }
     assert_eq!(end.counts.get("task"), Some(&4));
     assert_eq!(end.counts.get("run"), Some(&1));
     assert_eq!(end.counts.get("event").copied(), Some(report.events));

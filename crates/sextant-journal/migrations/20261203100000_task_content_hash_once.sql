@@ -1,0 +1,12 @@
+-- A task's content hash is stored once, in `inputs` (#17: bytes per task).
+--
+-- `tasks.content_hash` repeated `inputs.content_hash` of the input that created the task (64 hex
+-- bytes per task). Retries are checked against `inputs` alone, and that is the only place that
+-- needs the hash; the export's `task` line now reads it from there (the `inputs` row whose seq
+-- is the task's `first_seq`). That row is written in the task's own admission transaction and
+-- deleted only by retention, together with the task, so every task keeps its hash.
+--
+-- No index, trigger, view or constraint names the column, so SQLite drops it in place. It
+-- rewrites each row without it, once (about 2.5 s for a million tasks); the space freed
+-- inside the pages is reused by later writes, or given back by `sextant retention --vacuum`.
+ALTER TABLE tasks DROP COLUMN content_hash;
