@@ -120,7 +120,7 @@ pub async fn issue(
         let row = PeerCredentialRow {
             credential_id: new_id(),
             parent_id: parent.credential_id.clone(),
-            agent_id: agent.id.clone(),
+            agent_id: agent.id.as_str().into(),
             token_hash: token_hash(&token),
             created_at: format_time(at),
             revoked_at: None,

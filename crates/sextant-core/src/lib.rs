@@ -21,6 +21,8 @@
 //!   Because it is pure it can be run at any time over the journal, which is what makes the cached
 //!   task state in SQLite rebuildable.
 //! - [`text`]: cutting text to a length in characters or bytes without splitting a character.
+//! - [`ids`]: the id types ([`ids::TaskId`], [`ids::SessionId`], …), minting ids, and the one
+//!   text format times are stored and sent in.
 //!
 //! Not here: SQL (sextant-journal), HTTP (sextant-server), processes (sextant-runtime).
 
@@ -47,7 +49,7 @@ pub use agent::{AgentSpec, EngineSpec};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use event::{EventBody, JournalEvent};
 pub use interaction::{Answer, Interaction, InteractionKind, InteractionOption};
-pub use principal::{Principal, PrincipalKind};
+pub use principal::{CallerKey, Principal, PrincipalKind};
 pub use schedule::{
     MissedRunPolicy, OverlapPolicy, RunOutcome, RunRecord, RunTrigger, ScheduleSource,
 };

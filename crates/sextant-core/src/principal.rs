@@ -12,7 +12,9 @@
 //!
 //! The key is what scopes Sessions, contexts and tasks: two principals that differ in any part
 //! (the actor included) are two callers with separate conversations, so two agents acting for
-//! the same user never see each other's tasks.
+//! the same user never see each other's tasks. Stored, it is a [`CallerKey`]: an issuer may
+//! hold `:`, so a key does not parse back into a `Principal`, but its kind and a label for
+//! people do.
 
 use serde::{Deserialize, Serialize};
 
@@ -196,19 +198,9 @@ impl Principal {
         }
     }
 
-    /// [`Principal::display`] from a stored [`Principal::key`], for remote callers
-    /// (`peer alice`); `None` for the person and the anonymous local caller, whose text is
-    /// their own. JWT issuers may hold `:`, so JWT callers are named by their whole key.
-    pub fn display_remote_key(key: &str) -> Option<String> {
-        let (kind, rest) = key.split_once(':')?;
-        match kind {
-            "person" | "anonymous-local" => None,
-            "peer" | "assistant" => {
-                let name = rest.split_once(':').map_or(rest, |(_, n)| n);
-                Some(format!("{kind} {name}"))
-            }
-            _ => Some(format!("{kind} {rest}")),
-        }
+    /// [`Principal::key`] as the [`CallerKey`] rows store.
+    pub fn caller_key(&self) -> CallerKey {
+        CallerKey(self.key())
     }
 
     /// The names access lists match this principal by (see [`crate::access`]). A delegated
@@ -261,6 +253,84 @@ impl Principal {
     }
 }
 
+/// A caller's [`Principal::key`] as stored with its Sessions, tasks, push configs and
+/// schedules (`kind:issuer:subject[:actor]`). Made only from a principal
+/// ([`Principal::caller_key`]) or from text the journal stored, so it always is some key;
+/// since an issuer may hold `:`, it does not parse back into a `Principal`, and what can be
+/// read from it is here: its [`kind`](Self::kind) (the text before the first `:`) and a
+/// [`label`](Self::label) for people. Serde and the journal write its bare text.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct CallerKey(String);
+
+crate::ids::text_newtype!(CallerKey);
+
+impl From<&Principal> for CallerKey {
+    fn from(p: &Principal) -> Self {
+        p.caller_key()
+    }
+}
+
+impl CallerKey {
+    /// A key as the journal stored it (it was written from a [`Principal::key`]).
+    pub fn from_stored(text: impl Into<String>) -> Self {
+        Self(text.into())
+    }
+
+    /// The kind of the caller; `None` when the key starts with no kind this Sextant knows.
+    pub fn kind(&self) -> Option<PrincipalKind> {
+        let (kind, _) = self.0.split_once(':')?;
+        [
+            PrincipalKind::Person,
+            PrincipalKind::AnonymousLocal,
+            PrincipalKind::Peer,
+            PrincipalKind::Assistant,
+            PrincipalKind::Delegated,
+            PrincipalKind::Service,
+        ]
+        .into_iter()
+        .find(|k| k.as_str() == kind)
+    }
+
+    /// [`Principal::display`] as far as the key tells it: `you`, `local (no token)`, `peer
+    /// alice`, `assistant claude`. A JWT caller's issuer may hold `:`, so it is named by its
+    /// whole key after the kind (`service https://idp:alice`); a key of no known kind is
+    /// shown as it is.
+    pub fn label(&self) -> String {
+        let Some((kind, rest)) = self.0.split_once(':') else {
+            return self.0.clone();
+        };
+        match self.kind() {
+            Some(PrincipalKind::Person) => {
+                // `person:sextant:owner`, or with the assistant it acted through after it.
+                match rest.splitn(3, ':').nth(2) {
+                    Some(via) => format!("you (via {via})"),
+                    None => "you".into(),
+                }
+            }
+            Some(PrincipalKind::AnonymousLocal) => "local (no token)".into(),
+            Some(PrincipalKind::Peer | PrincipalKind::Assistant) => {
+                let name = rest.split_once(':').map_or(rest, |(_, n)| n);
+                format!("{kind} {name}")
+            }
+            Some(PrincipalKind::Delegated | PrincipalKind::Service) | None => {
+                format!("{kind} {rest}")
+            }
+        }
+    }
+
+    /// The [`label`](Self::label) of a remote caller (`peer alice`), to name where a message
+    /// came from; `None` for the person and the anonymous local caller, whose text is their
+    /// own, and for a key without a kind.
+    pub fn remote_label(&self) -> Option<String> {
+        match self.kind() {
+            Some(PrincipalKind::Person | PrincipalKind::AnonymousLocal) => None,
+            _ if !self.0.contains(':') => None,
+            _ => Some(self.label()),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -271,14 +341,77 @@ mod tests {
             Principal::peer("alice"),
             Principal::assistant("ws", "claude"),
         ] {
-            assert_eq!(Principal::display_remote_key(&p.key()), Some(p.display()));
+            assert_eq!(p.caller_key().remote_label(), Some(p.display()));
         }
-        assert_eq!(
-            Principal::display_remote_key(&Principal::person().key()),
-            None
-        );
-        let who = Principal::display_remote_key(&Principal::service("https://i", "s").key());
+        assert_eq!(Principal::person().caller_key().remote_label(), None);
+        let who = Principal::service("https://i", "s")
+            .caller_key()
+            .remote_label();
         assert_eq!(who.as_deref(), Some("service https://i:s"));
+    }
+
+    /// Each kind reads back from its key, an issuer with `:` in it included, and labels as
+    /// the principal displays (JWT callers by their whole key: the issuer's `:` make the
+    /// key ambiguous).
+    #[test]
+    fn caller_keys_tell_their_kind_and_label() {
+        let cases = [
+            (Principal::person(), "you"),
+            (
+                Principal::person_via("assistant claude"),
+                "you (via assistant claude)",
+            ),
+            (Principal::anonymous_local(), "local (no token)"),
+            (Principal::peer("alice"), "peer alice"),
+            (Principal::assistant("ws", "claude"), "assistant claude"),
+            (
+                Principal::delegated("https://idp:8443/realm", "alice", "agent-a"),
+                "delegated https://idp:8443/realm:alice:agent-a",
+            ),
+            (
+                Principal::service("https://idp:8443", "bot"),
+                "service https://idp:8443:bot",
+            ),
+        ];
+        for (p, label) in cases {
+            let key = p.caller_key();
+            assert_eq!(key, p.key());
+            assert_eq!(key.kind(), Some(p.kind), "{key}");
+            assert_eq!(key.label(), label, "{key}");
+            // As the journal gives it back.
+            let stored = CallerKey::from_stored(p.key());
+            assert_eq!(
+                (stored.kind(), stored.label()),
+                (Some(p.kind), label.into())
+            );
+            let remote = key.remote_label();
+            assert_eq!(remote.is_some(), p.is_remote(), "{key}");
+            if matches!(p.kind, PrincipalKind::Peer | PrincipalKind::Assistant) {
+                assert_eq!(remote, Some(p.display()));
+            }
+        }
+        for odd in [
+            "",
+            "robot",
+            "robot:x:y",
+            "anonymous_local:loopback:anonymous",
+        ] {
+            let key = CallerKey::from_stored(odd);
+            assert_eq!(key.kind(), None, "{odd:?}");
+        }
+        assert_eq!(CallerKey::from_stored("robot").label(), "robot");
+        assert_eq!(CallerKey::from_stored("robot").remote_label(), None);
+        assert_eq!(
+            CallerKey::from_stored("robot:x:y")
+                .remote_label()
+                .as_deref(),
+            Some("robot x:y")
+        );
+        // Serde writes the bare key, and reads it back.
+        let key = Principal::peer("alice").caller_key();
+        let json = serde_json::to_string(&key).unwrap();
+        assert_eq!(json, "\"peer:sextant:alice\"");
+        assert_eq!(serde_json::from_str::<CallerKey>(&json).unwrap(), key);
     }
 
     #[test]

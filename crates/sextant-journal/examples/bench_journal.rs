@@ -39,7 +39,7 @@ fn admission(phase: &str, client: usize, n: u64) -> Admission {
     let mut message = Message::new(Role::User, vec![Part::text("hello from the bench")]);
     message.message_id = id.clone();
     Admission {
-        caller: "anonymous-local:loopback:anonymous".into(),
+        caller: sextant_core::Principal::anonymous_local().caller_key(),
         caller_kind: sextant_core::PrincipalKind::AnonymousLocal,
         agent_id: "echo".into(),
         context_id: None,

@@ -28,7 +28,7 @@ fn admission(n: u64) -> Admission {
     let mut message = Message::new(Role::User, vec![Part::text("hello from wrk")]);
     message.message_id = id.clone();
     Admission {
-        caller: "anonymous-local:loopback:anonymous".into(),
+        caller: sextant_core::Principal::anonymous_local().caller_key(),
         caller_kind: sextant_core::PrincipalKind::AnonymousLocal,
         agent_id: "echo".into(),
         context_id: None,

@@ -519,7 +519,7 @@ impl Journal {
     pub async fn session_schedule(
         &self,
         session_id: &str,
-    ) -> Result<Option<(String, Option<String>)>> {
+    ) -> Result<Option<(sextant_core::ids::ScheduleId, Option<String>)>> {
         let id = session_id.to_string();
         self.read(move |c| queries::search::session_schedule(c, &id))
             .await
@@ -628,7 +628,7 @@ impl Journal {
 
     /// Recomputes every task's cached state from the events and returns the tasks whose cache
     /// differs (empty = the cache is exactly what the journal says).
-    pub async fn rebuild_check(&self) -> Result<Vec<String>> {
+    pub async fn rebuild_check(&self) -> Result<Vec<sextant_core::ids::TaskId>> {
         self.read(queries::tasks::rebuild_check).await
     }
 }

@@ -247,7 +247,7 @@ mod tests {
         m.message_id = "m1".into();
         let admitted = j
             .admit(Admission {
-                caller: "person:sextant:owner".into(),
+                caller: sextant_core::Principal::person().caller_key(),
                 caller_kind: sextant_core::PrincipalKind::Person,
                 agent_id: "peer:p".into(),
                 context_id: Some("ctx".into()),

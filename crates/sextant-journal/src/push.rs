@@ -5,6 +5,8 @@
 
 use std::sync::Arc;
 
+use chrono::{DateTime, Utc};
+
 use crate::queries::push::{self, OutboxRow, PushConfigRow};
 use crate::writer::{Job, PushPut};
 use crate::{Journal, Result};
@@ -53,11 +55,14 @@ impl Journal {
     }
 
     /// Configs with a delivery due at `now`, each with its first pending delivery.
-    pub async fn push_due(&self, now: &str, limit: u32) -> Result<Vec<(PushConfigRow, OutboxRow)>> {
-        let now = now.to_string();
+    pub async fn push_due(
+        &self,
+        now: DateTime<Utc>,
+        limit: u32,
+    ) -> Result<Vec<(PushConfigRow, OutboxRow)>> {
         self.read(move |c| {
             let mut out = Vec::new();
-            for cfg in push::due(c, &now, limit)? {
+            for cfg in push::due(c, now, limit)? {
                 if let Some(head) = push::head(c, &cfg.task_id, &cfg.config_id)? {
                     out.push((cfg, head));
                 }

@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 
+use chrono::{DateTime, Utc};
 use rusqlite::Connection;
 
 use crate::error::{Error, Result};
@@ -11,7 +12,7 @@ use crate::queries::grants::{self, GrantRow, RunScope};
 use crate::queries::{runs, schedules};
 use crate::writer::Job;
 use crate::{History, Journal, RunRow, ScheduleRow, Settled, TaskRow};
-use sextant_core::ids::format_time;
+use sextant_core::ids::{ScheduleId, format_time};
 use sextant_core::schedule::grant_fingerprint;
 
 /// One cron slot to claim: move the schedule's cursor from `expected` to `next` and, if that
@@ -19,7 +20,7 @@ use sextant_core::schedule::grant_fingerprint;
 /// a missed slot before it).
 #[derive(Debug, Clone)]
 pub struct Claim {
-    pub schedule_id: String,
+    pub schedule_id: ScheduleId,
     /// The cursor the scheduler read (stored time format).
     pub expected: String,
     /// The cursor after this claim: the first slot after "now".
@@ -171,10 +172,9 @@ impl Journal {
         self.read(move |c| schedules::list_owned(c, &creator)).await
     }
 
-    /// Enabled schedules with a slot due at or before `now` (stored time format).
-    pub async fn due_schedules(&self, now: &str, limit: u32) -> Result<Vec<ScheduleRow>> {
-        let now = now.to_string();
-        self.read(move |c| schedules::due(c, &now, limit)).await
+    /// Enabled schedules with a slot due at or before `now`.
+    pub async fn due_schedules(&self, now: DateTime<Utc>, limit: u32) -> Result<Vec<ScheduleRow>> {
+        self.read(move |c| schedules::due(c, now, limit)).await
     }
 
     /// The earliest pending slot of any enabled schedule.
@@ -242,17 +242,14 @@ impl Journal {
         self.read(move |c| runs::active(c, &id)).await
     }
 
-    /// For the schedules due at `now` (stored time format): their running Runs, and how many
-    /// buffered Runs each has.
-    pub async fn overlap_of_due(&self, now: &str) -> Result<(Vec<RunRow>, HashMap<String, u64>)> {
-        let now = now.to_string();
-        self.read(move |c| {
-            Ok((
-                runs::active_of_due(c, &now)?,
-                runs::buffered_of_due(c, &now)?,
-            ))
-        })
-        .await
+    /// For the schedules due at `now`: their running Runs, and how many buffered Runs each
+    /// has.
+    pub async fn overlap_of_due(
+        &self,
+        now: DateTime<Utc>,
+    ) -> Result<(Vec<RunRow>, HashMap<String, u64>)> {
+        self.read(move |c| Ok((runs::active_of_due(c, now)?, runs::buffered_of_due(c, now)?)))
+            .await
     }
 
     /// How many of a schedule's Runs are buffered.

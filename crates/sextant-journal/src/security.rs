@@ -127,7 +127,7 @@ mod tests {
             token_hash: hash.into(),
             workspace: None,
             agent_id: None,
-            owner: "person:sextant:owner".into(),
+            owner: sextant_core::Principal::person().caller_key(),
             created_at: "2026-12-01T10:00:00.000Z".into(),
             revoked_at: None,
             parent_id: None,

@@ -1,6 +1,6 @@
-//! How domain values are stored as text: rows carry `RunTrigger`, `DateTime<Utc>`, … and this
-//! module turns them into exactly the text the journal has always stored (no migration: an old
-//! journal reads unchanged) and back. The types live in `sextant-core`, so the orphan rule
+//! How domain values are stored as text: rows carry `TaskId`, `RunTrigger`, `DateTime<Utc>`, …
+//! and this module turns them into exactly the text the journal has always stored (no
+//! migration: an old journal reads unchanged) and back. The types live in `sextant-core`, so the orphan rule
 //! keeps `rusqlite`'s `ToSql`/`FromSql` off them; [`Sql`] is the local wrapper that carries
 //! them, and [`Stored`] says how each one is spelled. A stored value that does not parse is a
 //! clear `FromSql` error naming the column's kind and the text, never a panic.
@@ -10,11 +10,13 @@ use rusqlite::Row;
 use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSql, ToSqlOutput, ValueRef};
 use sextant_core::a2a::TaskState;
 use sextant_core::event::{parse_state, state_wire};
-use sextant_core::ids::{format_time, parse_time};
+use sextant_core::ids::{
+    AgentId, ContextId, RunId, ScheduleId, SessionId, TaskId, format_time, parse_time,
+};
 use sextant_core::schedule::{
     MissedRunPolicy, OverlapPolicy, RunOutcome, RunRecord, RunTrigger, ScheduleSource,
 };
-use sextant_core::{Origin, PrincipalKind};
+use sextant_core::{CallerKey, Origin, PrincipalKind};
 
 /// A value the journal stores as text.
 pub(crate) trait Stored: Sized {
@@ -33,6 +35,40 @@ impl Stored for DateTime<Utc> {
     }
     fn from_stored(s: &str) -> Option<Self> {
         parse_time(s)
+    }
+}
+
+/// Ids are stored as their text, whatever it is (a caller's `contextId` is any text it chose).
+macro_rules! stored_id {
+    ($($id:ty: $what:literal),* $(,)?) => {$(
+        impl Stored for $id {
+            const WHAT: &'static str = $what;
+            fn to_stored(&self) -> String {
+                self.to_string()
+            }
+            fn from_stored(s: &str) -> Option<Self> {
+                Some(Self::from(s))
+            }
+        }
+    )*};
+}
+
+stored_id!(
+    TaskId: "task id",
+    SessionId: "session id",
+    ContextId: "context id",
+    AgentId: "agent id",
+    ScheduleId: "schedule id",
+    RunId: "run id",
+);
+
+impl Stored for CallerKey {
+    const WHAT: &'static str = "caller key";
+    fn to_stored(&self) -> String {
+        self.to_string()
+    }
+    fn from_stored(s: &str) -> Option<Self> {
+        Some(CallerKey::from_stored(s))
     }
 }
 
@@ -213,5 +249,73 @@ pub mod time {
                 })
                 .transpose()
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rusqlite::Connection;
+
+    /// Stores `v` and reads it back as a column, as a row does.
+    fn round_trip<T: Stored>(c: &Connection, v: T) -> (String, T) {
+        c.query_row("SELECT ?1, ?1", [Sql(v)], |r| Ok((r.get(0)?, get(r, 1)?)))
+            .unwrap()
+    }
+
+    /// An id or caller key is stored as its bare text, any text (a caller's `contextId` is
+    /// what it chose), and reads back as the same value.
+    #[test]
+    fn ids_are_stored_as_their_text() {
+        let c = Connection::open_in_memory().unwrap();
+        for text in [
+            "0190f1e2-7a1b-7c3d-8e4f-a0b1c2d3e4f5",
+            "peer:alice",
+            "",
+            "é \"x\"",
+        ] {
+            assert_eq!(
+                round_trip(&c, TaskId::from(text)),
+                (text.into(), text.into())
+            );
+            assert_eq!(
+                round_trip(&c, SessionId::from(text)),
+                (text.into(), text.into())
+            );
+            assert_eq!(
+                round_trip(&c, ContextId::from(text)),
+                (text.into(), text.into())
+            );
+            assert_eq!(
+                round_trip(&c, AgentId::from(text)),
+                (text.into(), text.into())
+            );
+            assert_eq!(
+                round_trip(&c, ScheduleId::from(text)),
+                (text.into(), text.into())
+            );
+            assert_eq!(
+                round_trip(&c, RunId::from(text)),
+                (text.into(), text.into())
+            );
+            let key = CallerKey::from_stored(text);
+            assert_eq!(round_trip(&c, key.clone()), (text.into(), key));
+        }
+        // A caller key is stored as `Principal::key()` wrote it, an issuer's `:` included.
+        let p = sextant_core::Principal::delegated("https://idp:8443", "alice", "agent-a");
+        let (text, key) = round_trip(&c, p.caller_key());
+        assert_eq!(text, "delegated:https://idp:8443:alice:agent-a");
+        assert_eq!(
+            (key.kind(), key),
+            (Some(PrincipalKind::Delegated), p.caller_key())
+        );
+        // A column that is not text is an error, not an id.
+        let err = c
+            .query_row("SELECT 7", [], |r| get::<TaskId>(r, 0))
+            .unwrap_err();
+        assert!(
+            matches!(err, rusqlite::Error::InvalidColumnType(..)),
+            "{err}"
+        );
     }
 }

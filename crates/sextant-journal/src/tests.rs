@@ -1,7 +1,8 @@
 use chrono::{DateTime, Utc};
 use sextant_core::a2a::{Message, Part, Role, TaskState};
+use sextant_core::ids::{RunId, ScheduleId, SessionId, TaskId};
 use sextant_core::schedule::{MissedRunPolicy, RunOutcome, RunRecord, RunTrigger};
-use sextant_core::{AgentSpec, EventBody};
+use sextant_core::{AgentSpec, CallerKey, EventBody};
 
 use super::*;
 
@@ -19,7 +20,7 @@ fn msg(id: &str, text: &str) -> Message {
 
 fn admission(caller: &str, id: &str, text: &str) -> Admission {
     Admission {
-        caller: caller.into(),
+        caller: CallerKey::from_stored(caller),
         caller_kind: sextant_core::PrincipalKind::Person,
         agent_id: "echo".into(),
         context_id: None,
@@ -77,7 +78,7 @@ async fn admission_is_idempotent_on_identical_retries_only() {
     assert_eq!(
         changed.unwrap_err(),
         Refusal::MessageIdReused {
-            task_id: task.task_id.clone()
+            task_id: task.task_id.to_string()
         }
     );
 
@@ -217,7 +218,7 @@ async fn the_task_cache_is_rebuildable_from_the_journal() {
             .unwrap();
         let t = t.task();
         let mut evs = vec![NewEvent {
-            task_id: Some(t.task_id.clone()),
+            task_id: Some(t.task_id.to_string()),
             body: EventBody::TaskState {
                 state: TaskState::Working,
                 message: None,
@@ -226,7 +227,7 @@ async fn the_task_cache_is_rebuildable_from_the_journal() {
         }];
         if i % 2 == 0 {
             evs.push(NewEvent {
-                task_id: Some(t.task_id.clone()),
+                task_id: Some(t.task_id.to_string()),
                 body: EventBody::TaskState {
                     state: TaskState::Completed,
                     message: None,
@@ -251,7 +252,7 @@ async fn the_task_cache_is_rebuildable_from_the_journal() {
     j.read(move |c| {
         Ok(c.execute(
             "UPDATE tasks SET state = 'TASK_STATE_FAILED' WHERE task_id = ?1",
-            [v],
+            [v.as_str()],
         )?)
     })
     .await
@@ -317,7 +318,7 @@ async fn committed_events_are_published_in_seq_order() {
 fn schedule_row(id: &str, next: &str) -> ScheduleRow {
     ScheduleRow {
         schedule_id: id.into(),
-        creator: "alice".into(),
+        creator: CallerKey::from_stored("alice"),
         creator_kind: "person".into(),
         creator_principal: "{}".into(),
         name: "n".into(),
@@ -351,13 +352,13 @@ fn t(s: &str) -> DateTime<Utc> {
 
 fn cron_run(schedule_id: &str, slot: &str) -> RunRow {
     RunRow {
-        run_id: sextant_core::ids::new_id(),
+        run_id: RunId::new(),
         schedule_id: schedule_id.into(),
         trigger: RunTrigger::Cron,
         scheduled_for: t(slot),
         prompt: "p".into(),
         agent_id: "echo".into(),
-        executed_as: "alice".into(),
+        executed_as: CallerKey::from_stored("alice"),
         record: RunRecord::Pending,
         reason: None,
         session_id: None,
@@ -528,14 +529,14 @@ async fn a_schedule_row_that_does_not_read_is_left_out_not_the_whole_list() {
         )
         .unwrap();
     }
-    let ids = |rows: Vec<ScheduleRow>| -> Vec<String> {
-        let mut ids: Vec<String> = rows.into_iter().map(|s| s.schedule_id).collect();
+    let ids = |rows: Vec<ScheduleRow>| -> Vec<ScheduleId> {
+        let mut ids: Vec<ScheduleId> = rows.into_iter().map(|s| s.schedule_id).collect();
         ids.sort();
         ids
     };
     // The unreadable ones are due first (an earlier cursor), and the batch has room for all.
     let due = j
-        .due_schedules("2026-11-29T10:02:00.000Z", 10)
+        .due_schedules(t("2026-11-29T10:02:00.000Z"), 10)
         .await
         .unwrap();
     assert_eq!(ids(due), ["good1", "good2"]);
@@ -590,7 +591,7 @@ async fn a_run_row_that_does_not_read_is_left_out_of_the_runs_list() {
         )
         .unwrap();
     }
-    let ids = |(runs, total): (Vec<RunRow>, u64)| -> (Vec<String>, u64) {
+    let ids = |(runs, total): (Vec<RunRow>, u64)| -> (Vec<RunId>, u64) {
         (runs.into_iter().map(|r| r.run_id).collect(), total)
     };
     let all = ids(j.runs("s1", None, 10).await.unwrap());
@@ -643,7 +644,7 @@ async fn task_rows_in_the_stored_format_read_typed_and_write_back_byte_identical
     let text = |c: &rusqlite::Connection| -> (String, String, String) {
         c.query_row(
             "SELECT created_at, state, state_at FROM tasks WHERE task_id = ?1",
-            [&id],
+            [id.as_str()],
             |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
         )
         .unwrap()
@@ -651,7 +652,7 @@ async fn task_rows_in_the_stored_format_read_typed_and_write_back_byte_identical
     c.execute(
         "UPDATE tasks SET created_at = '2026-11-29T10:00:00.000Z', state = 'TASK_STATE_WORKING',
              state_at = '2026-11-29T10:00:01.250Z' WHERE task_id = ?1",
-        [&id],
+        [id.as_str()],
     )
     .unwrap();
     let old = text(&c);
@@ -666,7 +667,7 @@ async fn task_rows_in_the_stored_format_read_typed_and_write_back_byte_identical
     // Written back through the cache update, the columns hold the same text again.
     c.execute(
         "UPDATE tasks SET state = 'x', state_at = 'y' WHERE task_id = ?1",
-        [&id],
+        [id.as_str()],
     )
     .unwrap();
     queries::tasks::touch(
@@ -680,7 +681,7 @@ async fn task_rows_in_the_stored_format_read_typed_and_write_back_byte_identical
     // A state this Sextant does not know is an error, not a made-up state.
     c.execute(
         "UPDATE tasks SET state = 'TASK_STATE_NAPPING' WHERE task_id = ?1",
-        [&id],
+        [id.as_str()],
     )
     .unwrap();
     let err = j.task(&id).await.unwrap_err().to_string();
@@ -706,7 +707,7 @@ async fn session_rows_in_the_stored_format_read_typed_and_write_back_byte_identi
         "UPDATE sessions SET caller_kind = 'anonymous-local',
              created_at = '2026-11-29T10:00:00.000Z', updated_at = '2026-11-29T10:00:02.500Z'
          WHERE session_id = ?1",
-        [&id],
+        [id.as_str()],
     )
     .unwrap();
     let s = j.session(&id).await.unwrap().unwrap();
@@ -726,7 +727,7 @@ async fn session_rows_in_the_stored_format_read_typed_and_write_back_byte_identi
     assert_eq!(text(&c, "copy"), text(&c, &id));
     c.execute(
         "UPDATE sessions SET caller_kind = 'robot' WHERE session_id = ?1",
-        [&id],
+        [id.as_str()],
     )
     .unwrap();
     let err = j.session(&id).await.unwrap_err().to_string();
@@ -756,7 +757,7 @@ async fn a_session_s_labels_are_none_where_they_do_not_read() {
     let c = rusqlite::Connection::open(j.path()).unwrap();
     c.execute(
         "UPDATE sessions SET caller_kind = 'robot' WHERE session_id = ?1",
-        [&t.session_id],
+        [t.session_id.as_str()],
     )
     .unwrap();
     let labels = j.session_labels(&t.session_id).await.unwrap();
@@ -781,14 +782,14 @@ async fn a_session_with_an_unknown_origin_is_left_out_of_lists_and_labelled_with
     let j = journal(&dir).await;
     let tasks = new_tasks(&j, 3).await;
     let (all, _) = j.list_sessions(None, None, 10).await.unwrap();
-    let order: Vec<String> = all.iter().map(|s| s.session_id.clone()).collect();
+    let order: Vec<SessionId> = all.iter().map(|s| s.session_id.clone()).collect();
     assert_eq!(order.len(), 3);
     assert!(all.iter().all(|s| s.origin == sextant_core::Origin::A2a));
     // The newest Session holds an origin this Sextant does not know.
     let c = rusqlite::Connection::open(j.path()).unwrap();
     c.execute(
         "UPDATE sessions SET origin = 'mcp' WHERE session_id = ?1",
-        [&order[0]],
+        [order[0].as_str()],
     )
     .unwrap();
     let (page, total) = j.list_sessions(None, None, 2).await.unwrap();
@@ -897,7 +898,7 @@ async fn cached_reads_are_not_re_prepared() {
 
 fn state(task: &TaskRow, state: TaskState, secs: i64) -> NewEvent {
     NewEvent {
-        task_id: Some(task.task_id.clone()),
+        task_id: Some(task.task_id.to_string()),
         body: EventBody::TaskState {
             state,
             message: None,
@@ -997,7 +998,7 @@ async fn a_failed_job_leaves_no_trace_in_its_batch() {
                 &t.session_id,
                 vec![
                     NewEvent {
-                        task_id: Some(t.task_id.clone()),
+                        task_id: Some(t.task_id.to_string()),
                         body: EventBody::TurnStarted {
                             through: None,
                             working: false,
@@ -1077,7 +1078,7 @@ async fn a_write_failure_abandons_the_batch_and_nothing_half_written_stays() {
             vec![
                 state(&t, TaskState::Working, 1),
                 NewEvent {
-                    task_id: Some(t.task_id.clone()),
+                    task_id: Some(t.task_id.to_string()),
                     body: EventBody::Reply {
                         message: msg("r1", "hello"),
                     },
@@ -1228,7 +1229,7 @@ async fn a_tasks_events_are_a_range_of_its_session() {
     assert!(j.task_events("no-such-task", 0).await.unwrap().is_empty());
     assert!(j.rebuild_check().await.unwrap().is_empty());
     // The Session's tasks, in the order they were created, from its task_created events.
-    let ids: Vec<String> = (j.session_tasks(&first.session_id).await.unwrap())
+    let ids: Vec<TaskId> = (j.session_tasks(&first.session_id).await.unwrap())
         .into_iter()
         .map(|t| t.task_id)
         .collect();
@@ -1401,7 +1402,7 @@ fn config(task: &str, id: &str) -> PushConfigRow {
     PushConfigRow::new(
         task,
         id,
-        "alice",
+        CallerKey::from_stored("alice"),
         "https://hooks.example/x",
         "sealed",
         "2026-11-29T10:00:00.000Z",
@@ -1485,7 +1486,7 @@ async fn events_are_queued_for_a_tasks_push_configs_in_order() {
 
     // Delivery takes them in order; each success makes the next one due.
     let now = "2026-11-29T10:00:01.000Z";
-    let due = j.push_due(now, 10).await.unwrap();
+    let due = j.push_due(t(now), 10).await.unwrap();
     assert_eq!(due.len(), 1);
     assert_eq!(due[0].1.seq, want[0]);
     assert!(j.push_delivered(due[0].1.clone(), now).await.unwrap());
@@ -1509,7 +1510,7 @@ async fn events_are_queued_for_a_tasks_push_configs_in_order() {
     )
     .await
     .unwrap();
-    assert!(j.push_due(now, 10).await.unwrap().is_empty());
+    assert!(j.push_due(t(now), 10).await.unwrap().is_empty());
     assert_eq!(
         j.push_next_due().await.unwrap().as_deref(),
         Some("2026-11-29T10:05:00.000Z")
@@ -1522,7 +1523,7 @@ async fn events_are_queued_for_a_tasks_push_configs_in_order() {
     assert_eq!(row.failing_at.as_deref(), Some(now));
     assert_eq!(row.last_error.as_deref(), Some("HTTP 500 again"));
     assert!(
-        j.push_due("2027-01-01T00:00:00.000Z", 10)
+        j.push_due(t("2027-01-01T00:00:00.000Z"), 10)
             .await
             .unwrap()
             .is_empty()
@@ -1532,7 +1533,7 @@ async fn events_are_queued_for_a_tasks_push_configs_in_order() {
     assert!(j.resume_push_config(tid, "c1", now).await.unwrap());
     let row = j.push_config(tid, "c1").await.unwrap().unwrap();
     assert_eq!((row.attempts, row.failing_at.clone()), (0, None));
-    assert_eq!(j.push_due(now, 10).await.unwrap().len(), 1);
+    assert_eq!(j.push_due(t(now), 10).await.unwrap().len(), 1);
 
     // Deleting a config drops what it was owed; deleting again is not an error.
     assert!(j.delete_push_config(tid, "c1").await.unwrap());
@@ -1596,11 +1597,11 @@ async fn an_inline_config_covers_the_first_event_and_survives_a_restart() {
 fn raised(task: &TaskRow, secs: i64) -> NewEvent {
     use sextant_core::interaction::{Interaction, InteractionKind, command_approval_options};
     NewEvent {
-        task_id: Some(task.task_id.clone()),
+        task_id: Some(task.task_id.to_string()),
         body: EventBody::InteractionRaised {
             interaction: Interaction {
                 interaction_id: format!("i-{}", task.task_id),
-                task_id: task.task_id.clone(),
+                task_id: task.task_id.to_string(),
                 kind: InteractionKind::ToolApproval,
                 title: "Run this?".into(),
                 description: None,
@@ -1624,7 +1625,7 @@ fn raised(task: &TaskRow, secs: i64) -> NewEvent {
 
 fn answered(task: &TaskRow, option: &str, expired: bool, secs: i64) -> NewEvent {
     NewEvent {
-        task_id: Some(task.task_id.clone()),
+        task_id: Some(task.task_id.to_string()),
         body: EventBody::InteractionAnswered {
             answer: sextant_core::interaction::Answer {
                 interaction_id: format!("i-{}", task.task_id),
@@ -1643,7 +1644,7 @@ fn answered(task: &TaskRow, option: &str, expired: bool, secs: i64) -> NewEvent 
 
 fn output(task: &TaskRow, secs: i64) -> NewEvent {
     NewEvent {
-        task_id: Some(task.task_id.clone()),
+        task_id: Some(task.task_id.to_string()),
         body: EventBody::Artifact {
             artifact: sextant_core::a2a::Artifact {
                 artifact_id: "out".into(),
@@ -1758,7 +1759,7 @@ async fn an_ended_task_has_its_outcome_in_words() {
         let j = j.clone();
         let status = TaskStatus::parse(status).unwrap();
         async move {
-            let mut ids: Vec<String> = j
+            let mut ids: Vec<TaskId> = j
                 .list_tasks(TaskFilter {
                     status: Some(status),
                     limit: 50,
@@ -1787,7 +1788,7 @@ async fn an_ended_task_has_its_outcome_in_words() {
     j.read(move |c| {
         Ok(c.execute(
             "UPDATE tasks SET outcome = 'completed' WHERE task_id = ?1",
-            [v],
+            [v.as_str()],
         )?)
     })
     .await
@@ -2062,7 +2063,7 @@ async fn a_short_turn_commits_with_its_early_admission() {
         let task = out.unwrap().task().clone();
         let guard = TurnGuard::default();
         let ev = |body| NewEvent {
-            task_id: Some(task.task_id.clone()),
+            task_id: Some(task.task_id.to_string()),
             body,
             at: t0(),
         };
@@ -2121,7 +2122,7 @@ async fn a_batch_is_delivered_from_the_runtime_in_order() {
             .append(
                 &task.session_id,
                 vec![NewEvent {
-                    task_id: Some(task.task_id.clone()),
+                    task_id: Some(task.task_id.to_string()),
                     body: EventBody::TaskState {
                         state: TaskState::Completed,
                         message: None,
@@ -2188,7 +2189,7 @@ async fn task_text_is_searchable_in_step_with_the_journal() {
     let ids = |q: &'static str| {
         let j = j.clone();
         async move {
-            let mut v: Vec<String> = j
+            let mut v: Vec<TaskId> = j
                 .list_tasks(text_search(q))
                 .await
                 .unwrap()
@@ -2355,7 +2356,7 @@ async fn a_digest_says_what_a_task_is() {
 async fn run_task(j: &Journal, run: &RunRow, origin: sextant_core::Origin) -> TaskRow {
     let key = format!("run-{}", run.run_id);
     let mut a = admission(&run.executed_as, &key, &run.prompt);
-    a.context_id = Some(key);
+    a.context_id = Some(key.into());
     a.origin = origin;
     admitted(j, a).await
 }
@@ -2606,10 +2607,10 @@ async fn task_counts_come_from_the_tally_and_stay_exact() {
         c.execute_batch("PRAGMA foreign_keys = OFF")?;
         let session: String = c.query_row(
             "SELECT session_id FROM tasks WHERE task_id = ?1",
-            [&gone],
+            [gone.as_str()],
             |r| r.get(0),
         )?;
-        c.execute("DELETE FROM tasks WHERE task_id = ?1", [gone])?;
+        c.execute("DELETE FROM tasks WHERE task_id = ?1", [gone.as_str()])?;
         c.execute("DELETE FROM sessions WHERE session_id = ?1", [session])?;
         Ok(())
     })
@@ -2819,7 +2820,7 @@ async fn a_snapshot_under_writes_holds_everything_committed_before_it() {
     while committed.lock().unwrap().len() < 50 {
         tokio::task::yield_now().await;
     }
-    let before: Vec<String> = committed.lock().unwrap().clone();
+    let before: Vec<TaskId> = committed.lock().unwrap().clone();
     let dest = dir.path().join("copy.db");
     let checked = j.snapshot(dest.clone()).await.unwrap();
     stop.store(true, std::sync::atomic::Ordering::Relaxed);

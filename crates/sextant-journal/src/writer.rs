@@ -9,8 +9,8 @@ use chrono::{DateTime, Utc};
 use rusqlite::Connection;
 use sextant_core::a2a::{Message, TaskState};
 use sextant_core::event::{is_interrupted, is_terminal};
-use sextant_core::ids::{format_time, new_id};
-use sextant_core::{AgentSpec, EventBody, JournalEvent, PrincipalKind};
+use sextant_core::ids::{AgentId, ContextId, SessionId, TaskId, format_time, new_id};
+use sextant_core::{AgentSpec, CallerKey, EventBody, JournalEvent, PrincipalKind};
 use tokio::sync::oneshot;
 
 use crate::error::{Error, Result};
@@ -65,13 +65,13 @@ const IDLE_FLUSH: std::time::Duration = std::time::Duration::from_secs(2);
 #[derive(Debug, Clone)]
 pub struct Admission {
     /// `Principal::key()` of the caller, and its kind.
-    pub caller: String,
+    pub caller: CallerKey,
     pub caller_kind: PrincipalKind,
-    pub agent_id: String,
+    pub agent_id: AgentId,
     /// The caller's contextId, if it sent one.
-    pub context_id: Option<String>,
+    pub context_id: Option<ContextId>,
     /// The caller's taskId, if it continues an existing task.
-    pub task_id: Option<String>,
+    pub task_id: Option<TaskId>,
     /// The message as received; the journal fills in `contextId` and `taskId`.
     pub message: Message,
     /// Hash of the request content, for idempotent retries.
@@ -318,7 +318,7 @@ impl Done {
             live,
         };
         drop(tx.send(Ok(out)));
-        Some(created.task().task_id.clone())
+        Some(created.task().task_id.to_string())
     }
 
     /// Answers the caller (`live`: see [`Done::subscribe`]).
@@ -1279,7 +1279,7 @@ fn put_push(ctx: &mut Ctx<'_>, row: &PushConfigRow) -> Result<PushPut> {
         if !list.contains(&row.config_id) {
             list.push(row.config_id.clone());
         }
-        ctx.job.push.insert(row.task_id.clone(), list);
+        ctx.job.push.insert(row.task_id.to_string(), list);
     }
     Ok(if replaced {
         PushPut::Replaced
@@ -1316,7 +1316,7 @@ fn admit(ctx: &mut Ctx<'_>, a: &Admission) -> Result<Result<Admitted, Refusal>> 
             && *cx != task.context_id
         {
             return Ok(Err(Refusal::ContextMismatch {
-                task_context: task.context_id,
+                task_context: task.context_id.into_string(),
             }));
         }
         if task.state.is_terminal() {
@@ -1336,12 +1336,12 @@ fn admit(ctx: &mut Ctx<'_>, a: &Admission) -> Result<Result<Admitted, Refusal>> 
             put_push(ctx, &row)?;
         }
         let mut message = a.message.clone();
-        message.task_id = Some(task.task_id.clone());
-        message.context_id = Some(task.context_id.clone());
+        message.task_id = Some(task.task_id.to_string());
+        message.context_id = Some(task.context_id.to_string());
         let ev = ctx.append_in(
             &task.session_id,
-            Some(&task.context_id),
-            Some(task.task_id.clone()),
+            Some(task.context_id.as_str()),
+            Some(task.task_id.to_string()),
             EventBody::InputAccepted { message },
             a.at,
         )?;
@@ -1370,7 +1370,7 @@ fn admit(ctx: &mut Ctx<'_>, a: &Admission) -> Result<Result<Admitted, Refusal>> 
         Some(cx) => sessions::by_context(c, &a.caller, &a.agent_id, cx)?,
         None => None,
     };
-    let context_id = a.context_id.clone().unwrap_or_else(new_id);
+    let context_id = a.context_id.clone().unwrap_or_else(ContextId::new);
     let (session, session_created) = match existing {
         Some(s) => {
             if let Some(refusal) = turn_cap(c, a, &s.session_id)? {
@@ -1380,7 +1380,7 @@ fn admit(ctx: &mut Ctx<'_>, a: &Admission) -> Result<Result<Admitted, Refusal>> 
         }
         None => {
             let s = SessionRow {
-                session_id: new_id(),
+                session_id: SessionId::new(),
                 agent_id: a.agent_id.clone(),
                 caller: a.caller.clone(),
                 caller_kind: a.caller_kind,
@@ -1393,7 +1393,7 @@ fn admit(ctx: &mut Ctx<'_>, a: &Admission) -> Result<Result<Admitted, Refusal>> 
             };
             ctx.wrote = true;
             sessions::insert(c, &s)?;
-            ctx.job.seqs.insert(s.session_id.clone(), 0);
+            ctx.job.seqs.insert(s.session_id.to_string(), 0);
             (s, true)
         }
     };
@@ -1406,10 +1406,10 @@ fn admit(ctx: &mut Ctx<'_>, a: &Admission) -> Result<Result<Admitted, Refusal>> 
     }
     let mut message = a.message.clone();
     message.task_id = Some(task_id.clone());
-    message.context_id = Some(context_id.clone());
+    message.context_id = Some(context_id.to_string());
     let ev = ctx.append_in(
         &session.session_id,
-        Some(&context_id),
+        Some(context_id.as_str()),
         Some(task_id.clone()),
         EventBody::TaskCreated { message },
         a.at,
@@ -1417,14 +1417,14 @@ fn admit(ctx: &mut Ctx<'_>, a: &Admission) -> Result<Result<Admitted, Refusal>> 
     // The rows are written with their cache columns already right: nothing to write back.
     ctx.job.tasks.remove(&task_id);
     if session_created {
-        ctx.job.sessions.remove(&session.session_id);
+        ctx.job.sessions.remove(session.session_id.as_str());
     }
     let task = TaskRow {
-        task_id: task_id.clone(),
+        task_id: task_id.as_str().into(),
         session_id: session.session_id.clone(),
         caller: a.caller.clone(),
         agent_id: a.agent_id.clone(),
-        context_id: context_id.clone(),
+        context_id,
         message_id: message_id.to_string(),
         created_at: sextant_core::ids::millis(a.at),
         first_seq: ev.seq,
@@ -1436,7 +1436,7 @@ fn admit(ctx: &mut Ctx<'_>, a: &Admission) -> Result<Result<Admitted, Refusal>> 
     tasks::insert(c, &task)?;
     if let Some(p) = &a.push_config {
         let row = PushConfigRow {
-            task_id: task_id.clone(),
+            task_id: task.task_id.clone(),
             ..p.clone()
         };
         push::put(c, &row)?;

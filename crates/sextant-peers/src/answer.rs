@@ -87,13 +87,13 @@ impl Peers {
     ) -> Result<(), PeerError> {
         let mut m = Message::new(Role::Agent, vec![Part::text(why)]);
         m.message_id = new_id();
-        m.context_id = Some(task.context_id.clone());
-        m.task_id = Some(task.task_id.clone());
+        m.context_id = Some(task.context_id.to_string());
+        m.task_id = Some(task.task_id.to_string());
         self.journal()
             .append(
                 &task.session_id,
                 vec![NewEvent {
-                    task_id: Some(task.task_id.clone()),
+                    task_id: Some(task.task_id.to_string()),
                     body: EventBody::TaskState {
                         state,
                         message: Some(m),

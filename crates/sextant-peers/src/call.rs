@@ -350,7 +350,7 @@ impl Peers {
                         acc,
                         self.clock().now() + CARD_EXPIRY,
                     );
-                    i.task_id = task.task_id.clone();
+                    i.task_id = task.task_id.to_string();
                     i.from = ex.from.clone();
                     i.engine_ref["outbound"] = json!(true);
                     let text = sextant_runtime::interactions::pending_text(&i, &prompt);
@@ -374,7 +374,7 @@ impl Peers {
         if !reply.trim().is_empty() {
             let (kept, _) = cut(&reply, JOURNAL_REPLY_CHARS);
             events.push(NewEvent {
-                task_id: Some(task.task_id.clone()),
+                task_id: Some(task.task_id.to_string()),
                 body: EventBody::Artifact {
                     artifact: artifact(new_id(), "reply", vec![Part::text(kept)]),
                     append: false,
@@ -391,7 +391,7 @@ impl Peers {
                     .with_media_type("application/json"),
             );
             events.push(NewEvent {
-                task_id: Some(task.task_id.clone()),
+                task_id: Some(task.task_id.to_string()),
                 body: EventBody::InteractionRaised {
                     interaction: i.clone(),
                 },
@@ -401,7 +401,7 @@ impl Peers {
         let mut status = Message::new(Role::Agent, parts);
         status.message_id = new_id();
         status.context_id = Some(ctx.to_string());
-        status.task_id = Some(task.task_id.clone());
+        status.task_id = Some(task.task_id.to_string());
         status.metadata = Some(
             [
                 ("peer", json!(conn.name)),
@@ -416,7 +416,7 @@ impl Peers {
             .collect(),
         );
         events.push(NewEvent {
-            task_id: Some(task.task_id.clone()),
+            task_id: Some(task.task_id.to_string()),
             body: EventBody::TaskState {
                 state,
                 message: Some(status),
@@ -702,7 +702,7 @@ impl Peers {
             Err(Failure::Canceled) => {
                 self.cancel_remote_task(&conn, &sent.acc);
                 let mut r = Self::canceled_result(&conn.name, ctx);
-                r.session_id = task.session_id;
+                r.session_id = task.session_id.into();
                 r.latency_ms = latency_ms;
                 Ok(r)
             }
@@ -712,7 +712,7 @@ impl Peers {
                 sent.streamed,
                 card,
                 ctx,
-                task.session_id,
+                task.session_id.into(),
                 latency_ms,
             )),
         }
@@ -778,10 +778,10 @@ impl Peers {
             .await?;
         let admitted = journal
             .admit(Admission {
-                caller: caller.key(),
+                caller: caller.caller_key(),
                 caller_kind: caller.kind,
-                agent_id: conn.agent_id.clone(),
-                context_id: Some(ctx.to_string()),
+                agent_id: conn.agent_id.as_str().into(),
+                context_id: Some(ctx.into()),
                 task_id: None,
                 content_hash: sextant_core::ids::json_hash(&json!({ "text": text, "ctx": ctx })),
                 message: local,
@@ -802,7 +802,7 @@ impl Peers {
             .append(
                 &task.session_id,
                 vec![NewEvent {
-                    task_id: Some(task.task_id.clone()),
+                    task_id: Some(task.task_id.to_string()),
                     body: EventBody::TurnStarted {
                         through: None,
                         working: true,

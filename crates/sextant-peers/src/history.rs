@@ -174,9 +174,9 @@ impl Peers {
         for s in sessions {
             let exchanges = self.journal().session_tasks(&s.session_id).await?.len();
             conversations.push(Conversation {
-                context_id: s.context_id.clone(),
+                context_id: s.context_id.to_string(),
                 peer: peer_of(&s),
-                session_id: s.session_id.clone(),
+                session_id: s.session_id.to_string(),
                 exchanges,
                 created_at: format_time(s.created_at),
                 updated_at: format_time(s.updated_at),
@@ -245,10 +245,10 @@ impl Peers {
             messages.drain(..messages.len() - limit);
         }
         Ok(History {
-            context_id: session.context_id.clone(),
+            context_id: session.context_id.to_string(),
             peer: peer_of(&session),
             session_path: format!("/api/v1/sessions/{}", session.session_id),
-            session_id: session.session_id.clone(),
+            session_id: session.session_id.to_string(),
             messages,
             total_messages: total,
             other_peers: sessions

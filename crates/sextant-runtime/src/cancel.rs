@@ -91,7 +91,7 @@ impl Runtime {
                     bodies
                         .into_iter()
                         .map(|body| NewEvent {
-                            task_id: Some(task.task_id.clone()),
+                            task_id: Some(task.task_id.to_string()),
                             body,
                             at,
                         })

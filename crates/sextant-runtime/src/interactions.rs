@@ -179,14 +179,14 @@ impl Runtime {
                 &task.session_id,
                 vec![
                     NewEvent {
-                        task_id: Some(task.task_id.clone()),
+                        task_id: Some(task.task_id.to_string()),
                         body: EventBody::InteractionAnswered {
                             answer: answer.clone(),
                         },
                         at: now,
                     },
                     NewEvent {
-                        task_id: Some(task.task_id.clone()),
+                        task_id: Some(task.task_id.to_string()),
                         body: EventBody::TaskState {
                             state: TaskState::Working,
                             message: None,
@@ -279,7 +279,7 @@ impl Runtime {
             &task.session_id,
             &task.agent_id,
             WorkItem::Resume {
-                task_id: task.task_id.clone(),
+                task_id: task.task_id.to_string(),
                 interaction: Box::new(interaction.clone()),
                 answer: Box::new(answer),
             },

@@ -60,6 +60,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use sextant_core::a2a::Message;
+use sextant_core::ids::{ContextId, TaskId};
 use sextant_core::projection::TaskFold;
 use sextant_core::{AgentSpec, Clock, EventBody, Principal, Rights};
 use sextant_journal::{Admission, Admitted, Journal, Refusal, TaskRow};
@@ -301,7 +302,7 @@ impl Recovery {
         // First end what interrupted turns left running (their process groups), so nothing
         // of theirs acts after this start has told anyone they stopped.
         let leftovers = process::end_leftovers(&rt.inner.journal).await?;
-        let ended: HashSet<String> = leftovers
+        let ended: HashSet<TaskId> = leftovers
             .into_iter()
             .filter(|(_, l)| matches!(l, process::Leftover::Ended { .. }))
             .map(|(task, _)| task)
@@ -323,7 +324,7 @@ impl Recovery {
                         &t.session_id,
                         &t.agent_id,
                         worker::WorkItem::Follow {
-                            task_id: t.task_id.clone(),
+                            task_id: t.task_id.to_string(),
                             note: Box::new(note),
                         },
                     );
@@ -580,7 +581,7 @@ impl Runtime {
         push_config: Option<sextant_journal::PushConfigRow>,
     ) -> Result<Accepted, AdmitError> {
         self.check_caller(&input)?;
-        let caller = input.principal.key();
+        let caller = input.principal.caller_key();
         let message = self.frame_and_trace(&input.principal, &input.agent_id, input.message);
         self.refuse_while_awaiting_decision(&caller, &input.agent_id, &message)
             .await?;
@@ -594,9 +595,9 @@ impl Runtime {
         let admission = Admission {
             caller,
             caller_kind: input.principal.kind,
-            agent_id: input.agent_id,
-            context_id: message.context_id.clone(),
-            task_id: message.task_id.clone(),
+            agent_id: input.agent_id.into(),
+            context_id: message.context_id.as_deref().map(ContextId::from),
+            task_id: message.task_id.as_deref().map(TaskId::from),
             message,
             content_hash,
             input_key,
@@ -790,7 +791,7 @@ impl Runtime {
                     &task.session_id,
                     &task.agent_id,
                     worker::WorkItem::Task {
-                        task_id: task.task_id.clone(),
+                        task_id: task.task_id.to_string(),
                         fresh,
                     },
                 );

@@ -62,7 +62,7 @@ impl Runtime {
                         &t.session_id,
                         &t.agent_id,
                         crate::worker::WorkItem::Task {
-                            task_id: t.task_id.clone(),
+                            task_id: t.task_id.to_string(),
                             fresh: None,
                         },
                     );

@@ -29,6 +29,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
+use sextant_core::ids::TaskId;
 use sextant_journal::{Journal, ProcessRow};
 use tokio::process::{Child, Command};
 use tokio::sync::oneshot;
@@ -192,8 +193,8 @@ pub async fn spawn(mut cmd: Command, owner: Owner<'_>) -> io::Result<(Child, Gro
         pgid,
         leader_start: group.leader_start,
         boot_id: group.boot_id.clone(),
-        session_id: owner.session_id.to_string(),
-        task_id: owner.task_id.to_string(),
+        session_id: owner.session_id.into(),
+        task_id: owner.task_id.into(),
         started_at: sextant_core::ids::format_time(owner.now),
     };
     // Unrecorded, the group could outlive a crash unnoticed: if the journal cannot take the
@@ -352,7 +353,7 @@ fn judge(row: &ProcessRow, boot: Option<&str>, found: &[(i32, u64)]) -> Leftover
 /// docs), forgets their records, and returns what was done, by task id.
 pub async fn end_leftovers(
     journal: &Journal,
-) -> Result<Vec<(String, Leftover)>, sextant_journal::Error> {
+) -> Result<Vec<(TaskId, Leftover)>, sextant_journal::Error> {
     let rows = journal.recorded_processes().await?;
     let mut out = Vec::new();
     for row in rows {

@@ -99,7 +99,11 @@ fn follow(
                     }
                 }
                 Err(RecvError::Lagged(missed)) => {
-                    tracing::debug!(task_id, missed, "subscriber lagged; resynchronising");
+                    tracing::debug!(
+                        task_id = task_id.as_str(),
+                        missed,
+                        "subscriber lagged; resynchronising"
+                    );
                     catch_up = true;
                 }
                 Err(RecvError::Closed) => return,

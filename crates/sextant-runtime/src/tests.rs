@@ -246,7 +246,7 @@ esac"#;
     let f = settle(&rt, &a).await;
     assert_eq!(f.state, TaskState::InputRequired);
     let mut follow = input("x", "m2", "more");
-    follow.message.task_id = Some(a.task().task_id.clone());
+    follow.message.task_id = Some(a.task().task_id.to_string());
     let b = rt.admit(follow).await.unwrap();
     assert!(matches!(b, Admitted::FollowUp { .. }));
     let f = settle(&rt, &b).await;
@@ -289,7 +289,7 @@ async fn recovery_delivers_accepted_inputs_and_fails_interrupted_turns() {
             let mut m = Message::new(Role::User, vec![Part::text("x")]);
             m.message_id = id.into();
             sextant_journal::Admission {
-                caller: "c".into(),
+                caller: sextant_core::CallerKey::from_stored("c"),
                 caller_kind: sextant_core::PrincipalKind::Person,
                 agent_id: "echo".into(),
                 context_id: None,
@@ -320,7 +320,7 @@ async fn recovery_delivers_accepted_inputs_and_fails_interrupted_turns() {
             .clone();
         // What the worker journals when a turn starts; then the process "crashes".
         let ev = |body| sextant_journal::NewEvent {
-            task_id: Some(w.task_id.clone()),
+            task_id: Some(w.task_id.to_string()),
             body,
             at: chrono::Utc::now(),
         };
@@ -514,7 +514,7 @@ async fn a_text_message_is_never_an_approval() {
     let a = rt.admit(input("shell", "m1", "true")).await.unwrap();
     let i = pending(&rt, &a).await;
     let mut follow = input("shell", "m2", "approve");
-    follow.message.task_id = Some(a.task().task_id.clone());
+    follow.message.task_id = Some(a.task().task_id.to_string());
     assert!(matches!(
         rt.admit(follow).await,
         Err(AdmitError::AwaitingDecision { .. })
@@ -546,7 +546,7 @@ async fn accept_for_session_skips_the_next_approval_in_that_session_only() {
 
     // Same Session (same context): runs without asking.
     let mut again = input("shell", "m2", "echo same");
-    again.message.context_id = Some(a.task().context_id.clone());
+    again.message.context_id = Some(a.task().context_id.to_string());
     let b = rt.admit(again).await.unwrap();
     let f = settle(&rt, &b).await;
     assert_eq!(f.state, TaskState::Completed);
@@ -1259,7 +1259,7 @@ async fn a_queued_task_is_canceled_and_never_runs() {
     let a = rt.admit(input("shell", "m1", "echo first")).await.unwrap();
     let i = pending(&rt, &a).await;
     let mut second = input("shell", "m2", "touch queued");
-    second.message.context_id = Some(a.task().context_id.clone());
+    second.message.context_id = Some(a.task().context_id.to_string());
     let b = rt.admit(second).await.unwrap();
     assert_eq!(b.task().session_id, a.task().session_id);
     assert_eq!(b.task().state, TaskState::Submitted);
@@ -1294,7 +1294,7 @@ async fn a_queued_task_is_canceled_and_never_runs() {
 
 fn input_in(agent: &str, id: &str, text: &str, a: &Admitted) -> Input {
     let mut i = input(agent, id, text);
-    i.message.context_id = Some(a.task().context_id.clone());
+    i.message.context_id = Some(a.task().context_id.to_string());
     i
 }
 

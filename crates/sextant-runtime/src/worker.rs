@@ -133,8 +133,8 @@ fn all_inputs(events: &[JournalEvent]) -> Vec<Message> {
 pub(crate) fn agent_text(task: &TaskRow, text: &str) -> Message {
     let mut m = Message::new(Role::Agent, vec![Part::text(text)]);
     m.message_id = new_id();
-    m.context_id = Some(task.context_id.clone());
-    m.task_id = Some(task.task_id.clone());
+    m.context_id = Some(task.context_id.to_string());
+    m.task_id = Some(task.task_id.to_string());
     m
 }
 
@@ -340,7 +340,7 @@ async fn run_prepared(
             .await?
             .filter(|s| s.current)
             .map(|s| ScheduledRun {
-                schedule_id: s.schedule_id,
+                schedule_id: s.schedule_id.into(),
                 schedule_name: s.schedule_name,
                 grants: s.grants,
             })
@@ -352,9 +352,9 @@ async fn run_prepared(
     let stop = tokio_util::sync::CancellationToken::new();
     let _registered = Registered::new(inner, &task_id, stop.clone());
     let turn = Turn {
-        session_id: task.session_id.clone(),
-        context_id: task.context_id.clone(),
-        task_id: task_id.clone(),
+        session_id: task.session_id.to_string(),
+        context_id: task.context_id.to_string(),
+        task_id: task_id.to_string(),
         agent: agent.clone(),
         inputs,
         history,
@@ -362,7 +362,7 @@ async fn run_prepared(
         schedule,
         cancel: inner.cancel_turns.child_token(),
         stop: stop.clone(),
-        from: sextant_core::Principal::display_remote_key(&task.caller),
+        from: task.caller.remote_label(),
     };
     let sink = TurnSink::new(
         journal.clone(),
@@ -382,7 +382,7 @@ async fn run_prepared(
             let start = start
                 .into_iter()
                 .map(|body| NewEvent {
-                    task_id: Some(task_id.clone()),
+                    task_id: Some(task_id.to_string()),
                     body,
                     at,
                 })
@@ -559,7 +559,7 @@ async fn close_orphaned(
     let events = [EventBody::InteractionAnswered { answer }, failed]
         .into_iter()
         .map(|body| NewEvent {
-            task_id: Some(task.task_id.clone()),
+            task_id: Some(task.task_id.to_string()),
             body,
             at,
         })

@@ -4,7 +4,7 @@
 //! slots).
 
 use chrono::{DateTime, Duration, Utc};
-use sextant_core::ids::{format_time, millis, new_id};
+use sextant_core::ids::{RunId, format_time, millis};
 use sextant_core::{OverlapPolicy, RunRecord, RunTrigger};
 use sextant_journal::RunRow;
 
@@ -128,7 +128,7 @@ impl Scheduler {
             .map(|(i, slot)| {
                 let (record, note) = backfill_decision(policy, i, running);
                 RunRow {
-                    run_id: new_id(),
+                    run_id: RunId::new(),
                     schedule_id: schedule.schedule_id.clone(),
                     trigger: RunTrigger::Backfill,
                     scheduled_for: millis(*slot),

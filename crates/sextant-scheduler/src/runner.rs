@@ -19,7 +19,7 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use sextant_core::a2a::{Message, Part, Role};
 use sextant_core::event::state_wire;
-use sextant_core::ids::{format_time, millis, new_id, parse_time};
+use sextant_core::ids::{RunId, ScheduleId, format_time, millis, parse_time};
 use sextant_core::{OverlapPolicy, Principal, RunRecord, RunTrigger};
 use sextant_journal::{Claim, RunRow, ScheduleRow};
 use sextant_runtime::{AdmitError, CancelOutcome, CancelRequest, Input};
@@ -128,21 +128,20 @@ impl Scheduler {
             tracing::warn!(error = %e, "scheduler: could not record how Runs ended");
         }
         let now = self.clock().now();
-        let now_s = format_time(now);
         let mut claimed = Vec::new();
         // Each batch moves the cursors of the schedules it saw, so the next query returns
         // others; a schedule whose claim failed would come back, hence the bound.
         for _ in 0..64 {
-            let due = self.journal().due_schedules(&now_s, BATCH).await?;
+            let due = self.journal().due_schedules(now, BATCH).await?;
             let full = due.len() as u32 == BATCH;
             if due.is_empty() {
                 break;
             }
-            let (active, buffered) = self.journal().overlap_of_due(&now_s).await?;
+            let (active, buffered) = self.journal().overlap_of_due(now).await?;
             let mut overlaps: HashMap<String, Overlap> = HashMap::new();
             for run in active {
                 overlaps
-                    .entry(run.schedule_id.clone())
+                    .entry(run.schedule_id.to_string())
                     .or_default()
                     .active
                     .push(run);
@@ -152,9 +151,9 @@ impl Scheduler {
             }
             let none = Overlap::default();
             let mut planned = Vec::with_capacity(due.len());
-            let mut by_id: HashMap<String, ScheduleRow> = HashMap::with_capacity(due.len());
+            let mut by_id: HashMap<ScheduleId, ScheduleRow> = HashMap::with_capacity(due.len());
             for s in due {
-                let overlap = overlaps.get(&s.schedule_id).unwrap_or(&none);
+                let overlap = overlaps.get(s.schedule_id.as_str()).unwrap_or(&none);
                 planned.push(self.claim_for(&s, now, overlap));
                 by_id.insert(s.schedule_id.clone(), s);
             }
@@ -295,7 +294,7 @@ impl Scheduler {
         let p = plan(&timing, cursor, now, policy, Self::grace(s), &delay);
         let mut cancel = Vec::new();
         let row = |record: RunRecord, trigger: RunTrigger, slot: DateTime<Utc>, reason| RunRow {
-            run_id: new_id(),
+            run_id: RunId::new(),
             schedule_id: s.schedule_id.clone(),
             trigger,
             scheduled_for: millis(slot),
@@ -421,7 +420,7 @@ impl Scheduler {
             .runtime()
             .admit(Input {
                 principal: creator.clone(),
-                agent_id: run.agent_id.clone(),
+                agent_id: run.agent_id.to_string(),
                 message,
                 origin: sextant_core::Origin::Schedule,
                 // Admission checks the schedule creator's rights at fire time.

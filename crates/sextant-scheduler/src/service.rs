@@ -15,7 +15,7 @@
 //! still clean up.
 
 use chrono::{DateTime, Duration, Utc};
-use sextant_core::ids::{format_time, millis, new_id};
+use sextant_core::ids::{AgentId, RunId, ScheduleId, format_time, millis};
 use sextant_core::{
     MissedRunPolicy, OverlapPolicy, Principal, PrincipalKind, RunRecord, RunTrigger, ScheduleSource,
 };
@@ -166,14 +166,6 @@ fn check_pause_after(n: Option<i64>) -> Result<Option<i64>, FieldError> {
     }
 }
 
-/// The principal's kind as stored (`person`, `anonymous_local`).
-fn kind_name(p: &Principal) -> String {
-    serde_json::to_value(p.kind)
-        .ok()
-        .and_then(|v| v.as_str().map(String::from))
-        .unwrap_or_default()
-}
-
 /// The cursor and when it is due, for a schedule enabled at `now` (or re-timed then).
 pub(crate) fn cursor_from(
     timing: &Timing,
@@ -290,7 +282,7 @@ impl Scheduler {
             .run_histories(&row.creator, Some(&row.schedule_id), crate::view::HISTORY)
             .await
             .ok()
-            .and_then(|mut h| h.remove(&row.schedule_id))
+            .and_then(|mut h| h.remove(row.schedule_id.as_str()))
             .unwrap_or_default();
         ScheduleView::new(row, self.clock().now(), access, &history)
     }
@@ -433,7 +425,9 @@ impl Scheduler {
         let mut out = Vec::with_capacity(rows.len());
         for row in &rows {
             let access = self.may_run(row, &row.agent_id).await;
-            let history = histories.remove(&row.schedule_id).unwrap_or_default();
+            let history = histories
+                .remove(row.schedule_id.as_str())
+                .unwrap_or_default();
             out.push(ScheduleView::new(row, now, access, &history));
         }
         Ok(out)
@@ -511,7 +505,7 @@ impl Scheduler {
             ),
             None => (source, None),
         };
-        let schedule_id = new_id();
+        let schedule_id = ScheduleId::new();
         let (next, due) = if enabled {
             cursor_from(&timing, &schedule_id, jitter_secs, now)
         } else {
@@ -520,15 +514,15 @@ impl Scheduler {
         let now = millis(now);
         let row = ScheduleRow {
             schedule_id,
-            creator: actor.owner.key(),
-            creator_kind: kind_name(&actor.owner),
+            creator: actor.owner.caller_key(),
+            creator_kind: actor.owner.kind.as_str().to_string(),
             creator_principal: serde_json::to_string(&actor.owner)
                 .map_err(|e| sextant_journal::Error::Corrupt(e.to_string()))?,
             name,
             prompt,
             cron,
             timezone: timezone.trim().to_string(),
-            agent_id,
+            agent_id: agent_id.into(),
             enabled,
             missed_run_policy: policy,
             missed_run_grace_secs: grace,
@@ -576,7 +570,7 @@ impl Scheduler {
             };
         if let (Some(a), false) = (&actor.assistant, only_disabling) {
             let mut agents = vec![current.agent_id.clone()];
-            agents.extend(fields.agent_id.clone());
+            agents.extend(fields.agent_id.clone().map(AgentId::from));
             for agent in agents {
                 self.assistant_may_call(a, &agent)
                     .await
@@ -618,7 +612,7 @@ impl Scheduler {
         }
         if let Some(agent_id) = fields.agent_id {
             self.check_agent(&agent_id)?;
-            row.agent_id = agent_id;
+            row.agent_id = agent_id.into();
         }
         if let Some(enabled) = fields.enabled {
             row.enabled = enabled;
@@ -814,8 +808,8 @@ impl Scheduler {
         schedule: &ScheduleRow,
         trigger: RunTrigger,
         prompt: String,
-        agent_id: String,
-        replay_of: Option<String>,
+        agent_id: AgentId,
+        replay_of: Option<RunId>,
     ) -> Result<RunView> {
         self.start_extra_run_noted(actor, schedule, trigger, prompt, agent_id, replay_of, None)
             .await
@@ -829,13 +823,13 @@ impl Scheduler {
         schedule: &ScheduleRow,
         trigger: RunTrigger,
         prompt: String,
-        agent_id: String,
-        replay_of: Option<String>,
+        agent_id: AgentId,
+        replay_of: Option<RunId>,
         note: Option<String>,
     ) -> Result<RunView> {
         let now = millis(self.clock().now());
         let run = RunRow {
-            run_id: new_id(),
+            run_id: RunId::new(),
             schedule_id: schedule.schedule_id.clone(),
             trigger,
             scheduled_for: now,
@@ -882,7 +876,7 @@ impl Scheduler {
         rows.truncate(limit as usize);
         let next = if more {
             rows.last()
-                .map(|r| (format_time(r.created_at), r.run_id.clone()))
+                .map(|r| (format_time(r.created_at), r.run_id.to_string()))
         } else {
             None
         };

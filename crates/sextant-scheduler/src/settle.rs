@@ -292,9 +292,9 @@ impl Scheduler {
             "run settled");
         let notice = |kind: NoticeKind, message: String| ScheduleNotice {
             kind,
-            schedule_id: s.schedule_id.clone(),
+            schedule_id: s.schedule_id.to_string(),
             schedule_name: s.schedule_name.clone(),
-            run_id: run.run_id.clone(),
+            run_id: run.run_id.to_string(),
             consecutive_failures: s.failures_after,
             message,
             at: format_time(now),

@@ -1437,7 +1437,7 @@ async fn an_assistant_made_plan_is_the_owners_and_stops_when_the_assistant_is_re
         token_hash: sextant_core::ids::new_id(),
         workspace: Some(ws.into()),
         agent_id: None,
-        owner: owner().key(),
+        owner: owner().caller_key(),
         created_at: "2026-12-01T10:00:00.000Z".into(),
         revoked_at: None,
         parent_id: None,

@@ -200,13 +200,13 @@ impl ScheduleView {
             .unwrap_or_default();
         let finished = matches!(&timing, Some(Timing::Once { at, .. }) if *at <= now);
         Self {
-            id: row.schedule_id.clone(),
+            id: row.schedule_id.to_string(),
             name: row.name.clone(),
             prompt: row.prompt.clone(),
             cron: row.once_at.is_none().then(|| row.cron.clone()),
             once_at: row.once_at.clone(),
             timezone: row.timezone.clone(),
-            agent_id: row.agent_id.clone(),
+            agent_id: row.agent_id.to_string(),
             enabled: row.enabled,
             missed_run_policy: row.missed_run_policy,
             missed_run_grace_secs: row.missed_run_grace_secs,
@@ -317,14 +317,14 @@ impl From<&RunRow> for RunView {
             .zip(finished_at)
             .map(|(a, b)| (b - a).num_milliseconds().max(0));
         Self {
-            id: r.run_id.clone(),
-            schedule_id: r.schedule_id.clone(),
+            id: r.run_id.to_string(),
+            schedule_id: r.schedule_id.to_string(),
             trigger: r.trigger,
             status,
             reason: r.reason.clone(),
             prompt: r.prompt.clone(),
-            agent_id: r.agent_id.clone(),
-            executed_as: r.executed_as.clone(),
+            agent_id: r.agent_id.to_string(),
+            executed_as: r.executed_as.to_string(),
             scheduled_for: format_time(r.scheduled_for),
             created_at: format_time(r.created_at),
             started_at: r.started_at.map(format_time),
@@ -334,9 +334,9 @@ impl From<&RunRow> for RunView {
             result: r.result.clone(),
             overlap_policy: r.overlap_policy,
             jitter_secs: r.jitter_secs,
-            session_id: r.session_id.clone(),
-            task_id: r.task_id.clone(),
-            replay_of: r.replay_of.clone(),
+            session_id: r.session_id.as_deref().map(str::to_string),
+            task_id: r.task_id.as_deref().map(str::to_string),
+            replay_of: r.replay_of.as_deref().map(str::to_string),
         }
     }
 }
@@ -410,13 +410,13 @@ impl ScheduleGrantView {
         };
         ScheduleGrantView {
             id: g.grant_id,
-            schedule_id: g.schedule_id,
+            schedule_id: g.schedule_id.into(),
             grant_key: g.grant_key,
             action: g.action,
             granted_by: g.granted_by,
             granted_at: g.granted_at,
-            run_id: g.run_id,
-            task_id: g.task_id,
+            run_id: g.run_id.map(String::from),
+            task_id: g.task_id.into(),
             interaction_id: g.interaction_id,
             active,
             voided_at: g.voided_at,

@@ -71,7 +71,7 @@ pub async fn answer_refused(
     e: &AnswerError,
 ) {
     let agent = match app.runtime.journal().task(task_id).await {
-        Ok(Some(t)) => Some(t.agent_id),
+        Ok(Some(t)) => Some(t.agent_id.into_string()),
         _ => None,
     };
     let mut r = Record::new(Some(who), Outcome::Refused)

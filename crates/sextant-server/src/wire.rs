@@ -74,11 +74,11 @@ impl SessionSummary {
     /// The summary of `s`, with links under `base`.
     pub fn new(s: &SessionRow, base: &str) -> Self {
         Self {
-            session_id: s.session_id.clone(),
-            agent_id: s.agent_id.clone(),
-            caller: s.caller.clone(),
+            session_id: s.session_id.to_string(),
+            agent_id: s.agent_id.to_string(),
+            caller: s.caller.to_string(),
             caller_kind: s.caller_kind,
-            context_id: s.context_id.clone(),
+            context_id: s.context_id.to_string(),
             origin: s.origin,
             created_at: format_time(s.created_at),
             updated_at: format_time(s.updated_at),
@@ -137,7 +137,7 @@ impl TaskSummary {
             result: d.result,
             origin: d.origin,
             caller_kind: d.caller_kind,
-            schedule_id: d.schedule_id,
+            schedule_id: d.schedule_id.map(String::from),
             schedule_name: d.schedule_name,
             matched,
             ..Self::from(t)
@@ -148,11 +148,11 @@ impl TaskSummary {
 impl From<&TaskRow> for TaskSummary {
     fn from(t: &TaskRow) -> Self {
         Self {
-            task_id: t.task_id.clone(),
-            session_id: t.session_id.clone(),
-            agent_id: t.agent_id.clone(),
-            caller: t.caller.clone(),
-            context_id: t.context_id.clone(),
+            task_id: t.task_id.to_string(),
+            session_id: t.session_id.to_string(),
+            agent_id: t.agent_id.to_string(),
+            caller: t.caller.to_string(),
+            context_id: t.context_id.to_string(),
             message_id: t.message_id.clone(),
             created_at: format_time(t.created_at),
             state: t.state.clone(),

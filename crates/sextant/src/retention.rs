@@ -324,7 +324,7 @@ mod tests {
         m.message_id = "m1".into();
         let task = j
             .admit(sextant_journal::Admission {
-                caller: "alice".into(),
+                caller: sextant_core::CallerKey::from_stored("alice"),
                 caller_kind: sextant_core::PrincipalKind::Person,
                 agent_id: "echo".into(),
                 context_id: None,

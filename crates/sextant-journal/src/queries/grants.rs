@@ -8,16 +8,18 @@
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde::Serialize;
 use sextant_core::ApprovedAction;
+use sextant_core::ids::{RunId, ScheduleId, TaskId};
 use sextant_core::schedule::grant_fingerprint;
 
 use crate::TaskRow;
 use crate::error::{Error, Result};
+use crate::stored;
 
 /// One stored grant.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct GrantRow {
     pub grant_id: String,
-    pub schedule_id: String,
+    pub schedule_id: ScheduleId,
     /// The interaction's grant key (`shell:sha256:…`).
     pub grant_key: String,
     /// The approved action's digest.
@@ -29,8 +31,8 @@ pub struct GrantRow {
     /// `Principal::display()` of who answered.
     pub granted_by: String,
     pub granted_at: String,
-    pub run_id: Option<String>,
-    pub task_id: String,
+    pub run_id: Option<RunId>,
+    pub task_id: TaskId,
     pub interaction_id: String,
     /// When the schedule's prompt or Agent changed (the grant no longer applies), and how.
     pub voided_at: Option<String>,
@@ -47,15 +49,15 @@ fn row(r: &Row<'_>) -> rusqlite::Result<GrantRow> {
     })?;
     Ok(GrantRow {
         grant_id: r.get(0)?,
-        schedule_id: r.get(1)?,
+        schedule_id: stored::get(r, 1)?,
         grant_key: r.get(2)?,
         digest: r.get(3)?,
         action,
         fingerprint: r.get(5)?,
         granted_by: r.get(6)?,
         granted_at: r.get(7)?,
-        run_id: r.get(8)?,
-        task_id: r.get(9)?,
+        run_id: stored::get_opt(r, 8)?,
+        task_id: stored::get(r, 9)?,
         interaction_id: r.get(10)?,
         voided_at: r.get(11)?,
         void_reason: r.get(12)?,
@@ -65,8 +67,8 @@ fn row(r: &Row<'_>) -> rusqlite::Result<GrantRow> {
 /// What a task that is a schedule's Run is scoped to: its schedule, and the grants that apply.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RunScope {
-    pub run_id: String,
-    pub schedule_id: String,
+    pub run_id: RunId,
+    pub schedule_id: ScheduleId,
     pub schedule_name: String,
     /// The fingerprint of the Run's own prompt and Agent (its snapshot).
     pub fingerprint: String,
@@ -101,14 +103,14 @@ pub fn run_scope(c: &Connection, task: &TaskRow) -> Result<Option<RunScope>> {
         .query_row(
             params![
                 run_id,
-                task.session_id,
-                task.caller,
-                task.agent_id,
-                task.task_id
+                task.session_id.as_str(),
+                task.caller.as_str(),
+                task.agent_id.as_str(),
+                task.task_id.as_str()
             ],
             |r| {
                 Ok((
-                    r.get::<_, String>(0)?,
+                    stored::get::<ScheduleId>(r, 0)?,
                     r.get::<_, String>(1)?,
                     r.get::<_, String>(2)?,
                     r.get::<_, String>(3)?,
@@ -129,13 +131,13 @@ pub fn run_scope(c: &Connection, task: &TaskRow) -> Result<Option<RunScope>> {
               WHERE schedule_id = ?1 AND fingerprint = ?2 AND voided_at IS NULL
               ORDER BY granted_at",
         )?
-        .query_map(params![schedule_id, fingerprint], |r| r.get(0))?
+        .query_map(params![schedule_id.as_str(), fingerprint], |r| r.get(0))?
         .collect::<rusqlite::Result<Vec<String>>>()?
     } else {
         Vec::new()
     };
     Ok(Some(RunScope {
-        run_id: run_id.to_string(),
+        run_id: run_id.into(),
         schedule_id,
         schedule_name,
         fingerprint,
@@ -150,7 +152,7 @@ pub fn put(c: &Connection, g: &GrantRow) -> Result<()> {
     let action = serde_json::to_string(&g.action)
         .map_err(|e| Error::Corrupt(format!("schedule grant action: {e}")))?;
     c.prepare_cached("DELETE FROM schedule_grants WHERE schedule_id = ?1 AND grant_key = ?2")?
-        .execute(params![g.schedule_id, g.grant_key])?;
+        .execute(params![g.schedule_id.as_str(), g.grant_key])?;
     c.prepare_cached(
         "INSERT INTO schedule_grants (grant_id, schedule_id, grant_key, digest, action,
              fingerprint, granted_by, granted_at, run_id, task_id, interaction_id, voided_at,
@@ -159,15 +161,15 @@ pub fn put(c: &Connection, g: &GrantRow) -> Result<()> {
     )?
     .execute(params![
         g.grant_id,
-        g.schedule_id,
+        g.schedule_id.as_str(),
         g.grant_key,
         g.digest,
         action,
         g.fingerprint,
         g.granted_by,
         g.granted_at,
-        g.run_id,
-        g.task_id,
+        g.run_id.as_deref(),
+        g.task_id.as_str(),
         g.interaction_id,
         g.voided_at,
         g.void_reason,

@@ -2,16 +2,17 @@
 
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use sextant_core::Interaction;
-use sextant_core::ids::format_time;
+use sextant_core::ids::{SessionId, TaskId, format_time};
 
 use crate::error::{Error, Result};
+use crate::stored;
 
 /// A stored interaction.
 #[derive(Debug, Clone, PartialEq)]
 pub struct InteractionRow {
     pub interaction: Interaction,
-    pub task_id: String,
-    pub session_id: String,
+    pub task_id: TaskId,
+    pub session_id: SessionId,
     /// `pending`, `answered` or `expired`.
     pub state: String,
     pub raised_at: String,
@@ -20,11 +21,13 @@ pub struct InteractionRow {
 
 const COLUMNS: &str = "interaction_id, task_id, session_id, state, raised_at, raised_seq, body";
 
-fn row(r: &Row<'_>) -> rusqlite::Result<(String, String, String, String, String, i64, String)> {
+type Columns = (String, TaskId, SessionId, String, String, i64, String);
+
+fn row(r: &Row<'_>) -> rusqlite::Result<Columns> {
     Ok((
         r.get(0)?,
-        r.get(1)?,
-        r.get(2)?,
+        stored::get(r, 1)?,
+        stored::get(r, 2)?,
         r.get(3)?,
         r.get(4)?,
         r.get(5)?,
@@ -33,15 +36,7 @@ fn row(r: &Row<'_>) -> rusqlite::Result<(String, String, String, String, String,
 }
 
 fn decode(
-    (id, task_id, session_id, state, raised_at, raised_seq, body): (
-        String,
-        String,
-        String,
-        String,
-        String,
-        i64,
-        String,
-    ),
+    (id, task_id, session_id, state, raised_at, raised_seq, body): Columns,
 ) -> Result<InteractionRow> {
     let interaction: Interaction = serde_json::from_str(&body)
         .map_err(|e| Error::Corrupt(format!("interaction {id}: {e}")))?;

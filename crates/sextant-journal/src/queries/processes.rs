@@ -3,7 +3,10 @@
 
 use rusqlite::{Connection, Row, params};
 
+use sextant_core::ids::{SessionId, TaskId};
+
 use crate::error::Result;
+use crate::stored;
 
 /// One running turn's process group.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -14,8 +17,8 @@ pub struct ProcessRow {
     /// The leader's start time, in clock ticks since boot.
     pub leader_start: u64,
     pub boot_id: String,
-    pub session_id: String,
-    pub task_id: String,
+    pub session_id: SessionId,
+    pub task_id: TaskId,
     pub started_at: String,
 }
 
@@ -25,8 +28,8 @@ fn row(r: &Row<'_>) -> rusqlite::Result<ProcessRow> {
         pgid: r.get(1)?,
         leader_start: u64::try_from(r.get::<_, i64>(2)?).unwrap_or_default(),
         boot_id: r.get(3)?,
-        session_id: r.get(4)?,
-        task_id: r.get(5)?,
+        session_id: stored::get(r, 4)?,
+        task_id: stored::get(r, 5)?,
         started_at: r.get(6)?,
     })
 }
@@ -41,8 +44,8 @@ pub fn insert(c: &Connection, p: &ProcessRow) -> Result<i64> {
         p.pgid,
         i64::try_from(p.leader_start).unwrap_or(i64::MAX),
         p.boot_id,
-        p.session_id,
-        p.task_id,
+        p.session_id.as_str(),
+        p.task_id.as_str(),
         p.started_at
     ])?;
     Ok(c.last_insert_rowid())

@@ -1,17 +1,22 @@
 //! `push_configs` and `push_outbox`: webhook configs with their delivery health, and the
 //! deliveries still owed (see the migration `20261202100000_push.sql`).
 
+use chrono::{DateTime, Utc};
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
+use sextant_core::CallerKey;
+use sextant_core::ids::{SessionId, TaskId};
+
 use crate::error::Result;
+use crate::stored::{self, Sql};
 
 /// A stored push-notification config.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PushConfigRow {
-    pub task_id: String,
+    pub task_id: TaskId,
     pub config_id: String,
     /// The task's caller, who owns the config.
-    pub caller: String,
+    pub caller: CallerKey,
     pub url: String,
     /// The sealed token and authentication (opaque here).
     pub secrets: String,
@@ -36,9 +41,9 @@ pub struct PushConfigRow {
 impl PushConfigRow {
     /// A config as created: nothing delivered or pending.
     pub fn new(
-        task_id: impl Into<String>,
+        task_id: impl Into<TaskId>,
         config_id: impl Into<String>,
-        caller: impl Into<String>,
+        caller: CallerKey,
         url: impl Into<String>,
         secrets: impl Into<String>,
         at: impl Into<String>,
@@ -47,7 +52,7 @@ impl PushConfigRow {
         Self {
             task_id: task_id.into(),
             config_id: config_id.into(),
-            caller: caller.into(),
+            caller,
             url: url.into(),
             secrets: secrets.into(),
             created_at: at.clone(),
@@ -69,9 +74,9 @@ impl PushConfigRow {
 #[derive(Debug, Clone, PartialEq)]
 pub struct OutboxRow {
     pub delivery_id: i64,
-    pub task_id: String,
+    pub task_id: TaskId,
     pub config_id: String,
-    pub session_id: String,
+    pub session_id: SessionId,
     pub seq: i64,
     pub created_at: String,
 }
@@ -82,9 +87,9 @@ const COLUMNS: &str = "task_id, config_id, caller, url, secrets, created_at, upd
 
 fn row(r: &Row<'_>) -> rusqlite::Result<PushConfigRow> {
     Ok(PushConfigRow {
-        task_id: r.get(0)?,
+        task_id: stored::get(r, 0)?,
         config_id: r.get(1)?,
-        caller: r.get(2)?,
+        caller: stored::get(r, 2)?,
         url: r.get(3)?,
         secrets: r.get(4)?,
         created_at: r.get(5)?,
@@ -115,9 +120,9 @@ pub fn put(c: &Connection, p: &PushConfigRow) -> Result<bool> {
          next_attempt_at = CASE WHEN pending > 0 THEN excluded.updated_at ELSE NULL END",
     )?
     .execute(params![
-        p.task_id,
+        p.task_id.as_str(),
         p.config_id,
-        p.caller,
+        p.caller.as_str(),
         p.url,
         p.secrets,
         p.created_at,
@@ -213,12 +218,12 @@ pub fn recount(c: &Connection, task_id: &str, config_id: &str, at: &str) -> Resu
 }
 
 /// Configs with a delivery due at `now` (not stopped), earliest first.
-pub fn due(c: &Connection, now: &str, limit: u32) -> Result<Vec<PushConfigRow>> {
+pub fn due(c: &Connection, now: DateTime<Utc>, limit: u32) -> Result<Vec<PushConfigRow>> {
     let mut st = c.prepare_cached(&format!(
         "SELECT {COLUMNS} FROM push_configs WHERE pending > 0 AND failing_at IS NULL \
          AND next_attempt_at <= ?1 ORDER BY next_attempt_at LIMIT ?2"
     ))?;
-    let rows = st.query_map(params![now, limit], row)?;
+    let rows = st.query_map(params![Sql(now), limit], row)?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
@@ -241,9 +246,9 @@ pub fn head(c: &Connection, task_id: &str, config_id: &str) -> Result<Option<Out
     .query_row(params![task_id, config_id], |r| {
         Ok(OutboxRow {
             delivery_id: r.get(0)?,
-            task_id: r.get(1)?,
+            task_id: stored::get(r, 1)?,
             config_id: r.get(2)?,
-            session_id: r.get(3)?,
+            session_id: stored::get(r, 3)?,
             seq: r.get(4)?,
             created_at: r.get(5)?,
         })
@@ -266,7 +271,7 @@ pub fn delivered(c: &Connection, d: &OutboxRow, at: &str) -> Result<bool> {
          next_attempt_at = CASE WHEN pending > 1 THEN ?3 ELSE NULL END \
          WHERE task_id = ?1 AND config_id = ?2",
     )?
-    .execute(params![d.task_id, d.config_id, at])?;
+    .execute(params![d.task_id.as_str(), d.config_id, at])?;
     Ok(true)
 }
 

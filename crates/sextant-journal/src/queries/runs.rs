@@ -10,6 +10,8 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde::{Deserialize, Serialize};
 
 use chrono::{DateTime, Utc};
+use sextant_core::CallerKey;
+use sextant_core::ids::{AgentId, RunId, ScheduleId, SessionId, TaskId};
 use sextant_core::schedule::{OverlapPolicy, RunOutcome, RunRecord, RunTrigger};
 
 use crate::error::{Error, Result};
@@ -18,23 +20,23 @@ use crate::stored::{self, Sql};
 /// A stored Run, with its task's cached state when it has one.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunRow {
-    pub run_id: String,
-    pub schedule_id: String,
+    pub run_id: RunId,
+    pub schedule_id: ScheduleId,
     /// Why the Run exists.
     pub trigger: RunTrigger,
     /// The cron slot, or when run-now / replay was asked (stored time format).
     #[serde(with = "crate::stored::time")]
     pub scheduled_for: DateTime<Utc>,
     pub prompt: String,
-    pub agent_id: String,
+    pub agent_id: AgentId,
     /// `Principal::key()` the Run executes as.
-    pub executed_as: String,
+    pub executed_as: CallerKey,
     /// Where the Run is before (or instead of) its task.
     pub record: RunRecord,
     pub reason: Option<String>,
-    pub session_id: Option<String>,
-    pub task_id: Option<String>,
-    pub replay_of: Option<String>,
+    pub session_id: Option<SessionId>,
+    pub task_id: Option<TaskId>,
+    pub replay_of: Option<RunId>,
     #[serde(with = "crate::stored::time")]
     pub created_at: DateTime<Utc>,
     #[serde(default, with = "crate::stored::time::opt")]
@@ -68,18 +70,18 @@ pub(crate) const SELECT: &str = "SELECT r.run_id, r.schedule_id, r.trigger, r.sc
 
 pub(crate) fn row(r: &Row<'_>) -> rusqlite::Result<RunRow> {
     Ok(RunRow {
-        run_id: r.get(0)?,
-        schedule_id: r.get(1)?,
+        run_id: stored::get(r, 0)?,
+        schedule_id: stored::get(r, 1)?,
         trigger: stored::get(r, 2)?,
         scheduled_for: stored::get(r, 3)?,
         prompt: r.get(4)?,
-        agent_id: r.get(5)?,
-        executed_as: r.get(6)?,
+        agent_id: stored::get(r, 5)?,
+        executed_as: stored::get(r, 6)?,
         record: stored::get(r, 7)?,
         reason: r.get(8)?,
-        session_id: r.get(9)?,
-        task_id: r.get(10)?,
-        replay_of: r.get(11)?,
+        session_id: stored::get_opt(r, 9)?,
+        task_id: stored::get_opt(r, 10)?,
+        replay_of: stored::get_opt(r, 11)?,
         created_at: stored::get(r, 12)?,
         started_at: stored::get_opt(r, 13)?,
         finished_at: stored::get_opt(r, 14)?,
@@ -105,18 +107,18 @@ pub fn insert(c: &Connection, r: &RunRow) -> Result<bool> {
              ON CONFLICT DO NOTHING",
         )?
         .execute(params![
-            r.run_id,
-            r.schedule_id,
+            r.run_id.as_str(),
+            r.schedule_id.as_str(),
             Sql(r.trigger),
             Sql(r.scheduled_for),
             r.prompt,
-            r.agent_id,
-            r.executed_as,
+            r.agent_id.as_str(),
+            r.executed_as.as_str(),
             Sql(r.record),
             r.reason,
-            r.session_id,
-            r.task_id,
-            r.replay_of,
+            r.session_id.as_deref(),
+            r.task_id.as_deref(),
+            r.replay_of.as_deref(),
             Sql(r.created_at),
             r.started_at.map(Sql),
             r.finished_at.map(Sql),
@@ -287,7 +289,7 @@ pub fn active(c: &Connection, schedule_id: &str) -> Result<Vec<RunRow>> {
 
 /// The running Runs of every schedule whose cursor is due at `now` (the overlap policy
 /// decides what their due slot does), oldest first.
-pub fn active_of_due(c: &Connection, now: &str) -> Result<Vec<RunRow>> {
+pub fn active_of_due(c: &Connection, now: DateTime<Utc>) -> Result<Vec<RunRow>> {
     Ok(c.prepare_cached(&format!(
         "{SELECT} WHERE r.schedule_id IN (
              SELECT schedule_id FROM schedules
@@ -295,19 +297,21 @@ pub fn active_of_due(c: &Connection, now: &str) -> Result<Vec<RunRow>> {
            AND r.record IN ('pending', 'started') AND {ACTIVE}
          ORDER BY r.created_at, r.run_id"
     ))?
-    .query_map([now], row)?
+    .query_map([Sql(now)], row)?
     .collect::<rusqlite::Result<Vec<_>>>()?)
 }
 
 /// How many buffered Runs each schedule whose cursor is due at `now` has.
-pub fn buffered_of_due(c: &Connection, now: &str) -> Result<HashMap<String, u64>> {
+pub fn buffered_of_due(c: &Connection, now: DateTime<Utc>) -> Result<HashMap<String, u64>> {
     let mut stmt = c.prepare_cached(
         "SELECT schedule_id, COUNT(*) FROM runs WHERE record = 'buffered' AND schedule_id IN (
              SELECT schedule_id FROM schedules
              WHERE enabled = 1 AND due_at IS NOT NULL AND due_at <= ?1)
          GROUP BY schedule_id",
     )?;
-    let rows = stmt.query_map([now], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))?;
+    let rows = stmt.query_map([Sql(now)], |r| {
+        Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))
+    })?;
     rows.map(|r| r.map(|(k, n)| (k, n as u64)).map_err(Into::into))
         .collect()
 }
@@ -368,7 +372,7 @@ pub fn unsettled_ended(c: &Connection, limit: u32) -> Result<Vec<RunRow>> {
 /// What recording a Run's outcome did to its schedule.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Settled {
-    pub schedule_id: String,
+    pub schedule_id: ScheduleId,
     pub schedule_name: String,
     /// Consecutive failures before and after this Run.
     pub failures_before: i64,
@@ -437,7 +441,7 @@ pub fn settle(
             .execute(params![schedule_id, after])?,
     };
     Ok(Some(Settled {
-        schedule_id,
+        schedule_id: schedule_id.into(),
         schedule_name: name,
         failures_before: before,
         failures_after: after,

@@ -7,6 +7,8 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde::{Deserialize, Serialize};
 
 use chrono::{DateTime, Utc};
+use sextant_core::CallerKey;
+use sextant_core::ids::{AgentId, ScheduleId};
 use sextant_core::schedule::{MissedRunPolicy, OverlapPolicy, ScheduleSource};
 
 use crate::error::Result;
@@ -15,9 +17,9 @@ use crate::stored::{self, Sql};
 /// A stored schedule.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ScheduleRow {
-    pub schedule_id: String,
+    pub schedule_id: ScheduleId,
     /// `Principal::key()` of the creator: the only principal that sees or manages it.
-    pub creator: String,
+    pub creator: CallerKey,
     pub creator_kind: String,
     /// The creator as JSON (a `Principal`): every Run executes as it.
     pub creator_principal: String,
@@ -27,7 +29,7 @@ pub struct ScheduleRow {
     pub cron: String,
     /// IANA zone name.
     pub timezone: String,
-    pub agent_id: String,
+    pub agent_id: AgentId,
     pub enabled: bool,
     /// What it does about slots it could not fire on time.
     pub missed_run_policy: MissedRunPolicy,
@@ -71,15 +73,15 @@ pub(crate) const COLUMNS: &str = "schedule_id, creator, creator_kind, creator_pr
 
 pub(crate) fn row(r: &Row<'_>) -> rusqlite::Result<ScheduleRow> {
     Ok(ScheduleRow {
-        schedule_id: r.get(0)?,
-        creator: r.get(1)?,
+        schedule_id: stored::get(r, 0)?,
+        creator: stored::get(r, 1)?,
         creator_kind: r.get(2)?,
         creator_principal: r.get(3)?,
         name: r.get(4)?,
         prompt: r.get(5)?,
         cron: r.get(6)?,
         timezone: r.get(7)?,
-        agent_id: r.get(8)?,
+        agent_id: stored::get(r, 8)?,
         enabled: r.get(9)?,
         missed_run_policy: stored::get(r, 10)?,
         missed_run_grace_secs: r.get(11)?,
@@ -141,15 +143,15 @@ pub fn insert(c: &Connection, s: &ScheduleRow) -> Result<()> {
                  ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25)"
     ))?
     .execute(params![
-        s.schedule_id,
-        s.creator,
+        s.schedule_id.as_str(),
+        s.creator.as_str(),
         s.creator_kind,
         s.creator_principal,
         s.name,
         s.prompt,
         s.cron,
         s.timezone,
-        s.agent_id,
+        s.agent_id.as_str(),
         s.enabled,
         Sql(s.missed_run_policy),
         s.missed_run_grace_secs,
@@ -186,13 +188,13 @@ pub fn update(c: &Connection, s: &ScheduleRow, reset_failures: bool) -> Result<b
              WHERE schedule_id = ?1 AND creator = ?2",
         )?
         .execute(params![
-            s.schedule_id,
-            s.creator,
+            s.schedule_id.as_str(),
+            s.creator.as_str(),
             s.name,
             s.prompt,
             s.cron,
             s.timezone,
-            s.agent_id,
+            s.agent_id.as_str(),
             s.enabled,
             Sql(s.missed_run_policy),
             s.missed_run_grace_secs,
@@ -219,18 +221,18 @@ pub fn delete_owned(c: &Connection, creator: &str, schedule_id: &str) -> Result<
     Ok(n == 1)
 }
 
-/// Enabled schedules whose cursor is due at or before `now` (stored time format), earliest
+/// Enabled schedules whose cursor is due at or before `now`, earliest
 /// first, at most `limit`. One whose stored values do not read is left out (and logged), so
 /// the others still fire; it stays due (nothing moves its cursor) and counts against `limit`,
 /// so a batch can come back shorter than `limit` with more due (the scheduler's next tick
 /// takes them).
-pub fn due(c: &Connection, now: &str, limit: u32) -> Result<Vec<ScheduleRow>> {
+pub fn due(c: &Connection, now: DateTime<Utc>, limit: u32) -> Result<Vec<ScheduleRow>> {
     let mut stmt = c.prepare_cached(&format!(
         "SELECT {COLUMNS} FROM schedules
          WHERE enabled = 1 AND due_at IS NOT NULL AND due_at <= ?1
          ORDER BY due_at, schedule_id LIMIT ?2"
     ))?;
-    let rows = stmt.query_map(params![now, limit], row_with_id)?;
+    let rows = stmt.query_map(params![Sql(now), limit], row_with_id)?;
     Ok(super::skip_unreadable("schedule", rows)?)
 }
 

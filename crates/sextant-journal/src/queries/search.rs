@@ -16,11 +16,13 @@
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
 use sextant_core::a2a::{Message, Part};
+use sextant_core::ids::ScheduleId;
 use sextant_core::{EventBody, Origin, PrincipalKind};
 
 use crate::error::{Error, Result};
 use crate::queries::sessions;
 use crate::queries::tasks::TaskRow;
+use crate::stored;
 
 /// The most text of one event that is indexed: output past it is not searchable (a command's
 /// output is cut at 64 KiB already; a transcript's text blocks are far shorter).
@@ -187,7 +189,7 @@ pub struct TaskDigest {
     /// A line of its result (for a task that ended well) or of its error / status message.
     pub result: Option<String>,
     /// The schedule whose Run started its Session, if one did.
-    pub schedule_id: Option<String>,
+    pub schedule_id: Option<ScheduleId>,
     pub schedule_name: Option<String>,
     /// What started its Session (`a2a`, `schedule`, `outbound`); `None` when its Session is
     /// gone or its stored value does not read ([`sessions::labels`]).
@@ -222,13 +224,13 @@ pub fn first_line(text: &str) -> Option<String> {
 pub fn session_schedule(
     c: &Connection,
     session_id: &str,
-) -> Result<Option<(String, Option<String>)>> {
+) -> Result<Option<(ScheduleId, Option<String>)>> {
     Ok(c.prepare_cached(
         "SELECT r.schedule_id, s.name FROM runs r
              LEFT JOIN schedules s ON s.schedule_id = r.schedule_id
              WHERE r.session_id = ?1 LIMIT 1",
     )?
-    .query_row([session_id], |r| Ok((r.get(0)?, r.get(1)?)))
+    .query_row([session_id], |r| Ok((stored::get(r, 0)?, r.get(1)?)))
     .optional()?)
 }
 
@@ -271,7 +273,7 @@ pub fn digest(c: &Connection, t: &TaskRow) -> Result<TaskDigest> {
     };
     let first: Option<String> = c
         .prepare_cached("SELECT body FROM events WHERE session_id = ?1 AND seq = ?2")?
-        .query_row(params![t.session_id, t.first_seq], |r| r.get(0))
+        .query_row(params![t.session_id.as_str(), t.first_seq], |r| r.get(0))
         .optional()?;
     let title = match first.map(decode).transpose()? {
         Some(EventBody::TaskCreated { message }) => first_line(&message_text(&message)),
@@ -288,10 +290,10 @@ pub fn digest(c: &Connection, t: &TaskRow) -> Result<TaskDigest> {
              ORDER BY seq DESC LIMIT ?5",
         )?;
         let mut rows = st.query(params![
-            t.session_id,
+            t.session_id.as_str(),
             t.first_seq,
             t.last_seq,
-            t.task_id,
+            t.task_id.as_str(),
             RESULT_LOOKBACK
         ])?;
         while let Some(r) = rows.next()? {

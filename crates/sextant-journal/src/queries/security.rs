@@ -4,7 +4,11 @@
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde::Serialize;
 
+use sextant_core::CallerKey;
+use sextant_core::ids::AgentId;
+
 use crate::error::{Error, Result};
+use crate::stored;
 
 /// An issued bearer credential (never the token itself: only its SHA-256).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -19,9 +23,9 @@ pub struct CredentialRow {
     pub workspace: Option<String>,
     /// Assistant tokens: the one Agent they may reach (`None`: a workspace token, which
     /// reaches the MCP bridge and the schedules API, and asks for per-Agent credentials).
-    pub agent_id: Option<String>,
+    pub agent_id: Option<AgentId>,
     /// Principal key of the owner who issued it (and, for assistants, acts through it).
-    pub owner: String,
+    pub owner: CallerKey,
     pub created_at: String,
     /// For a per-Agent credential, whether it or its assistant's token was revoked.
     pub revoked_at: Option<String>,
@@ -35,7 +39,7 @@ pub struct PeerCredentialRow {
     pub credential_id: String,
     /// The assistant's workspace token.
     pub parent_id: String,
-    pub agent_id: String,
+    pub agent_id: AgentId,
     #[serde(skip)]
     pub token_hash: String,
     pub created_at: String,
@@ -52,8 +56,8 @@ fn row(r: &Row<'_>) -> rusqlite::Result<CredentialRow> {
         name: r.get(2)?,
         token_hash: r.get(3)?,
         workspace: r.get(4)?,
-        agent_id: r.get(5)?,
-        owner: r.get(6)?,
+        agent_id: stored::get_opt(r, 5)?,
+        owner: stored::get(r, 6)?,
         created_at: r.get(7)?,
         revoked_at: r.get(8)?,
         parent_id: None,
@@ -64,7 +68,7 @@ fn peer_row(r: &Row<'_>) -> rusqlite::Result<PeerCredentialRow> {
     Ok(PeerCredentialRow {
         credential_id: r.get(0)?,
         parent_id: r.get(1)?,
-        agent_id: r.get(2)?,
+        agent_id: stored::get(r, 2)?,
         token_hash: r.get(3)?,
         created_at: r.get(4)?,
         revoked_at: r.get(5)?,
@@ -95,8 +99,8 @@ pub fn insert(c: &Connection, cred: &CredentialRow) -> Result<()> {
         cred.name,
         cred.token_hash,
         cred.workspace,
-        cred.agent_id,
-        cred.owner,
+        cred.agent_id.as_deref(),
+        cred.owner.as_str(),
         cred.created_at,
         cred.revoked_at,
     ])?;
@@ -129,8 +133,8 @@ pub fn by_hash(c: &Connection, hash: &str) -> Result<Option<CredentialRow>> {
             name: r.get(2)?,
             token_hash: r.get(3)?,
             workspace: r.get(4)?,
-            agent_id: r.get(5)?,
-            owner: r.get(6)?,
+            agent_id: stored::get_opt(r, 5)?,
+            owner: stored::get(r, 6)?,
             created_at: r.get(7)?,
             revoked_at: r.get(8)?,
             parent_id: r.get(9)?,
@@ -146,7 +150,11 @@ pub fn issue_peer(c: &Connection, cred: &PeerCredentialRow) -> Result<()> {
         "UPDATE assistant_peer_credentials SET revoked_at = ?3
          WHERE parent_id = ?1 AND agent_id = ?2 AND revoked_at IS NULL",
     )?
-    .execute(params![cred.parent_id, cred.agent_id, cred.created_at])?;
+    .execute(params![
+        cred.parent_id,
+        cred.agent_id.as_str(),
+        cred.created_at
+    ])?;
     c.prepare_cached(
         "INSERT INTO assistant_peer_credentials
              (credential_id, parent_id, agent_id, token_hash, created_at, revoked_at)
@@ -155,7 +163,7 @@ pub fn issue_peer(c: &Connection, cred: &PeerCredentialRow) -> Result<()> {
     .execute(params![
         cred.credential_id,
         cred.parent_id,
-        cred.agent_id,
+        cred.agent_id.as_str(),
         cred.token_hash,
         cred.created_at
     ])?;

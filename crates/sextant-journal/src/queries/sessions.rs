@@ -4,7 +4,8 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde::{Deserialize, Serialize};
 
 use chrono::{DateTime, Utc};
-use sextant_core::{Origin, PrincipalKind};
+use sextant_core::ids::{AgentId, ContextId, SessionId};
+use sextant_core::{CallerKey, Origin, PrincipalKind};
 
 use crate::error::Result;
 use crate::stored::{self, Sql};
@@ -12,11 +13,11 @@ use crate::stored::{self, Sql};
 /// A stored Session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SessionRow {
-    pub session_id: String,
-    pub agent_id: String,
-    pub caller: String,
+    pub session_id: SessionId,
+    pub agent_id: AgentId,
+    pub caller: CallerKey,
     pub caller_kind: PrincipalKind,
-    pub context_id: String,
+    pub context_id: ContextId,
     pub origin: Origin,
     #[serde(with = "crate::stored::time")]
     pub created_at: DateTime<Utc>,
@@ -30,11 +31,11 @@ pub(crate) const COLUMNS: &str = "session_id, agent_id, caller, caller_kind, con
 
 pub(crate) fn row(r: &Row<'_>) -> rusqlite::Result<SessionRow> {
     Ok(SessionRow {
-        session_id: r.get(0)?,
-        agent_id: r.get(1)?,
-        caller: r.get(2)?,
+        session_id: stored::get(r, 0)?,
+        agent_id: stored::get(r, 1)?,
+        caller: stored::get(r, 2)?,
         caller_kind: stored::get(r, 3)?,
-        context_id: r.get(4)?,
+        context_id: stored::get(r, 4)?,
         origin: stored::get(r, 5)?,
         created_at: stored::get(r, 6)?,
         updated_at: stored::get(r, 7)?,
@@ -76,11 +77,11 @@ pub fn insert(c: &Connection, s: &SessionRow) -> Result<()> {
         "INSERT INTO sessions ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"
     ))?
     .execute(params![
-        s.session_id,
-        s.agent_id,
-        s.caller,
+        s.session_id.as_str(),
+        s.agent_id.as_str(),
+        s.caller.as_str(),
         Sql(s.caller_kind),
-        s.context_id,
+        s.context_id.as_str(),
         Sql(s.origin),
         Sql(s.created_at),
         Sql(s.updated_at),

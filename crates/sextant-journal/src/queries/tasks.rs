@@ -8,9 +8,9 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde::{Deserialize, Serialize};
 use sextant_core::a2a;
 use sextant_core::event::{parse_state, state_wire};
-use sextant_core::ids::format_time;
+use sextant_core::ids::{AgentId, ContextId, SessionId, TaskId, format_time};
 use sextant_core::projection::TaskFold;
-use sextant_core::{EventBody, TaskOutcome};
+use sextant_core::{CallerKey, EventBody, TaskOutcome};
 
 use crate::error::{Error, Result};
 use crate::queries::events;
@@ -19,11 +19,11 @@ use crate::stored::{self, Sql};
 /// A stored Task (identity + cached state).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TaskRow {
-    pub task_id: String,
-    pub session_id: String,
-    pub caller: String,
-    pub agent_id: String,
-    pub context_id: String,
+    pub task_id: TaskId,
+    pub session_id: SessionId,
+    pub caller: CallerKey,
+    pub agent_id: AgentId,
+    pub context_id: ContextId,
     pub message_id: String,
     #[serde(with = "crate::stored::time")]
     pub created_at: DateTime<Utc>,
@@ -73,11 +73,11 @@ pub(crate) const COLUMN_COUNT: usize = {
 
 pub(crate) fn row(r: &Row<'_>) -> rusqlite::Result<TaskRow> {
     Ok(TaskRow {
-        task_id: r.get(0)?,
-        session_id: r.get(1)?,
-        caller: r.get(2)?,
-        agent_id: r.get(3)?,
-        context_id: r.get(4)?,
+        task_id: stored::get(r, 0)?,
+        session_id: stored::get(r, 1)?,
+        caller: stored::get(r, 2)?,
+        agent_id: stored::get(r, 3)?,
+        context_id: stored::get(r, 4)?,
         message_id: r.get(5)?,
         created_at: stored::get(r, 6)?,
         state: stored::get(r, 7)?,
@@ -111,11 +111,11 @@ pub(crate) const INSERT: &str = concat!(
 /// Inserts a new task row.
 pub fn insert(c: &Connection, t: &TaskRow) -> Result<()> {
     c.prepare_cached(INSERT)?.execute(params![
-        t.task_id,
-        t.session_id,
-        t.caller,
-        t.agent_id,
-        t.context_id,
+        t.task_id.as_str(),
+        t.session_id.as_str(),
+        t.caller.as_str(),
+        t.agent_id.as_str(),
+        t.context_id.as_str(),
         t.message_id,
         Sql(t.created_at),
         Sql(t.state.clone()),
@@ -443,7 +443,7 @@ pub fn list(c: &Connection, f: &TaskFilter) -> Result<TaskPage> {
         tasks.truncate(limit as usize);
         tasks
             .last()
-            .map(|t| (format_time(t.state_at), t.task_id.clone()))
+            .map(|t| (format_time(t.state_at), t.task_id.to_string()))
     } else {
         None
     };
@@ -531,7 +531,7 @@ pub fn for_session(c: &Connection, session_id: &str) -> Result<Vec<TaskRow>> {
 
 /// Recomputes each task's cached state from its events; returns the ids whose cache differs.
 /// The events are found without the cached `last_seq` (which [`events::for_task`] trusts).
-pub fn rebuild_check(c: &Connection) -> Result<Vec<String>> {
+pub fn rebuild_check(c: &Connection) -> Result<Vec<TaskId>> {
     // One read transaction, so one snapshot: the tasks and then each task's events are read in
     // separate statements, and on a live journal a commit between them made a task's events
     // newer than its row read a moment before, which this reported as a difference.

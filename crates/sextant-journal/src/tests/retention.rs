@@ -13,7 +13,7 @@ fn days(n: i64) -> chrono::Duration {
 /// An admission of alice's at `at`, in context `cx` if given.
 fn at(id: &str, cx: Option<&str>, when: DateTime<Utc>) -> Admission {
     Admission {
-        context_id: cx.map(String::from),
+        context_id: cx.map(Into::into),
         at: when,
         ..admission("alice", id, &format!("text of {id}"))
     }
@@ -30,12 +30,12 @@ async fn done(j: &Journal, id: &str, cx: Option<&str>, when: DateTime<Utc>) -> T
         &t.session_id,
         vec![
             NewEvent {
-                task_id: Some(t.task_id.clone()),
+                task_id: Some(t.task_id.to_string()),
                 body: EventBody::Reply { message: reply },
                 at: when + chrono::Duration::seconds(1),
             },
             NewEvent {
-                task_id: Some(t.task_id.clone()),
+                task_id: Some(t.task_id.to_string()),
                 body: EventBody::TaskState {
                     state: TaskState::Completed,
                     message: None,
@@ -119,7 +119,7 @@ async fn assert_whole(j: &Journal) {
 }
 
 /// What ListTasks answers for alice on echo: its total and the ids of every task.
-async fn listed(j: &Journal) -> (u64, BTreeSet<String>) {
+async fn listed(j: &Journal) -> (u64, BTreeSet<TaskId>) {
     let page = j
         .list_tasks(TaskFilter {
             caller: Some("alice".into()),
@@ -222,7 +222,7 @@ async fn old_sessions_go_and_pending_work_and_latest_runs_stay() {
         .collect();
     let gone_sessions: BTreeSet<_> = [&gone_a, &gone_b1, &run_old]
         .iter()
-        .map(|t| t.session_id.clone())
+        .map(|t| t.session_id.to_string())
         .collect();
     assert_eq!(planned, gone_sessions);
     assert_eq!(plan.tasks(), 4);
@@ -276,7 +276,7 @@ async fn old_sessions_go_and_pending_work_and_latest_runs_stay() {
     let sessions: BTreeSet<_> = lines
         .iter()
         .filter_map(|l| match l {
-            Line::Session(s) => Some(s.session_id.clone()),
+            Line::Session(s) => Some(s.session_id.to_string()),
             _ => None,
         })
         .collect();
@@ -306,7 +306,7 @@ async fn old_sessions_go_and_pending_work_and_latest_runs_stay() {
         .read(move |c| {
             Ok(c.execute(
                 "DELETE FROM events WHERE session_id = ?1",
-                [recent.session_id],
+                [recent.session_id.as_str()],
             )?)
         })
         .await
@@ -471,10 +471,10 @@ async fn the_marker_opens_one_session_and_changed_sessions_stay() {
             let tx = c.unchecked_transaction()?;
             tx.execute(
                 "INSERT INTO retention_marker (one, session_id) VALUES (1, ?1)",
-                [&sa],
+                [sa.as_str()],
             )?;
-            let other = tx.execute("DELETE FROM events WHERE session_id = ?1", [&sb]);
-            let own = tx.execute("DELETE FROM events WHERE session_id = ?1", [&sa]);
+            let other = tx.execute("DELETE FROM events WHERE session_id = ?1", [sb.as_str()]);
+            let own = tx.execute("DELETE FROM events WHERE session_id = ?1", [sa.as_str()]);
             // Rolled back: this connection is a reader's.
             drop(tx);
             Ok((other.is_err(), own.map_err(|e| e.to_string())))

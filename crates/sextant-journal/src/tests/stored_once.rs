@@ -119,7 +119,7 @@ async fn a_task_s_hash_is_stored_once_and_exported_from_its_first_input() {
     let h = |t: &str| sextant_core::ids::sha256_hex(t.as_bytes());
     assert_eq!(hashes, [h("first"), h("second"), h("later")]);
 
-    let mut got: Vec<(String, Option<String>)> = exported_tasks(&j)
+    let mut got: Vec<(TaskId, Option<String>)> = exported_tasks(&j)
         .await
         .into_iter()
         .map(|t| (t.task.task_id, t.content_hash))
@@ -227,8 +227,8 @@ async fn an_input_is_stored_without_its_ids_and_read_back_with_them() {
     let bodies = input_bodies(&j).await;
     assert_eq!(bodies.len(), 2);
     for b in &bodies {
-        assert!(!b.contains(&task.task_id), "{b}");
-        assert!(!b.contains(&task.context_id), "{b}");
+        assert!(!b.contains(task.task_id.as_str()), "{b}");
+        assert!(!b.contains(task.context_id.as_str()), "{b}");
         assert!(!b.contains("taskId") && !b.contains("contextId"), "{b}");
     }
 

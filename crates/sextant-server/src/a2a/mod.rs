@@ -1058,7 +1058,7 @@ async fn list_tasks(call: &Call, params: Value) -> Result<Reply, RpcError> {
             let last = &page.tasks[i - 1];
             next = Some((
                 sextant_core::ids::format_time(last.state_at),
-                last.task_id.clone(),
+                last.task_id.to_string(),
             ));
             break;
         }

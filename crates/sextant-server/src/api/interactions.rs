@@ -64,16 +64,16 @@ pub async fn list(
         out.push(PendingInteraction {
             caller_kind: labels.caller_kind,
             origin: labels.origin,
-            schedule_id,
+            schedule_id: schedule_id.map(String::from),
             schedule_name: schedule_name.flatten(),
             first_message,
             interaction: row.interaction.public(),
             agent_name: app.runtime.agent(&task.agent_id).map(|a| a.name.clone()),
-            agent_id: task.agent_id,
-            caller: task.caller,
-            context_id: task.context_id,
+            agent_id: task.agent_id.into(),
+            caller: task.caller.into(),
+            context_id: task.context_id.into(),
             session_url: format!("{base}/sessions/{}", row.session_id),
-            session_id: row.session_id,
+            session_id: row.session_id.into(),
             task_state: task.state,
             raised_at: row.raised_at,
             answer_url: format!(
@@ -196,10 +196,10 @@ async fn answer_one(
         .map_err(answer_error)?;
     Ok(AnsweredTask {
         state: task.state,
-        task_id: task.task_id,
-        session_id: task.session_id,
-        agent_id: task.agent_id,
-        context_id: task.context_id,
+        task_id: task.task_id.into(),
+        session_id: task.session_id.into(),
+        agent_id: task.agent_id.into(),
+        context_id: task.context_id.into(),
         state_at: sextant_core::ids::format_time(task.state_at),
     })
 }

@@ -237,7 +237,7 @@ pub async fn sessions(
         rows.last().map(|s| {
             encode_cursor(&(
                 sextant_core::ids::format_time(s.updated_at),
-                s.session_id.clone(),
+                s.session_id.to_string(),
             ))
         })
     } else {
@@ -283,8 +283,8 @@ pub async fn session(
             "{base}/api/v1/me/schedules/{}/runs/{}",
             r.schedule_id, r.run_id
         ),
-        run_id: r.run_id,
-        schedule_id: r.schedule_id,
+        run_id: r.run_id.into(),
+        schedule_id: r.schedule_id.into(),
         trigger: r.trigger,
     });
     Ok(Json(json!(SessionDetail {
@@ -575,12 +575,12 @@ async fn state_change(journal: &sextant_journal::Journal, ev: &JournalEvent) -> 
     Some(json!(TaskChange {
         task_id: task_id.to_string(),
         session_id: ev.session_id.clone(),
-        agent_id: row.agent_id,
-        caller: row.caller,
-        context_id: row.context_id,
+        agent_id: row.agent_id.into(),
+        caller: row.caller.into(),
+        context_id: row.context_id.into(),
         state: state.clone(),
         outcome: state.is_terminal().then_some(row.outcome).flatten(),
-        schedule_id,
+        schedule_id: schedule_id.map(String::from),
         schedule_name: schedule_name.flatten(),
         title,
         result,

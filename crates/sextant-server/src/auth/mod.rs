@@ -259,8 +259,8 @@ async fn authenticate(
                 let grant = AssistantGrant {
                     name: cred.name.clone(),
                     workspace: workspace.clone(),
-                    agent_id: cred.agent_id,
-                    owner: cred.owner,
+                    agent_id: cred.agent_id.map(String::from),
+                    owner: cred.owner.into(),
                     assistant_credential: cred.parent_id.unwrap_or(cred.credential_id),
                 };
                 match (surface, grant.is_workspace_token()) {

@@ -78,7 +78,7 @@ pub async fn list(
             .map_err(|e| ApiError::Internal(e.to_string()))?;
         let (agent_id, state, terminal) = match &task {
             Some(t) => (
-                t.agent_id.clone(),
+                t.agent_id.to_string(),
                 sextant_core::event::state_wire(&t.state),
                 t.state.is_terminal(),
             ),
@@ -86,11 +86,11 @@ pub async fn list(
         };
         configs.push(PushConfigView {
             delivery: health(&row, terminal),
-            task_id: row.task_id,
+            task_id: row.task_id.into(),
             config_id: row.config_id,
             agent_id,
             task_state: state,
-            caller: row.caller,
+            caller: row.caller.into(),
             url: shown_url(&row.url),
             created_at: row.created_at,
             updated_at: row.updated_at,
@@ -134,15 +134,15 @@ pub async fn resume(
         delivery: health(&row, terminal),
         agent_id: task
             .as_ref()
-            .map(|t| t.agent_id.clone())
+            .map(|t| t.agent_id.to_string())
             .unwrap_or_default(),
         task_state: task
             .as_ref()
             .map(|t| sextant_core::event::state_wire(&t.state))
             .unwrap_or_default(),
-        task_id: row.task_id,
+        task_id: row.task_id.into(),
         config_id: row.config_id,
-        caller: row.caller,
+        caller: row.caller.into(),
         url: shown_url(&row.url),
         created_at: row.created_at,
         updated_at: row.updated_at,

@@ -83,8 +83,8 @@ async fn time_to_next(app: &AppState) -> Duration {
 /// one fails or none is left. Returns how many were delivered.
 pub async fn deliver_due_now(app: &AppState) -> usize {
     let _one_at_a_time = app.push.tick.lock().await;
-    let now = format_time(app.runtime.clock().now());
-    let due = match app.runtime.journal().push_due(&now, BATCH).await {
+    let now = app.runtime.clock().now();
+    let due = match app.runtime.journal().push_due(now, BATCH).await {
         Ok(d) => d,
         Err(e) => {
             tracing::warn!(error = %e, "push: cannot read due deliveries");

@@ -36,7 +36,7 @@ use serde_json::{Value, json};
 use sextant_a2a::RpcError;
 use sextant_a2a::error::Code;
 use sextant_core::a2a::{AuthenticationInfo, TaskPushNotificationConfig};
-use sextant_core::{AgentSpec, Principal};
+use sextant_core::{AgentSpec, CallerKey, Principal};
 use sextant_journal::{PushConfigRow, PushPut, TaskRow};
 use sextant_peers::client::NetPolicy;
 use ts_rs::TS;
@@ -317,7 +317,7 @@ fn to_row(
     app: &AppState,
     cfg: &TaskPushNotificationConfig,
     task_id: &str,
-    caller: &str,
+    caller: CallerKey,
     now: DateTime<Utc>,
 ) -> Result<PushConfigRow, RpcError> {
     let token = match &cfg.token {
@@ -361,7 +361,7 @@ pub fn inline_config(
         app,
         &cfg,
         task_id.unwrap_or_default(),
-        &principal.key(),
+        principal.caller_key(),
         app.runtime.clock().now(),
     )
 }
@@ -453,7 +453,7 @@ pub async fn create(
         app,
         &cfg,
         &task.task_id,
-        &task.caller,
+        task.caller.clone(),
         app.runtime.clock().now(),
     )?;
     match journal
@@ -599,7 +599,14 @@ mod tests {
 
     #[test]
     fn health_says_what_is_owed_and_whether_delivery_stopped() {
-        let mut row = PushConfigRow::new("t", "c", "me", "https://x", "s", "now");
+        let mut row = PushConfigRow::new(
+            "t",
+            "c",
+            CallerKey::from_stored("me"),
+            "https://x",
+            "s",
+            "now",
+        );
         assert_eq!(health(&row, false).state, "idle");
         row.pending = 2;
         assert_eq!(health(&row, false).state, "delivering");

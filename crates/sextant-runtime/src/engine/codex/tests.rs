@@ -274,7 +274,7 @@ async fn cancel_interrupts_the_turn_and_fails_the_task() {
 
     // The process is still usable for the next turn of the Session.
     let mut next = input("m2", "hello again", None);
-    next.message.context_id = Some(a.task().context_id.clone());
+    next.message.context_id = Some(a.task().context_id.to_string());
     let f = settle(&rt, &rt.admit(next).await.unwrap()).await;
     assert_eq!(f.state, TaskState::Completed);
     assert_eq!(output(&f), "got: hello again");
@@ -366,7 +366,7 @@ async fn a_request_codex_resolves_itself_leaves_the_pending_list() {
         ))
     ));
     let mut next = input("m2", "anything late?", None);
-    next.message.context_id = Some(a.task().context_id.clone());
+    next.message.context_id = Some(a.task().context_id.to_string());
     let f = settle(&rt, &rt.admit(next).await.unwrap()).await;
     assert_eq!(output(&f), "got: anything late?");
 }
