@@ -70,6 +70,16 @@ impl<'de> Deserialize<'de> for PrincipalKind {
 }
 
 impl PrincipalKind {
+    /// Every kind.
+    pub const ALL: [PrincipalKind; 6] = [
+        PrincipalKind::Person,
+        PrincipalKind::AnonymousLocal,
+        PrincipalKind::Peer,
+        PrincipalKind::Assistant,
+        PrincipalKind::Delegated,
+        PrincipalKind::Service,
+    ];
+
     /// The kind as it starts a principal key, as it is stored (`caller_kind`) and as serde
     /// writes it: one spelling.
     pub fn as_str(self) -> &'static str {
@@ -280,16 +290,7 @@ impl CallerKey {
     /// The kind of the caller; `None` when the key starts with no kind this Sextant knows.
     pub fn kind(&self) -> Option<PrincipalKind> {
         let (kind, _) = self.0.split_once(':')?;
-        [
-            PrincipalKind::Person,
-            PrincipalKind::AnonymousLocal,
-            PrincipalKind::Peer,
-            PrincipalKind::Assistant,
-            PrincipalKind::Delegated,
-            PrincipalKind::Service,
-        ]
-        .into_iter()
-        .find(|k| k.as_str() == kind)
+        PrincipalKind::ALL.into_iter().find(|k| k.as_str() == kind)
     }
 
     /// [`Principal::display`] as far as the key tells it: `you`, `local (no token)`, `peer
@@ -445,14 +446,7 @@ mod tests {
 
     #[test]
     fn every_kind_has_one_spelling_and_the_old_one_still_reads() {
-        for kind in [
-            PrincipalKind::Person,
-            PrincipalKind::AnonymousLocal,
-            PrincipalKind::Peer,
-            PrincipalKind::Assistant,
-            PrincipalKind::Delegated,
-            PrincipalKind::Service,
-        ] {
+        for kind in PrincipalKind::ALL {
             let json = serde_json::to_value(kind).unwrap();
             assert_eq!(json, serde_json::json!(kind.as_str()));
             assert_eq!(serde_json::from_value::<PrincipalKind>(json).unwrap(), kind);

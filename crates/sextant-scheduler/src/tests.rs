@@ -11,6 +11,7 @@ use sextant_core::projection::message_text;
 use sextant_core::{
     AgentSpec, ManualClock, MissedRunPolicy, Principal, RunRecord, RunTrigger, ScheduleSource,
 };
+use sextant_journal::{RunRow, ScheduleRow};
 use sextant_runtime::Runtime;
 use sextant_runtime::test_support::TestRuntime;
 use tokio_util::sync::CancellationToken;
@@ -550,6 +551,30 @@ async fn the_loop_wakes_on_changes_and_stops_on_cancel() {
     assert!(cancel.is_cancelled());
 }
 
+/// Claims the every-minute plan's 10:01 slot as a process that stopped right after would have:
+/// the Run is recorded, never started. Returns the plan's row and the pending Run.
+async fn claim_as_crashed(r: &Rig, schedule_id: &str) -> (ScheduleRow, RunRow) {
+    let row = r
+        .runtime
+        .journal()
+        .schedule(schedule_id)
+        .await
+        .unwrap()
+        .unwrap();
+    let now = utc("2026-12-01T10:01:00Z");
+    r.clock.set(now);
+    let claim = r
+        .scheduler
+        .claim_for(&row, now, &runner::Overlap::default())
+        .claim;
+    let pending = claim.runs[0].clone();
+    assert_eq!(
+        r.runtime.journal().claim_slots(vec![claim]).await.unwrap(),
+        [true]
+    );
+    (row, pending)
+}
+
 #[tokio::test]
 async fn pending_runs_are_started_at_the_next_start() {
     let dir = tempfile::tempdir().unwrap();
@@ -559,19 +584,8 @@ async fn pending_runs_are_started_at_the_next_start() {
         .create(&owner(), every_minute("after a crash"), ScheduleSource::Api)
         .await
         .unwrap();
-    // Claim the slot as a crashed process would have: the Run is recorded, never started.
-    let row = r.runtime.journal().schedule(&s.id).await.unwrap().unwrap();
-    let now = utc("2026-12-01T10:01:00Z");
-    r.clock.set(now);
-    let claim = r
-        .scheduler
-        .claim_for(&row, now, &runner::Overlap::default())
-        .claim;
-    let run_id = claim.runs[0].run_id.clone();
-    assert_eq!(
-        r.runtime.journal().claim_slots(vec![claim]).await.unwrap(),
-        [true]
-    );
+    let (_, pending) = claim_as_crashed(&r, &s.id).await;
+    let run_id = pending.run_id.clone();
     assert_eq!(r.scheduler.recover_pending().await.unwrap(), 1);
     let run = r.runtime.journal().run(&run_id).await.unwrap().unwrap();
     assert_eq!(run.record, RunRecord::Started);
@@ -595,18 +609,7 @@ async fn a_run_whose_task_already_ended_is_settled_when_linked() {
         )
         .await
         .unwrap();
-    let row = r.runtime.journal().schedule(&s.id).await.unwrap().unwrap();
-    let now = utc("2026-12-01T10:01:00Z");
-    r.clock.set(now);
-    let claim = r
-        .scheduler
-        .claim_for(&row, now, &runner::Overlap::default())
-        .claim;
-    let pending = claim.runs[0].clone();
-    assert_eq!(
-        r.runtime.journal().claim_slots(vec![claim]).await.unwrap(),
-        [true]
-    );
+    let (row, pending) = claim_as_crashed(&r, &s.id).await;
     // The Run's task was admitted and ran to its end; the Run was never linked to it.
     let admitted = r
         .runtime
