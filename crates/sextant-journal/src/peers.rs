@@ -3,6 +3,9 @@
 //! read pool. Outbound exchanges themselves are journalled with the ordinary
 //! [`Journal::admit`] / [`Journal::append`].
 
+use chrono::{DateTime, Utc};
+use sextant_core::ids::format_time;
+
 use crate::queries::peers;
 use crate::{Journal, PeerRow, Result, SessionRow};
 
@@ -43,10 +46,10 @@ impl Journal {
         hash: &str,
         parts: serde_json::Value,
         key: Option<serde_json::Value>,
-        at: &str,
+        at: DateTime<Utc>,
         expected_old: Option<Option<String>>,
     ) -> Result<bool> {
-        let (name, hash, at) = (name.to_string(), hash.to_string(), at.to_string());
+        let (name, hash, at) = (name.to_string(), hash.to_string(), format_time(at));
         self.call(move |c| {
             peers::pin(
                 c,
@@ -62,8 +65,13 @@ impl Journal {
     }
 
     /// Disables a peer with the reason; whether it existed.
-    pub async fn disable_peer(&self, name: &str, why: serde_json::Value, at: &str) -> Result<bool> {
-        let (name, at) = (name.to_string(), at.to_string());
+    pub async fn disable_peer(
+        &self,
+        name: &str,
+        why: serde_json::Value,
+        at: DateTime<Utc>,
+    ) -> Result<bool> {
+        let (name, at) = (name.to_string(), format_time(at));
         self.call(move |c| peers::disable(c, &name, &why, &at))
             .await
     }
@@ -75,9 +83,9 @@ impl Journal {
         latency_ms: i64,
         error: Option<String>,
         hop_limited: bool,
-        at: &str,
+        at: DateTime<Utc>,
     ) -> Result<()> {
-        let (name, at) = (name.to_string(), at.to_string());
+        let (name, at) = (name.to_string(), format_time(at));
         self.call(move |c| {
             peers::record_call(c, &name, latency_ms, error.as_deref(), hop_limited, &at)
         })
@@ -90,13 +98,13 @@ impl Journal {
         agent_id: &str,
         name: &str,
         description: &str,
-        at: &str,
+        at: DateTime<Utc>,
     ) -> Result<()> {
         let (a, n, d, at) = (
             agent_id.to_string(),
             name.to_string(),
             description.to_string(),
-            at.to_string(),
+            format_time(at),
         );
         self.call(move |c| peers::ensure_outbound_agent(c, &a, &n, &d, &at))
             .await
@@ -160,7 +168,8 @@ mod tests {
     async fn peers_pin_disable_count_and_hold_outbound_sessions() {
         let dir = tempfile::tempdir().unwrap();
         let j = Journal::open(dir.path().join("journal.db")).unwrap();
-        let at = "2026-11-30T10:00:01.000Z";
+        let time = |s: &str| sextant_core::ids::parse_time(s).unwrap();
+        let at = time("2026-11-30T10:00:01.000Z");
         assert!(j.create_peer(row("p", "http://127.0.0.1:1")).await.unwrap());
         assert!(!j.create_peer(row("p", "http://127.0.0.1:2")).await.unwrap());
 
@@ -201,14 +210,21 @@ mod tests {
         assert_eq!(p.last_error.as_deref(), Some("boom"));
         assert_eq!(p.hop_limited_at, None);
         // A refusal at the peer's hop limit is remembered past later calls.
-        j.record_peer_call("p", 5, Some("HTTP 403: A2A-Hop".into()), true, "then")
+        let (then, later) = (
+            time("2026-11-30T10:00:02.000Z"),
+            time("2026-11-30T10:00:03.000Z"),
+        );
+        j.record_peer_call("p", 5, Some("HTTP 403: A2A-Hop".into()), true, then)
             .await
             .unwrap();
-        j.record_peer_call("p", 5, None, false, "later")
+        j.record_peer_call("p", 5, None, false, later)
             .await
             .unwrap();
         let p = j.peer("p").await.unwrap().unwrap();
-        assert_eq!(p.hop_limited_at.as_deref(), Some("then"));
+        assert_eq!(
+            p.hop_limited_at.as_deref(),
+            Some("2026-11-30T10:00:02.000Z")
+        );
 
         // The signing key is pinned with the card.
         let key = json!({"kid": "k1", "thumbprint": "t"});

@@ -6,6 +6,7 @@
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
+use sextant_core::ids::format_time;
 
 use crate::queries::push::{self, OutboxRow, PushConfigRow};
 use crate::writer::{Job, PushPut};
@@ -79,13 +80,13 @@ impl Journal {
     }
 
     /// When the next delivery is due, if any.
-    pub async fn push_next_due(&self) -> Result<Option<String>> {
+    pub async fn push_next_due(&self) -> Result<Option<DateTime<Utc>>> {
         self.read(push::next_due).await
     }
 
     /// Records a delivery answered 2xx; whether it was still owed.
-    pub async fn push_delivered(&self, delivery: OutboxRow, at: &str) -> Result<bool> {
-        let at = at.to_string();
+    pub async fn push_delivered(&self, delivery: OutboxRow, at: DateTime<Utc>) -> Result<bool> {
+        let at = format_time(at);
         self.call(move |c| push::delivered(c, &delivery, &at)).await
     }
 
@@ -94,16 +95,17 @@ impl Journal {
         &self,
         task_id: &str,
         config_id: &str,
-        at: &str,
+        at: DateTime<Utc>,
         error: &str,
-        next: Option<String>,
+        next: Option<DateTime<Utc>>,
     ) -> Result<()> {
         let (t, i, at, e) = (
             task_id.to_string(),
             config_id.to_string(),
-            at.to_string(),
+            format_time(at),
             error.to_string(),
         );
+        let next = next.map(format_time);
         self.call(move |c| push::failed(c, &t, &i, &at, &e, next.as_deref()))
             .await
     }
@@ -113,9 +115,9 @@ impl Journal {
         &self,
         task_id: &str,
         config_id: &str,
-        at: &str,
+        at: DateTime<Utc>,
     ) -> Result<bool> {
-        let (t, i, at) = (task_id.to_string(), config_id.to_string(), at.to_string());
+        let (t, i, at) = (task_id.to_string(), config_id.to_string(), format_time(at));
         let resumed = self.call(move |c| push::resume(c, &t, &i, &at)).await?;
         if resumed {
             self.push_ready().notify_one();

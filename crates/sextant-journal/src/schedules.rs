@@ -303,10 +303,10 @@ impl Journal {
         run_id: &str,
         outcome: sextant_core::RunOutcome,
         result: Option<String>,
-        at: &str,
+        at: DateTime<Utc>,
         pause_reason: impl FnOnce(i64) -> String + Send + 'static,
     ) -> Result<Option<Settled>> {
-        let (id, at) = (run_id.to_string(), at.to_string());
+        let (id, at) = (run_id.to_string(), format_time(at));
         self.call(move |c| runs::settle(c, &id, outcome, result.as_deref(), &at, pause_reason))
             .await
     }
@@ -363,13 +363,13 @@ impl Journal {
         run_id: &str,
         session_id: &str,
         task_id: &str,
-        at: &str,
+        at: DateTime<Utc>,
     ) -> Result<()> {
         let (r, s, t, at) = (
             run_id.to_string(),
             session_id.to_string(),
             task_id.to_string(),
-            at.to_string(),
+            format_time(at),
         );
         self.call(move |c| runs::mark_started(c, &r, &s, &t, &at))
             .await
@@ -379,15 +379,15 @@ impl Journal {
     pub async fn mark_run_ended(
         &self,
         run_id: &str,
-        record: &str,
+        record: sextant_core::RunRecord,
         reason: &str,
-        at: &str,
+        at: DateTime<Utc>,
     ) -> Result<()> {
         let (r, rec, why, at) = (
             run_id.to_string(),
-            record.to_string(),
+            record.as_str().to_string(),
             reason.to_string(),
-            at.to_string(),
+            format_time(at),
         );
         self.call(move |c| runs::mark_ended(c, &r, &rec, &why, &at))
             .await

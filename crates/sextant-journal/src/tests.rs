@@ -1303,7 +1303,7 @@ async fn settling_runs_counts_failures_once_and_pauses_at_the_limit() {
         })
         .collect();
     j.insert_runs(runs.clone()).await.unwrap();
-    let at = "2026-11-29T11:00:00.000Z";
+    let at = sextant_core::ids::parse_time("2026-11-29T11:00:00.000Z").unwrap();
     let why = |n: i64| format!("paused after {n}");
     let first = j
         .settle_run(
@@ -1489,9 +1489,9 @@ async fn events_are_queued_for_a_tasks_push_configs_in_order() {
     let due = j.push_due(t(now), 10).await.unwrap();
     assert_eq!(due.len(), 1);
     assert_eq!(due[0].1.seq, want[0]);
-    assert!(j.push_delivered(due[0].1.clone(), now).await.unwrap());
+    assert!(j.push_delivered(due[0].1.clone(), t(now)).await.unwrap());
     assert!(
-        !j.push_delivered(due[0].1.clone(), now).await.unwrap(),
+        !j.push_delivered(due[0].1.clone(), t(now)).await.unwrap(),
         "only once"
     );
     let head = j.push_head(tid, "c1").await.unwrap().unwrap();
@@ -1504,18 +1504,18 @@ async fn events_are_queued_for_a_tasks_push_configs_in_order() {
     j.push_failed(
         tid,
         "c1",
-        now,
+        t(now),
         "HTTP 500",
-        Some("2026-11-29T10:05:00.000Z".into()),
+        Some(t("2026-11-29T10:05:00.000Z")),
     )
     .await
     .unwrap();
     assert!(j.push_due(t(now), 10).await.unwrap().is_empty());
     assert_eq!(
-        j.push_next_due().await.unwrap().as_deref(),
-        Some("2026-11-29T10:05:00.000Z")
+        j.push_next_due().await.unwrap(),
+        Some(t("2026-11-29T10:05:00.000Z"))
     );
-    j.push_failed(tid, "c1", now, "HTTP 500 again", None)
+    j.push_failed(tid, "c1", t(now), "HTTP 500 again", None)
         .await
         .unwrap();
     let row = j.push_config(tid, "c1").await.unwrap().unwrap();
@@ -1530,7 +1530,7 @@ async fn events_are_queued_for_a_tasks_push_configs_in_order() {
     );
     assert_eq!(j.push_next_due().await.unwrap(), None);
     assert_eq!(owed(&j, tid, "c1").await, want[1..].to_vec());
-    assert!(j.resume_push_config(tid, "c1", now).await.unwrap());
+    assert!(j.resume_push_config(tid, "c1", t(now)).await.unwrap());
     let row = j.push_config(tid, "c1").await.unwrap().unwrap();
     assert_eq!((row.attempts, row.failing_at.clone()), (0, None));
     assert_eq!(j.push_due(t(now), 10).await.unwrap().len(), 1);

@@ -767,13 +767,12 @@ impl Peers {
         local: Message,
     ) -> Result<sextant_journal::TaskRow, PeerError> {
         let journal = self.journal();
-        let now = self.now();
         journal
             .ensure_outbound_agent(
                 &conn.agent_id,
                 &conn.name,
                 &format!("Outbound A2A peer {}", conn.name),
-                &now,
+                self.clock().now(),
             )
             .await?;
         let admitted = journal

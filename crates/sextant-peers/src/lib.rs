@@ -733,10 +733,16 @@ impl Peers {
             )
             .await?
             .map(|k| k.to_value());
-        let now = self.now();
         self.inner
             .journal
-            .pin_peer(name, &hash, parts, key, &now, Some(row.pinned_hash.clone()))
+            .pin_peer(
+                name,
+                &hash,
+                parts,
+                key,
+                self.inner.clock.now(),
+                Some(row.pinned_hash.clone()),
+            )
             .await?
             .then_some(())
             .ok_or_else(|| {
@@ -794,11 +800,17 @@ impl Peers {
                     )
                     .await?
                     .map(|k| k.to_value());
-                let now = self.now();
                 let pinned = self
                     .inner
                     .journal
-                    .pin_peer(name, &hash, parts.clone(), key, &now, Some(None))
+                    .pin_peer(
+                        name,
+                        &hash,
+                        parts.clone(),
+                        key,
+                        self.inner.clock.now(),
+                        Some(None),
+                    )
                     .await?;
                 if !pinned {
                     return Err(PeerError::Conflict(format!(
@@ -821,7 +833,7 @@ impl Peers {
                     .map_err(|e| PeerError::Internal(format!("{name}: {e}")))?;
                 self.inner
                     .journal
-                    .disable_peer(name, why.clone(), &self.now())
+                    .disable_peer(name, why.clone(), self.inner.clock.now())
                     .await?;
                 tracing::warn!(peer = %name, old = %pinned, new = %hash, "peer card changed; peer disabled");
                 return Err(PeerError::Disabled {
@@ -870,10 +882,16 @@ impl Peers {
                 Ok(key) => {
                     let key = key.map(|k| k.to_value());
                     let parts = card::pinned_parts(&fetched.raw);
-                    let now = self.now();
                     self.inner
                         .journal
-                        .pin_peer(name, hash, parts, key, &now, Some(Some(hash.to_string())))
+                        .pin_peer(
+                            name,
+                            hash,
+                            parts,
+                            key,
+                            self.inner.clock.now(),
+                            Some(Some(hash.to_string())),
+                        )
                         .await?;
                     tracing::info!(peer = %name, "peer card is now signed; its key is pinned");
                     return Ok(());
@@ -893,7 +911,7 @@ impl Peers {
             serde_json::to_value(why).map_err(|e| PeerError::Internal(format!("{name}: {e}")))?;
         self.inner
             .journal
-            .disable_peer(name, why.clone(), &self.now())
+            .disable_peer(name, why.clone(), self.inner.clock.now())
             .await?;
         tracing::warn!(peer = %name, reason = problem.0, "peer card signature changed; peer disabled");
         Err(PeerError::Disabled {
@@ -983,7 +1001,13 @@ impl Peers {
         if let Err(e) = self
             .inner
             .journal
-            .record_peer_call(name, ms, error.map(String::from), hop_limited, &self.now())
+            .record_peer_call(
+                name,
+                ms,
+                error.map(String::from),
+                hop_limited,
+                self.inner.clock.now(),
+            )
             .await
         {
             tracing::warn!(peer = %name, error = %e, "could not record peer metrics");

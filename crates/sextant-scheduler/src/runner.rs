@@ -401,7 +401,7 @@ impl Scheduler {
         run: RunRow,
         asked_by: Option<&Principal>,
     ) -> Result<RunRow> {
-        let at = || format_time(self.clock().now());
+        let at = || self.clock().now();
         let creator = creator_of(schedule)?;
         let mut access = self.may_run(schedule, &run.agent_id).await;
         if let (Ok(()), Some(a)) = (&access, asked_by) {
@@ -411,7 +411,7 @@ impl Scheduler {
             tracing::info!(run_id = %run.run_id, schedule_id = %schedule.schedule_id, %why,
                 "scheduled run blocked");
             self.journal()
-                .mark_run_ended(&run.run_id, RunRecord::Blocked.as_str(), &why, &at())
+                .mark_run_ended(&run.run_id, RunRecord::Blocked, &why, at())
                 .await?;
             return self.ended(run).await;
         }
@@ -431,7 +431,7 @@ impl Scheduler {
             Ok(a) => {
                 let task = a.task();
                 self.journal()
-                    .mark_run_started(&run.run_id, &task.session_id, &task.task_id, &at())
+                    .mark_run_started(&run.run_id, &task.session_id, &task.task_id, at())
                     .await?;
                 tracing::info!(run_id = %run.run_id, schedule_id = %schedule.schedule_id,
                     session_id = %task.session_id, trigger = run.trigger.as_str(), "scheduled run started");
@@ -448,12 +448,7 @@ impl Scheduler {
             // The owner paused the Agent: the Run is blocked (not a failure of the plan).
             Err(e @ AdmitError::AgentPaused { .. }) => {
                 self.journal()
-                    .mark_run_ended(
-                        &run.run_id,
-                        RunRecord::Blocked.as_str(),
-                        &e.to_string(),
-                        &at(),
-                    )
+                    .mark_run_ended(&run.run_id, RunRecord::Blocked, &e.to_string(), at())
                     .await?;
                 self.ended(run).await
             }
@@ -469,7 +464,7 @@ impl Scheduler {
                     ),
                 };
                 self.journal()
-                    .mark_run_ended(&run.run_id, record.as_str(), &why, &at())
+                    .mark_run_ended(&run.run_id, record, &why, at())
                     .await?;
                 self.ended(run).await
             }
@@ -478,9 +473,9 @@ impl Scheduler {
                 self.journal()
                     .mark_run_ended(
                         &run.run_id,
-                        RunRecord::Failed.as_str(),
+                        RunRecord::Failed,
                         &format!("could not start: {e}"),
-                        &at(),
+                        at(),
                     )
                     .await?;
                 self.ended(run).await

@@ -277,7 +277,7 @@ impl Scheduler {
                 &run.run_id,
                 outcome,
                 result.clone(),
-                &format_time(now),
+                now,
                 move |n| match n {
                     1 => format!("paused after a failed Run; {last}"),
                     n => format!("paused after {n} failed Runs in a row; {last}"),

@@ -228,12 +228,12 @@ pub fn due(c: &Connection, now: DateTime<Utc>, limit: u32) -> Result<Vec<PushCon
 }
 
 /// When the next delivery is due, if any (stopped configs excluded).
-pub fn next_due(c: &Connection) -> Result<Option<String>> {
+pub fn next_due(c: &Connection) -> Result<Option<DateTime<Utc>>> {
     Ok(c.prepare_cached(
         "SELECT MIN(next_attempt_at) FROM push_configs WHERE pending > 0 \
              AND failing_at IS NULL",
     )?
-    .query_row([], |r| r.get(0))?)
+    .query_row([], |r| stored::get_opt(r, 0))?)
 }
 
 /// A config's first pending delivery.

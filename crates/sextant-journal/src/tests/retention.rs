@@ -202,7 +202,7 @@ async fn old_sessions_go_and_pending_work_and_latest_runs_stay() {
             &run.run_id,
             sextant_core::RunOutcome::Succeeded,
             None,
-            "2026-11-29T12:00:00.000Z",
+            sextant_core::ids::parse_time("2026-11-29T12:00:00.000Z").unwrap(),
             |_| String::new(),
         )
         .await

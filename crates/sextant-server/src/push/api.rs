@@ -110,9 +110,9 @@ pub async fn resume(
     Path((task_id, config_id)): Path<(String, String)>,
 ) -> ApiResult<Json<PushConfigView>> {
     let journal = app.runtime.journal();
-    let now = sextant_core::ids::format_time(app.runtime.clock().now());
+    let now = app.runtime.clock().now();
     let resumed = journal
-        .resume_push_config(&task_id, &config_id, &now)
+        .resume_push_config(&task_id, &config_id, now)
         .await
         .map_err(|e| ApiError::Internal(e.to_string()))?;
     if !resumed {

@@ -23,7 +23,6 @@ use std::time::Duration;
 use futures::StreamExt;
 use serde_json::Value;
 use sextant_core::EventBody;
-use sextant_core::ids::{format_time, parse_time};
 use sextant_core::projection::{OutputModes, TaskFold, ViewOptions, stream_response};
 use sextant_journal::{OutboxRow, PushConfigRow};
 use sextant_peers::client::ClientError;
@@ -63,7 +62,7 @@ pub async fn run(app: AppState, cancel: CancellationToken) {
 
 async fn time_to_next(app: &AppState) -> Duration {
     let next = match app.runtime.journal().push_next_due().await {
-        Ok(n) => n.as_deref().and_then(parse_time),
+        Ok(n) => n,
         Err(e) => {
             tracing::warn!(error = %e, "push: cannot read the next due delivery");
             return Duration::from_secs(1);
@@ -105,10 +104,10 @@ async fn drain(app: &AppState, cfg: PushConfigRow, mut head: OutboxRow) -> usize
     let mut attempts = cfg.attempts;
     loop {
         let result = attempt(app, &cfg, &head).await;
-        let at = format_time(app.runtime.clock().now());
+        let at = app.runtime.clock().now();
         match result {
             Ok(()) => {
-                if let Err(e) = journal.push_delivered(head.clone(), &at).await {
+                if let Err(e) = journal.push_delivered(head.clone(), at).await {
                     tracing::warn!(error = %e, "push: cannot record a delivery; it will be sent again");
                     return delivered;
                 }
@@ -125,14 +124,14 @@ async fn drain(app: &AppState, cfg: PushConfigRow, mut head: OutboxRow) -> usize
                         .settings
                         .backoff(u32::try_from(attempts).unwrap_or(u32::MAX), jitter());
                     let wait = chrono::Duration::from_std(wait).unwrap_or(chrono::Duration::MAX);
-                    format_time(app.runtime.clock().now() + wait)
+                    app.runtime.clock().now() + wait
                 });
                 tracing::info!(
                     task = %cfg.task_id, config = %cfg.config_id, attempts,
                     stopped = stop, error = %failure.why, "push delivery failed"
                 );
                 if let Err(e) = journal
-                    .push_failed(&cfg.task_id, &cfg.config_id, &at, &failure.why, next)
+                    .push_failed(&cfg.task_id, &cfg.config_id, at, &failure.why, next)
                     .await
                 {
                     tracing::warn!(error = %e, "push: cannot record a failed delivery");
