@@ -86,7 +86,7 @@ impl Peer {
             url,
             capabilities: capabilities(agent),
             credential_id: active.map(|c| c.credential_id.clone()),
-            credential_created_at: active.map(|c| c.created_at.clone()),
+            credential_created_at: active.map(|c| format_time(c.created_at)),
             token: None,
         }
     }
@@ -122,7 +122,7 @@ pub async fn issue(
             parent_id: parent.credential_id.clone(),
             agent_id: agent.id.as_str().into(),
             token_hash: token_hash(&token),
-            created_at: format_time(at),
+            created_at: at,
             revoked_at: None,
         };
         journal

@@ -130,7 +130,7 @@ pub async fn issue(
         workspace: workspace.map(String::from),
         agent_id: agent.map(Into::into),
         owner: owner.caller_key(),
-        created_at: sextant_core::ids::format_time(chrono::Utc::now()),
+        created_at: chrono::Utc::now(),
         revoked_at: None,
         parent_id: None,
     };

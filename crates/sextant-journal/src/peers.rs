@@ -155,12 +155,10 @@ mod tests {
     use crate::{Admission, Admitted, Journal, PeerRow};
 
     fn row(name: &str, url: &str) -> PeerRow {
-        let at = "2026-11-30T10:00:00.000Z";
+        let at = sextant_core::ids::parse_time("2026-11-30T10:00:00.000Z").unwrap();
         PeerRow {
             capabilities: vec!["echo".into()],
-            created_at: at.into(),
-            updated_at: at.into(),
-            ..PeerRow::new(name, url, 30)
+            ..PeerRow::new(name, url, 30, at)
         }
     }
 
@@ -221,10 +219,7 @@ mod tests {
             .await
             .unwrap();
         let p = j.peer("p").await.unwrap().unwrap();
-        assert_eq!(
-            p.hop_limited_at.as_deref(),
-            Some("2026-11-30T10:00:02.000Z")
-        );
+        assert_eq!(p.hop_limited_at, Some(then));
 
         // The signing key is pinned with the card.
         let key = json!({"kid": "k1", "thumbprint": "t"});

@@ -128,7 +128,7 @@ mod tests {
             workspace: None,
             agent_id: None,
             owner: sextant_core::Principal::person().caller_key(),
-            created_at: "2026-12-01T10:00:00.000Z".into(),
+            created_at: sextant_core::ids::parse_time("2026-12-01T10:00:00.000Z").unwrap(),
             revoked_at: None,
             parent_id: None,
         }
@@ -147,7 +147,7 @@ mod tests {
             parent_id: "a1".into(),
             agent_id: "shell".into(),
             token_hash: hash.into(),
-            created_at: "2026-12-01T11:00:00.000Z".into(),
+            created_at: sextant_core::ids::parse_time("2026-12-01T11:00:00.000Z").unwrap(),
             revoked_at: None,
         };
         j.issue_peer_credential(peer("p1", "hp1")).await.unwrap();

@@ -319,7 +319,7 @@ fn schedule_row(id: &str, next: &str) -> ScheduleRow {
     ScheduleRow {
         schedule_id: id.into(),
         creator: CallerKey::from_stored("alice"),
-        creator_kind: "person".into(),
+        creator_kind: sextant_core::PrincipalKind::Person,
         creator_principal: "{}".into(),
         name: "n".into(),
         prompt: "p".into(),
@@ -1405,7 +1405,7 @@ fn config(task: &str, id: &str) -> PushConfigRow {
         CallerKey::from_stored("alice"),
         "https://hooks.example/x",
         "sealed",
-        "2026-11-29T10:00:00.000Z",
+        t("2026-11-29T10:00:00.000Z"),
     )
 }
 
@@ -1520,7 +1520,7 @@ async fn events_are_queued_for_a_tasks_push_configs_in_order() {
         .unwrap();
     let row = j.push_config(tid, "c1").await.unwrap().unwrap();
     assert_eq!(row.attempts, 2);
-    assert_eq!(row.failing_at.as_deref(), Some(now));
+    assert_eq!(row.failing_at, Some(t(now)));
     assert_eq!(row.last_error.as_deref(), Some("HTTP 500 again"));
     assert!(
         j.push_due(t("2027-01-01T00:00:00.000Z"), 10)
@@ -1532,7 +1532,7 @@ async fn events_are_queued_for_a_tasks_push_configs_in_order() {
     assert_eq!(owed(&j, tid, "c1").await, want[1..].to_vec());
     assert!(j.resume_push_config(tid, "c1", t(now)).await.unwrap());
     let row = j.push_config(tid, "c1").await.unwrap().unwrap();
-    assert_eq!((row.attempts, row.failing_at.clone()), (0, None));
+    assert_eq!((row.attempts, row.failing_at), (0, None));
     assert_eq!(j.push_due(t(now), 10).await.unwrap().len(), 1);
 
     // Deleting a config drops what it was owed; deleting again is not an error.
@@ -2419,7 +2419,7 @@ async fn schedule_grants_apply_only_to_the_schedules_runs_under_the_same_prompt_
         action,
         fingerprint: grant_fingerprint("p", "echo"),
         granted_by: "you".into(),
-        granted_at: "2026-11-29T10:01:05.000Z".into(),
+        granted_at: sextant_core::ids::parse_time("2026-11-29T10:01:05.000Z").unwrap(),
         run_id: Some(run.run_id.clone()),
         task_id: task.task_id.clone(),
         interaction_id: "i1".into(),

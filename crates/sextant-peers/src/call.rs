@@ -29,7 +29,7 @@ use serde_json::{Value, json};
 use sextant_core::a2a;
 use sextant_core::a2a::{StreamResponse, TaskState};
 use sextant_core::event::state_wire;
-use sextant_core::ids::new_id;
+use sextant_core::ids::{format_time, new_id};
 use sextant_core::{EventBody, Principal};
 use sextant_journal::{Admission, NewEvent};
 use tokio_util::sync::CancellationToken;
@@ -938,7 +938,7 @@ impl Peers {
                     skipped.push(json!({
                         "peer": row.name,
                         "reason": "paused by its owner; resume it to use it again",
-                        "paused_at": at,
+                        "paused_at": format_time(*at),
                     }))
                 }
                 (Some(_), None, Some(why)) => {
@@ -1212,7 +1212,12 @@ mod tests {
                 {"id": "echo", "tags": ["repeat", "Test"]},
                 {"id": "translate", "tags": ["language"]}
             ]})),
-            ..sextant_journal::PeerRow::new("p", "http://127.0.0.1:1", 5)
+            ..sextant_journal::PeerRow::new(
+                "p",
+                "http://127.0.0.1:1",
+                5,
+                chrono::DateTime::UNIX_EPOCH,
+            )
         };
         assert_eq!(match_strength(&row, "echo"), Some(3));
         assert_eq!(match_strength(&row, "test"), Some(2));

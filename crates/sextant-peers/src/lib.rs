@@ -487,7 +487,7 @@ impl Peers {
             allowed_skills: row.allowed_skills.clone(),
             allow_private_network: row.allow_private_network,
             enabled: row.disabled.is_none() && row.paused_at.is_none(),
-            paused_at: row.paused_at.clone(),
+            paused_at: row.paused_at.map(format_time),
             // Still disabled if the stored reason cannot be read (no code writes such a row).
             disabled: row
                 .disabled
@@ -495,7 +495,7 @@ impl Peers {
                 .map(|v| PeerDisabled::deserialize(v).unwrap_or_default()),
             pin: row.pinned_hash.as_ref().map(|h| PeerPin {
                 hash: h.clone(),
-                pinned_at: row.pinned_at.clone(),
+                pinned_at: row.pinned_at.map(format_time),
                 skills,
                 key: Self::pinned_key(row),
             }),
@@ -505,12 +505,12 @@ impl Peers {
                 failures: row.failures,
                 avg_latency_ms: avg,
                 last_latency_ms: row.last_latency_ms,
-                last_call_at: row.last_call_at.clone(),
+                last_call_at: row.last_call_at.map(format_time),
                 last_error: row.last_error.clone(),
-                hop_limited_at: row.hop_limited_at.clone(),
+                hop_limited_at: row.hop_limited_at.map(format_time),
             },
-            created_at: row.created_at.clone(),
-            updated_at: row.updated_at.clone(),
+            created_at: format_time(row.created_at),
+            updated_at: format_time(row.updated_at),
         }
     }
 
@@ -582,7 +582,7 @@ impl Peers {
             return Err(PeerError::Exists(name));
         }
         let card_jwks = check_jwks(s.card_jwks.clone().flatten())?;
-        let now = self.now();
+        let now = self.inner.clock.now();
         let (pin, parts, key, card_caps) = if s.pin_on_first_use {
             (None, None, None, Vec::new())
         } else {
@@ -604,15 +604,13 @@ impl Peers {
             capabilities,
             allowed_skills,
             allow_private_network: allow_private,
-            pinned_at: pin.as_ref().map(|_| now.clone()),
+            pinned_at: pin.as_ref().map(|_| now),
             pinned_hash: pin,
             pinned_parts: parts,
             pinned_key: key.map(|k| k.to_value()),
             card_jwks,
-            paused_at: s.paused.unwrap_or(false).then(|| now.clone()),
-            created_at: now.clone(),
-            updated_at: now,
-            ..PeerRow::new(name.clone(), url.to_string(), timeout as i64)
+            paused_at: s.paused.unwrap_or(false).then_some(now),
+            ..PeerRow::new(name.clone(), url.to_string(), timeout as i64, now)
         };
         if !self.inner.journal.create_peer(row.clone()).await? {
             return Err(PeerError::Exists(name));
@@ -662,10 +660,10 @@ impl Peers {
         if let Some(set) = s.card_jwks.clone() {
             row.card_jwks = check_jwks(set)?;
         }
-        row.updated_at = self.now();
+        row.updated_at = self.inner.clock.now();
         match s.paused {
             // Pausing a paused peer keeps the time it was first paused.
-            Some(true) if row.paused_at.is_none() => row.paused_at = Some(row.updated_at.clone()),
+            Some(true) if row.paused_at.is_none() => row.paused_at = Some(row.updated_at),
             Some(false) => row.paused_at = None,
             _ => {}
         }
@@ -771,8 +769,8 @@ impl Peers {
 
     async fn check_and_connect(&self, name: &str) -> Result<PeerConnection, PeerError> {
         let row = self.row(name).await?;
-        if let Some(at) = &row.paused_at {
-            return Err(PeerError::Paused(paused_message(name, at)));
+        if let Some(at) = row.paused_at {
+            return Err(PeerError::Paused(paused_message(name, &format_time(at))));
         }
         if let Some(why) = &row.disabled {
             return Err(PeerError::Disabled {
@@ -931,7 +929,12 @@ impl Peers {
                 &shown,
             )
             .await?;
-        let row = PeerRow::new(shown.clone(), url.to_string(), DEFAULT_TIMEOUT_SECS as i64);
+        let row = PeerRow::new(
+            shown.clone(),
+            url.to_string(),
+            DEFAULT_TIMEOUT_SECS as i64,
+            self.inner.clock.now(),
+        );
         self.endpoint_for(&shown, &format!("url:{shown}"), false, &fetched, None, &row)
     }
 

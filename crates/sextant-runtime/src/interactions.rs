@@ -262,7 +262,7 @@ impl Runtime {
             action: (**action).clone(),
             fingerprint: scope.fingerprint,
             granted_by: answer.answered_by.clone(),
-            granted_at: sextant_core::ids::format_time(self.inner.clock.now()),
+            granted_at: self.inner.clock.now(),
             run_id: Some(scope.run_id),
             task_id: task.task_id.clone(),
             interaction_id: interaction.interaction_id.clone(),

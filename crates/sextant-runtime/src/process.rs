@@ -195,7 +195,7 @@ pub async fn spawn(mut cmd: Command, owner: Owner<'_>) -> io::Result<(Child, Gro
         boot_id: group.boot_id.clone(),
         session_id: owner.session_id.into(),
         task_id: owner.task_id.into(),
-        started_at: sextant_core::ids::format_time(owner.now),
+        started_at: owner.now,
     };
     // Unrecorded, the group could outlive a crash unnoticed: if the journal cannot take the
     // record, the command does not go on (the guard ends it).
@@ -386,7 +386,7 @@ mod tests {
             boot_id: "b".into(),
             session_id: "s".into(),
             task_id: "t".into(),
-            started_at: String::new(),
+            started_at: chrono::DateTime::UNIX_EPOCH,
         }
     }
 

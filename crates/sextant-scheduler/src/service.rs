@@ -515,7 +515,7 @@ impl Scheduler {
         let row = ScheduleRow {
             schedule_id,
             creator: actor.owner.caller_key(),
-            creator_kind: actor.owner.kind.as_str().to_string(),
+            creator_kind: actor.owner.kind,
             creator_principal: serde_json::to_string(&actor.owner)
                 .map_err(|e| sextant_journal::Error::Corrupt(e.to_string()))?,
             name,

@@ -1441,7 +1441,7 @@ async fn an_assistant_made_plan_is_the_owners_and_stops_when_the_assistant_is_re
         workspace: Some(ws.into()),
         agent_id: None,
         owner: owner().caller_key(),
-        created_at: "2026-12-01T10:00:00.000Z".into(),
+        created_at: sextant_core::ids::parse_time("2026-12-01T10:00:00.000Z").unwrap(),
         revoked_at: None,
         parent_id: None,
     };

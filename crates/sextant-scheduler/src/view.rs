@@ -414,12 +414,12 @@ impl ScheduleGrantView {
             grant_key: g.grant_key,
             action: g.action,
             granted_by: g.granted_by,
-            granted_at: g.granted_at,
+            granted_at: format_time(g.granted_at),
             run_id: g.run_id.map(String::from),
             task_id: g.task_id.into(),
             interaction_id: g.interaction_id,
             active,
-            voided_at: g.voided_at,
+            voided_at: g.voided_at.map(format_time),
             void_reason,
         }
     }

@@ -10,6 +10,7 @@ use anyhow::{Context, Result, bail};
 use sextant_access::assistant_peers;
 use sextant_access::audit::Record;
 use sextant_access::tokens::{self, Issued, Kind};
+use sextant_core::ids::format_time;
 use sextant_core::{AgentSpec, Principal, Rights};
 use sextant_journal::{CredentialRow, Journal};
 use sextant_runtime::access::AccessPolicy;
@@ -135,8 +136,8 @@ pub async fn revoke(data_dir: &Path, kind: Kind, name: &str) -> Result<()> {
 /// One line per token, for `list` (and, for an assistant's workspace token, one line per
 /// per-Agent credential issued under it).
 pub fn describe(c: &CredentialRow) -> String {
-    let status = match &c.revoked_at {
-        Some(at) => format!("revoked {at}"),
+    let status = match c.revoked_at {
+        Some(at) => format!("revoked {}", format_time(at)),
         None => "active".into(),
     };
     let target = match (c.kind.as_str(), c.agent_id.as_deref()) {
@@ -146,7 +147,9 @@ pub fn describe(c: &CredentialRow) -> String {
     };
     format!(
         "{}  {}  created {}  {status}{target}",
-        c.name, c.credential_id, c.created_at
+        c.name,
+        c.credential_id,
+        format_time(c.created_at)
     )
 }
 
@@ -160,13 +163,15 @@ pub async fn describe_peers(data_dir: &Path, c: &CredentialRow) -> Result<Vec<St
         .await?
         .iter()
         .map(|p| {
-            let status = match &p.revoked_at {
-                Some(at) => format!("revoked {at}"),
+            let status = match p.revoked_at {
+                Some(at) => format!("revoked {}", format_time(at)),
                 None => "active".into(),
             };
             format!(
                 "  peer {}  {}  created {}  {status}",
-                p.agent_id, p.credential_id, p.created_at
+                p.agent_id,
+                p.credential_id,
+                format_time(p.created_at)
             )
         })
         .collect())

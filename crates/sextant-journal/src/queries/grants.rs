@@ -5,6 +5,7 @@
 //! schedule, the Run's own snapshot and the grant share that fingerprint and the grant is not
 //! void; changing the schedule's prompt or Agent voids it for good ([`void_changed`]).
 
+use chrono::{DateTime, Utc};
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde::Serialize;
 use sextant_core::ApprovedAction;
@@ -13,7 +14,7 @@ use sextant_core::schedule::grant_fingerprint;
 
 use crate::TaskRow;
 use crate::error::{Error, Result};
-use crate::stored;
+use crate::stored::{self, Sql};
 
 /// One stored grant.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -30,12 +31,14 @@ pub struct GrantRow {
     pub fingerprint: String,
     /// `Principal::display()` of who answered.
     pub granted_by: String,
-    pub granted_at: String,
+    #[serde(with = "crate::stored::time")]
+    pub granted_at: DateTime<Utc>,
     pub run_id: Option<RunId>,
     pub task_id: TaskId,
     pub interaction_id: String,
     /// When the schedule's prompt or Agent changed (the grant no longer applies), and how.
-    pub voided_at: Option<String>,
+    #[serde(with = "crate::stored::time::opt")]
+    pub voided_at: Option<DateTime<Utc>>,
     pub void_reason: Option<String>,
 }
 
@@ -55,11 +58,11 @@ fn row(r: &Row<'_>) -> rusqlite::Result<GrantRow> {
         action,
         fingerprint: r.get(5)?,
         granted_by: r.get(6)?,
-        granted_at: r.get(7)?,
+        granted_at: stored::get(r, 7)?,
         run_id: stored::get_opt(r, 8)?,
         task_id: stored::get(r, 9)?,
         interaction_id: r.get(10)?,
-        voided_at: r.get(11)?,
+        voided_at: stored::get_opt(r, 11)?,
         void_reason: r.get(12)?,
     })
 }
@@ -167,11 +170,11 @@ pub fn put(c: &Connection, g: &GrantRow) -> Result<()> {
         action,
         g.fingerprint,
         g.granted_by,
-        g.granted_at,
+        Sql(g.granted_at),
         g.run_id.as_deref(),
         g.task_id.as_str(),
         g.interaction_id,
-        g.voided_at,
+        g.voided_at.map(Sql),
         g.void_reason,
     ])?;
     Ok(())

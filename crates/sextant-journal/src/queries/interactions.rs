@@ -1,5 +1,6 @@
 //! `interactions`: a cache of raised and answered interactions for the approvals inbox.
 
+use chrono::{DateTime, Utc};
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use sextant_core::Interaction;
 use sextant_core::ids::{SessionId, TaskId, format_time};
@@ -15,13 +16,21 @@ pub struct InteractionRow {
     pub session_id: SessionId,
     /// `pending`, `answered` or `expired`.
     pub state: String,
-    pub raised_at: String,
+    pub raised_at: DateTime<Utc>,
     pub raised_seq: i64,
 }
 
 const COLUMNS: &str = "interaction_id, task_id, session_id, state, raised_at, raised_seq, body";
 
-type Columns = (String, TaskId, SessionId, String, String, i64, String);
+type Columns = (
+    String,
+    TaskId,
+    SessionId,
+    String,
+    DateTime<Utc>,
+    i64,
+    String,
+);
 
 fn row(r: &Row<'_>) -> rusqlite::Result<Columns> {
     Ok((
@@ -29,7 +38,7 @@ fn row(r: &Row<'_>) -> rusqlite::Result<Columns> {
         stored::get(r, 1)?,
         stored::get(r, 2)?,
         r.get(3)?,
-        r.get(4)?,
+        stored::get(r, 4)?,
         r.get(5)?,
         r.get(6)?,
     ))

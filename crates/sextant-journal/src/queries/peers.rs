@@ -1,6 +1,7 @@
 //! `peers`: remote A2A agents registered for outbound calls, their pinned card parts and
 //! call metrics; plus the outbound-conversation lookups over `sessions` (origin `outbound`).
 
+use chrono::{DateTime, Utc};
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde::Serialize;
 
@@ -9,6 +10,7 @@ use sextant_core::Origin;
 use crate::SessionRow;
 use crate::error::{Error, Result};
 use crate::queries::sessions;
+use crate::stored::{self, Sql};
 
 /// A stored peer (the token is not here: see the migration).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -22,32 +24,43 @@ pub struct PeerRow {
     pub pinned_hash: Option<String>,
     /// The pinned card parts (JSON), when pinned.
     pub pinned_parts: Option<serde_json::Value>,
-    pub pinned_at: Option<String>,
+    #[serde(with = "crate::stored::time::opt")]
+    pub pinned_at: Option<DateTime<Utc>>,
     /// Why the peer is disabled (JSON), when it is.
     pub disabled: Option<serde_json::Value>,
     pub calls: i64,
     pub failures: i64,
     pub latency_ms_total: i64,
     pub last_latency_ms: Option<i64>,
-    pub last_call_at: Option<String>,
+    #[serde(with = "crate::stored::time::opt")]
+    pub last_call_at: Option<DateTime<Utc>>,
     pub last_error: Option<String>,
-    pub created_at: String,
-    pub updated_at: String,
+    #[serde(with = "crate::stored::time")]
+    pub created_at: DateTime<Utc>,
+    #[serde(with = "crate::stored::time")]
+    pub updated_at: DateTime<Utc>,
     /// When the person paused the peer; `None` while it is not paused.
-    pub paused_at: Option<String>,
+    #[serde(with = "crate::stored::time::opt")]
+    pub paused_at: Option<DateTime<Utc>>,
     /// The key the pinned card was signed with (JSON), when it was signed.
     pub pinned_key: Option<serde_json::Value>,
     /// The key set (JWKS, JSON) the person gave to check the peer's card signatures.
     pub card_jwks: Option<serde_json::Value>,
     /// When the peer last refused a call because of its A2A-Hop limit.
-    pub hop_limited_at: Option<String>,
+    #[serde(with = "crate::stored::time::opt")]
+    pub hop_limited_at: Option<DateTime<Utc>>,
 }
 
 impl PeerRow {
-    /// A peer as it starts out: no capabilities or skill limit, public addresses only, not
-    /// pinned, not disabled or paused, no calls counted, no timestamps. Callers set what differs (a
-    /// registration its settings and times; an ad-hoc URL nothing more).
-    pub fn new(name: impl Into<String>, url: impl Into<String>, timeout_secs: i64) -> PeerRow {
+    /// A peer as it starts out at `at`: no capabilities or skill limit, public addresses only,
+    /// not pinned, not disabled or paused, no calls counted. Callers set what differs (a
+    /// registration its settings; an ad-hoc URL nothing more).
+    pub fn new(
+        name: impl Into<String>,
+        url: impl Into<String>,
+        timeout_secs: i64,
+        at: DateTime<Utc>,
+    ) -> PeerRow {
         PeerRow {
             name: name.into(),
             url: url.into(),
@@ -65,8 +78,8 @@ impl PeerRow {
             last_latency_ms: None,
             last_call_at: None,
             last_error: None,
-            created_at: String::new(),
-            updated_at: String::new(),
+            created_at: at,
+            updated_at: at,
             paused_at: None,
             pinned_key: None,
             card_jwks: None,
@@ -99,20 +112,20 @@ fn row(r: &Row<'_>) -> rusqlite::Result<PeerRow> {
         allow_private_network: r.get(5)?,
         pinned_hash: r.get(6)?,
         pinned_parts: json_value(r.get(7)?),
-        pinned_at: r.get(8)?,
+        pinned_at: stored::get_opt(r, 8)?,
         disabled: json_value(r.get(9)?),
         calls: r.get(10)?,
         failures: r.get(11)?,
         latency_ms_total: r.get(12)?,
         last_latency_ms: r.get(13)?,
-        last_call_at: r.get(14)?,
+        last_call_at: stored::get_opt(r, 14)?,
         last_error: r.get(15)?,
-        created_at: r.get(16)?,
-        updated_at: r.get(17)?,
-        paused_at: r.get(18)?,
+        created_at: stored::get(r, 16)?,
+        updated_at: stored::get(r, 17)?,
+        paused_at: stored::get_opt(r, 18)?,
         pinned_key: json_value(r.get(19)?),
         card_jwks: json_value(r.get(20)?),
-        hop_limited_at: r.get(21)?,
+        hop_limited_at: stored::get_opt(r, 21)?,
     })
 }
 
@@ -155,20 +168,20 @@ pub fn insert(c: &Connection, p: &PeerRow) -> Result<bool> {
             p.allow_private_network,
             p.pinned_hash,
             p.pinned_parts.as_ref().map(to_json).transpose()?,
-            p.pinned_at,
+            p.pinned_at.map(Sql),
             p.disabled.as_ref().map(to_json).transpose()?,
             p.calls,
             p.failures,
             p.latency_ms_total,
             p.last_latency_ms,
-            p.last_call_at,
+            p.last_call_at.map(Sql),
             p.last_error,
-            p.created_at,
-            p.updated_at,
-            p.paused_at,
+            Sql(p.created_at),
+            Sql(p.updated_at),
+            p.paused_at.map(Sql),
             p.pinned_key.as_ref().map(to_json).transpose()?,
             p.card_jwks.as_ref().map(to_json).transpose()?,
-            p.hop_limited_at,
+            p.hop_limited_at.map(Sql),
         ])?;
     Ok(n == 1)
 }
@@ -196,8 +209,8 @@ pub fn update_settings(c: &Connection, p: &PeerRow) -> Result<bool> {
             to_json(&p.capabilities)?,
             to_json(&p.allowed_skills)?,
             p.allow_private_network,
-            p.updated_at,
-            p.paused_at,
+            Sql(p.updated_at),
+            p.paused_at.map(Sql),
             p.card_jwks.as_ref().map(to_json).transpose()?,
         ])?;
     Ok(n == 1)

@@ -1,12 +1,13 @@
 //! `turn_processes`: the process group of each running turn's command (see the migration
 //! `20261202001000_turn_processes.sql`).
 
+use chrono::{DateTime, Utc};
 use rusqlite::{Connection, Row, params};
 
 use sextant_core::ids::{SessionId, TaskId};
 
 use crate::error::Result;
-use crate::stored;
+use crate::stored::{self, Sql};
 
 /// One running turn's process group.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -19,7 +20,7 @@ pub struct ProcessRow {
     pub boot_id: String,
     pub session_id: SessionId,
     pub task_id: TaskId,
-    pub started_at: String,
+    pub started_at: DateTime<Utc>,
 }
 
 fn row(r: &Row<'_>) -> rusqlite::Result<ProcessRow> {
@@ -30,7 +31,7 @@ fn row(r: &Row<'_>) -> rusqlite::Result<ProcessRow> {
         boot_id: r.get(3)?,
         session_id: stored::get(r, 4)?,
         task_id: stored::get(r, 5)?,
-        started_at: r.get(6)?,
+        started_at: stored::get(r, 6)?,
     })
 }
 
@@ -46,7 +47,7 @@ pub fn insert(c: &Connection, p: &ProcessRow) -> Result<i64> {
         p.boot_id,
         p.session_id.as_str(),
         p.task_id.as_str(),
-        p.started_at
+        Sql(p.started_at)
     ])?;
     Ok(c.last_insert_rowid())
 }

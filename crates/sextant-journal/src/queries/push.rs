@@ -20,8 +20,8 @@ pub struct PushConfigRow {
     pub url: String,
     /// The sealed token and authentication (opaque here).
     pub secrets: String,
-    pub created_at: String,
-    pub updated_at: String,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
     /// Deliveries queued and not yet answered 2xx.
     pub pending: i64,
     /// Deliveries answered 2xx.
@@ -29,13 +29,13 @@ pub struct PushConfigRow {
     /// Failed attempts at the first pending delivery.
     pub attempts: i64,
     /// When the first pending delivery is due; `None` when nothing is pending.
-    pub next_attempt_at: Option<String>,
-    pub last_attempt_at: Option<String>,
-    pub last_delivered_at: Option<String>,
+    pub next_attempt_at: Option<DateTime<Utc>>,
+    pub last_attempt_at: Option<DateTime<Utc>>,
+    pub last_delivered_at: Option<DateTime<Utc>>,
     pub last_error: Option<String>,
-    pub last_error_at: Option<String>,
+    pub last_error_at: Option<DateTime<Utc>>,
     /// When delivery stopped after too many failures (until the owner re-enables it).
-    pub failing_at: Option<String>,
+    pub failing_at: Option<DateTime<Utc>>,
 }
 
 impl PushConfigRow {
@@ -46,16 +46,15 @@ impl PushConfigRow {
         caller: CallerKey,
         url: impl Into<String>,
         secrets: impl Into<String>,
-        at: impl Into<String>,
+        at: DateTime<Utc>,
     ) -> Self {
-        let at = at.into();
         Self {
             task_id: task_id.into(),
             config_id: config_id.into(),
             caller,
             url: url.into(),
             secrets: secrets.into(),
-            created_at: at.clone(),
+            created_at: at,
             updated_at: at,
             pending: 0,
             delivered: 0,
@@ -78,7 +77,7 @@ pub struct OutboxRow {
     pub config_id: String,
     pub session_id: SessionId,
     pub seq: i64,
-    pub created_at: String,
+    pub created_at: DateTime<Utc>,
 }
 
 const COLUMNS: &str = "task_id, config_id, caller, url, secrets, created_at, updated_at, \
@@ -92,17 +91,17 @@ fn row(r: &Row<'_>) -> rusqlite::Result<PushConfigRow> {
         caller: stored::get(r, 2)?,
         url: r.get(3)?,
         secrets: r.get(4)?,
-        created_at: r.get(5)?,
-        updated_at: r.get(6)?,
+        created_at: stored::get(r, 5)?,
+        updated_at: stored::get(r, 6)?,
         pending: r.get(7)?,
         delivered: r.get(8)?,
         attempts: r.get(9)?,
-        next_attempt_at: r.get(10)?,
-        last_attempt_at: r.get(11)?,
-        last_delivered_at: r.get(12)?,
+        next_attempt_at: stored::get_opt(r, 10)?,
+        last_attempt_at: stored::get_opt(r, 11)?,
+        last_delivered_at: stored::get_opt(r, 12)?,
         last_error: r.get(13)?,
-        last_error_at: r.get(14)?,
-        failing_at: r.get(15)?,
+        last_error_at: stored::get_opt(r, 14)?,
+        failing_at: stored::get_opt(r, 15)?,
     })
 }
 
@@ -125,8 +124,8 @@ pub fn put(c: &Connection, p: &PushConfigRow) -> Result<bool> {
         p.caller.as_str(),
         p.url,
         p.secrets,
-        p.created_at,
-        p.updated_at
+        Sql(p.created_at),
+        Sql(p.updated_at)
     ])?;
     Ok(existed)
 }
@@ -250,7 +249,7 @@ pub fn head(c: &Connection, task_id: &str, config_id: &str) -> Result<Option<Out
             config_id: r.get(2)?,
             session_id: stored::get(r, 3)?,
             seq: r.get(4)?,
-            created_at: r.get(5)?,
+            created_at: stored::get(r, 5)?,
         })
     })
     .optional()?)

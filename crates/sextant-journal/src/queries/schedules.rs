@@ -7,9 +7,9 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde::{Deserialize, Serialize};
 
 use chrono::{DateTime, Utc};
-use sextant_core::CallerKey;
 use sextant_core::ids::{AgentId, ScheduleId};
 use sextant_core::schedule::{MissedRunPolicy, OverlapPolicy, ScheduleSource};
+use sextant_core::{CallerKey, PrincipalKind};
 
 use crate::error::Result;
 use crate::stored::{self, Sql};
@@ -20,7 +20,7 @@ pub struct ScheduleRow {
     pub schedule_id: ScheduleId,
     /// `Principal::key()` of the creator: the only principal that sees or manages it.
     pub creator: CallerKey,
-    pub creator_kind: String,
+    pub creator_kind: PrincipalKind,
     /// The creator as JSON (a `Principal`): every Run executes as it.
     pub creator_principal: String,
     pub name: String,
@@ -75,7 +75,7 @@ pub(crate) fn row(r: &Row<'_>) -> rusqlite::Result<ScheduleRow> {
     Ok(ScheduleRow {
         schedule_id: stored::get(r, 0)?,
         creator: stored::get(r, 1)?,
-        creator_kind: r.get(2)?,
+        creator_kind: stored::get(r, 2)?,
         creator_principal: r.get(3)?,
         name: r.get(4)?,
         prompt: r.get(5)?,
@@ -145,7 +145,7 @@ pub fn insert(c: &Connection, s: &ScheduleRow) -> Result<()> {
     .execute(params![
         s.schedule_id.as_str(),
         s.creator.as_str(),
-        s.creator_kind,
+        Sql(s.creator_kind),
         s.creator_principal,
         s.name,
         s.prompt,

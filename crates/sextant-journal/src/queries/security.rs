@@ -1,6 +1,7 @@
 //! `credentials`, `agent_denials`, `settings`: issued tokens (hashed), the owner's revocations,
 //! and instance settings; plus the counts the perimeter's caps read from `tasks` and `events`.
 
+use chrono::{DateTime, Utc};
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde::Serialize;
 
@@ -8,7 +9,7 @@ use sextant_core::CallerKey;
 use sextant_core::ids::AgentId;
 
 use crate::error::{Error, Result};
-use crate::stored;
+use crate::stored::{self, Sql};
 
 /// An issued bearer credential (never the token itself: only its SHA-256).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -26,9 +27,11 @@ pub struct CredentialRow {
     pub agent_id: Option<AgentId>,
     /// Principal key of the owner who issued it (and, for assistants, acts through it).
     pub owner: CallerKey,
-    pub created_at: String,
+    #[serde(with = "crate::stored::time")]
+    pub created_at: DateTime<Utc>,
     /// For a per-Agent credential, whether it or its assistant's token was revoked.
-    pub revoked_at: Option<String>,
+    #[serde(with = "crate::stored::time::opt")]
+    pub revoked_at: Option<DateTime<Utc>>,
     /// A per-Agent credential's assistant token (its `credential_id`); `None` otherwise.
     pub parent_id: Option<String>,
 }
@@ -42,8 +45,10 @@ pub struct PeerCredentialRow {
     pub agent_id: AgentId,
     #[serde(skip)]
     pub token_hash: String,
-    pub created_at: String,
-    pub revoked_at: Option<String>,
+    #[serde(with = "crate::stored::time")]
+    pub created_at: DateTime<Utc>,
+    #[serde(with = "crate::stored::time::opt")]
+    pub revoked_at: Option<DateTime<Utc>>,
 }
 
 const COLUMNS: &str = "credential_id, kind, name, token_hash, workspace, agent_id, owner, \
@@ -58,8 +63,8 @@ fn row(r: &Row<'_>) -> rusqlite::Result<CredentialRow> {
         workspace: r.get(4)?,
         agent_id: stored::get_opt(r, 5)?,
         owner: stored::get(r, 6)?,
-        created_at: r.get(7)?,
-        revoked_at: r.get(8)?,
+        created_at: stored::get(r, 7)?,
+        revoked_at: stored::get_opt(r, 8)?,
         parent_id: None,
     })
 }
@@ -70,8 +75,8 @@ fn peer_row(r: &Row<'_>) -> rusqlite::Result<PeerCredentialRow> {
         parent_id: r.get(1)?,
         agent_id: stored::get(r, 2)?,
         token_hash: r.get(3)?,
-        created_at: r.get(4)?,
-        revoked_at: r.get(5)?,
+        created_at: stored::get(r, 4)?,
+        revoked_at: stored::get_opt(r, 5)?,
     })
 }
 
@@ -101,8 +106,8 @@ pub fn insert(c: &Connection, cred: &CredentialRow) -> Result<()> {
         cred.workspace,
         cred.agent_id.as_deref(),
         cred.owner.as_str(),
-        cred.created_at,
-        cred.revoked_at,
+        Sql(cred.created_at),
+        cred.revoked_at.map(Sql),
     ])?;
     Ok(())
 }
@@ -135,8 +140,8 @@ pub fn by_hash(c: &Connection, hash: &str) -> Result<Option<CredentialRow>> {
             workspace: r.get(4)?,
             agent_id: stored::get_opt(r, 5)?,
             owner: stored::get(r, 6)?,
-            created_at: r.get(7)?,
-            revoked_at: r.get(8)?,
+            created_at: stored::get(r, 7)?,
+            revoked_at: stored::get_opt(r, 8)?,
             parent_id: r.get(9)?,
         })
     })
@@ -153,7 +158,7 @@ pub fn issue_peer(c: &Connection, cred: &PeerCredentialRow) -> Result<()> {
     .execute(params![
         cred.parent_id,
         cred.agent_id.as_str(),
-        cred.created_at
+        Sql(cred.created_at)
     ])?;
     c.prepare_cached(
         "INSERT INTO assistant_peer_credentials
@@ -165,7 +170,7 @@ pub fn issue_peer(c: &Connection, cred: &PeerCredentialRow) -> Result<()> {
         cred.parent_id,
         cred.agent_id.as_str(),
         cred.token_hash,
-        cred.created_at
+        Sql(cred.created_at)
     ])?;
     Ok(())
 }

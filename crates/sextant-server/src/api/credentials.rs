@@ -11,6 +11,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value, json};
 use sextant_access::assistant_peers;
 use sextant_access::tokens::{self, IssueError, Issued, Kind};
+use sextant_core::ids::format_time;
 use sextant_core::{AgentSpec, Principal};
 use sextant_journal::{CredentialRow, PeerCredentialRow};
 
@@ -37,8 +38,8 @@ pub fn credential_json(c: &CredentialRow) -> Value {
         "id": c.credential_id,
         "kind": c.kind,
         "name": c.name,
-        "createdAt": c.created_at,
-        "revokedAt": c.revoked_at,
+        "createdAt": format_time(c.created_at),
+        "revokedAt": c.revoked_at.map(format_time),
         "active": c.revoked_at.is_none(),
     });
     match c.kind.as_str() {
@@ -84,8 +85,8 @@ pub fn peer_credential_json(c: &PeerCredentialRow) -> Value {
     json!({
         "id": c.credential_id,
         "agentId": c.agent_id,
-        "createdAt": c.created_at,
-        "revokedAt": c.revoked_at,
+        "createdAt": format_time(c.created_at),
+        "revokedAt": c.revoked_at.map(format_time),
         "active": c.revoked_at.is_none(),
     })
 }
@@ -408,4 +409,42 @@ pub async fn revoke_assistant(
     Path(name): Path<String>,
 ) -> ApiResult<Response> {
     revoke(&app, &p, Kind::Assistant, &name).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Times go out in the journal's one format (milliseconds, `Z`), as they did when rows
+    /// carried them as text: chrono's own serde would write a whole second as `…:00Z`.
+    #[test]
+    fn credential_times_keep_the_stored_format() {
+        let at = sextant_core::ids::parse_time("2026-12-01T10:00:00.000Z").unwrap();
+        let c = CredentialRow {
+            credential_id: "c1".into(),
+            kind: "peer".into(),
+            name: "bob".into(),
+            token_hash: "h".into(),
+            workspace: None,
+            agent_id: None,
+            owner: Principal::person().caller_key(),
+            created_at: at,
+            revoked_at: Some(at),
+            parent_id: None,
+        };
+        let v = credential_json(&c);
+        assert_eq!(v["createdAt"], "2026-12-01T10:00:00.000Z");
+        assert_eq!(v["revokedAt"], "2026-12-01T10:00:00.000Z");
+        let p = PeerCredentialRow {
+            credential_id: "p1".into(),
+            parent_id: "c1".into(),
+            agent_id: "shell".into(),
+            token_hash: "h".into(),
+            created_at: at,
+            revoked_at: None,
+        };
+        let v = peer_credential_json(&p);
+        assert_eq!(v["createdAt"], "2026-12-01T10:00:00.000Z");
+        assert_eq!(v["revokedAt"], serde_json::Value::Null);
+    }
 }

@@ -75,7 +75,7 @@ pub async fn list(
             session_url: format!("{base}/sessions/{}", row.session_id),
             session_id: row.session_id.into(),
             task_state: task.state,
-            raised_at: row.raised_at,
+            raised_at: sextant_core::ids::format_time(row.raised_at),
             answer_url: format!(
                 "{base}{}",
                 sextant_runtime::interactions::answer_path(&row.interaction.interaction_id)

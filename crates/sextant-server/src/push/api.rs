@@ -10,6 +10,7 @@
 use axum::Json;
 use axum::extract::{Path, Query, State};
 use serde::{Deserialize, Serialize};
+use sextant_core::ids::format_time;
 use ts_rs::TS;
 
 use super::{DeliveryHealth, health};
@@ -92,8 +93,8 @@ pub async fn list(
             task_state: state,
             caller: row.caller.into(),
             url: shown_url(&row.url),
-            created_at: row.created_at,
-            updated_at: row.updated_at,
+            created_at: format_time(row.created_at),
+            updated_at: format_time(row.updated_at),
         });
     }
     let failing = configs
@@ -144,7 +145,7 @@ pub async fn resume(
         config_id: row.config_id,
         caller: row.caller.into(),
         url: shown_url(&row.url),
-        created_at: row.created_at,
-        updated_at: row.updated_at,
+        created_at: format_time(row.created_at),
+        updated_at: format_time(row.updated_at),
     }))
 }

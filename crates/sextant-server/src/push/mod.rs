@@ -36,6 +36,7 @@ use serde_json::{Value, json};
 use sextant_a2a::RpcError;
 use sextant_a2a::error::Code;
 use sextant_core::a2a::{AuthenticationInfo, TaskPushNotificationConfig};
+use sextant_core::ids::format_time;
 use sextant_core::{AgentSpec, CallerKey, Principal};
 use sextant_journal::{PushConfigRow, PushPut, TaskRow};
 use sextant_peers::client::NetPolicy;
@@ -186,14 +187,14 @@ pub fn health(row: &PushConfigRow, task_terminal: bool) -> DeliveryHealth {
         delivered: row.delivered,
         attempts: row.attempts,
         last_error: row.last_error.clone(),
-        last_error_at: row.last_error_at.clone(),
-        last_attempt_at: row.last_attempt_at.clone(),
-        last_delivered_at: row.last_delivered_at.clone(),
+        last_error_at: row.last_error_at.map(format_time),
+        last_attempt_at: row.last_attempt_at.map(format_time),
+        last_delivered_at: row.last_delivered_at.map(format_time),
         next_attempt_at: row
             .next_attempt_at
-            .clone()
-            .filter(|_| row.failing_at.is_none()),
-        failing_since: row.failing_at.clone(),
+            .filter(|_| row.failing_at.is_none())
+            .map(format_time),
+        failing_since: row.failing_at.map(format_time),
         // The terminal event is the last one a config is owed: if the task ended and
         // something is still owed, the final state is.
         final_state_pending: task_terminal && row.pending > 0,
@@ -335,7 +336,7 @@ fn to_row(
         caller,
         cfg.url.clone(),
         app.push.seal(&secrets)?,
-        sextant_core::ids::format_time(now),
+        now,
     ))
 }
 
@@ -605,16 +606,16 @@ mod tests {
             CallerKey::from_stored("me"),
             "https://x",
             "s",
-            "now",
+            chrono::DateTime::UNIX_EPOCH,
         );
         assert_eq!(health(&row, false).state, "idle");
         row.pending = 2;
         assert_eq!(health(&row, false).state, "delivering");
         row.attempts = 3;
-        row.next_attempt_at = Some("later".into());
+        row.next_attempt_at = Some(chrono::DateTime::UNIX_EPOCH);
         assert_eq!(health(&row, false).state, "retrying");
         assert!(!health(&row, false).final_state_pending);
-        row.failing_at = Some("then".into());
+        row.failing_at = Some(chrono::DateTime::UNIX_EPOCH);
         let h = health(&row, true);
         assert_eq!(h.state, "failing");
         assert!(h.final_state_pending);
