@@ -243,13 +243,13 @@ pub struct TaskFilter {
     pub status: Option<TaskStatus>,
     /// Only the tasks of this schedule's Runs.
     pub schedule_id: Option<String>,
-    /// Only tasks created at or after / before these times (stored format).
-    pub created_at_or_after: Option<String>,
-    pub created_before: Option<String>,
+    /// Only tasks created at or after / before these times (to the millisecond, as stored).
+    pub created_at_or_after: Option<DateTime<Utc>>,
+    pub created_before: Option<DateTime<Utc>>,
     /// Only tasks whose text matches this FTS5 query (see `queries::search::fts_query`).
     pub text: Option<String>,
-    /// Only tasks whose state changed at or after this time (stored format).
-    pub state_at_or_after: Option<String>,
+    /// Only tasks whose state changed at or after this time (to the millisecond, as stored).
+    pub state_at_or_after: Option<DateTime<Utc>>,
     /// (state_at, task_id) of the last row of the previous page.
     pub cursor: Option<(String, String)>,
     pub limit: u32,
@@ -328,11 +328,11 @@ pub(crate) fn filter_sql(f: &TaskFilter) -> (String, Vec<rusqlite::types::Value>
             v.clone(),
         );
     }
-    if let Some(v) = &f.created_at_or_after {
-        bind(&mut w, "created_at >= ?", v.clone());
+    if let Some(v) = f.created_at_or_after {
+        bind(&mut w, "created_at >= ?", format_time(v));
     }
-    if let Some(v) = &f.created_before {
-        bind(&mut w, "created_at < ?", v.clone());
+    if let Some(v) = f.created_before {
+        bind(&mut w, "created_at < ?", format_time(v));
     }
     if let Some(v) = &f.text {
         bind(
@@ -341,8 +341,8 @@ pub(crate) fn filter_sql(f: &TaskFilter) -> (String, Vec<rusqlite::types::Value>
             v.clone(),
         );
     }
-    if let Some(v) = &f.state_at_or_after {
-        bind(&mut w, "state_at >= ?", v.clone());
+    if let Some(v) = f.state_at_or_after {
+        bind(&mut w, "state_at >= ?", format_time(v));
     }
     (w.join(" AND "), p)
 }

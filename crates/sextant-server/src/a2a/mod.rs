@@ -1009,16 +1009,13 @@ async fn list_tasks(call: &Call, params: Value) -> Result<Reply, RpcError> {
         ),
         None => None,
     };
-    let after = match params.get("statusTimestampAfter").and_then(Value::as_str) {
-        Some(t) => Some(
-            sextant_core::ids::parse_time(t)
-                .map(sextant_core::ids::format_time)
-                .ok_or_else(|| {
-                    RpcError::field("statusTimestampAfter", "is not an RFC 3339 time")
-                })?,
-        ),
-        None => None,
-    };
+    let after =
+        match params.get("statusTimestampAfter").and_then(Value::as_str) {
+            Some(t) => Some(sextant_core::ids::parse_time(t).ok_or_else(|| {
+                RpcError::field("statusTimestampAfter", "is not an RFC 3339 time")
+            })?),
+            None => None,
+        };
     let history_length = history_length(&params, "historyLength")?;
     let include_artifacts = params
         .get("includeArtifacts")

@@ -166,12 +166,12 @@ pub struct PageQuery {
 }
 
 /// An RFC 3339 instant of the query, in the journal's stored format.
-fn instant(name: &str, v: &Option<String>) -> ApiResult<Option<String>> {
+fn instant(name: &str, v: &Option<String>) -> ApiResult<Option<chrono::DateTime<chrono::Utc>>> {
     let Some(v) = v.as_deref().filter(|v| !v.is_empty()) else {
         return Ok(None);
     };
     chrono::DateTime::parse_from_rfc3339(v)
-        .map(|t| Some(sextant_core::ids::format_time(t.to_utc())))
+        .map(|t| Some(t.to_utc()))
         .map_err(|_| {
             ApiError::BadRequest(format!(
                 "{name} must be an RFC 3339 time, e.g. 2026-12-01T00:00:00Z"
