@@ -56,9 +56,10 @@
 //! `security.rs`; outbound peers and outbound conversations theirs in `peers.rs`; push
 //! notification configs and their outbox theirs in `push.rs`. Rows carry domain types (a task's
 //! state and outcome, a Session's origin and caller kind, a Run's trigger, record, overlap
-//! policy and outcome, a schedule's missed-run and overlap policies and source, times as
-//! `DateTime<Utc>`); `stored.rs` says how each is stored as text, the same text as before rows
-//! were typed. A stored text that does not parse is an error for a read of that row; the
+//! policy and outcome, a schedule's missed-run and overlap policies, source and creator kind,
+//! the ids as `TaskId`, `SessionId`, `ContextId`, `AgentId`, `ScheduleId`, `RunId`, a caller as
+//! its `CallerKey`, every time as `DateTime<Utc>`), and the methods that record a time take
+//! one; `stored.rs` says how each is stored as text, the same text as before rows were typed. A stored text that does not parse is an error for a read of that row; the
 //! scheduler's due read, the schedules list, a schedule's Runs list and history, the Sessions
 //! list and the outbound conversations leave such a row out (with a warning) instead, so one
 //! bad row does not stop the others, and a Session's labels on a task or a decision
