@@ -104,9 +104,9 @@ pub enum IssueError {
     Journal(sextant_journal::Error),
 }
 
-/// Issues a token. `workspace` is required for assistant tokens; `agent` makes one a token for
-/// that one Agent, else it is the assistant's workspace token (the caller checks the Agent
-/// exists).
+/// Issues a token at `at`. `workspace` is required for assistant tokens; `agent` makes one a
+/// token for that one Agent, else it is the assistant's workspace token (the caller checks the
+/// Agent exists).
 pub async fn issue(
     journal: &Journal,
     kind: Kind,
@@ -114,6 +114,7 @@ pub async fn issue(
     agent: Option<&str>,
     workspace: Option<&str>,
     owner: &Principal,
+    at: chrono::DateTime<chrono::Utc>,
 ) -> Result<Issued, IssueError> {
     validate_name(name).map_err(IssueError::Invalid)?;
     if kind == Kind::Assistant && workspace.is_none() {
@@ -130,7 +131,7 @@ pub async fn issue(
         workspace: workspace.map(String::from),
         agent_id: agent.map(Into::into),
         owner: owner.caller_key(),
-        created_at: chrono::Utc::now(),
+        created_at: at,
         revoked_at: None,
         parent_id: None,
     };

@@ -98,6 +98,8 @@ pub async fn create(
         agent,
         workspace.as_deref(),
         &Principal::person(),
+        // The CLI runs outside the server: its time is the wall clock's.
+        chrono::Utc::now(),
     )
     .await?;
     audit(

@@ -149,7 +149,16 @@ pub async fn create_peer(
 ) -> ApiResult<Response> {
     only_fields(&obj, &["name"])?;
     let name = field(&obj, "name")?;
-    let issued = tokens::issue(app.runtime.journal(), Kind::Peer, name, None, None, &p).await?;
+    let issued = tokens::issue(
+        app.runtime.journal(),
+        Kind::Peer,
+        name,
+        None,
+        None,
+        &p,
+        app.runtime.clock().now(),
+    )
+    .await?;
     Ok(created(&app, &p, issued))
 }
 
@@ -197,6 +206,7 @@ pub async fn create_assistant(
         agent,
         Some(&app.security.workspace),
         &p,
+        app.runtime.clock().now(),
     )
     .await?;
     Ok(created(&app, &p, issued))
