@@ -2723,21 +2723,8 @@ async fn an_export_parses_back_into_the_journal_s_rows() {
         .await
         .unwrap();
 
-    let path = j.path().to_path_buf();
-    let bytes = tokio::task::spawn_blocking(move || {
-        let c = export::open_for_export(&path).unwrap();
-        let version = export::schema_version(&c).unwrap();
-        let mut w = export::Writer::new(Vec::new(), version, t0()).unwrap();
-        export::write(&c, &mut w).unwrap();
-        w.finish().unwrap().0
-    })
-    .await
-    .unwrap();
-    let text = String::from_utf8(bytes).unwrap();
-    let lines: Vec<export::Line> = text
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-        .collect();
+    let text = export_text(&j).await;
+    let lines = export_lines(&text);
     // Each line is one object with its type first.
     for l in text.lines() {
         assert!(l.starts_with("{\"type\":\""), "{l}");
@@ -2934,6 +2921,28 @@ fn old_caller_kind_spelling_is_migrated() {
         .collect::<rusqlite::Result<_>>()
         .unwrap();
     assert_eq!(kinds, ["anonymous-local", "peer"]);
+}
+
+/// An export of `j` (at its schema version, taken at `t0`), as text.
+async fn export_text(j: &Journal) -> String {
+    let path = j.path().to_path_buf();
+    let bytes = tokio::task::spawn_blocking(move || {
+        let c = export::open_for_export(&path).unwrap();
+        let version = export::schema_version(&c).unwrap();
+        let mut w = export::Writer::new(Vec::new(), version, t0()).unwrap();
+        export::write(&c, &mut w).unwrap();
+        w.finish().unwrap().0
+    })
+    .await
+    .unwrap();
+    String::from_utf8(bytes).unwrap()
+}
+
+/// The lines of an export, parsed.
+fn export_lines(text: &str) -> Vec<export::Line> {
+    text.lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
 }
 
 mod retention;

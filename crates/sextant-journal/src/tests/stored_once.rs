@@ -6,20 +6,9 @@ const AT: &str = "2026-11-29T10:00:00.000Z";
 
 /// Every `task` line of an export of `j`.
 async fn exported_tasks(j: &Journal) -> Vec<export::TaskLine> {
-    let path = j.path().to_path_buf();
-    let bytes = tokio::task::spawn_blocking(move || {
-        let c = export::open_for_export(&path).unwrap();
-        let version = export::schema_version(&c).unwrap();
-        let mut w = export::Writer::new(Vec::new(), version, t0()).unwrap();
-        export::write(&c, &mut w).unwrap();
-        w.finish().unwrap().0
-    })
-    .await
-    .unwrap();
-    String::from_utf8(bytes)
-        .unwrap()
-        .lines()
-        .filter_map(|l| match serde_json::from_str(l).unwrap() {
+    export_lines(&export_text(j).await)
+        .into_iter()
+        .filter_map(|l| match l {
             export::Line::Task(t) => Some(t),
             _ => None,
         })
@@ -154,19 +143,9 @@ async fn the_export_s_task_query_does_not_scan_inputs_per_task() {
 
 /// Every event of an export of `j`.
 async fn exported_events(j: &Journal) -> Vec<JournalEvent> {
-    let path = j.path().to_path_buf();
-    let bytes = tokio::task::spawn_blocking(move || {
-        let c = export::open_for_export(&path).unwrap();
-        let mut w = export::Writer::new(Vec::new(), 0, t0()).unwrap();
-        export::write(&c, &mut w).unwrap();
-        w.finish().unwrap().0
-    })
-    .await
-    .unwrap();
-    String::from_utf8(bytes)
-        .unwrap()
-        .lines()
-        .filter_map(|l| match serde_json::from_str(l).unwrap() {
+    export_lines(&export_text(j).await)
+        .into_iter()
+        .filter_map(|l| match l {
             export::Line::Event(e) => Some(e),
             _ => None,
         })
