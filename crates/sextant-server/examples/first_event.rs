@@ -25,7 +25,8 @@
 
 use std::time::{Duration, Instant};
 
-use sextant_server::a2a::grpc::pb;
+mod common;
+
 use sextant_server::a2a::grpc::pb::a2a_service_client::A2aServiceClient;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -280,34 +281,18 @@ async fn grpc_connection(args: Args, conn: usize, start: Instant) -> Tally {
             break;
         }
         n += 1;
-        let req = pb::SendMessageRequest {
-            tenant: args.tenant.clone(),
-            message: Some(pb::Message {
-                message_id: format!("{}-c{conn}-{n}", args.run_id),
-                role: pb::Role::User as i32,
-                parts: vec![pb::Part {
-                    content: Some(pb::part::Content::Text(args.text.clone())),
-                    ..Default::default()
-                }],
-                ..Default::default()
-            }),
-            ..Default::default()
-        };
+        let req = common::send_request(
+            &args.tenant,
+            format!("{}-c{conn}-{n}", args.run_id),
+            &args.text,
+        );
         let timing = async {
             let mut s = client.send_streaming_message(req).await?.into_inner();
             let (mut first, mut events, mut completed) = (None, 0, false);
             while let Some(item) = s.message().await? {
                 first.get_or_insert_with(|| t0.elapsed());
                 events += 1;
-                completed |= match item.payload {
-                    Some(pb::stream_response::Payload::StatusUpdate(u)) => u
-                        .status
-                        .is_some_and(|s| s.state == pb::TaskState::Completed as i32),
-                    Some(pb::stream_response::Payload::Task(t)) => t
-                        .status
-                        .is_some_and(|s| s.state == pb::TaskState::Completed as i32),
-                    _ => false,
-                };
+                completed |= common::says_completed(&item);
             }
             let whole = t0.elapsed();
             Ok::<_, tonic::Status>(Timing {

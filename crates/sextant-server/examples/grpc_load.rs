@@ -20,6 +20,8 @@
 
 use std::time::{Duration, Instant};
 
+mod common;
+
 use sextant_server::a2a::grpc::pb;
 use sextant_server::a2a::grpc::pb::a2a_service_client::A2aServiceClient;
 use tonic::transport::{Channel, Endpoint};
@@ -93,25 +95,11 @@ struct Tally {
 }
 
 fn request(args: &Args, conn: usize, n: u64) -> pb::SendMessageRequest {
-    pb::SendMessageRequest {
-        tenant: args.tenant.clone(),
-        message: Some(pb::Message {
-            message_id: format!("{}-c{conn}-{n}", args.run_id),
-            role: pb::Role::User as i32,
-            parts: vec![pb::Part {
-                content: Some(pb::part::Content::Text(args.text.clone())),
-                ..Default::default()
-            }],
-            ..Default::default()
-        }),
-        ..Default::default()
-    }
-}
-
-fn completed(task: &pb::Task) -> bool {
-    task.status
-        .as_ref()
-        .is_some_and(|s| s.state == pb::TaskState::Completed as i32)
+    common::send_request(
+        &args.tenant,
+        format!("{}-c{conn}-{n}", args.run_id),
+        &args.text,
+    )
 }
 
 /// One call; `Ok(events)` when it succeeded and (with `--verify`) was what the bench expects.
@@ -140,13 +128,7 @@ async fn call(
         let (mut events, mut done) = (0, false);
         while let Some(item) = s.message().await? {
             events += 1;
-            done |= match item.payload {
-                Some(pb::stream_response::Payload::StatusUpdate(u)) => u
-                    .status
-                    .is_some_and(|s| s.state == pb::TaskState::Completed as i32),
-                Some(pb::stream_response::Payload::Task(t)) => completed(&t),
-                _ => false,
-            };
+            done |= common::says_completed(&item);
         }
         return Ok(if done || !args.verify {
             Ok(events)
@@ -159,7 +141,9 @@ async fn call(
         .await?
         .into_inner();
     let ok = match r.payload {
-        Some(pb::send_message_response::Payload::Task(t)) => completed(&t),
+        Some(pb::send_message_response::Payload::Task(t)) => {
+            common::is_completed(t.status.as_ref())
+        }
         _ => false,
     };
     Ok(if ok || !args.verify { Ok(0) } else { Err(()) })
