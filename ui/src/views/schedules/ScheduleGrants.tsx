@@ -3,7 +3,7 @@
 // its digest), who allowed it and when, and Revoke. A grant whose schedule's prompt or Agent
 // changed since no longer applies: it is listed apart, as void, with why.
 
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import type { ScheduleGrant } from '../../api/types';
 import { Ago, toast } from '../../components/ui';
 import { listGrants, revokeGrant } from './api';
@@ -12,14 +12,23 @@ export function ScheduleGrants(props: { scheduleId: string; version: number }) {
   const [grants, setGrants] = useState<ScheduleGrant[] | null>(null);
   const [error, setError] = useState('');
   const [busy, setBusy] = useState<string | null>(null);
-  const load = () =>
-    listGrants(props.scheduleId).then(
+  // Loads overlap (a live update reloads the list while a revoke is on its way): only the
+  // latest one to start may set the list, so an answer read before a revoke cannot bring the
+  // revoked grant back.
+  const latest = useRef(0);
+  const load = () => {
+    const mine = ++latest.current;
+    return listGrants(props.scheduleId).then(
       (g) => {
+        if (mine !== latest.current) return;
         setGrants(g);
         setError('');
       },
-      (e) => setError((e as Error).message),
+      (e) => {
+        if (mine === latest.current) setError((e as Error).message);
+      },
     );
+  };
   useEffect(() => {
     void load();
   }, [props.scheduleId, props.version]);
@@ -28,6 +37,8 @@ export function ScheduleGrants(props: { scheduleId: string; version: number }) {
     setBusy(g.id);
     try {
       await revokeGrant(props.scheduleId, g.id);
+      // A load that started before the revoke answers with the grant still there: drop it.
+      latest.current++;
       setGrants((list) => (list ?? []).filter((x) => x.id !== g.id));
       toast(g.active ? 'Revoked: the next Run asks again' : 'Removed', 'ok');
     } catch (e) {
