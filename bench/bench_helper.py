@@ -45,6 +45,7 @@ from pathlib import Path
 LABELS = {
     "sextant": "Sextant",
     "bare": "bare axum (limit)",
+    "bare_grpc": "bare gRPC (limit)",
     "js": "JS @a2a-js/sdk 1.3.0",
     "python": "Python a2a-sdk 1.3.0",
 }
@@ -68,8 +69,14 @@ def label(server: str) -> str:
 
 
 def server_order(names) -> list[str]:
-    """Sextant on the empty journal first, then the other Sextants, then the peers (PEERS)."""
-    return sorted(names, key=lambda n: (n != "sextant", PEERS.index(n) if n in PEERS else -1, n))
+    """Sextant on the empty journal first, then the other Sextants, then the peers (PEERS),
+    the bare server over gRPC (`bare_grpc`) after the bare server."""
+
+    def key(n: str):
+        base = n.split("_", 1)[0]
+        return (n != "sextant", PEERS.index(base) if base in PEERS else -1, n)
+
+    return sorted(names, key=key)
 
 
 PHASE_RE = re.compile(r"^r(\d+)_(\w+?)_c(\d+)\.txt$")
@@ -254,6 +261,17 @@ def summarize(results_dir: str) -> int:
                     what = "journal"
                 lines.append(f"{'':>5}  {name:<22} {median(jr):>9.3f}x")
                 md.append(f"| {conns} | **{what} {name}** | **{median(jr):.3f}x** | | | | | | |")
+        # The bare server over gRPC against its JSON-RPC, and Sextant's gRPC against it: what
+        # the binding itself costs, and how far Sextant's gRPC is from its limit.
+        for a, b, name in (
+            ("bare_grpc", "bare", "bare gRPC / bare"),
+            ("sextant_grpc", "bare_grpc", "gRPC / bare gRPC"),
+        ):
+            ratios = per_round_ratios(phases, conns, rounds, a, b, "rps")
+            if ratios:
+                level[f"ratio_{a}_over_{b}"] = median(ratios)
+                lines.append(f"{'':>5}  {name + ' req/s':<22} {median(ratios):>9.3f}x")
+                md.append(f"| {conns} | **{name} req/s** | **{median(ratios):.3f}x** | | | | | | |")
         for peer in PEERS if streaming else ():
             eratios = per_round_ratios(phases, conns, rounds, "sextant", peer, "eps")
             if not eratios:

@@ -50,7 +50,8 @@
 #                 wrk with send_message.lua's BENCH_BINDING=rest) and/or grpc (GRPC_BIN). Each is
 #                 a row of its own, sextant_rest / sextant_grpc, against the same Sextant process
 #                 in the same rounds; the summary gives each one's ratio to JSON-RPC per round.
-#                 Not with `soak` []
+#                 grpc also drives the bare server over gRPC (bare_grpc: the gRPC limit, and its
+#                 ratio to the bare server's JSON-RPC). Not with `soak` []
 #   GRPC_BIN      the gRPC load generator [${CARGO_TARGET_DIR:-<repo>/target}/release/examples/grpc_load];
 #                 built like the bare server when that default is missing
 #   FIRST_BIN     `first`'s stream timer [${CARGO_TARGET_DIR:-<repo>/target}/release/examples/first_event];
@@ -264,11 +265,11 @@ load() {
   shift 5
   threads=$(( WRK_THREADS < conns ? WRK_THREADS : conns ))
   case "$name" in
-    sextant_grpc)
+    sextant_grpc|bare_grpc)
       [[ "$STREAM" == 1 ]] && grpc_args+=(--stream)
       [[ "$METHOD" == list ]] && grpc_args+=(--list)
       [[ "$verify" == 1 ]] || grpc_args+=(--no-verify)
-      "$GRPC_BIN" --target "${BASE[sextant]#http://}" --tenant echo --conns "$conns" \
+      "$GRPC_BIN" --target "${BASE[${ALIAS[$name]}]#http://}" --tenant echo --conns "$conns" \
         --duration "$secs" --run-id "$run_id" --text "$WRK_TEXT" "${grpc_args[@]}" ;;
     *)
       BENCH_RUN_ID="$run_id" BENCH_VERIFY="$verify" BENCH_STREAM="$STREAM" BENCH_METHOD="$METHOD" BENCH_TEXT="$WRK_TEXT" \
@@ -336,6 +337,12 @@ done
 if (( WANT_BARE )); then
   start_server bare "bare-a2a: listening on " "$BARE_BIN" --port 0
   SERVERS+=(bare)
+  # The bare server speaks gRPC too: with BINDINGS' grpc, the gRPC rows get their own limit,
+  # driven by the same load generator as Sextant's.
+  if [[ " $BINDINGS " == *" grpc "* ]]; then
+    ALIAS[bare_grpc]=bare
+    SERVERS+=(bare_grpc)
+  fi
 fi
 start_server js "js-echo-peer: listening on " env NODE_ENV=production node "$JS/js_echo_peer.js" --host 127.0.0.1 --port 0
 SERVERS+=(js)
@@ -402,7 +409,7 @@ first_phase() { # ROUND NAME CONNS
   local round="$1" name="$2" conns="$3" server="${ALIAS[$2]:-$2}" binding=jsonrpc url target path
   case "$name" in
     sextant_rest) binding=rest ;;
-    sextant_grpc) binding=grpc ;;
+    sextant_grpc|bare_grpc) binding=grpc ;;
   esac
   url="${RPC[$name]:-${BASE[$server]}}"
   url="${url#http://}"; target="${url%%/*}"; path="${url:${#target}}"

@@ -7,6 +7,11 @@
 //! and the SDK peers, so `CHUNKS=` streams carry the same events on every server. Any other
 //! method is a JSON-RPC "method not found".
 //!
+//! The same answers over gRPC (`lf.a2a.v1.A2AService`, HTTP/2 with prior knowledge on the same
+//! port, as Sextant serves it): `SendMessage` and `SendStreamingMessage` build the protobuf
+//! messages directly; every other RPC is `UNIMPLEMENTED`. So `bench/run.sh`'s gRPC rows have
+//! their own upper limit, driven by the same client (`grpc_load`) as Sextant's gRPC row.
+//!
 //! ```text
 //! cargo build --release -p sextant-server --example bare_a2a
 //! target/release/examples/bare_a2a [--port 0]
@@ -16,9 +21,11 @@
 //! http://127.0.0.1:PORT` (port 0: the kernel's choice); the card is at
 //! `/.well-known/agent-card.json`, the JSON-RPC endpoint at `/`. SIGTERM stops it (exit 0).
 //!
-//! It lives here because this crate already depends on everything it uses (axum, tokio,
-//! serde, serde_json, futures, chrono), so it adds no dependency; it uses none of the crate's
-//! own code. Like Sextant it sets `TCP_NODELAY` on every connection; unlike Sextant it leaves
+//! It lives here because this crate already depends on everything it uses (axum, hyper,
+//! tonic, tokio, serde, serde_json, futures, chrono), so it adds no dependency; of the crate's
+//! own code it uses only the generated protobuf messages and service trait
+//! (`sextant_server::a2a::grpc::pb`). Like Sextant it sets `TCP_NODELAY` on every connection
+//! and tells HTTP/2 from HTTP/1.1 by the connection's first bytes; unlike Sextant it leaves
 //! tokio one worker per core (it has no journal writer thread to make room for) and uses the
 //! system allocator.
 
@@ -31,10 +38,13 @@ use axum::extract::State;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use axum::serve::ListenerExt;
 use chrono::{SecondsFormat, Utc};
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::service::TowerToHyperService;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
+use sextant_server::a2a::grpc::pb;
+use tonic::Status as GrpcStatus;
 
 const MAX_CHUNKS: usize = 64;
 
@@ -345,6 +355,270 @@ async fn rpc(State(app): State<Arc<App>>, body: Bytes) -> Response {
         .into_response()
 }
 
+/// The gRPC echo: the same answers as [`rpc`], as protobuf messages.
+struct Grpc {
+    app: Arc<App>,
+}
+
+/// The parts of one echo answer, shared by the unary and the streaming RPC.
+struct Echo {
+    task: String,
+    context: String,
+    artifact: String,
+    user: pb::Message,
+    pieces: Vec<String>,
+    now: pbjson_types::Timestamp,
+}
+
+fn text_part(text: &str) -> pb::Part {
+    pb::Part {
+        content: Some(pb::part::Content::Text(text.to_owned())),
+        ..Default::default()
+    }
+}
+
+impl Echo {
+    fn new(app: &App, request: pb::SendMessageRequest) -> Result<Self, GrpcStatus> {
+        let message = request
+            .message
+            .ok_or_else(|| GrpcStatus::invalid_argument("message is required"))?;
+        let text = message
+            .parts
+            .iter()
+            .filter_map(|p| match &p.content {
+                Some(pb::part::Content::Text(t)) => Some(t.as_str()),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        let task = app.ids.next();
+        let context = if message.context_id.is_empty() {
+            app.ids.next()
+        } else {
+            message.context_id.clone()
+        };
+        let pieces = chunked(&text)
+            .map(|p| p.into_iter().map(str::to_owned).collect())
+            .unwrap_or_else(|| vec![text.clone()]);
+        let now = Utc::now();
+        let user = pb::Message {
+            message_id: message.message_id,
+            context_id: context.clone(),
+            task_id: task.clone(),
+            role: pb::Role::User as i32,
+            parts: vec![text_part(&text)],
+            ..Default::default()
+        };
+        Ok(Echo {
+            task,
+            context,
+            artifact: app.ids.next(),
+            user,
+            pieces,
+            now: pbjson_types::Timestamp {
+                seconds: now.timestamp(),
+                nanos: now.timestamp_subsec_millis() as i32 * 1_000_000,
+            },
+        })
+    }
+
+    fn status(&self, state: pb::TaskState) -> Option<pb::TaskStatus> {
+        Some(pb::TaskStatus {
+            state: state as i32,
+            message: None,
+            timestamp: Some(self.now),
+        })
+    }
+
+    fn artifact(&self, pieces: &[String]) -> pb::Artifact {
+        pb::Artifact {
+            artifact_id: self.artifact.clone(),
+            name: "echo".to_owned(),
+            parts: pieces.iter().map(|p| text_part(p)).collect(),
+            ..Default::default()
+        }
+    }
+
+    fn task(&self, state: pb::TaskState, artifacts: Vec<pb::Artifact>) -> pb::Task {
+        pb::Task {
+            id: self.task.clone(),
+            context_id: self.context.clone(),
+            status: self.status(state),
+            artifacts,
+            history: vec![self.user.clone()],
+            metadata: None,
+        }
+    }
+
+    fn status_update(&self, state: pb::TaskState) -> pb::StreamResponse {
+        pb::StreamResponse {
+            payload: Some(pb::stream_response::Payload::StatusUpdate(
+                pb::TaskStatusUpdateEvent {
+                    task_id: self.task.clone(),
+                    context_id: self.context.clone(),
+                    status: self.status(state),
+                    metadata: None,
+                },
+            )),
+        }
+    }
+
+    /// The stream's events: the task submitted, working, one artifact update per piece,
+    /// completed.
+    fn events(&self) -> Vec<pb::StreamResponse> {
+        let mut events = vec![
+            pb::StreamResponse {
+                payload: Some(pb::stream_response::Payload::Task(
+                    self.task(pb::TaskState::Submitted, Vec::new()),
+                )),
+            },
+            self.status_update(pb::TaskState::Working),
+        ];
+        for (i, piece) in self.pieces.iter().enumerate() {
+            events.push(pb::StreamResponse {
+                payload: Some(pb::stream_response::Payload::ArtifactUpdate(
+                    pb::TaskArtifactUpdateEvent {
+                        task_id: self.task.clone(),
+                        context_id: self.context.clone(),
+                        artifact: Some(self.artifact(std::slice::from_ref(piece))),
+                        append: i > 0,
+                        last_chunk: i + 1 == self.pieces.len(),
+                        metadata: None,
+                    },
+                )),
+            });
+        }
+        events.push(self.status_update(pb::TaskState::Completed));
+        events
+    }
+}
+
+type Reply<T> = Result<tonic::Response<T>, GrpcStatus>;
+type Events = futures::stream::Iter<std::vec::IntoIter<Result<pb::StreamResponse, GrpcStatus>>>;
+
+#[tonic::async_trait]
+impl pb::a2a_service_server::A2aService for Grpc {
+    async fn send_message(
+        &self,
+        request: tonic::Request<pb::SendMessageRequest>,
+    ) -> Reply<pb::SendMessageResponse> {
+        let echo = Echo::new(&self.app, request.into_inner())?;
+        let task = echo.task(pb::TaskState::Completed, vec![echo.artifact(&echo.pieces)]);
+        Ok(tonic::Response::new(pb::SendMessageResponse {
+            payload: Some(pb::send_message_response::Payload::Task(task)),
+        }))
+    }
+
+    type SendStreamingMessageStream = Events;
+
+    async fn send_streaming_message(
+        &self,
+        request: tonic::Request<pb::SendMessageRequest>,
+    ) -> Reply<Events> {
+        let echo = Echo::new(&self.app, request.into_inner())?;
+        let events: Vec<_> = echo.events().into_iter().map(Ok).collect();
+        Ok(tonic::Response::new(futures::stream::iter(events)))
+    }
+
+    async fn get_task(&self, _: tonic::Request<pb::GetTaskRequest>) -> Reply<pb::Task> {
+        Err(GrpcStatus::unimplemented("bare"))
+    }
+
+    async fn list_tasks(
+        &self,
+        _: tonic::Request<pb::ListTasksRequest>,
+    ) -> Reply<pb::ListTasksResponse> {
+        Err(GrpcStatus::unimplemented("bare"))
+    }
+
+    async fn cancel_task(&self, _: tonic::Request<pb::CancelTaskRequest>) -> Reply<pb::Task> {
+        Err(GrpcStatus::unimplemented("bare"))
+    }
+
+    type SubscribeToTaskStream = Events;
+
+    async fn subscribe_to_task(
+        &self,
+        _: tonic::Request<pb::SubscribeToTaskRequest>,
+    ) -> Reply<Events> {
+        Err(GrpcStatus::unimplemented("bare"))
+    }
+
+    async fn create_task_push_notification_config(
+        &self,
+        _: tonic::Request<pb::TaskPushNotificationConfig>,
+    ) -> Reply<pb::TaskPushNotificationConfig> {
+        Err(GrpcStatus::unimplemented("bare"))
+    }
+
+    async fn get_task_push_notification_config(
+        &self,
+        _: tonic::Request<pb::GetTaskPushNotificationConfigRequest>,
+    ) -> Reply<pb::TaskPushNotificationConfig> {
+        Err(GrpcStatus::unimplemented("bare"))
+    }
+
+    async fn list_task_push_notification_configs(
+        &self,
+        _: tonic::Request<pb::ListTaskPushNotificationConfigsRequest>,
+    ) -> Reply<pb::ListTaskPushNotificationConfigsResponse> {
+        Err(GrpcStatus::unimplemented("bare"))
+    }
+
+    async fn get_extended_agent_card(
+        &self,
+        _: tonic::Request<pb::GetExtendedAgentCardRequest>,
+    ) -> Reply<pb::AgentCard> {
+        Err(GrpcStatus::unimplemented("bare"))
+    }
+
+    async fn delete_task_push_notification_config(
+        &self,
+        _: tonic::Request<pb::DeleteTaskPushNotificationConfigRequest>,
+    ) -> Reply<pbjson_types::Empty> {
+        Err(GrpcStatus::unimplemented("bare"))
+    }
+}
+
+/// Whether a connection opens with the HTTP/2 preface ("PRI …"; an HTTP/1.1 request line
+/// starts with its method). Peeks, so hyper reads the bytes again.
+async fn is_h2(tcp: &tokio::net::TcpStream) -> std::io::Result<bool> {
+    const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+    let mut buf = [0u8; PREFACE.len()];
+    loop {
+        let n = tcp.peek(&mut buf).await?;
+        if n == 0 {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+        if buf[..n] != PREFACE[..n] {
+            return Ok(false);
+        }
+        if n == PREFACE.len() {
+            return Ok(true);
+        }
+        // Peeking at bytes already there does not wait for more.
+        tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+    }
+}
+
+/// Serves one connection, HTTP/2 or HTTP/1.1 by its first bytes, until it ends.
+async fn serve_connection(tcp: tokio::net::TcpStream, router: Router) {
+    // Without it Nagle + delayed ACK hold back small keep-alive answers.
+    let _ = tcp.set_nodelay(true);
+    let Ok(h2) = is_h2(&tcp).await else { return };
+    let io = TokioIo::new(tcp);
+    let service = TowerToHyperService::new(router);
+    let _ = if h2 {
+        hyper::server::conn::http2::Builder::new(TokioExecutor::new())
+            .serve_connection(io, service)
+            .await
+    } else {
+        hyper::server::conn::http1::Builder::new()
+            .serve_connection(io, service)
+            .await
+    };
+}
+
 fn port_arg() -> std::io::Result<u16> {
     let mut args = std::env::args().skip(1);
     let mut port = 0;
@@ -380,24 +654,23 @@ async fn main() -> std::io::Result<()> {
         card: card.to_string(),
         ids: Ids(AtomicU64::new(1)),
     });
+    let grpc = pb::a2a_service_server::A2aServiceServer::new(Grpc { app: app.clone() });
     let router = Router::new()
         .route("/.well-known/agent-card.json", get(serve_card))
         .route("/", post(rpc))
+        .route_service("/lf.a2a.v1.A2AService/{*method}", grpc)
         .with_state(app);
     // Rust's stdout is line-buffered: the line is out before the first request can come.
     println!("bare-a2a: listening on {base}");
-    let listener = listener.tap_io(|tcp| {
-        // Without it Nagle + delayed ACK hold back small keep-alive answers.
-        let _ = tcp.set_nodelay(true);
-    });
-    axum::serve(listener, router)
-        .with_graceful_shutdown(async {
-            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-                Ok(mut term) => {
-                    term.recv().await;
-                }
-                Err(_) => std::future::pending().await,
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => {
+                // A failed accept (out of descriptors) is the client's problem to see.
+                let Ok((tcp, _)) = accepted else { continue };
+                tokio::spawn(serve_connection(tcp, router.clone()));
             }
-        })
-        .await
+            _ = term.recv() => return Ok(()),
+        }
+    }
 }
