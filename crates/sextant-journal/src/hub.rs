@@ -13,9 +13,12 @@ use sextant_core::JournalEvent;
 use tokio::sync::broadcast;
 
 /// Events a Session's channel holds for its slowest subscriber. Every new task's Session gets
-/// a channel (its blocking caller follows it), so it is kept small: a subscriber that falls
-/// further behind re-reads the journal.
-const SESSION_CAPACITY: usize = 64;
+/// a channel (its blocking caller follows it), and every open stream keeps its Session's, so it
+/// is kept small: a subscriber that falls further behind re-reads the journal. Each slot costs
+/// about 50 bytes whether used or not: at 64 a channel was 3.2 KiB, the largest single part of
+/// an idle subscription's memory (bench/README.md "Idle subscriptions"); 16 still holds a
+/// ten-event turn published in one batch.
+const SESSION_CAPACITY: usize = 16;
 const ALL_CAPACITY: usize = 4096;
 /// Map size from which subscribing sweeps out channels without receivers.
 const SWEEP_AT: usize = 64;

@@ -178,6 +178,41 @@ echo '{"type":"final","status":"completed","text":"done"}'"#;
     assert_eq!(settle(&rt, &a).await.state, TaskState::Completed);
 }
 
+/// A subscriber that stops reading while a turn publishes more events than a Session's
+/// channel holds still gets every event of the task, once each, in order: it lags, and reads
+/// what it missed from the journal.
+#[tokio::test]
+async fn a_subscriber_that_falls_behind_a_long_turn_gets_every_event_once() {
+    use futures::StreamExt;
+    let dir = tempfile::tempdir().unwrap();
+    let script = r#"read -r turn
+sleep 0.3
+i=0
+while [ $i -lt 80 ]; do echo '{"type":"artifact","name":"part","parts":[{"text":"x"}]}'; i=$((i+1)); done
+echo '{"type":"final","status":"completed","text":"done"}'"#;
+    let rt = runtime(&dir, vec![exec_agent("burst", script)]).await;
+    let a = rt.admit(input("burst", "m1", "go")).await.unwrap();
+    let mut events =
+        stream::task_events(rt.journal(), a.task(), 0, stream::StopAt::Terminal).boxed();
+    // Read the first event while the process sleeps, then stop reading until the turn is
+    // over: its eighty-odd events overflow the live channel meanwhile.
+    let mut seen = vec![events.next().await.unwrap().unwrap().seq];
+    assert_eq!(settle(&rt, &a).await.state, TaskState::Completed);
+    while let Some(ev) = events.next().await {
+        seen.push(ev.unwrap().seq);
+    }
+    let stored: Vec<i64> = rt
+        .journal()
+        .task_events(&a.task().task_id, 0)
+        .await
+        .unwrap()
+        .iter()
+        .map(|ev| ev.seq)
+        .collect();
+    assert!(stored.len() > 80, "{} events", stored.len());
+    assert_eq!(seen, stored);
+}
+
 #[tokio::test]
 async fn exec_failures_say_why() {
     let dir = tempfile::tempdir().unwrap();

@@ -1152,9 +1152,10 @@ type EventStream = std::pin::Pin<
     Box<dyn Stream<Item = Result<std::sync::Arc<JournalEvent>, sextant_journal::Error>> + Send>,
 >;
 
-/// Maps a journal event to the `StreamResponse` a subscriber sees, if it sees one.
-fn stream_item(ev: &JournalEvent, task: &TaskRow, modes: &OutputModes) -> Option<Value> {
-    sextant_core::projection::stream_response(ev, &task.task_id, &task.context_id, modes)
+/// Maps a journal event to the `StreamResponse` a subscriber of the task `(task_id,
+/// context_id)` sees, if it sees one.
+fn stream_item(ev: &JournalEvent, ids: &(String, String), modes: &OutputModes) -> Option<Value> {
+    sextant_core::projection::stream_response(ev, &ids.0, &ids.1, modes)
 }
 
 /// [`with_session_link`] for a task's stream on this call.
@@ -1221,12 +1222,21 @@ fn task_stream(
     let session_url = call.session_url(&task.session_id);
     let linked = linker(call, &task);
     let base = call.base.clone();
+    // An open stream keeps what it captures for as long as it is open (an idle subscription
+    // can be open for hours), so it captures the ids it needs, not the task's row.
+    let snapshot_at = if after > 0 {
+        after
+    } else {
+        task.last_seq.max(1)
+    };
+    let session_id = task.session_id.to_string();
+    let ids = (task.task_id.to_string(), task.context_id.to_string());
+    drop(task);
     let frames = Box::pin(async_stream::stream! {
         let mut live = events;
         // Fold the journal up to the snapshot point.
-        let mut fold = TaskFold::new(&task.task_id, &task.context_id, &task.session_id);
+        let mut fold = TaskFold::new(&ids.0, &ids.1, &session_id);
         let mut pending: Vec<std::sync::Arc<JournalEvent>> = Vec::new();
-        let snapshot_at = if after > 0 { after } else { task.last_seq.max(1) };
         loop {
             match live.next().await {
                 Some(Ok(ev)) => {
@@ -1282,10 +1292,14 @@ fn task_stream(
         yield Frame::Item(Some(fold.last_seq), field("task", to_json(&fold.to_task(&opts))));
         if fold.is_terminal() { return; }
         let mut last = fold.last_seq;
+        // The snapshot is sent: its fold (the task's history and artifacts) is not needed for
+        // the rest of a stream that may stay open for hours.
+        drop(fold);
+        drop(opts);
         for ev in pending {
             if ev.seq <= last { continue; }
             last = ev.seq;
-            if let Some(item) = stream_item(&ev, &task, &modes) {
+            if let Some(item) = stream_item(&ev, &ids, &modes) {
                 yield Frame::Item(Some(ev.seq), linked(item));
             }
             if ends_stream(&ev) { return; }
@@ -1294,7 +1308,7 @@ fn task_stream(
             let ev = match ev { Ok(ev) => ev, Err(e) => { yield Frame::Error(internal(e)); return; } };
             if ev.seq <= last { continue; }
             last = ev.seq;
-            if let Some(item) = stream_item(&ev, &task, &modes) {
+            if let Some(item) = stream_item(&ev, &ids, &modes) {
                 yield Frame::Item(Some(ev.seq), linked(item));
             }
             if ends_stream(&ev) { return; }
@@ -1318,12 +1332,14 @@ fn resume_stream(call: &Call, task: TaskRow, after: i64) -> Frames {
     let journal = call.app.runtime.journal().clone();
     let base = call.base.clone();
     let linked = linker(call, &task);
+    let ids = (task.task_id.to_string(), task.context_id.to_string());
+    let mut events = Box::pin(task_events(&journal, &task, after, StopAt::Terminal));
+    drop(task);
     let frames = Box::pin(async_stream::stream! {
-        let mut events = Box::pin(task_events(&journal, &task, after, StopAt::Terminal));
         while let Some(ev) = events.next().await {
             match ev {
                 Ok(ev) => {
-                    if let Some(item) = stream_item(&ev, &task, &OutputModes::Any) {
+                    if let Some(item) = stream_item(&ev, &ids, &OutputModes::Any) {
                         yield Frame::Item(Some(ev.seq), linked(item));
                     }
                 }
