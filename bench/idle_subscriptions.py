@@ -18,13 +18,20 @@ connection that sent one GetTask is measured the same way, to show what an open 
 connection itself costs. Each measurement runs on a fresh server process. Nothing here
 asserts a figure.
 
+The bare server (BARE_BIN, `crates/sextant-server/examples/bare_a2a.rs`: axum and hyper as
+Sextant has them, nothing kept) keeps no tasks, so it has no subscriptions: only its
+kept-open connection is measured, after one SendMessage. That is the floor of an HTTP/1.1
+connection on the stack Sextant is built on.
+
 Sextant also speaks HTTP/2 (prior knowledge, on the same port): its subscriptions are measured
 a second time as streams sharing HTTP/2 connections, H2_STREAMS [100] per connection (the
 server's limit of concurrent streams), so N subscriptions take N / H2_STREAMS connections.
 The SDK peers serve HTTP/1.1 only.
 
-Environment: SEXTANT_BIN [<repo>/target/release/sextant], N [1000], WARM [100], BATCH [50],
-SETTLE [1] seconds, SERVERS ["sextant js python"], H2_STREAMS [100]. Raises its open-files limit to the hard limit (N connections per server).
+Environment: SEXTANT_BIN [<repo>/target/release/sextant], BARE_BIN
+[${CARGO_TARGET_DIR:-<repo>/target}/release/examples/bare_a2a; skipped when missing], N [1000],
+WARM [100], BATCH [50], SETTLE [1] seconds, SERVERS ["sextant bare js python"], H2_STREAMS
+[100]. Raises its open-files limit to the hard limit (N connections per server).
 """
 
 from __future__ import annotations
@@ -47,12 +54,16 @@ from urllib.parse import urlparse
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 SEXTANT_BIN = os.environ.get("SEXTANT_BIN", str(REPO / "target/release/sextant"))
+BARE_BIN = os.environ.get(
+    "BARE_BIN", str(Path(os.environ.get("CARGO_TARGET_DIR", REPO / "target")) / "release/examples/bare_a2a")
+)
 N = int(os.environ.get("N", "1000"))
 WARM = int(os.environ.get("WARM", "100"))
 BATCH = int(os.environ.get("BATCH", "50"))
 SETTLE = float(os.environ.get("SETTLE", "1"))
-SERVERS = os.environ.get("SERVERS", "sextant js python").split()
+SERVERS = os.environ.get("SERVERS", "sextant bare js python").split()
 H2_STREAMS = int(os.environ.get("H2_STREAMS", "100"))
+PRIME = os.environ.get("PRIME", "1") == "1"
 STARTUP_TIMEOUT = 60
 FIRST_EVENT_TIMEOUT = 30
 
@@ -126,12 +137,21 @@ def hold_task(server: Server, i: int) -> str:
     return task["id"]
 
 
+def bare_call(server: Server, i: int) -> str:
+    """The bare server keeps no task: a SendMessage's messageId stands in for one."""
+    return f"bare-idle-{i}"
+
+
 async def open_connection(server: Server, method: str, task_id: str):
     """One HTTP/1.1 connection that sent `method` for the task and read its first answer
-    (the first SSE event, or the whole GetTask response), then stays open."""
+    (the first SSE event, or the whole GetTask response), then stays open. `SendMessage`
+    (the bare server): one echo under the messageId `task_id`."""
     u = urlparse(server.rpc)
     reader, writer = await asyncio.open_connection(u.hostname, u.port)
-    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": {"id": task_id}}).encode()
+    params = {"id": task_id}
+    if method == "SendMessage":
+        params = {"message": {"role": "ROLE_USER", "messageId": task_id, "parts": [{"text": "hello"}]}}
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).encode()
     accept = "text/event-stream" if method == "SubscribeToTask" else "application/json"
     head = (
         f"POST {u.path} HTTP/1.1\r\nHost: {u.netloc}\r\nContent-Type: application/json\r\n"
@@ -160,7 +180,11 @@ async def open_connection(server: Server, method: str, task_id: str):
         task = json.loads(data).get("result", {}).get("task", {})
     else:
         task = json.loads(buf.partition(b"\r\n\r\n")[2]).get("result", {})
-    if task.get("id") != task_id:
+    if method == "SendMessage":
+        state = task.get("task", {}).get("status", {}).get("state")
+        if state != "TASK_STATE_COMPLETED":
+            raise RuntimeError(f"{server.name}: SendMessage did not answer a completed task: {buf[:300]!r}")
+    elif task.get("id") != task_id:
         raise RuntimeError(f"{server.name}: {method} did not answer with the task: {buf[:300]!r}")
     return reader, writer
 
@@ -261,6 +285,12 @@ async def measure(server: Server, method: str, task_ids: list[str], http2: bool 
     len(task_ids) - WARM."""
     conns = []
     h2conns: list[H2Connection] = []
+    if PRIME and method != "SendMessage":
+        # Every task read once before the first RSS reading, so that caches the server fills
+        # on reads (Sextant's SQLite page caches, bounded per reader connection) are as full
+        # before as after, and what is measured is the connections and streams themselves.
+        for t in task_ids:
+            server.call("GetTask", {"id": t})
     if http2:
         await open_h2(server, task_ids[:WARM], h2conns)
     else:
@@ -301,6 +331,13 @@ def main() -> int:
             sextant_task,
         ),
         (
+            "bare",
+            "bare axum (limit)",
+            lambda data: [BARE_BIN, "--port", "0"],
+            "bare-a2a: listening on ",
+            bare_call,
+        ),
+        (
             "js",
             "JS @a2a-js/sdk 1.3.0",
             lambda data: ["env", "NODE_ENV=production", "node", str(HERE / "js" / "js_echo_peer.js"), "--port", "0"],
@@ -320,11 +357,16 @@ def main() -> int:
         for name, label, cmd, prefix, open_task in kinds:
             if name not in SERVERS:
                 continue
+            if name == "bare" and not os.access(BARE_BIN, os.X_OK):
+                log(f"no bare server at {BARE_BIN}: left out")
+                continue
             figures = {}
             # A fresh process per measurement: memory freed by one is not reused by the next.
             runs = [("SubscribeToTask", False), ("GetTask", False)]
             if name == "sextant":
                 runs.append(("SubscribeToTask", True))
+            if name == "bare":
+                runs = [("SendMessage", False)]
             for method, http2 in runs:
                 key = method + (" h2" if http2 else "")
                 server = Server(name, label, cmd(f"{tmp}/{name}-{method}-{http2}"), prefix, open_task)
@@ -336,15 +378,18 @@ def main() -> int:
                     server.stop()
                 per = "stream (HTTP/2)" if http2 else "connection"
                 log(f"{name}: {figures[key]:.1f} KiB per {per} after {method}")
-            rows.append((label, figures["SubscribeToTask"], figures["GetTask"], figures.get("SubscribeToTask h2")))
+            kept_open = figures.get("GetTask", figures.get("SendMessage"))
+            rows.append((label, figures.get("SubscribeToTask"), kept_open, figures.get("SubscribeToTask h2")))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print(f"\n{N} idle connections per server, each its own HTTP/1.1 connection (KiB of server RSS each);")
-    print(f"the last column: {N} SubscribeToTask streams over HTTP/2, {H2_STREAMS} per connection (KiB each)")
+    print(f"the last column: {N} SubscribeToTask streams over HTTP/2, {H2_STREAMS} per connection (KiB each);")
+    print("kept open after one GetTask (the bare server: after one SendMessage, it keeps no tasks)")
     print(f"{'server':<24}{'SubscribeToTask':>17}{'GetTask, kept open':>20}{'SubscribeToTask, HTTP/2':>25}")
     for label, sub, get, h2 in rows:
+        subs = "-" if sub is None else f"{sub:.1f}"
         h2s = "-" if h2 is None else f"{h2:.1f}"
-        print(f"{label:<24}{sub:>17.1f}{get:>20.1f}{h2s:>25}")
+        print(f"{label:<24}{subs:>17}{get:>20.1f}{h2s:>25}")
     return 0
 
 

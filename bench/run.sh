@@ -148,9 +148,6 @@ if [[ "$(cat "$JS/node_modules/.bench-lock.sha256" 2>/dev/null)" != "$lock_hash"
   (cd "$JS" && npm ci --omit=dev --no-audit --no-fund --loglevel=error >&2)
   echo "$lock_hash" >"$JS/node_modules/.bench-lock.sha256"
 fi
-# `run.sh idle`: memory per idle SubscribeToTask stream instead (bench/idle_subscriptions.py).
-[[ "${1:-}" == "idle" ]] && exec "$PY" "$HERE/idle_subscriptions.py"
-
 # --- the bare server ------------------------------------------------------------------------
 # It answers only SendMessage and SendStreamingMessage, and keeps nothing: no ListTasks, and
 # nothing to soak.
@@ -171,6 +168,9 @@ for want in "bare $WANT_BARE $BARE_BIN $BARE_DEFAULT" "grpc_load $WANT_GRPC $GRP
   log "building the bare server and the load generators: ${build[*]}"
   (cd "$REPO" && "${build[@]}") || die "building failed: ${build[*]}"
 done
+# `run.sh idle`: memory per idle SubscribeToTask stream instead (bench/idle_subscriptions.py),
+# with the bare server's kept-open connection as the HTTP/1.1 floor.
+[[ "${1:-}" == "idle" ]] && BARE_BIN="$BARE_BIN" exec "$PY" "$HERE/idle_subscriptions.py"
 
 # --- server processes ------------------------------------------------------------------------
 mkdir -p "$RESULTS_DIR"
