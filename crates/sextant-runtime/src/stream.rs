@@ -77,10 +77,13 @@ fn follow(
         loop {
             if catch_up {
                 catch_up = false;
-                for ev in journal.task_events(&task_id, last).await? {
+                // Each read event goes into its `Arc` before anything borrows it: a borrowed
+                // local keeps its room in the stream's state for as long as the stream lives
+                // (an event is about a kilobyte), even after it is moved.
+                for ev in journal.task_events(&task_id, last).await?.into_iter().map(Arc::new) {
                     last = ev.seq;
                     let end = ends(stop, &ev);
-                    yield Arc::new(ev);
+                    yield ev;
                     if end {
                         return;
                     }

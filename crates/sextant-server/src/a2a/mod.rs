@@ -1234,68 +1234,18 @@ fn task_stream(
     drop(task);
     let frames = Box::pin(async_stream::stream! {
         let mut live = events;
-        // Fold the journal up to the snapshot point.
-        let mut fold = TaskFold::new(&ids.0, &ids.1, &session_id);
-        let mut pending: Vec<std::sync::Arc<JournalEvent>> = Vec::new();
-        loop {
-            match live.next().await {
-                Some(Ok(ev)) => {
-                    if ev.seq <= snapshot_at {
-                        fold.apply(&ev);
-                        if ev.seq == snapshot_at { break; }
-                    } else {
-                        pending.push(ev);
-                        break;
-                    }
-                }
-                Some(Err(e)) => { yield Frame::Error(internal(e)); return; }
-                None => return,
+        // The snapshot is made in a future of its own (boxed, so its fold and pending events
+        // take no room in this stream's state, which an idle subscription keeps for hours).
+        let opened = Box::pin(snapshot(&mut live, &ids, &session_id, snapshot_at, lazy, modes, session_url)).await;
+        let (pending, mut last) = match opened {
+            Opened::Task { frame, seq, pending, terminal } => {
+                yield frame;
+                if terminal { return; }
+                (pending, seq)
             }
-        }
-        if lazy {
-            // The turn's start (turn_started, working) decides nothing; the first output does:
-            // a direct Message answer is sent alone, anything else starts the task stream.
-            let mut seen = 0;
-            loop {
-                let next = match pending.get(seen) {
-                    Some(ev) => Some(Ok(ev.clone())),
-                    None => live.next().await,
-                };
-                match next {
-                    Some(Ok(ev)) => {
-                        if let EventBody::Reply { message } = &ev.body {
-                            yield Frame::Item(Some(ev.seq), field("message", to_json(message)));
-                            return;
-                        }
-                        let preamble = matches!(
-                            &ev.body,
-                            EventBody::TurnStarted { .. }
-                                | EventBody::TaskState { state: TaskState::Working, message: None }
-                        );
-                        if seen >= pending.len() {
-                            pending.push(ev);
-                        }
-                        seen += 1;
-                        if !preamble { break; }
-                    }
-                    Some(Err(e)) => { yield Frame::Error(internal(e)); return; }
-                    None => return,
-                }
-            }
-        }
-        let opts = ViewOptions {
-            include_artifacts: true,
-            output_modes: modes,
-            session_url: Some(session_url),
-            ..Default::default()
+            Opened::Alone(frame) => { yield frame; return; }
+            Opened::Ended => return,
         };
-        yield Frame::Item(Some(fold.last_seq), field("task", to_json(&fold.to_task(&opts))));
-        if fold.is_terminal() { return; }
-        let mut last = fold.last_seq;
-        // The snapshot is sent: its fold (the task's history and artifacts) is not needed for
-        // the rest of a stream that may stay open for hours.
-        drop(fold);
-        drop(opts);
         for ev in pending {
             if ev.seq <= last { continue; }
             last = ev.seq;
@@ -1315,6 +1265,106 @@ fn task_stream(
         }
     });
     with_answer_urls(frames, base)
+}
+
+/// How a task stream opens ([`snapshot`]).
+enum Opened {
+    /// The Task as of the snapshot (`seq`), the events read past it, and whether it is over.
+    Task {
+        frame: Frame,
+        seq: i64,
+        pending: Vec<std::sync::Arc<JournalEvent>>,
+        terminal: bool,
+    },
+    /// A frame that is the whole stream: a direct Message answer, or an error.
+    Alone(Frame),
+    /// The events ended before the snapshot.
+    Ended,
+}
+
+/// A task stream's opening: the task's events folded up to `snapshot_at` into the Task frame.
+/// With `lazy`, the first output decides: a direct Message is sent alone.
+async fn snapshot(
+    live: &mut EventStream,
+    ids: &(String, String),
+    session_id: &str,
+    snapshot_at: i64,
+    lazy: bool,
+    modes: OutputModes,
+    session_url: String,
+) -> Opened {
+    let mut fold = TaskFold::new(&ids.0, &ids.1, session_id);
+    let mut pending: Vec<std::sync::Arc<JournalEvent>> = Vec::new();
+    loop {
+        match live.next().await {
+            Some(Ok(ev)) => {
+                if ev.seq <= snapshot_at {
+                    fold.apply(&ev);
+                    if ev.seq == snapshot_at {
+                        break;
+                    }
+                } else {
+                    pending.push(ev);
+                    break;
+                }
+            }
+            Some(Err(e)) => return Opened::Alone(Frame::Error(internal(e))),
+            None => return Opened::Ended,
+        }
+    }
+    if lazy {
+        // The turn's start (turn_started, working) decides nothing; the first output does:
+        // a direct Message answer is sent alone, anything else starts the task stream.
+        let mut seen = 0;
+        loop {
+            let next = match pending.get(seen) {
+                Some(ev) => Some(Ok(ev.clone())),
+                None => live.next().await,
+            };
+            match next {
+                Some(Ok(ev)) => {
+                    if let EventBody::Reply { message } = &ev.body {
+                        return Opened::Alone(Frame::Item(
+                            Some(ev.seq),
+                            field("message", to_json(message)),
+                        ));
+                    }
+                    let preamble = matches!(
+                        &ev.body,
+                        EventBody::TurnStarted { .. }
+                            | EventBody::TaskState {
+                                state: TaskState::Working,
+                                message: None
+                            }
+                    );
+                    if seen >= pending.len() {
+                        pending.push(ev);
+                    }
+                    seen += 1;
+                    if !preamble {
+                        break;
+                    }
+                }
+                Some(Err(e)) => return Opened::Alone(Frame::Error(internal(e))),
+                None => return Opened::Ended,
+            }
+        }
+    }
+    let opts = ViewOptions {
+        include_artifacts: true,
+        output_modes: modes,
+        session_url: Some(session_url),
+        ..Default::default()
+    };
+    Opened::Task {
+        frame: Frame::Item(
+            Some(fold.last_seq),
+            field("task", to_json(&fold.to_task(&opts))),
+        ),
+        seq: fold.last_seq,
+        pending,
+        terminal: fold.is_terminal(),
+    }
 }
 
 fn with_answer_urls(frames: Frames, base: String) -> Frames {
