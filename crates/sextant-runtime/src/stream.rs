@@ -79,7 +79,7 @@ fn follow(
                 catch_up = false;
                 // Each read event goes into its `Arc` before anything borrows it: a borrowed
                 // local keeps its room in the stream's state for as long as the stream lives
-                // (an event is about a kilobyte), even after it is moved.
+                // (a `JournalEvent` is over 400 bytes), even after it is moved.
                 for ev in journal.task_events(&task_id, last).await?.into_iter().map(Arc::new) {
                     last = ev.seq;
                     let end = ends(stop, &ev);

@@ -1236,7 +1236,7 @@ fn task_stream(
         let mut live = events;
         // The snapshot is made in a future of its own (boxed, so its fold and pending events
         // take no room in this stream's state, which an idle subscription keeps for hours).
-        let opened = Box::pin(snapshot(&mut live, &ids, &session_id, snapshot_at, lazy, modes, session_url)).await;
+        let opened = Box::pin(snapshot(&mut live, &ids, session_id, snapshot_at, lazy, modes, session_url)).await;
         let (pending, mut last) = match opened {
             Opened::Task { frame, seq, pending, terminal } => {
                 yield frame;
@@ -1287,13 +1287,13 @@ enum Opened {
 async fn snapshot(
     live: &mut EventStream,
     ids: &(String, String),
-    session_id: &str,
+    session_id: String,
     snapshot_at: i64,
     lazy: bool,
     modes: OutputModes,
     session_url: String,
 ) -> Opened {
-    let mut fold = TaskFold::new(&ids.0, &ids.1, session_id);
+    let mut fold = TaskFold::new(&ids.0, &ids.1, &session_id);
     let mut pending: Vec<std::sync::Arc<JournalEvent>> = Vec::new();
     loop {
         match live.next().await {
