@@ -169,31 +169,58 @@ async fn security_headers_and_caps() {
     assert_eq!(status, StatusCode::OK);
     for (k, v) in [
         ("x-content-type-options", "nosniff"),
-        ("x-frame-options", "DENY"),
-        ("referrer-policy", "no-referrer"),
+        ("cross-origin-resource-policy", "same-origin"),
         ("cache-control", "no-store"),
+        (
+            "content-security-policy",
+            "default-src 'none'; frame-ancestors 'none'",
+        ),
     ] {
         assert_eq!(headers[k], v, "{k}");
     }
+    // What only a page needs stays off API answers: `frame-ancestors` supersedes
+    // X-Frame-Options, and a JSON body can make no request to send a referrer with. Six
+    // headers at most, so hyper's per-connection header map stays at its smaller size.
+    assert!(headers.get("x-frame-options").is_none());
+    assert!(headers.get("referrer-policy").is_none());
+    assert!(headers.get("access-control-allow-origin").is_none());
+    // The same on an open event stream.
+    let owner = app.owner.clone();
+    let stream = json!({ "jsonrpc": "2.0", "id": 1, "method": "SendStreamingMessage",
+        "params": { "message": msg("hi") } });
+    let resp = app
+        .client
+        .post(format!("{}{OPEN_A2A}", app.url))
+        .bearer_auth(&owner)
+        .header("A2A-Version", "1.0")
+        .json(&stream)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.headers()["content-type"], "text/event-stream");
+    assert_eq!(resp.headers()["x-content-type-options"], "nosniff");
     assert!(
-        headers["content-security-policy"]
+        resp.headers()["content-security-policy"]
             .to_str()
             .unwrap()
-            .contains("default-src 'none'")
+            .contains("frame-ancestors 'none'")
     );
-    assert!(headers.get("access-control-allow-origin").is_none());
-    // The UI's page carries the UI's strict policy.
+    assert!(resp.headers().get("x-frame-options").is_none());
+    assert!(resp.headers().get("referrer-policy").is_none());
+    drop(resp);
+    // The UI's page carries the UI's strict policy and the page headers.
     let (_, headers, _) = app.get(None, "/").await;
     let csp = headers["content-security-policy"].to_str().unwrap();
     assert!(
         csp.contains("script-src 'self'") && csp.contains("frame-ancestors 'none'"),
         "{csp}"
     );
+    assert_eq!(headers["x-frame-options"], "DENY");
+    assert_eq!(headers["referrer-policy"], "no-referrer");
 
     // Body cap: 413, with or without a token.
     let big = json!({ "jsonrpc": "2.0", "id": 1, "method": "SendMessage",
         "params": { "message": msg(&"x".repeat(8000)) } });
-    let owner = app.owner.clone();
     let (status, _, _) = app
         .req(Some(&owner), Method::POST, OPEN_A2A, Some(big), &[])
         .await;

@@ -42,9 +42,9 @@
 //! caller's own headers.
 //!
 //! [`headers`] sets, when the response has not set them itself: `X-Content-Type-Options:
-//! nosniff`, `X-Frame-Options: DENY`, `Referrer-Policy: no-referrer`,
-//! `Cross-Origin-Resource-Policy: same-origin`, a Content-Security-Policy (the UI's strict
-//! policy on HTML, `default-src 'none'; frame-ancestors 'none'` on everything else) and
+//! nosniff`, `Cross-Origin-Resource-Policy: same-origin`, a Content-Security-Policy (the UI's
+//! strict policy on HTML, `default-src 'none'; frame-ancestors 'none'` on everything else),
+//! `X-Frame-Options: DENY` on HTML, `Referrer-Policy: no-referrer` on HTML and redirects, and
 //! `Cache-Control: no-store` on `/api/` responses. No CORS header is ever sent.
 
 use std::net::SocketAddr;
@@ -348,6 +348,7 @@ pub async fn headers(req: Request, next: Next) -> Response {
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.starts_with("text/html"));
+    let redirect = resp.status().is_redirection();
     let h = resp.headers_mut();
     let mut set = |k: header::HeaderName, v: &'static str| {
         if !h.contains_key(&k) {
@@ -355,19 +356,29 @@ pub async fn headers(req: Request, next: Next) -> Response {
         }
     };
     set(header::X_CONTENT_TYPE_OPTIONS, "nosniff");
-    set(header::X_FRAME_OPTIONS, "DENY");
-    set(header::REFERRER_POLICY, "no-referrer");
     set(
         header::HeaderName::from_static("cross-origin-resource-policy"),
         "same-origin",
     );
+    // Two headers only a page (or a redirect) needs are left off everything else:
+    // `X-Frame-Options`, which a browser ignores wherever the policy has `frame-ancestors`,
+    // and `Referrer-Policy`, which governs the requests a page makes (under `default-src
+    // 'none'` a JSON or event-stream body shown in a tab can make none) and those a redirect
+    // leads to. Each costs memory as well as bytes: hyper keeps an HTTP/1.1 connection's
+    // response header map for the next request, sized for the most headers it has carried
+    // (6 entries, then 12), and a JSON answer's seventh header (axum adds `Content-Length`)
+    // cost every kept-open connection and idle subscription 624 bytes.
     if html {
         set(header::CONTENT_SECURITY_POLICY, crate::ui::CSP);
+        set(header::X_FRAME_OPTIONS, "DENY");
     } else {
         set(
             header::CONTENT_SECURITY_POLICY,
             "default-src 'none'; frame-ancestors 'none'",
         );
+    }
+    if html || redirect {
+        set(header::REFERRER_POLICY, "no-referrer");
     }
     if api {
         set(header::CACHE_CONTROL, "no-store");
