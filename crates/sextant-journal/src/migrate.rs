@@ -106,6 +106,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "20261203100000_task_content_hash_once",
         include_str!("../migrations/20261203100000_task_content_hash_once.sql"),
     ),
+    (
+        "20261203200000_tasks_ended",
+        include_str!("../migrations/20261203200000_tasks_ended.sql"),
+    ),
 ];
 
 /// Applies the pending migrations; returns how many ran.

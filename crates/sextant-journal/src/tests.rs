@@ -2480,6 +2480,139 @@ async fn schedule_grants_apply_only_to_the_schedules_runs_under_the_same_prompt_
     assert!(j.schedule_grants("s1").await.unwrap().is_empty());
 }
 
+/// The console's lists of every caller's tasks read a page's rows, not the journal: newest
+/// first along `tasks_by_time`, stopping after the page, and unfinished ones from the partial
+/// `tasks_live` (walking the time index for them would read every finished task too). Each
+/// page also has the rows a plain read of the tasks gives.
+#[tokio::test]
+async fn console_task_lists_read_a_page_not_the_journal() {
+    use crate::queries::tasks::{TaskStatus, list, page_sql};
+    let dir = tempfile::tempdir().unwrap();
+    let j = journal(&dir).await;
+    let mut ids = Vec::new();
+    for i in 0..12 {
+        let caller = if i % 3 == 0 { "bob" } else { "alice" };
+        ids.push(admitted(&j, admission(caller, &format!("m{i}"), "x")).await);
+    }
+    for (n, t) in ids.iter().enumerate().filter(|(n, _)| n % 4 != 1) {
+        let state = match n % 4 {
+            2 => TaskState::Failed,
+            3 => TaskState::InputRequired,
+            _ => TaskState::Completed,
+        };
+        j.append_one(
+            &t.session_id,
+            &t.task_id,
+            EventBody::TaskState {
+                state,
+                message: None,
+            },
+            t0() + chrono::Duration::seconds(n as i64),
+        )
+        .await
+        .unwrap();
+    }
+    let page = |status: Option<TaskStatus>, state: Option<TaskState>| TaskFilter {
+        status,
+        state,
+        limit: 6,
+        ..Default::default()
+    };
+    let cases = [
+        (page(None, None), "tasks_ended"),
+        (page(None, Some(TaskState::Completed)), "tasks_ended"),
+        (
+            page(
+                Some(TaskStatus::Ended(sextant_core::TaskOutcome::Failed)),
+                None,
+            ),
+            "tasks_ended",
+        ),
+        (
+            TaskFilter {
+                caller: Some("alice".into()),
+                agent_id: Some("echo".into()),
+                ..page(None, None)
+            },
+            "tasks_by_caller_agent",
+        ),
+        (page(Some(TaskStatus::Unfinished), None), "tasks_live"),
+        (page(Some(TaskStatus::Active), None), "tasks_live"),
+        (page(Some(TaskStatus::Waiting), None), "tasks_live"),
+        (page(None, Some(TaskState::Submitted)), "tasks_live"),
+    ];
+    // The next page of unfinished tasks, after the newest one.
+    let newest = j
+        .list_tasks(page(Some(TaskStatus::Unfinished), None))
+        .await
+        .unwrap()
+        .tasks[0]
+        .clone();
+    let cursor = (
+        sextant_core::ids::format_time(newest.state_at),
+        newest.task_id.to_string(),
+    );
+    let mut cases = cases.to_vec();
+    cases.push((
+        TaskFilter {
+            cursor: Some(cursor),
+            ..page(Some(TaskStatus::Unfinished), None)
+        },
+        "tasks_live",
+    ));
+    j.read(move |c| {
+        for (f, index) in cases {
+            let (sql, params) = page_sql(&f);
+            // (id, parent, detail) of each step.
+            let plan: Vec<(i64, i64, String)> = c
+                .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))?
+                .query_map(rusqlite::params_from_iter(params), |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(3)?))
+                })?
+                .collect::<rusqlite::Result<_>>()?;
+            assert!(plan.iter().any(|s| s.2.contains(index)), "{f:?}: {plan:?}");
+            // Never every task; and ended tasks are read in the index's order, not sorted
+            // (only a page's rows are, where two pages merge).
+            assert!(!plan.iter().any(|s| s.2 == "SCAN tasks"), "{f:?}: {plan:?}");
+            for scan in plan.iter().filter(|s| !s.2.contains("tasks_live")) {
+                if scan.2.starts_with("SCAN tasks") || scan.2.starts_with("SEARCH tasks") {
+                    let sorted = plan
+                        .iter()
+                        .any(|s| s.1 == scan.1 && s.2.contains("TEMP B-TREE"));
+                    assert!(!sorted, "{f:?}: {plan:?}");
+                }
+            }
+            // The same rows as reading every task and sorting them.
+            let (w, p) = crate::queries::tasks::filter_sql(&f);
+            let truth: Vec<(String, String)> = c
+                .prepare(&format!(
+                    "SELECT state_at, task_id FROM tasks NOT INDEXED WHERE {w} \
+                     ORDER BY state_at DESC, task_id DESC"
+                ))?
+                .query_map(rusqlite::params_from_iter(p), |r| {
+                    Ok((r.get(0)?, r.get(1)?))
+                })?
+                .collect::<rusqlite::Result<_>>()?;
+            let want: Vec<String> = truth
+                .into_iter()
+                .filter(|row| f.cursor.as_ref().is_none_or(|cut| row < cut))
+                .take(6)
+                .map(|(_, id)| id)
+                .collect();
+            let got: Vec<String> = list(c, &f)?
+                .tasks
+                .iter()
+                .map(|t| t.task_id.to_string())
+                .collect();
+            assert!(!want.is_empty(), "{f:?}: the case lists nothing");
+            assert_eq!(got, want, "{f:?}");
+        }
+        Ok(())
+    })
+    .await
+    .unwrap();
+}
+
 /// `totalSize` comes from `task_tally` when the filter allows (caller, Agent, state), so a
 /// list costs the same on a journal of a million tasks as on an empty one; and the tally stays
 /// exact through inserts, state changes and deletes. Each count is checked against a

@@ -13,6 +13,15 @@ macro_rules! live_task {
     };
 }
 
+/// The condition of the partial index `tasks_ended`: the task has ended (the complement of
+/// [`live_task!`]). Repeated term for term by the queries that read that index.
+macro_rules! ended_task {
+    () => {
+        "state = 'TASK_STATE_COMPLETED' OR state = 'TASK_STATE_FAILED' \
+         OR state = 'TASK_STATE_CANCELED' OR state = 'TASK_STATE_REJECTED'"
+    };
+}
+
 /// Collects a list read's rows, leaving out (and logging) each row whose stored values this
 /// Sextant cannot read: a name a newer Sextant wrote, a hand-edited time. One such row must not
 /// hide every other row of a list, nor stop the scheduler's other schedules; read alone, it

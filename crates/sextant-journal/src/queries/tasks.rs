@@ -344,7 +344,46 @@ pub(crate) fn filter_sql(f: &TaskFilter) -> (String, Vec<rusqlite::types::Value>
     if let Some(v) = f.state_at_or_after {
         bind(&mut w, "state_at >= ?", format_time(v));
     }
+    if live_only(f) && f.status != Some(TaskStatus::Unfinished) {
+        // Implied by the state already, but SQLite reads the partial index `tasks_live` only
+        // for a query whose WHERE has the index's own terms (see [`from`]).
+        w.push(format!("({})", live_task!()));
+    }
     (w.join(" AND "), p)
+}
+
+/// Whether a filter keeps to unfinished tasks (by its status, or a state that is not one of
+/// the four terminal ones).
+fn live_only(f: &TaskFilter) -> bool {
+    const TERMINAL: [&str; 4] = [
+        "TASK_STATE_COMPLETED",
+        "TASK_STATE_FAILED",
+        "TASK_STATE_CANCELED",
+        "TASK_STATE_REJECTED",
+    ];
+    matches!(
+        f.status,
+        Some(TaskStatus::Unfinished | TaskStatus::Active | TaskStatus::Waiting)
+    ) || f
+        .state
+        .as_ref()
+        .is_some_and(|s| !TERMINAL.contains(&state_wire(s).as_str()))
+}
+
+/// Whether a filter keeps to ended tasks (by its status, or one of the four terminal states).
+fn ended_only(f: &TaskFilter) -> bool {
+    matches!(f.status, Some(TaskStatus::Ended(_))) || (f.state.is_some() && !live_only(f))
+}
+
+/// What a count over tasks reads from. Unfinished tasks are a few among many, all in the
+/// partial index `tasks_live`, which SQLite would otherwise pass over for an index in the
+/// list's order, walked from the newest task to the oldest to find the few not done.
+fn from(f: &TaskFilter) -> &'static str {
+    if live_only(f) {
+        "tasks INDEXED BY tasks_live"
+    } else {
+        "tasks"
+    }
 }
 
 /// The terms of a filter on caller, Agent and state only: columns `task_tally` has too, so
@@ -405,7 +444,7 @@ pub(crate) fn count(c: &Connection, f: &TaskFilter) -> Result<u64> {
         )
     } else {
         let (w, p) = filter_sql(f);
-        (format!("SELECT COUNT(*) FROM tasks WHERE {w}"), p)
+        (format!("SELECT COUNT(*) FROM {} WHERE {w}", from(f)), p)
     };
     let n: i64 = c
         .prepare_cached(&sql)?
@@ -413,31 +452,65 @@ pub(crate) fn count(c: &Connection, f: &TaskFilter) -> Result<u64> {
     Ok(n.max(0) as u64)
 }
 
-/// Lists tasks.
-pub fn list(c: &Connection, f: &TaskFilter) -> Result<TaskPage> {
+/// The statement of one page of [`list`]: a row more than the page, to know if another follows.
+///
+/// A caller's lists read the caller's indexes, as SQLite chooses. Lists of every caller's
+/// tasks (the console's) read the two partial indexes that split the tasks in two: the
+/// unfinished ones from `tasks_live` (a few, sorted), the ended ones newest first down
+/// `tasks_ended`, stopping after the page; a list of both merges the two pages. Without this
+/// such a page read every task and sorted them all (see the migration `tasks_ended`).
+pub(crate) fn page_sql(f: &TaskFilter) -> (String, Vec<rusqlite::types::Value>) {
     use rusqlite::types::Value as V;
-    let (filters, params) = filter_sql(f);
-    let limit = f.limit.max(1);
-    let mut page_params = params.clone();
-    let mut page_where = filters.clone();
+    let (mut page_where, mut params) = filter_sql(f);
     if let Some((at, id)) = &f.cursor {
-        let n = page_params.len();
+        let n = params.len();
         page_where.push_str(&format!(
             " AND (state_at < ?{a} OR (state_at = ?{a} AND task_id < ?{b}))",
             a = n + 1,
             b = n + 2
         ));
-        page_params.push(V::Text(at.clone()));
-        page_params.push(V::Text(id.clone()));
+        params.push(V::Text(at.clone()));
+        params.push(V::Text(id.clone()));
     }
-    page_params.push(V::Integer(i64::from(limit) + 1));
+    params.push(V::Integer(i64::from(f.limit.max(1)) + 1));
+    let order = format!(
+        "ORDER BY state_at DESC, task_id DESC LIMIT ?{}",
+        params.len()
+    );
+    let ended = || {
+        format!(
+            "SELECT {COLUMNS} FROM tasks INDEXED BY tasks_ended WHERE {page_where} AND ({}) {order}",
+            ended_task!()
+        )
+    };
+    let sql = if live_only(f) {
+        // Its WHERE has the live terms already ([`filter_sql`]).
+        format!(
+            "SELECT {COLUMNS} FROM {} WHERE {page_where} {order}",
+            from(f)
+        )
+    } else if f.caller.is_some() {
+        format!("SELECT {COLUMNS} FROM tasks WHERE {page_where} {order}")
+    } else if ended_only(f) {
+        ended()
+    } else {
+        format!(
+            "SELECT * FROM (SELECT {COLUMNS} FROM tasks INDEXED BY tasks_live WHERE {page_where} \
+             AND ({}) {order}) UNION ALL SELECT * FROM ({}) {order}",
+            live_task!(),
+            ended()
+        )
+    };
+    (sql, params)
+}
+
+/// Lists tasks.
+pub fn list(c: &Connection, f: &TaskFilter) -> Result<TaskPage> {
+    let limit = f.limit.max(1);
+    let (sql, params) = page_sql(f);
     let mut tasks = c
-        .prepare_cached(&format!(
-            "SELECT {COLUMNS} FROM tasks WHERE {page_where}
-             ORDER BY state_at DESC, task_id DESC LIMIT ?{}",
-            page_params.len()
-        ))?
-        .query_map(rusqlite::params_from_iter(page_params), row)?
+        .prepare_cached(&sql)?
+        .query_map(rusqlite::params_from_iter(params), row)?
         .collect::<rusqlite::Result<Vec<_>>>()?;
     let next = if tasks.len() > limit as usize {
         tasks.truncate(limit as usize);
