@@ -10,8 +10,8 @@
 --
 -- Partial, on ended tasks only: a task enters it once, when it ends (its `state_at` is then
 -- the newest, so the entry goes at the index's edge), and never moves again. An index of
--- every task would move each task's entry at every state change: 15 % more journal CPU per
--- task in `bench_journal`, against a few per cent for this one.
+-- every task would move each task's entry at every state change: 10–15 % more journal CPU
+-- per task in `bench_journal`, against 5 % for this one.
 --
 -- Its condition is `queries::ended_task!`, term for term (comparisons, not `IN`: see
 -- `live_task!`).

@@ -2480,10 +2480,10 @@ async fn schedule_grants_apply_only_to_the_schedules_runs_under_the_same_prompt_
     assert!(j.schedule_grants("s1").await.unwrap().is_empty());
 }
 
-/// The console's lists of every caller's tasks read a page's rows, not the journal: newest
-/// first along `tasks_by_time`, stopping after the page, and unfinished ones from the partial
-/// `tasks_live` (walking the time index for them would read every finished task too). Each
-/// page also has the rows a plain read of the tasks gives.
+/// The console's lists of every caller's tasks read a page's rows, not the journal: ended
+/// tasks newest first down `tasks_ended`, stopping after the page, and unfinished ones from
+/// `tasks_live` (walking an ordered index for them would read every ended task too). Each
+/// page also has the rows a plain read of the tasks gives, on a first page and after a cursor.
 #[tokio::test]
 async fn console_task_lists_read_a_page_not_the_journal() {
     use crate::queries::tasks::{TaskStatus, list, page_sql};
@@ -2541,25 +2541,31 @@ async fn console_task_lists_read_a_page_not_the_journal() {
         (page(Some(TaskStatus::Waiting), None), "tasks_live"),
         (page(None, Some(TaskState::Submitted)), "tasks_live"),
     ];
-    // The next page of unfinished tasks, after the newest one.
-    let newest = j
-        .list_tasks(page(Some(TaskStatus::Unfinished), None))
-        .await
-        .unwrap()
-        .tasks[0]
-        .clone();
-    let cursor = (
-        sextant_core::ids::format_time(newest.state_at),
-        newest.task_id.to_string(),
-    );
+    // The next pages, after the first list's newest task: of unfinished tasks, and of all
+    // (where the two indexes' pages merge).
     let mut cases = cases.to_vec();
-    cases.push((
-        TaskFilter {
-            cursor: Some(cursor),
-            ..page(Some(TaskStatus::Unfinished), None)
-        },
-        "tasks_live",
-    ));
+    for (status, index) in [
+        (Some(TaskStatus::Unfinished), "tasks_live"),
+        (None, "tasks_ended"),
+    ] {
+        let newest = j
+            .list_tasks(page(status.clone(), None))
+            .await
+            .unwrap()
+            .tasks[0]
+            .clone();
+        let cursor = (
+            sextant_core::ids::format_time(newest.state_at),
+            newest.task_id.to_string(),
+        );
+        cases.push((
+            TaskFilter {
+                cursor: Some(cursor),
+                ..page(status, None)
+            },
+            index,
+        ));
+    }
     j.read(move |c| {
         for (f, index) in cases {
             let (sql, params) = page_sql(&f);

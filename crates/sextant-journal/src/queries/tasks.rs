@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde::{Deserialize, Serialize};
 use sextant_core::a2a;
-use sextant_core::event::{parse_state, state_wire};
+use sextant_core::event::{is_terminal, parse_state, state_wire};
 use sextant_core::ids::{AgentId, ContextId, SessionId, TaskId, format_time};
 use sextant_core::projection::TaskFold;
 use sextant_core::{CallerKey, EventBody, TaskOutcome};
@@ -355,19 +355,10 @@ pub(crate) fn filter_sql(f: &TaskFilter) -> (String, Vec<rusqlite::types::Value>
 /// Whether a filter keeps to unfinished tasks (by its status, or a state that is not one of
 /// the four terminal ones).
 fn live_only(f: &TaskFilter) -> bool {
-    const TERMINAL: [&str; 4] = [
-        "TASK_STATE_COMPLETED",
-        "TASK_STATE_FAILED",
-        "TASK_STATE_CANCELED",
-        "TASK_STATE_REJECTED",
-    ];
     matches!(
         f.status,
         Some(TaskStatus::Unfinished | TaskStatus::Active | TaskStatus::Waiting)
-    ) || f
-        .state
-        .as_ref()
-        .is_some_and(|s| !TERMINAL.contains(&state_wire(s).as_str()))
+    ) || f.state.as_ref().is_some_and(|s| !is_terminal(s))
 }
 
 /// Whether a filter keeps to ended tasks (by its status, or one of the four terminal states).
