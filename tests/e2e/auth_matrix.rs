@@ -545,13 +545,18 @@ async fn rest_routes_by_principal() {
         "the assistant reaches one Agent"
     );
 
-    // The MCP bridge: the assistant reads its Agent's tasks (any caller's, as the owner would)
-    // and nothing else; peers and JWT holders are refused.
+    // The MCP bridge: the assistant reads its own tasks of its Agent and nothing else: not
+    // another caller's (it is not listed in the Agent's `access.answer`, which would let it
+    // read and answer them: answer_rule.rs), not another Agent's; peers and JWT holders are
+    // refused.
     let helper_bearer = helper.bearer.as_deref();
     let (status, v) = mcp_get_task(&app, helper_bearer, "open", &alice_task).await;
     assert_eq!(status, StatusCode::OK, "{v}");
-    assert_eq!(v["result"]["isError"], false, "{v}");
-    assert_eq!(v["result"]["structuredContent"]["id"], json!(alice_task));
+    assert_eq!(v["result"]["isError"], true, "{v}");
+    assert_eq!(
+        v["result"]["structuredContent"]["error"]["code"], -32001,
+        "{v}"
+    );
     let (_, v) = mcp_get_task(&app, helper_bearer, "echo", &alice_task).await;
     assert_eq!(v["result"]["isError"], true, "{v}");
     assert_eq!(

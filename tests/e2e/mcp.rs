@@ -310,14 +310,14 @@ async fn only_the_owner_answers_and_reads_every_callers_task() {
     assert!(is_error(&refused), "{refused:?}");
     assert_eq!(
         text(&refused),
-        "only the console owner may answer interactions"
+        "only the person, or an assistant they allowed for this Agent, may answer its approvals"
     );
     assert_eq!(
         refused
             .structured_content
             .as_ref()
             .map(|v| v["error"]["code"].clone()),
-        Some(json!("forbidden"))
+        Some(json!("not_an_answerer"))
     );
 
     // The owner reads it too (the bridge acts for the person) and declines it.

@@ -7,7 +7,8 @@
 //! id = "coder"
 //! # ...
 //! access = { call = ["person", "peer:build-bot", "jwt:https://idp.example.com:*"],
-//!            read = ["peer:*"] }
+//!            read = ["peer:*"],
+//!            answer = ["assistant:claude"] }
 //! ```
 //!
 //! Entries are **patterns** over a principal's access names
@@ -28,6 +29,12 @@
 //! The default list (no `access` key) is `call = ["person", "anonymous-local", "assistant:*"]`:
 //! the owner, loopback callers in loopback-only mode, and assistant tokens the owner issued for
 //! this Agent. Peers and JWT holders must be named.
+//!
+//! `answer` is separate from the rights: it names the person's **assistants** (`assistant:NAME`
+//! patterns only) that may answer this Agent's pending approvals for the person, over the MCP
+//! bridge. Empty by default: no assistant answers for the person unless the person wrote it
+//! here. Such an assistant still never answers a card its own request raised
+//! (`sextant_runtime`'s answer rule).
 //!
 //! Pure logic: the runtime combines this with the owner's revocations (the deny list).
 
@@ -57,6 +64,10 @@ pub struct AccessList {
     /// Patterns of principals that may only read.
     #[serde(default)]
     pub read: Vec<String>,
+    /// Patterns of the person's assistants (`assistant:NAME`) that may answer the Agent's
+    /// pending approvals for the person. Nobody else is ever named here.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub answer: Vec<String>,
 }
 
 impl Default for AccessList {
@@ -68,6 +79,7 @@ impl Default for AccessList {
                 "assistant:*".into(),
             ],
             read: Vec::new(),
+            answer: Vec::new(),
         }
     }
 }
@@ -119,12 +131,31 @@ pub fn glob(pattern: &str, name: &str) -> bool {
 }
 
 impl AccessList {
-    /// Checks every pattern.
+    /// Checks every pattern; `answer` takes assistant patterns only.
     pub fn validate(&self) -> Result<(), String> {
         self.call
             .iter()
             .chain(&self.read)
-            .try_for_each(|p| validate_pattern(p))
+            .chain(&self.answer)
+            .try_for_each(|p| validate_pattern(p))?;
+        match self.answer.iter().find(|p| !p.starts_with("assistant:")) {
+            Some(p) => Err(format!(
+                "access.answer pattern {p:?}: only the person's assistants answer for them; \
+                 use assistant:NAME (a * matches any characters)"
+            )),
+            None => Ok(()),
+        }
+    }
+
+    /// Whether the list lets `principal` answer the Agent's pending approvals for the person:
+    /// an assistant named in `answer`. (The person answers everywhere; that is not this list's
+    /// to say.)
+    pub fn may_answer(&self, principal: &Principal) -> bool {
+        principal.kind == PrincipalKind::Assistant
+            && principal
+                .access_names()
+                .iter()
+                .any(|n| self.answer.iter().any(|p| glob(p, n)))
     }
 
     /// The rights the list gives one access name.
@@ -162,7 +193,25 @@ mod tests {
         AccessList {
             call: call.iter().map(|s| s.to_string()).collect(),
             read: read.iter().map(|s| s.to_string()).collect(),
+            answer: Vec::new(),
         }
+    }
+
+    #[test]
+    fn only_named_assistants_answer() {
+        let mut l = AccessList::default();
+        let claude = Principal::assistant("ws", "claude");
+        assert!(!l.may_answer(&claude), "nobody by default");
+        l.answer = vec!["assistant:claude".into()];
+        assert!(l.validate().is_ok());
+        assert!(l.may_answer(&claude));
+        assert!(!l.may_answer(&Principal::assistant("ws", "other")));
+        l.answer = vec!["*".into()];
+        assert!(l.validate().is_err(), "only assistant patterns");
+        assert!(!l.may_answer(&Principal::peer("claude")));
+        l.answer = vec!["peer:bob".into()];
+        let err = l.validate().unwrap_err();
+        assert!(err.contains("assistant:NAME"), "{err}");
     }
 
     #[test]

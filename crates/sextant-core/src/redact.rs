@@ -40,14 +40,29 @@ static OUTBOUND_ANY: std::sync::LazyLock<regex::RegexSet> = std::sync::LazyLock:
 
 /// The outbound rules: (pattern, replacement), applied in order.
 const OUTBOUND_RULES: &[(&str, &str)] = &[
-    // PEM private keys (any kind), whole block.
+    // PEM private keys (any kind): the header, the base64 body and the footer. The body is
+    // base64 lines (each but the last at least 16 characters, as every key's are), so a
+    // command that merely names the markers (`echo -----BEGIN PRIVATE KEY-----; touch F; echo
+    // -----END PRIVATE KEY-----`) is not a key and stays exactly as it is: a separator or a
+    // short word is never swallowed.
     (
-        r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----[\s\S]*?-----END[A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----",
+        concat!(
+            r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----[ \t]*\r?\n?",
+            r"(?:[A-Za-z0-9-]+: [^\r\n]*\r?\n)*[ \t]*\r?\n?",
+            r"(?:[A-Za-z0-9+/]{16,}={0,2}[ \t]*\r?\n?[ \t]*)+",
+            r"(?:[A-Za-z0-9+/]{1,15}={0,2}[ \t]*\r?\n?)?",
+            r"-----END[A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----"
+        ),
         "[REDACTED PRIVATE KEY]",
     ),
-    // An unterminated PEM private key: everything after its header.
+    // An unterminated PEM private key (a cut one): its header and base64 body; whatever
+    // follows the body is not the key and stays.
     (
-        r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY-----[\s\S]*",
+        concat!(
+            r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY-----[ \t]*\r?\n?",
+            r"(?:[A-Za-z0-9+/]{16,}={0,2}[ \t]*\r?\n?[ \t]*)+",
+            r"(?:[A-Za-z0-9+/]{1,15}={0,2})?"
+        ),
         "[REDACTED PRIVATE KEY]",
     ),
     // JWTs (and JWS): base64url header starting with {" , payload, signature.
@@ -176,6 +191,10 @@ pub fn scrub_json(v: &mut serde_json::Value, emails: bool) {
         }
         serde_json::Value::Array(items) => items.iter_mut().for_each(|i| scrub_json(i, emails)),
         serde_json::Value::Object(map) => {
+            // A pending interaction whose text loses anything says so, and loses its action's
+            // digest: what this reader was shown is not what would run, so it has nothing to
+            // approve that action with.
+            let before = is_interaction(map).then(|| map.clone());
             for (k, i) in map.iter_mut() {
                 // A part's `raw` bytes (base64) are a file, not text: no rule means anything
                 // in them, and rewriting one would corrupt the file that is returned.
@@ -184,10 +203,63 @@ pub fn scrub_json(v: &mut serde_json::Value, emails: bool) {
                 }
                 scrub_json(i, emails);
             }
+            if before.is_some_and(|b| b != *map) {
+                mark_masked(map);
+            }
+            drop_masked_digest_lines(map);
         }
         _ => {}
     }
 }
+
+/// Whether a JSON object is an interaction (a card): it has an id and declared options.
+fn is_interaction(map: &serde_json::Map<String, serde_json::Value>) -> bool {
+    map.contains_key("interactionId") && map.get("options").is_some_and(|o| o.is_array())
+}
+
+/// Marks an interaction whose text was redacted: `masked: true` on it and on its action, and
+/// no action digest.
+fn mark_masked(map: &mut serde_json::Map<String, serde_json::Value>) {
+    map.insert(MASKED.into(), serde_json::Value::Bool(true));
+    if let Some(serde_json::Value::Object(action)) = map.get_mut("action") {
+        action.remove("digest");
+        action.insert(MASKED.into(), serde_json::Value::Bool(true));
+    }
+}
+
+/// A message (`parts`) carrying a masked interaction keeps no `Action digest:` line in its
+/// texts either (the waiting task's status text names the digest for those who may answer).
+fn drop_masked_digest_lines(map: &mut serde_json::Map<String, serde_json::Value>) {
+    let Some(serde_json::Value::Array(parts)) = map.get_mut("parts") else {
+        return;
+    };
+    let masked = parts.iter().any(|p| {
+        p.pointer("/data/interaction/masked")
+            .is_some_and(|m| m == true)
+    });
+    if !masked {
+        return;
+    }
+    for p in parts.iter_mut() {
+        if let Some(serde_json::Value::String(t)) = p.get_mut("text")
+            && t.contains(DIGEST_LINE)
+        {
+            *t = t
+                .lines()
+                .filter(|l| !l.starts_with(DIGEST_LINE))
+                .collect::<Vec<_>>()
+                .join("\n");
+        }
+    }
+}
+
+/// How the waiting task's status text names the action digest (`sextant_runtime`'s
+/// `pending_text`).
+pub const DIGEST_LINE: &str = "Action digest: ";
+
+/// The field a redacted interaction (and its action) carries: what this reader sees is not
+/// exactly what would run, and it cannot approve it.
+pub const MASKED: &str = "masked";
 
 /// Whether a string is standard base64 (the JSON form of a part's `raw` bytes).
 fn is_base64(s: &str) -> bool {
@@ -302,6 +374,18 @@ mod tests {
         }
         let pem = "key:\n-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\nAAAAAAABAAAAMwAAAAtzc2gtZW\n-----END OPENSSH PRIVATE KEY-----\nend";
         assert_eq!(scrubbed(pem), "key:\n[REDACTED PRIVATE KEY]\nend");
+        // Markers alone are not a key: nothing between them is swallowed.
+        let named = "echo -----BEGIN PRIVATE KEY-----; touch F; echo -----END PRIVATE KEY-----";
+        assert_eq!(scrubbed(named), named);
+        let named = "echo -----BEGIN PRIVATE KEY----- ; touch /tmp/f";
+        assert_eq!(scrubbed(named), named);
+        // A key, then a command: the key goes, the command stays.
+        let then = "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\nAQ==\n-----END PRIVATE KEY-----; touch F";
+        assert_eq!(scrubbed(then), "[REDACTED PRIVATE KEY]; touch F");
+        let flat = "K='-----BEGIN PRIVATE KEY----- MIIEvQIBADANBgkqhkiG9w0BAQEFAASC AQ== -----END PRIVATE KEY-----'";
+        assert_eq!(scrubbed(flat), "K='[REDACTED PRIVATE KEY]'");
+        let cut_then = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA;rm -rf x";
+        assert_eq!(scrubbed(cut_then), "[REDACTED PRIVATE KEY];rm -rf x");
         let cut = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA";
         assert_eq!(scrubbed(cut), "[REDACTED PRIVATE KEY]");
         // Ordinary output is untouched (and not copied).
@@ -340,6 +424,42 @@ mod tests {
 
     /// A file's bytes come back exactly: base64 that happens to look like a key is not text.
     /// A `raw` that is not base64, and the text beside it, are still scrubbed.
+    #[test]
+    fn a_masked_interaction_says_so_and_loses_its_digest() {
+        let card = |command: &str| {
+            serde_json::json!({ "interaction": {
+                "interactionId": "i1", "options": [{ "id": "accept", "label": "Yes" }],
+                "command": command,
+                "action": { "exact": { "command": command }, "digest": "sha256:ab", "shown": command },
+            }})
+        };
+        let mut clean = card("ls -l");
+        super::scrub_json(&mut clean, false);
+        assert_eq!(clean, card("ls -l"), "nothing masked, nothing marked");
+        let mut secret = card("curl -H 'Authorization: Bearer abcdefghijklmnopqrstuvwx' x");
+        super::scrub_json(&mut secret, false);
+        let i = &secret["interaction"];
+        assert_eq!(i["masked"], true, "{i}");
+        assert_eq!(i["action"]["masked"], true, "{i}");
+        assert!(i["action"].get("digest").is_none(), "{i}");
+        assert!(i["command"].as_str().unwrap().contains("[REDACTED]"), "{i}");
+        // In a message, its status text loses the digest line too.
+        let mut message = serde_json::json!({ "parts": [
+            { "text": "Approval needed\nAction digest: sha256:ab\nDefault: decline" },
+            { "data": card("curl -H 'Authorization: Bearer abcdefghijklmnopqrstuvwx' x") },
+        ]});
+        super::scrub_json(&mut message, false);
+        assert_eq!(
+            message["parts"][0]["text"],
+            "Approval needed\nDefault: decline"
+        );
+        let mut plain = serde_json::json!({ "parts": [
+            { "text": "Action digest: sha256:ab" }, { "data": card("ls") },
+        ]});
+        super::scrub_json(&mut plain, false);
+        assert_eq!(plain["parts"][0]["text"], "Action digest: sha256:ab");
+    }
+
     #[test]
     fn raw_part_bytes_are_left_alone() {
         let mut v = serde_json::json!({ "parts": [

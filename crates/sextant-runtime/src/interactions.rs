@@ -7,6 +7,20 @@
 //! working, then hands it to the waiting engine — or, when no engine waits any more (Sextant
 //! restarted), queues a resume on the Session's worker. The expiry loop applies each
 //! interaction's default option when it expires, the same way.
+//!
+//! **Who answers: one rule, here, for every surface** ([`Runtime::may_answer`]). The console,
+//! the REST answer API, the MCP bridge and anything later hand the runtime the principal of
+//! the *credential* that made the request, never an identity derived from it:
+//!
+//! - the person (the console session, the owner token) answers any card;
+//! - an assistant answers a card only when the person listed it in that Agent's
+//!   `access.answer`, it may still read the Agent (not revoked), the card was not raised by its
+//!   own request (the task's caller, or the schedule it created), the option is not
+//!   `acceptForSchedule` (a permanent grant is the person's alone), and the answer carries the
+//!   digest of the exact action it was shown;
+//! - nobody else (peers, JWT callers, the anonymous loopback caller) answers for the person.
+//!
+//! A refusal is an [`AnswerError::NotAllowed`] naming its [`Denied`] reason.
 
 use std::time::Duration;
 
@@ -14,7 +28,7 @@ use serde_json::{Map, Value};
 use sextant_core::a2a::TaskState;
 use sextant_core::interaction::{ACCEPT_FOR_SCHEDULE, AnswerRefusal, check_answer};
 use sextant_core::projection::TaskFold;
-use sextant_core::{Answer, EventBody, Interaction, Principal};
+use sextant_core::{Answer, EventBody, Interaction, Principal, PrincipalKind};
 use sextant_journal::{GrantRow, InteractionRow, NewEvent, TaskRow};
 
 use crate::Runtime;
@@ -34,15 +48,61 @@ pub struct AnswerRequest {
     pub message_id: String,
     /// The digest of the action the answerer saw, when its client sends it: an answer whose
     /// digest is not the interaction's is refused (the card it was given for is not this one).
+    /// Required of assistants whenever the card has an action ([`Denied::DigestRequired`]).
     pub digest: Option<String>,
+}
+
+/// Why a principal may not answer a card (see the module docs). Each has a stable `code` for
+/// REST and MCP error bodies.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Denied {
+    /// Peers, JWT callers and the anonymous loopback caller never answer for the person.
+    #[error(
+        "only the person, or an assistant they allowed for this Agent, may answer its approvals"
+    )]
+    NotAnswerer,
+    /// An assistant the person has not named in the Agent's `access.answer`.
+    #[error(
+        "assistant {assistant} may not answer agent {agent}'s approvals: the person has not listed \
+         it in the Agent's access.answer (agents.toml)"
+    )]
+    AssistantNotAllowed { assistant: String, agent: String },
+    /// The card was raised by the answering credential's own request.
+    #[error("this card was raised by your own request; only the person answers it, in the console")]
+    OwnRequest,
+    /// An assistant may not give a permanent grant.
+    #[error(
+        "acceptForSchedule approves this action for every later Run; only the person gives it, in \
+         the console"
+    )]
+    PermanentGrant,
+    /// The card has an action and the answer named no digest.
+    #[error(
+        "send the digest of the action you were shown (digest, from get_agent_task); an answer \
+         without it is not taken"
+    )]
+    DigestRequired,
+}
+
+impl Denied {
+    /// The error code REST and MCP bodies carry.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Denied::NotAnswerer => "not_an_answerer",
+            Denied::AssistantNotAllowed { .. } => "assistant_not_allowed",
+            Denied::OwnRequest => "own_request",
+            Denied::PermanentGrant => "permanent_grant",
+            Denied::DigestRequired => "digest_required",
+        }
+    }
 }
 
 /// Why an answer was not taken.
 #[derive(Debug, thiserror::Error)]
 pub enum AnswerError {
-    /// Only the console owner answers, as themselves.
-    #[error("only the console owner may answer interactions")]
-    NotOwner,
+    /// The answer rule refused this principal (see [`Denied`]).
+    #[error("{0}")]
+    NotAllowed(Denied),
     #[error("task not found")]
     TaskNotFound,
     #[error("interaction not found for this task")]
@@ -66,8 +126,13 @@ impl Runtime {
     /// Takes the person's answer (see the module docs). Returns the task as it is right after
     /// the answer was journalled; execution goes on in the background.
     pub async fn answer(&self, req: AnswerRequest) -> Result<TaskRow, AnswerError> {
-        if !req.principal.is_owner() {
-            return Err(AnswerError::NotOwner);
+        // Nobody but the person and assistants answers at all: refused before anything is
+        // read, so such a caller learns nothing about the task.
+        if !matches!(
+            req.principal.kind,
+            PrincipalKind::Person | PrincipalKind::Assistant
+        ) {
+            return Err(AnswerError::NotAllowed(Denied::NotAnswerer));
         }
         if req.message_id.trim().is_empty() {
             return Err(AnswerError::MissingMessageId);
@@ -77,6 +142,9 @@ impl Runtime {
             .task(&req.task_id)
             .await?
             .ok_or(AnswerError::TaskNotFound)?;
+        self.may_answer(&req.principal, &task)
+            .await
+            .map_err(AnswerError::NotAllowed)?;
         let events = journal.task_events(&task.task_id, 0).await?;
         let fold =
             TaskFold::from_events(&task.task_id, &task.context_id, &task.session_id, &events);
@@ -114,6 +182,16 @@ impl Runtime {
         }
         check_answer(&interaction, &req.option, &req.values).map_err(AnswerError::Refused)?;
         let asked = interaction.action.as_ref().map(|a| a.digest.clone());
+        if req.principal.kind == PrincipalKind::Assistant {
+            // What an assistant answers must be what it was shown: the exact action, by its
+            // digest. A reader shown a masked action never had that digest to send.
+            if asked.is_some() && req.digest.is_none() {
+                return Err(AnswerError::NotAllowed(Denied::DigestRequired));
+            }
+            if req.option == ACCEPT_FOR_SCHEDULE {
+                return Err(AnswerError::NotAllowed(Denied::PermanentGrant));
+            }
+        }
         if let Some(seen) = &req.digest
             && asked.as_deref() != Some(seen.as_str())
         {
@@ -130,7 +208,7 @@ impl Runtime {
             reason,
             values: req.values,
             message_id: req.message_id,
-            answered_by: req.principal.display(),
+            answered_by: answered_by(&req.principal),
             expired: false,
             digest: asked,
         };
@@ -139,6 +217,73 @@ impl Runtime {
                 Err(AnswerError::Refused(AnswerRefusal::AlreadyAnswered))
             }
             other => Ok(other?),
+        }
+    }
+
+    /// Whether `principal` may answer the cards of `task` (the rule in the module docs, but for
+    /// the per-answer digest and option checks). The MCP bridge asks this too, to decide
+    /// whether a reader is shown the exact action (one who may answer) or a masked one.
+    pub async fn may_answer(&self, principal: &Principal, task: &TaskRow) -> Result<(), Denied> {
+        self.answers_for(principal, &task.agent_id)?;
+        if principal.kind == PrincipalKind::Assistant && self.raised_by(principal, task).await {
+            return Err(Denied::OwnRequest);
+        }
+        Ok(())
+    }
+
+    /// Whether `principal` answers approvals of `agent_id` at all: the person, or an assistant
+    /// named in the Agent's `access.answer` that may still read it. Such a reader reads every
+    /// caller's tasks of that Agent on the MCP bridge (it needs them to answer their cards).
+    pub fn answers_for(&self, principal: &Principal, agent_id: &str) -> Result<(), Denied> {
+        match principal.kind {
+            PrincipalKind::Person => return Ok(()),
+            PrincipalKind::Assistant => {}
+            _ => return Err(Denied::NotAnswerer),
+        }
+        let allowed = self
+            .agent(agent_id)
+            .is_some_and(|a| a.access.may_answer(principal))
+            && self
+                .authorize(principal, agent_id, sextant_core::Rights::Read)
+                .is_ok();
+        if allowed {
+            Ok(())
+        } else {
+            Err(Denied::AssistantNotAllowed {
+                assistant: principal.subject.clone(),
+                agent: agent_id.to_string(),
+            })
+        }
+    }
+
+    /// Whether `task`'s cards were raised by `principal`'s own request: it sent the task's
+    /// input, or the task is a Run of a schedule it made. When that cannot be read, the answer
+    /// is yes (refusing an allowed answer is the safe mistake).
+    async fn raised_by(&self, principal: &Principal, task: &TaskRow) -> bool {
+        let key = principal.key();
+        if task.caller.as_str() == key {
+            return true;
+        }
+        let journal = &self.inner.journal;
+        let scope = match journal.run_scope(task.clone()).await {
+            Ok(Some(s)) => s,
+            Ok(None) => return false,
+            Err(e) => {
+                tracing::warn!(error = %e, task_id = %task.task_id, "could not read the task's schedule");
+                return true;
+            }
+        };
+        match journal.schedule(scope.schedule_id.as_str()).await {
+            Ok(Some(s)) => s
+                .source_principal
+                .as_deref()
+                .and_then(|p| serde_json::from_str::<Principal>(p).ok())
+                .is_some_and(|p| p.key() == key),
+            Ok(None) => false,
+            Err(e) => {
+                tracing::warn!(error = %e, task_id = %task.task_id, "could not read the task's schedule");
+                true
+            }
         }
     }
 
@@ -338,5 +483,16 @@ impl Runtime {
     /// Wakes the expiry loop (after the clock was moved, in tests).
     pub fn check_expiries(&self) {
         self.inner.waiters.expiry_changed();
+    }
+}
+
+/// Who an answer is recorded as: the person, or the person through the assistant that answered
+/// for them (`you (via assistant claude)`).
+fn answered_by(p: &Principal) -> String {
+    match p.kind {
+        PrincipalKind::Assistant => {
+            Principal::person_via(format!("assistant {}", p.subject)).display()
+        }
+        _ => p.display(),
     }
 }

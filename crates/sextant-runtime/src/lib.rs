@@ -73,7 +73,7 @@ pub use access::{AccessError, Grant};
 pub use cancel::{CancelOutcome, CancelRequest};
 pub use engine::make::EngineEnv;
 pub use engine::{AskError, Engine, Outcome, ScheduledRun, Turn, TurnSink};
-pub use interactions::{AnswerError, AnswerRequest};
+pub use interactions::{AnswerError, AnswerRequest, Denied};
 pub use outbound::Outbound;
 
 /// Why an input was not admitted.

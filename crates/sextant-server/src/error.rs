@@ -15,6 +15,9 @@ pub enum ApiError {
     Unauthorized(String),
     /// 403: the caller is known but may not do this (e.g. answer as someone else).
     Forbidden(String),
+    /// 403 with a code of its own that says why (`own_request`, `digest_required`, …): the
+    /// answer rule's refusals, which a client acts on differently.
+    Denied { code: &'static str, message: String },
     /// 404: nothing there, or nothing this caller may see.
     NotFound(String),
     /// 409: the request conflicts with the current state (answered already, task ended).
@@ -44,6 +47,7 @@ impl ApiError {
             ApiError::BadRequest(m) => (StatusCode::BAD_REQUEST, "bad_request", m.clone()),
             ApiError::Unauthorized(m) => (StatusCode::UNAUTHORIZED, "unauthorized", m.clone()),
             ApiError::Forbidden(m) => (StatusCode::FORBIDDEN, "forbidden", m.clone()),
+            ApiError::Denied { code, message } => (StatusCode::FORBIDDEN, code, message.clone()),
             ApiError::NotFound(m) => (StatusCode::NOT_FOUND, "not_found", m.clone()),
             ApiError::Conflict(m) => (StatusCode::CONFLICT, "conflict", m.clone()),
             ApiError::UnsupportedMediaType(m) => (

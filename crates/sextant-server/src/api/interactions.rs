@@ -207,7 +207,10 @@ async fn answer_one(
 /// Maps an answer refusal to the REST error (shared with the MCP bridge's wording).
 pub fn answer_error(e: AnswerError) -> ApiError {
     match e {
-        AnswerError::NotOwner => ApiError::Forbidden(e.to_string()),
+        AnswerError::NotAllowed(d) => ApiError::Denied {
+            code: d.code(),
+            message: d.to_string(),
+        },
         AnswerError::TaskNotFound | AnswerError::InteractionNotFound => {
             ApiError::NotFound(e.to_string())
         }

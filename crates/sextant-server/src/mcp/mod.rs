@@ -5,8 +5,8 @@
 //! - `get_agent_task(agent_id, task_id)`: the task exactly as A2A `GetTask` renders it (same
 //!   code path: [`a2a::task_view`]), after a plain-text summary naming the pending interaction,
 //!   its ids and its declared options.
-//! - `answer_agent_task(agent_id, task_id, interaction_id, answer, message_id[, reason,
-//!   values])`: [`Runtime::answer`](sextant_runtime::Runtime::answer) as the caller; returns
+//! - `answer_agent_task(agent_id, task_id, interaction_id, answer, message_id[, digest,
+//!   reason, values])`: [`Runtime::answer`](sextant_runtime::Runtime::answer) as the caller; returns
 //!   the task as it was right after the answer was journalled, without waiting for execution.
 //!
 //! **Who is calling.** The route sits behind [`crate::auth::resolve`]; each tool reads the
@@ -14,18 +14,23 @@
 //! request extension) and never caches it. The server is stateless (no `Mcp-Session-Id`), so
 //! nothing a client holds can carry one caller's identity into another caller's request.
 //!
-//! **Visibility.** The console owner (`Principal::person()`) reads every task of the Agent,
-//! whichever caller started it (the bridge serves the person's assistant, which answers
-//! approvals for them); any other principal reads only its own tasks. A task the caller may
-//! not read, or of another Agent, is "not found". Only the owner may answer (the runtime
-//! enforces it).
+//! **Who answers, and what each reader sees.** The runtime's one answer rule
+//! ([`sextant_runtime::interactions`]) decides both, from the principal of the request's own
+//! credential: the person (owner token) reads every task and answers any card; an assistant
+//! token (`sxa_…`, its workspace token or a per-Agent credential) answers an Agent's cards only
+//! when the person named it in that Agent's `access.answer`, never a card its own request
+//! raised, never `acceptForSchedule`, and always with the action's digest. Such an assistant
+//! reads every caller's tasks of that Agent; any other caller reads only its own. A reader who
+//! may answer a card is shown its exact action (escaped and flagged as on the console); a
+//! remote reader who may not is shown a redacted one marked `masked`, without a digest, and
+//! told why it may not answer. A task the caller may not read, or of another Agent, is "not
+//! found". An assistant's answer is recorded as `you (via assistant NAME)`.
 //!
-//! **Assistant capability tokens** (`sxa_…`, see `credentials`) work here too: such a token
-//! reaches one Agent of this workspace only (any other `agent_id` is "not found"), reads that
-//! Agent's tasks as the owner it was issued by would, and answers as that owner "via
-//! assistant NAME". The owner, the workspace and the Agent come from Sextant's record of the
-//! token, read on every request; nothing in the tool arguments can change them. The Agent's
-//! access list and revocations apply to every caller (`assistant:NAME`, `anonymous-local`).
+//! **Assistant capability tokens** reach one Agent (a per-Agent token) or every Agent the
+//! assistant may call (its workspace token) of this workspace; the owner and the workspace come
+//! from Sextant's record of the token, read on every request; nothing in the tool arguments can
+//! change them. The Agent's access list and revocations apply to every caller
+//! (`assistant:NAME`, `anonymous-local`).
 //!
 //! **Errors.** A refused call is a tool result with `isError: true` whose text is the same
 //! message the REST answer API gives (e.g. an undeclared option lists the declared ones), and
@@ -48,7 +53,7 @@ use sextant_a2a::error::Code;
 use sextant_core::Principal;
 use sextant_core::event::state_wire;
 use sextant_core::projection::TaskFold;
-use sextant_runtime::{AnswerError, AnswerRequest};
+use sextant_runtime::{AnswerError, AnswerRequest, Denied};
 
 use crate::AppState;
 use crate::a2a::tasks::Visibility;
@@ -95,8 +100,9 @@ pub struct AnswerAgentTaskArgs {
     /// A fresh id for this answer. Retrying with the same message_id and the same answer
     /// returns the same result; the same message_id with a different answer is refused.
     pub message_id: String,
-    /// The action digest get_agent_task showed (`sha256:…`). When given, the answer is
-    /// refused unless it is the digest of the action the interaction asks about.
+    /// The action digest get_agent_task showed (`sha256:…`). Required of an assistant when the
+    /// card has an action; the answer is refused unless it is the digest of the action the
+    /// interaction asks about.
     #[serde(default)]
     pub digest: Option<String>,
     /// Optional free-text reason, returned to the engine when the interaction allows one.
@@ -122,15 +128,35 @@ fn principal(parts: &http::request::Parts) -> Result<Principal, ErrorData> {
     })
 }
 
-/// Whom a tool call reads and answers as, for `agent_id`: an assistant token's owner (acting
-/// through it) when it reaches that Agent, else the caller; TaskNotFound when the caller may not
-/// read that Agent at all (the same answer as for a task it cannot see).
+/// Who a tool call is, for `agent_id`: the principal of its own credential (the owner, an
+/// assistant, the anonymous loopback caller), never an identity derived from it, and which
+/// callers' tasks of that Agent it reads.
+struct Reader {
+    principal: Principal,
+    /// The person, or an assistant the person allowed to answer this Agent's cards (it needs
+    /// every caller's tasks to answer them); anyone else reads only its own tasks.
+    reads_all: bool,
+}
+
+impl Reader {
+    /// The principal and visibility to read a task with.
+    fn view(&self) -> (Principal, Visibility) {
+        if self.reads_all {
+            (Principal::person(), Visibility::OwnerReadsAll)
+        } else {
+            (self.principal.clone(), Visibility::Caller)
+        }
+    }
+}
+
+/// The [`Reader`] of a tool call for `agent_id`; TaskNotFound when the caller may not read
+/// that Agent at all (the same answer as for a task it cannot see).
 fn scope(
     app: &AppState,
     parts: &http::request::Parts,
     agent_id: &str,
     task_id: &str,
-) -> Result<Principal, Result<CallToolResult, ErrorData>> {
+) -> Result<Reader, Result<CallToolResult, ErrorData>> {
     let who = principal(parts).map_err(Err)?;
     let not_found = || {
         rpc_refusal(RpcError::new(
@@ -146,14 +172,19 @@ fn scope(
         return Err(not_found());
     }
     match parts.extensions.get::<AssistantGrant>() {
-        None => Ok(who),
-        Some(g) if g.reaches(agent_id) && g.workspace == app.security.workspace => {
-            g.acting_owner().ok_or_else(not_found)
-        }
-        Some(_) => Err(not_found()),
+        None => {}
+        Some(g)
+            if g.reaches(agent_id)
+                && g.workspace == app.security.workspace
+                && g.owner_principal().is_some() => {}
+        Some(_) => return Err(not_found()),
     }
+    let reads_all = app.runtime.answers_for(&who, agent_id).is_ok();
+    Ok(Reader {
+        principal: who,
+        reads_all,
+    })
 }
-
 /// A refusal as a tool error (the caller's client shows the text); internal failures are
 /// protocol errors whose detail stays in the log.
 fn rpc_refusal(err: RpcError) -> Result<CallToolResult, ErrorData> {
@@ -211,80 +242,47 @@ fn parts_text(parts: &Value) -> Option<String> {
     })
 }
 
-/// The plain-text summary put before the task JSON.
-pub fn summary(agent_id: &str, fold: &TaskFold, task: &Value) -> String {
+/// How a summary shows the pending card.
+#[derive(Debug, Clone, Copy)]
+pub enum Card<'a> {
+    /// Exactly (escaped and flagged): the reader may answer it.
+    Exact,
+    /// Exactly, to a reader on the owner's own machine who may not answer it (why).
+    ExactNotYours(&'a Denied),
+    /// Redacted for a remote reader who may not answer it (why); it says where it masked and
+    /// gives no digest.
+    Masked(&'a Denied),
+}
+
+/// The plain-text summary put before the task JSON. Its status and result lines come from
+/// `task` (already scrubbed for remote readers); the card's lines from the fold, as `card` says.
+pub fn summary(agent_id: &str, fold: &TaskFold, task: &Value, card: Card<'_>) -> String {
     let mut out = format!(
         "Task {} (agent {agent_id}): {}",
         fold.task_id,
         state_wire(&fold.state)
     );
     if let Some(i) = fold.pending_interaction() {
-        let kind = serde_json::to_value(i.kind)
-            .ok()
-            .and_then(|v| v.as_str().map(String::from))
-            .unwrap_or_default();
-        // The action as a person reads it (exact, invisible characters escaped) whenever there
-        // is one: an exec agent's argv or patch and Codex's file and network approvals have no
-        // `command` but run exactly this. A plain question's action is only its title: then
-        // the description says more.
-        let what = i
-            .action
-            .as_ref()
-            .map(|a| a.shown.as_str())
-            .filter(|shown| *shown != i.title)
-            .or(i.description.as_deref())
-            .map(|c| format!(" — {c}"))
-            .unwrap_or_default();
-        out.push_str(&format!(
-            "\nPending interaction {} ({kind}): {}{what}. Answer with answer_agent_task using \
-             task_id={}, interaction_id={} and one of: {}",
-            i.interaction_id,
-            i.title,
-            fold.task_id,
-            i.interaction_id,
-            i.option_ids().join(", ")
-        ));
-        let labels: Vec<String> = i
-            .options
-            .iter()
-            .map(|o| format!("{} = {}", o.id, o.label))
-            .collect();
-        out.push_str(&format!("\nOptions: {}", labels.join("; ")));
-        if let Some(from) = &i.from {
-            out.push_str(&format!("\nSent by {from}."));
-        }
-        if let Some(a) = &i.action {
-            out.push_str(&format!(
-                "\nAction digest: {} (pass it as digest to answer exactly this action)",
-                a.digest
-            ));
-            for f in &a.flags {
-                out.push_str(&format!("\nWarning: {}", f.message));
+        match card {
+            Card::Exact => out.push_str(&card_lines(i, true)),
+            Card::ExactNotYours(why) => {
+                out.push_str(&card_lines(i, false));
+                out.push_str(&format!("\nYou may not answer this card: {why}"));
             }
-        }
-        if !i.fields.is_empty() {
-            let fields: Vec<String> = i
-                .fields
-                .iter()
-                .map(|f| {
-                    let req = if f.required { ", required" } else { "" };
-                    format!("{} ({}{req})", f.id, f.label)
-                })
-                .collect();
-            out.push_str(&format!(
-                "\nForm fields (pass as values): {}",
-                fields.join("; ")
-            ));
-        }
-        if i.reason_allowed {
-            out.push_str("\nA reason may be given (reason); it is passed to the agent.");
-        }
-        if let Some(at) = i.expires_at {
-            out.push_str(&format!(
-                "\nExpires at {}; then {} is applied.",
-                sextant_core::ids::format_time(at),
-                i.default_option
-            ));
+            Card::Masked(why) => {
+                let lines = card_lines(i, false);
+                let scrubbed = sextant_core::redact::scrub_outbound(&lines, false);
+                if scrubbed != lines {
+                    out.push_str(&scrubbed);
+                    out.push_str(
+                        "\nMasked: parts of this card were redacted ([REDACTED…]); it is not \
+                         exactly what would run.",
+                    );
+                } else {
+                    out.push_str(&lines);
+                }
+                out.push_str(&format!("\nYou may not answer this card: {why}"));
+            }
         }
     } else if let Some(text) = parts_text(&task["status"]["message"]["parts"]) {
         out.push_str(&format!("\nStatus: {text}"));
@@ -293,6 +291,117 @@ pub fn summary(agent_id: &str, fold: &TaskFold, task: &Value) -> String {
         out.push_str(&format!("\nResult:\n{text}"));
     }
     out
+}
+
+/// Text as a person reads it on the card: invisible and misleading characters escaped.
+fn shown(text: &str) -> String {
+    sextant_core::action::escape(text, sextant_core::action::Mode::Text).text
+}
+
+/// The lines a summary gives a pending card: what it asks (the action exactly as the console
+/// shows it, invisible characters escaped), its ids and options, and, for a reader who may
+/// answer (`answerable`), the digest to answer it with.
+fn card_lines(i: &sextant_core::Interaction, answerable: bool) -> String {
+    let mut out = String::new();
+    let kind = serde_json::to_value(i.kind)
+        .ok()
+        .and_then(|v| v.as_str().map(String::from))
+        .unwrap_or_default();
+    // The action as a person reads it (exact, invisible characters escaped) whenever there is
+    // one: an exec agent's argv or patch and Codex's file and network approvals have no
+    // `command` but run exactly this. A plain question's action is only its title: then the
+    // description says more.
+    let what = i
+        .action
+        .as_ref()
+        .map(|a| a.shown.clone())
+        .filter(|s| *s != i.title)
+        .or(i.description.as_deref().map(shown))
+        .map(|c| format!(" — {c}"))
+        .unwrap_or_default();
+    out.push_str(&format!(
+        "\nPending interaction {} ({kind}): {}{what}. Answer with answer_agent_task using \
+         task_id={}, interaction_id={} and one of: {}",
+        i.interaction_id,
+        shown(&i.title),
+        i.task_id,
+        i.interaction_id,
+        i.option_ids().join(", ")
+    ));
+    let labels: Vec<String> = i
+        .options
+        .iter()
+        .map(|o| format!("{} = {}", o.id, shown(&o.label)))
+        .collect();
+    out.push_str(&format!("\nOptions: {}", labels.join("; ")));
+    if let Some(from) = &i.from {
+        out.push_str(&format!("\nSent by {}.", shown(from)));
+    }
+    if let Some(a) = &i.action {
+        if answerable {
+            out.push_str(&format!(
+                "\nAction digest: {} (pass it as digest: an answer without it is refused)",
+                a.digest
+            ));
+        }
+        for f in &a.flags {
+            out.push_str(&format!("\nWarning: {}", f.message));
+        }
+    }
+    if !i.fields.is_empty() {
+        let fields: Vec<String> = i
+            .fields
+            .iter()
+            .map(|f| {
+                let req = if f.required { ", required" } else { "" };
+                format!("{} ({}{req})", f.id, shown(&f.label))
+            })
+            .collect();
+        out.push_str(&format!(
+            "\nForm fields (pass as values): {}",
+            fields.join("; ")
+        ));
+    }
+    if i.reason_allowed {
+        out.push_str("\nA reason may be given (reason); it is passed to the agent.");
+    }
+    if let Some(at) = i.expires_at {
+        out.push_str(&format!(
+            "\nExpires at {}; then {} is applied.",
+            sextant_core::ids::format_time(at),
+            i.default_option
+        ));
+    }
+    out
+}
+
+/// Puts the pending card back exactly (paths on the person's machine still hidden) into a task
+/// that was scrubbed for a remote reader who may answer it: the status message's data part
+/// names the interaction, and this reader approves what it shows.
+fn exact_card(task: &mut Value, i: &sextant_core::Interaction) {
+    let exact = sextant_runtime::interactions::public_data(i)["interaction"].clone();
+    let Some(parts) = task
+        .pointer_mut("/status/message/parts")
+        .and_then(Value::as_array_mut)
+    else {
+        return;
+    };
+    for part in parts {
+        let Some(card) = part.pointer_mut("/data/interaction") else {
+            continue;
+        };
+        if card["interactionId"] == i.interaction_id.as_str() {
+            // Keep what the server added when it rendered the part (where to answer it).
+            let keep: Vec<(String, Value)> = ["answerPath", "answerUrl"]
+                .iter()
+                .filter_map(|k| card.get(*k).map(|v| (k.to_string(), v.clone())))
+                .collect();
+            *card = exact.clone();
+            for (k, v) in keep {
+                card[k] = v;
+            }
+        }
+    }
 }
 
 #[tool_router]
@@ -323,24 +432,35 @@ impl AgentTools {
             Err(refused) => return refused,
         };
         let base = base_url(&self.app, &parts.headers);
+        let (as_who, visibility) = who.view();
         let view = a2a::task_view(
             &self.app,
-            &who,
+            &as_who,
             &args.agent_id,
             &args.task_id,
             &base,
-            Visibility::OwnerReadsAll,
+            visibility,
         )
         .await;
         match view {
-            Ok(TaskView { fold, mut task, .. }) => {
-                let mut text = summary(&args.agent_id, &fold, &task);
-                // What leaves for a runtime other than the owner's own console is scrubbed of
-                // credentials (an assistant reads as the owner, but it is remote).
-                if parts.extensions.get::<AssistantGrant>().is_some() || !who.is_owner() {
+            Ok(TaskView {
+                fold,
+                mut task,
+                row,
+                ..
+            }) => {
+                // The one answer rule decides what this reader is shown: one who may answer
+                // the card sees its exact action (escaped and flagged, as the console shows
+                // it); anyone else a redacted one that says it was masked, with no digest to
+                // approve it by.
+                let may = self.app.runtime.may_answer(&who.principal, &row).await;
+                let remote =
+                    parts.extensions.get::<AssistantGrant>().is_some() || !who.principal.is_owner();
+                if remote {
+                    // What leaves for a runtime other than the owner's own console is scrubbed
+                    // of credentials.
                     let emails = self.app.security.redact_emails;
                     sextant_core::redact::scrub_json(&mut task, emails);
-                    text = sextant_core::redact::scrub_outbound(&text, emails).into_owned();
                     // An `a2a` Agent's output is a peer's words, read here by a model.
                     let relayed =
                         self.app.runtime.agent(&args.agent_id).is_some_and(|a| {
@@ -348,12 +468,22 @@ impl AgentTools {
                         });
                     if relayed {
                         sextant_core::untrusted::filter_json(&mut task);
-                        text = sextant_core::untrusted::filter_inbound(&text);
+                    }
+                    if may.is_ok()
+                        && let Some(i) = fold.pending_interaction()
+                    {
+                        exact_card(&mut task, i);
                     }
                 }
+                let card = match &may {
+                    Ok(()) => Card::Exact,
+                    Err(denied) if remote => Card::Masked(denied),
+                    Err(denied) => Card::ExactNotYours(denied),
+                };
+                let text = summary(&args.agent_id, &fold, &task, card);
                 crate::audited::task_read(
                     &self.app,
-                    &who,
+                    &who.principal,
                     &args.agent_id,
                     &args.task_id,
                     Ok(&fold.context_id),
@@ -363,7 +493,7 @@ impl AgentTools {
             Err(e) => {
                 crate::audited::task_read(
                     &self.app,
-                    &who,
+                    &who.principal,
                     &args.agent_id,
                     &args.task_id,
                     Err(&e.message),
@@ -374,10 +504,12 @@ impl AgentTools {
     }
 
     #[tool(
-        description = "Answer a pending interaction (approval) of a Sextant agent task, as the \
-                       console owner. Name the exact task_id and interaction_id from \
-                       get_agent_task and one of the declared options (e.g. accept, \
-                       acceptForSession, decline, cancel); a new message_id per answer. \
+        description = "Answer a pending interaction (approval) of a Sextant agent task for the \
+                       person, where the person allowed this assistant to. Name the exact \
+                       task_id, interaction_id and action digest from get_agent_task and one \
+                       of the declared options (e.g. accept, acceptForSession, decline, \
+                       cancel); a new message_id per answer. A card raised by your own request \
+                       is the person's to answer. \
                        Returns the task as it is right after the answer was recorded, without \
                        waiting for the agent to finish; read the result with get_agent_task.",
         annotations(
@@ -406,12 +538,13 @@ impl AgentTools {
         let base = base_url(&self.app, &parts.headers);
         // The same scope as reads: a task the caller may not see, or of another Agent, is
         // "not found" (with the REST wording), before anything else is checked.
+        let (as_who, visibility) = who.view();
         if let Err(e) = a2a::tasks::find_task(
             &self.app,
-            &who,
+            &as_who,
             &args.agent_id,
             &args.task_id,
-            Visibility::OwnerReadsAll,
+            visibility,
         )
         .await
         {
@@ -425,7 +558,7 @@ impl AgentTools {
         }
         let answer = args.answer.clone();
         let request = AnswerRequest {
-            principal: who,
+            principal: who.principal,
             task_id: args.task_id,
             interaction_id: args.interaction_id.clone(),
             option: args.answer,
@@ -447,7 +580,7 @@ impl AgentTools {
             "Answered interaction {} with {answer}. {}\nExecution goes on in the background; \
              call get_agent_task to follow the task to its result.",
             args.interaction_id,
-            summary(&args.agent_id, &view.fold, &view.task)
+            summary(&args.agent_id, &view.fold, &view.task, Card::Exact)
         );
         let body = json!({
             "interactionId": args.interaction_id,
