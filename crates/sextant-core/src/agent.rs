@@ -92,7 +92,8 @@ pub enum EngineSpec {
         /// A command running longer than this is killed (default 60 s).
         #[serde(default = "default_shell_timeout")]
         timeout_secs: u64,
-        /// An approval not answered within this applies its default, `decline` (default 1 h).
+        /// An approval not answered within this applies its default: `decline` where Codex
+        /// offers it, else `cancel` (default 1 h).
         #[serde(default = "default_approval_timeout")]
         approval_timeout_secs: u64,
     },
@@ -129,15 +130,17 @@ pub enum EngineSpec {
         /// `model` in `thread/start`; omitted: Codex's own configuration decides.
         #[serde(default)]
         model: Option<String>,
-        /// `approvalPolicy` in `thread/start`, passed as is (e.g. `on-request`, `untrusted`);
-        /// omitted: Codex's own configuration decides.
+        /// `approvalPolicy` in `thread/start`, passed as is (e.g. `on-request`, `untrusted`;
+        /// the real app-server refuses `on-failure`); omitted: Codex's own configuration
+        /// decides.
         #[serde(default)]
         approval_policy: Option<String>,
         /// `sandbox` in `thread/start`, passed as is (e.g. `workspace-write`); omitted: Codex's
         /// own configuration decides.
         #[serde(default)]
         sandbox: Option<String>,
-        /// An approval not answered within this applies its default, `decline` (default 1 h).
+        /// An approval not answered within this applies its default: `decline` where Codex
+        /// offers it, else `cancel` (default 1 h).
         #[serde(default = "default_approval_timeout")]
         approval_timeout_secs: u64,
         /// How long a turn may run, not counting time spent waiting for approvals; then it is

@@ -36,7 +36,7 @@ pub(crate) fn make_working_dir(dir: &Path) -> Result<(), String> {
 }
 
 /// A started program: the child, its process group's guard, and its three pipes (taken out of
-/// the child; `None` if the platform gave none, and stdin always for a [`Program::Command`]).
+/// the child; `None` if the platform gave none; for a [`Program::Command`], stdin is its gate).
 pub(crate) struct Piped {
     pub(crate) child: Child,
     pub(crate) group: GroupGuard,
@@ -52,9 +52,27 @@ pub(crate) enum Program<'t> {
     /// on its stdin (piped), and it learns the turn's Agent and Session from
     /// `SEXTANT_AGENT_ID` and `SEXTANT_SESSION_ID`.
     Agent(&'t Turn),
-    /// A person's approved command (the shell engine): it reads nothing (stdin is
-    /// `/dev/null`) and runs with the environment it was approved in, nothing added.
+    /// A person's approved command (the shell engine): it runs with the environment it was
+    /// approved in, nothing added, and starts **gated**: its stdin is a pipe the command
+    /// waits on ([`GATE`]) until [`open_gate`] lets it go, after [`TurnSink::spawn`] has made
+    /// sure its task was not canceled meanwhile. Past the gate its stdin is at its end, as
+    /// `/dev/null` would be.
     Command,
+}
+
+/// The shell script a gated command starts as (`sh -c GATE COMMAND`): it waits for one line
+/// on stdin and then becomes `sh -c COMMAND`; without that line (the pipe closed first, or the
+/// group killed) the command never runs.
+pub(crate) const GATE: &str = "IFS= read -r gate || exit 125; exec sh -c \"$0\"";
+
+/// Lets a gated command go (see [`Program::Command`]).
+pub(crate) async fn open_gate(stdin: Option<ChildStdin>) {
+    use tokio::io::AsyncWriteExt;
+    if let Some(mut gate) = stdin {
+        // A command that died already has nothing to let go: its exit status says so.
+        let _ = gate.write_all(b"\n").await;
+        let _ = gate.shutdown().await;
+    }
 }
 
 /// Starts `cmd` with piped stdout and stderr, and stdin and environment as `program` says, in
@@ -71,7 +89,7 @@ pub(crate) async fn spawn_piped(
                 .stdin(Stdio::piped());
         }
         Program::Command => {
-            cmd.stdin(Stdio::null());
+            cmd.stdin(Stdio::piped());
         }
     }
     cmd.stdout(Stdio::piped()).stderr(Stdio::piped());

@@ -233,6 +233,9 @@ pub struct TurnSink {
     guard: sextant_journal::TurnGuard,
     /// The runtime's list of running process groups (see [`crate::process::Running`]).
     running: crate::process::Running,
+    /// The turn's stop token: fires when its task is canceled ([`TurnSink::spawn`] starts
+    /// nothing after that).
+    stop: CancellationToken,
 }
 
 /// Outputs of one turn that may be on their way to the journal at once; beyond this an output
@@ -301,6 +304,7 @@ impl TurnSink {
             in_flight: Default::default(),
             guard: Default::default(),
             running,
+            stop: turn.stop.clone(),
         }
     }
 
@@ -472,10 +476,26 @@ impl TurnSink {
     /// Starts a command for this turn in its own process group, which dies with Sextant and
     /// is journalled until the guard finishes (see [`crate::process`]). Engines spawn every
     /// local process through this.
+    ///
+    /// **A canceled task starts nothing.** The process is refused when the turn's stop token
+    /// has fired; and once it is listed among the running groups (where a cancel's stop finds
+    /// it) and recorded, the token and the journal are read again: a cancel committed before
+    /// that point — also one that found no running turn to tell, as when an answer's resume
+    /// starts a turn just after the cancel — ends the group here. A program that must not run
+    /// at all in that window is started gated ([`crate::engine::child`]'s gated commands
+    /// wait on their stdin) and let go only after this returns.
     pub async fn spawn(
         &self,
         cmd: tokio::process::Command,
     ) -> std::io::Result<(tokio::process::Child, crate::process::GroupGuard)> {
+        let canceled = || {
+            std::io::Error::other(
+                "the task was canceled before its command started; nothing was run",
+            )
+        };
+        if self.stop.is_cancelled() {
+            return Err(canceled());
+        }
         let owner = crate::process::Owner {
             journal: &self.journal,
             session_id: &self.session_id,
@@ -483,7 +503,22 @@ impl TurnSink {
             now: self.clock.now(),
             running: Some(&self.running),
         };
-        crate::process::spawn(cmd, owner).await
+        let (child, group) = crate::process::spawn(cmd, owner).await?;
+        let ended = self.stop.is_cancelled()
+            || match self.journal.task(&self.task_id).await {
+                Ok(t) => t.is_none_or(|t| t.state.is_terminal()),
+                // Unknown: it must not run unfenced.
+                Err(e) => {
+                    tracing::warn!(error = %e, task_id = %self.task_id, "could not read the task before starting its command");
+                    true
+                }
+            };
+        if ended {
+            group.finish().await;
+            drop(child);
+            return Err(canceled());
+        }
+        Ok((child, group))
     }
 
     /// Fires when Sextant starts shutting down (before running turns are interrupted): work

@@ -128,20 +128,26 @@ impl ShellEngine {
         if let Err(why) = super::child::make_working_dir(&self.working_dir) {
             return Outcome::Failed(why);
         }
+        // Gated: `sh -c GATE COMMAND` becomes `sh -c COMMAND` once let go (see
+        // `Program::Command`), so a cancel that lands while it starts runs nothing of it.
         let mut cmd = Command::new("sh");
-        cmd.arg("-c").arg(command).current_dir(&self.working_dir);
+        cmd.arg("-c")
+            .arg(super::child::GATE)
+            .arg(command)
+            .current_dir(&self.working_dir);
         // Its own process group, ended when the command is done (or stopped) and when
         // Sextant dies; see `crate::process`.
         let Piped {
             mut child,
             group,
+            stdin,
             stdout,
             stderr,
-            ..
         } = match spawn_piped(cmd, Program::Command, sink).await {
             Ok(c) => c,
             Err(e) => return Outcome::Failed(format!("cannot start sh: {e}")),
         };
+        super::child::open_gate(stdin).await;
         let (out_id, err_id) = (new_id(), new_id());
         // Output is journalled while the command runs (a canceled or timed-out command keeps
         // what it printed), stdout into `output` and stderr into `stderr`.

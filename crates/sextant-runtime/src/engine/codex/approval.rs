@@ -92,6 +92,15 @@ pub(super) struct ApprovalRequest {
     grant_root: Option<String>,
 }
 
+/// Whether a Codex decision writes a permanent rule (an exec-policy or network-policy
+/// amendment), which Sextant does not offer.
+pub(super) fn is_permanent(decision: &Value) -> bool {
+    decision.as_object().is_some_and(|m| {
+        m.contains_key("acceptWithExecpolicyAmendment")
+            || m.contains_key("applyNetworkPolicyAmendment")
+    })
+}
+
 /// Codex's documented decisions when a request carries no `availableDecisions`.
 pub(super) fn default_decisions() -> Vec<Value> {
     ["accept", "acceptForSession", "decline", "cancel"]
@@ -118,6 +127,11 @@ impl ApprovalRequest {
             Some(Value::Array(a)) if !a.is_empty() => a.clone(),
             _ => default_decisions(),
         };
+        // Not offered: decisions that make Codex write a permanent rule into its own files
+        // (`$CODEX_HOME/rules/…`, its network policy), which outlive this Session and this
+        // Agent, and which Sextant can neither show as a grant nor revoke. acceptForSession
+        // covers the Session.
+        let decisions: Vec<Value> = decisions.into_iter().filter(|d| !is_permanent(d)).collect();
         let item = text("itemId").and_then(|i| items.get(&i));
         let command = text("command").or_else(|| match item {
             Some(ItemInfo::Command(c)) if kind == ApprovalKind::Command => Some(c.clone()),
