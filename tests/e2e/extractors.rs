@@ -103,6 +103,7 @@ async fn every_rest_write_takes_a_json_content_type_or_answers_415() {
     // Writes that read no body still say JSON.
     writes.push(("POST", "/api/v1/me/schedules/no-such/runs/no-run/replay"));
     writes.push(("POST", "/api/v1/session/bootstrap"));
+    writes.push(("POST", "/api/v1/session/logout"));
     for (method, path) in writes {
         for ct in [
             Some("text/plain"),

@@ -3,7 +3,8 @@
 // credential by itself.
 
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
-import { Dialog, Empty, Toasts } from './components/ui';
+import { Dialog, Empty, toast, Toasts } from './components/ui';
+import { host } from './host';
 import { globalKey, KEY_HELP, type GlobalKeyState } from './lib/globalKeys';
 import { link } from './live/events';
 import { Link, location, match, navigate, type Route } from './router';
@@ -73,6 +74,30 @@ function Connection() {
       <span class="dot" aria-hidden="true" />
       <span class="connection-words">{words}</span>
     </div>
+  );
+}
+
+/** Ends this browser's sign-in (web host only; the desktop shell has no session to end). */
+function SignOut() {
+  const h = host();
+  const [busy, setBusy] = useState(false);
+  if (!h.signOut) return null;
+  const click = async () => {
+    setBusy(true);
+    try {
+      await h.signOut?.();
+    } catch (e) {
+      setBusy(false);
+      toast((e as Error).message, 'bad');
+    }
+  };
+  return (
+    <button type="button" class="sign-out" disabled={busy} onClick={click} title="Sign out of Sextant in this browser">
+      <span class="sign-out-icon" aria-hidden="true">
+        ⏻
+      </span>
+      <span class="sign-out-words">Sign out</span>
+    </button>
   );
 }
 
@@ -238,6 +263,7 @@ export function App() {
         </div>
         <div class="sidebar-foot">
           <Connection />
+          <SignOut />
         </div>
       </nav>
       <main class="content" id="main" tabIndex={-1}>

@@ -159,6 +159,7 @@ pub fn router(state: AppState) -> Router {
         )
         .route("/api/v1/health", get(api::health))
         .route("/api/v1/session/bootstrap", post(auth::console::bootstrap))
+        .route("/api/v1/session/logout", post(auth::console::logout))
         .route("/api/v1/session", get(auth::console::session))
         .route_layer(middleware::from_fn_with_state(
             state.clone(),

@@ -1,13 +1,14 @@
 //! The security services of a running server, built from the settings
 //! ([`sextant_access::settings`], `security.toml`) and shared by every handler through
 //! [`AppState::security`](crate::AppState): the JWT verifier, limits, where Sextant is
-//! reachable, the audit log and the rate limits.
+//! reachable, the audit log, the rate limits and the console's sign-in sessions.
 
 use std::path::Path;
 
 use sextant_access::audit::AuditLog;
 use sextant_access::settings::{LimitsFile, SecurityFile};
 
+use crate::auth::console::ConsoleSessions;
 use crate::auth::jwt::JwtVerifier;
 use crate::auth::ratelimit::RateLimits;
 
@@ -41,6 +42,8 @@ pub struct Security {
     pub rate: RateLimits,
     /// This data dir's workspace id (assistant tokens are scoped to it).
     pub workspace: String,
+    /// The console page's sign-in sessions (`auth::console`), in memory only.
+    pub console: ConsoleSessions,
 }
 
 impl std::fmt::Debug for Security {
@@ -103,6 +106,7 @@ impl Security {
                 file.limits.local_rate_limit_per_minute,
             ),
             workspace,
+            console: ConsoleSessions::new(),
         })
     }
 

@@ -30,6 +30,12 @@ export interface Host {
   getToken(opts?: { refresh?: boolean }): Promise<string | null>;
   /** Signs in with a pasted owner token (hosts that cannot get one by themselves). */
   signIn?(token: string): Promise<void>;
+  /**
+   * Ends this browser's console session (`POST /api/v1/session/logout`) and shows the sign-in
+   * page (via `signInNeeded`); until the page is reloaded it does not sign in again by itself.
+   * Web host only: the desktop shell's credential is its per-launch token.
+   */
+  signOut?(): Promise<void>;
   /** A desktop notification (e.g. a new approval); `onClick` opens it in the console. */
   notify?(n: { title: string; body: string; onClick?: () => void }): void;
   /** The pending-approvals count on the app icon / tray. */
@@ -96,14 +102,22 @@ async function ensureSession(): Promise<void> {
   }
 }
 
+/** Said on the sign-in page after the person signed out. */
+export const SIGNED_OUT =
+  'You signed out of this browser. To sign in again, paste the token; on the machine running Sextant, reloading the page signs in by itself.';
+
 export function webHost(): Host {
   let ready: Promise<void> | null = null;
+  // After a sign-out the page must not sign straight back in by loopback trust (on the next
+  // 401 of a stream, say): only a pasted token or a reload does.
+  let signedOut = false;
   return {
     kind: 'web',
     async getServerAddress() {
       return window.location.origin;
     },
     async getToken(opts) {
+      if (signedOut) throw new SignInRequired(SIGNED_OUT);
       if (!ready || opts?.refresh) {
         const mid = !!opts?.refresh;
         ready = ensureSession();
@@ -118,7 +132,32 @@ export function webHost(): Host {
     },
     async signIn(token: string) {
       await bootstrap({ token });
+      signedOut = false;
       ready = Promise.resolve();
+    },
+    async signOut() {
+      // Set first, so no request in flight signs back in by loopback trust meanwhile.
+      signedOut = true;
+      let res: Response;
+      try {
+        res = await fetch('/api/v1/session/logout', {
+          method: 'POST',
+          headers: JSON_HEADERS,
+          body: '{}',
+          credentials: 'same-origin',
+          cache: 'no-store',
+        });
+      } catch (e) {
+        signedOut = false;
+        throw new Error(`Signing out failed: ${(e as Error).message}`);
+      }
+      if (!res.ok) {
+        // The session may still be live: say so, and stay signed in.
+        signedOut = false;
+        throw new Error(`Signing out failed: ${res.status} ${res.statusText}`);
+      }
+      ready = null;
+      signInNeeded.value = SIGNED_OUT;
     },
     notify: webNotify,
     setBadge: faviconBadge,

@@ -5,15 +5,16 @@
 //! | credential | principal |
 //! |---|---|
 //! | `Authorization: Bearer <owner token>` (`sextant token`) | Person |
-//! | the console page's session cookie (see `console`) | Person |
+//! | the cookie of a live console session (see `console`) | Person |
 //! | `Bearer sxp_…` (an active per-peer token) | Peer |
 //! | `Bearer sxa_…` (an active assistant token; assistant routes only) | Assistant |
 //! | `Bearer <JWT>` verified per `[jwt]` (see `jwt`) | Delegated (with `act`) or Service |
 //! | none, from a loopback peer, in loopback-only mode | AnonymousLocal |
 //!
 //! Anything else is 401 with `WWW-Authenticate: Bearer` (the reason is logged and audited, not
-//! shown). Two `Authorization` headers are 400. Issued tokens are looked up on every request,
-//! so a revocation takes effect on the next one.
+//! shown); so is a console cookie whose session has ended, even from loopback. Two
+//! `Authorization` headers are 400. Issued tokens are looked up on every request, so a
+//! revocation takes effect on the next one.
 //!
 //! Surfaces: the general routes refuse assistant tokens (a capability token is not a general
 //! API credential); the assistant A2A routes take only an assistant's per-Agent credentials
@@ -53,6 +54,14 @@ use sextant_access::tokens::{is_issued_shape, token_hash};
 /// Compares two secrets in time independent of where they differ.
 fn same_secret(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// Whether a request from `peer` that carries no credential is the anonymous loopback caller:
+/// in loopback-only mode (`security::Exposure`: bound to loopback, no public URL beyond it,
+/// `[perimeter] anonymous_local` on) and from a loopback peer. Decided here only, so the
+/// console's loopback sign-in (`console`) can never be more generous than this.
+pub(crate) fn anonymous_local(app: &AppState, peer: Option<SocketAddr>) -> bool {
+    app.security.exposure.loopback_only && peer.is_some_and(|a| a.ip().is_loopback())
 }
 
 /// Which credentials a group of routes takes.
@@ -101,13 +110,6 @@ pub struct AssistantGrant {
 }
 
 impl AssistantGrant {
-    /// The owner this assistant acts for, acting through it (for answering interactions on
-    /// their behalf), if that owner is the console's person.
-    pub fn acting_owner(&self) -> Option<Principal> {
-        self.owner_principal()
-            .map(|_| Principal::person_via(format!("assistant {}", self.name)))
-    }
-
     /// The owner this assistant acts for (whose plans it manages), if that owner is the
     /// console's person.
     pub fn owner_principal(&self) -> Option<Principal> {
@@ -179,13 +181,21 @@ async fn authenticate(
     let token = bearer(headers)?;
     let Some(token) = token else {
         // The web console's page: its same-origin session cookie (see `console`).
-        if surface != Surface::AssistantA2a
-            && let Some(p) = crate::auth::console::console_cookie_principal(app, headers)
-        {
-            return Ok((p, Credential::ConsoleCookie, None));
+        if surface != Surface::AssistantA2a {
+            if let Some(p) = crate::auth::console::console_cookie_principal(app, headers) {
+                return Ok((p, Credential::ConsoleCookie, None));
+            }
+            // A console cookie that no longer works (signed out, expired, from an earlier
+            // start) is a credential that failed: 401, so the page signs in again, rather
+            // than quietly becoming the anonymous caller.
+            if crate::auth::console::sends_cookie(app, headers) {
+                return Err(unauthorized(
+                    "this browser's console sign-in has ended; sign in again",
+                    "console_session_ended",
+                ));
+            }
         }
-        let local = peer.is_some_and(|a| a.ip().is_loopback());
-        if surface != Surface::AssistantA2a && app.security.exposure.loopback_only && local {
+        if surface != Surface::AssistantA2a && anonymous_local(app, peer) {
             return Ok((Principal::anonymous_local(), Credential::None, None));
         }
         let message = match surface {
