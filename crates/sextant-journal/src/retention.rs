@@ -178,11 +178,11 @@ pub fn used_bytes(c: &Connection) -> Result<u64> {
 
 /// Sessions that are never deleted now: pending work, a schedule's latest started Run, or a
 /// Run the scheduler has not settled.
-fn protected(c: &Connection) -> Result<HashSet<String>> {
+pub(crate) fn protected(c: &Connection) -> Result<HashSet<String>> {
     let mut out = HashSet::new();
     let sql = [
         tasks::LIVE_SESSIONS,
-        "SELECT session_id FROM interactions WHERE state = 'pending'",
+        crate::queries::interactions::PENDING_SESSIONS,
         "SELECT t.session_id FROM push_configs p JOIN tasks t ON t.task_id = p.task_id
          WHERE p.pending > 0 AND p.failing_at IS NULL",
         // A Run whose end the scheduler has not recorded yet (its failure count and notices
@@ -344,7 +344,15 @@ impl ExportFile {
     /// Creates the file (it must not exist) with its header line. Blocking.
     pub fn create(path: &Path, schema_version: i64, now: DateTime<Utc>) -> Result<Self> {
         if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(io)?;
+            // 0700: the exports hold the deleted Sessions' transcripts.
+            let mut b = std::fs::DirBuilder::new();
+            b.recursive(true);
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::DirBuilderExt;
+                b.mode(0o700);
+            }
+            b.create(dir).map_err(io)?;
         }
         let mut file = private_new(path).map_err(io)?;
         let mut head = Vec::new();

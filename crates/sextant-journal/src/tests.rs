@@ -1796,6 +1796,83 @@ async fn an_ended_task_has_its_outcome_in_words() {
     assert_eq!(j.rebuild_check().await.unwrap(), vec![victim]);
 }
 
+/// A task that ends, in any state, closes the cards it left open: they leave the pending list
+/// at once, and an answer that comes later is refused.
+#[tokio::test]
+async fn an_ended_task_closes_its_pending_cards() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = journal(&dir).await;
+    let t = new_tasks(&j, 5).await;
+    let ends = [
+        TaskState::Failed,
+        TaskState::Canceled,
+        TaskState::Completed,
+        TaskState::Rejected,
+    ];
+    for task in &t {
+        let waits = vec![raised(task, 1), state(task, TaskState::AuthRequired, 1)];
+        j.append(&task.session_id, waits).await.unwrap();
+    }
+    assert_eq!(j.pending_interactions().await.unwrap().len(), t.len());
+    for (task, end) in t.iter().zip(ends) {
+        j.append(&task.session_id, vec![state(task, end, 2)])
+            .await
+            .unwrap();
+    }
+    // The one task left waiting keeps its card.
+    let pending = j.pending_interactions().await.unwrap();
+    assert_eq!(
+        pending.iter().map(|r| &r.task_id).collect::<Vec<_>>(),
+        [&t[4].task_id]
+    );
+    for task in &t[..4] {
+        let row = j
+            .interaction(&format!("i-{}", task.task_id))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(row.state, "closed");
+        let late = j
+            .append(&task.session_id, vec![answered(task, "accept", false, 3)])
+            .await;
+        assert!(matches!(late, Err(Error::Conflict(_))), "{late:?}");
+    }
+}
+
+/// A journal written before ended tasks closed their cards still has them `pending`: they are
+/// not listed, and do not keep their Sessions from retention.
+#[tokio::test]
+async fn an_old_journal_s_open_cards_of_ended_tasks_are_not_pending() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = journal(&dir).await;
+    let t = new_tasks(&j, 1).await;
+    let task = &t[0];
+    let evs = vec![
+        raised(task, 1),
+        state(task, TaskState::AuthRequired, 1),
+        state(task, TaskState::Failed, 2),
+    ];
+    j.append(&task.session_id, evs).await.unwrap();
+    let id = format!("i-{}", task.task_id);
+    let i = id.clone();
+    j.read(move |c| {
+        Ok(c.execute(
+            "UPDATE interactions SET state = 'pending', answered_seq = NULL
+             WHERE interaction_id = ?1",
+            [i.as_str()],
+        )?)
+    })
+    .await
+    .unwrap();
+    assert_eq!(j.interaction(&id).await.unwrap().unwrap().state, "pending");
+    assert!(j.pending_interactions().await.unwrap().is_empty());
+    let protected = j.read(crate::retention::protected).await.unwrap();
+    assert!(
+        !protected.contains(task.session_id.as_str()),
+        "{protected:?}"
+    );
+}
+
 /// The counts of unfinished tasks are every caller's, whatever the page size.
 #[tokio::test]
 async fn unfinished_tasks_are_counted_by_state() {
@@ -3117,4 +3194,42 @@ fn a_snapshot_never_overwrites_a_file() {
     let err = crate::backup::snapshot(&dir.path().join("journal.db"), &dest).unwrap_err();
     assert!(matches!(err, Error::File(_)), "{err:?}");
     assert_eq!(std::fs::read(&dest).unwrap(), b"keep me");
+}
+
+/// The journal holds every transcript: a new one is 0600, and so are the `-wal` and `-shm`
+/// SQLite makes beside it (they take the main file's mode), whatever the umask; an existing one
+/// readable by others is made owner-only at open, and so is a snapshot.
+#[cfg(unix)]
+#[tokio::test]
+async fn the_journal_and_its_wal_are_owner_only() {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("journal.db");
+    let j = journal(&dir).await;
+    let wal = dir.path().join("journal.db-wal");
+    let shm = dir.path().join("journal.db-shm");
+    assert!(wal.exists() && shm.exists());
+    assert_eq!(mode(&db), 0o600);
+    assert_eq!(mode(&wal), 0o600);
+    assert_eq!(mode(&shm), 0o600);
+    let copy = dir.path().join("copy.db");
+    j.snapshot(copy.clone()).await.unwrap();
+    assert_eq!(mode(&copy), 0o600);
+    drop(j);
+
+    // A journal an older Sextant left 0644 (its WAL too) is tightened when it opens.
+    let old = tempfile::tempdir().unwrap();
+    let db = old.path().join("journal.db");
+    std::fs::copy(&copy, &db).unwrap();
+    std::fs::write(old.path().join("journal.db-wal"), b"").unwrap();
+    for f in ["journal.db", "journal.db-wal"] {
+        std::fs::set_permissions(old.path().join(f), std::fs::Permissions::from_mode(0o644))
+            .unwrap();
+    }
+    let j = Journal::open(&db).unwrap();
+    assert_eq!(mode(&db), 0o600);
+    assert_eq!(mode(&old.path().join("journal.db-wal")), 0o600);
+    assert_eq!(mode(&old.path().join("journal.db-shm")), 0o600);
+    drop(j);
 }

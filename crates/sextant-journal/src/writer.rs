@@ -587,6 +587,7 @@ impl Ctx<'_> {
         let at = sextant_core::ids::millis(at);
         let at_s = format_time(at);
         let new_state = body.new_state();
+        let ends = new_state.as_ref().is_some_and(|s| s.is_terminal());
         // A task's first event creates it: there is no earlier state to check.
         let creates = matches!(body, EventBody::TaskCreated { .. });
         if let (Some(id), Some(new_state), false) = (&task_id, &new_state, creates) {
@@ -666,6 +667,9 @@ impl Ctx<'_> {
                 interactions::resolve(self.c, &answer.interaction_id, answer.expired, seq)?
             }
             _ => {}
+        }
+        if ends && let Some(id) = &ev.task_id {
+            interactions::close_for_task(self.c, id, seq)?;
         }
         Ok(ev)
     }

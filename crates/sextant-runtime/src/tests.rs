@@ -492,7 +492,10 @@ async fn shell_commands_wait_for_approval_and_run_on_accept() {
     // Not the owner: refused. An option that was not declared: refused.
     let mut anon = answer(&a.task().task_id, &i.interaction_id, "accept", "a0");
     anon.principal = Principal::anonymous_local();
-    assert!(matches!(rt.answer(anon).await, Err(AnswerError::NotOwner)));
+    assert!(matches!(
+        rt.answer(anon).await,
+        Err(AnswerError::NotAllowed(crate::Denied::NotAnswerer))
+    ));
     assert!(matches!(
         rt.answer(answer(
             &a.task().task_id,
@@ -757,6 +760,100 @@ echo "{\"type\":\"final\",\"status\":\"completed\",\"text\":$(printf '%s' "$answ
     assert_eq!(said["option"], "prod");
     assert_eq!(said["reason"], "release day");
     assert_eq!(said["interaction_id"], i.interaction_id.as_str());
+}
+
+/// An exec Agent with a time limit of `secs` whose command runs `before`, asks for approval,
+/// then runs `after` and completes.
+fn asking_exec_agent(secs: u64, before: &str, after: &str) -> AgentSpec {
+    let script = format!(
+        r#"read -r turn
+{before}
+echo '{{"type":"interaction","title":"Go on?","command":"make release"}}'
+read -r answer
+{after}
+echo '{{"type":"final","status":"completed","text":"went on"}}'"#
+    );
+    let mut agent = exec_agent("x", &script);
+    if let EngineSpec::Exec { timeout_secs, .. } = &mut agent.engine {
+        *timeout_secs = secs;
+    }
+    agent
+}
+
+/// An exec or shell turn's time limit counts working time only: the person may take longer
+/// than the limit to answer (the approval's own expiry governs that wait) and the turn goes on.
+#[tokio::test]
+async fn an_exec_turn_s_time_limit_stops_while_a_person_is_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut shell = shell_agent(3600);
+    if let EngineSpec::Shell { timeout_secs, .. } = &mut shell.engine {
+        *timeout_secs = 1;
+    }
+    let rt = runtime(&dir, vec![asking_exec_agent(1, "true", "true"), shell]).await;
+    let mut asked = Vec::new();
+    for (agent, text) in [("x", "release"), ("shell", "echo went on")] {
+        let a = rt.admit(input(agent, "m1", text)).await.unwrap();
+        let i = pending(&rt, &a).await;
+        asked.push((a.task().task_id.clone(), i));
+    }
+    // Not waiting for anything to be ready: the person takes longer than the limits.
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    for (task_id, i) in asked {
+        let f = state_of(&rt, &task_id).await;
+        assert_eq!(f.state, TaskState::AuthRequired, "{:?}", f.status_message);
+        let row = rt
+            .answer(answering(&i, &task_id, "accept", "a1"))
+            .await
+            .unwrap();
+        let f = settled_after(&rt, &row).await;
+        assert_eq!(f.state, TaskState::Completed, "{:?}", f.status_message);
+    }
+    assert!(rt.pending_interactions().await.unwrap().is_empty());
+}
+
+/// The working time before the question and after the answer add up to the limit.
+#[tokio::test]
+async fn an_exec_turn_s_working_time_around_a_question_counts_towards_its_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(&dir, vec![asking_exec_agent(2, "sleep 1.2", "sleep 1.2")]).await;
+    let a = rt.admit(input("x", "m1", "release")).await.unwrap();
+    let i = pending(&rt, &a).await;
+    let row = rt
+        .answer(answering(&i, &a.task().task_id, "accept", "a1"))
+        .await
+        .unwrap();
+    let f = settled_after(&rt, &row).await;
+    assert_eq!(f.state, TaskState::Failed);
+    let said = message_text(f.status_message.as_ref().unwrap());
+    assert!(said.contains("timed out after 2 s"), "{said}");
+}
+
+/// A task that ends while its card waits (here failed as a crash recovery would fail it)
+/// takes the card out of the inbox, and an answer to it is refused.
+#[tokio::test]
+async fn a_task_that_fails_while_its_card_waits_closes_the_card() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(&dir, vec![asking_exec_agent(60, "true", "true")]).await;
+    let a = rt.admit(input("x", "m1", "release")).await.unwrap();
+    let i = pending(&rt, &a).await;
+    assert_eq!(rt.pending_interactions().await.unwrap().len(), 1);
+    let failed = EventBody::TaskState {
+        state: TaskState::Failed,
+        message: None,
+    };
+    let task = a.task();
+    rt.journal()
+        .append_one(&task.session_id, &task.task_id, failed, chrono::Utc::now())
+        .await
+        .unwrap();
+    assert!(rt.pending_interactions().await.unwrap().is_empty());
+    let late = answering(&i, &task.task_id, "accept", "late");
+    assert!(matches!(
+        rt.answer(late).await,
+        Err(AnswerError::Refused(
+            sextant_core::interaction::AnswerRefusal::TaskTerminal
+        ))
+    ));
 }
 
 #[tokio::test]
@@ -1480,3 +1577,6 @@ async fn exec_text_is_capped_per_turn_and_a_failure_still_names_the_end_of_stder
     );
     assert!(text.len() < 1024 * 1024 + 100, "{}", text.len());
 }
+
+/// A cancel racing an accept, hundreds of times.
+mod cancel_race;

@@ -14,7 +14,7 @@ pub struct InteractionRow {
     pub interaction: Interaction,
     pub task_id: TaskId,
     pub session_id: SessionId,
-    /// `pending`, `answered` or `expired`.
+    /// `pending`, `answered`, `expired`, or `closed` (its task ended with the card open).
     pub state: String,
     pub raised_at: DateTime<Utc>,
     pub raised_seq: i64,
@@ -100,6 +100,36 @@ pub fn resolve(c: &Connection, interaction_id: &str, expired: bool, seq: i64) ->
     Ok(())
 }
 
+/// Closes the cards a task left open when it ends: nobody can answer them any more, so they
+/// leave the inbox at once (and an answer that comes later is refused, as for a second one).
+pub fn close_for_task(c: &Connection, task_id: &str, seq: i64) -> Result<()> {
+    c.prepare_cached(
+        "UPDATE interactions SET state = 'closed', answered_seq = ?2
+         WHERE task_id = ?1 AND state = 'pending'",
+    )?
+    .execute(params![task_id, seq])?;
+    Ok(())
+}
+
+/// Whether an interaction's task has not ended: a journal written before ended tasks closed
+/// their cards ([`close_for_task`]) still holds `pending` rows of ended tasks. In a subquery,
+/// so `state` is the task's.
+macro_rules! of_live_task {
+    () => {
+        concat!(
+            "EXISTS (SELECT 1 FROM tasks WHERE tasks.task_id = interactions.task_id AND ",
+            live_task!(),
+            ")"
+        )
+    };
+}
+
+/// The Sessions with a card still waiting for an answer (retention keeps them).
+pub(crate) const PENDING_SESSIONS: &str = concat!(
+    "SELECT session_id FROM interactions WHERE state = 'pending' AND ",
+    of_live_task!()
+);
+
 /// One interaction.
 pub fn get(c: &Connection, interaction_id: &str) -> Result<Option<InteractionRow>> {
     c.prepare_cached(&format!(
@@ -111,11 +141,13 @@ pub fn get(c: &Connection, interaction_id: &str) -> Result<Option<InteractionRow
     .transpose()
 }
 
-/// Pending interactions, newest first.
+/// Pending interactions of tasks that have not ended, newest first.
 pub fn pending(c: &Connection) -> Result<Vec<InteractionRow>> {
-    c.prepare_cached(&format!(
-        "SELECT {COLUMNS} FROM interactions WHERE state = 'pending'
-         ORDER BY raised_at DESC, raised_seq DESC"
+    c.prepare_cached(concat!(
+        "SELECT interaction_id, task_id, session_id, state, raised_at, raised_seq, body
+         FROM interactions WHERE state = 'pending' AND ",
+        of_live_task!(),
+        " ORDER BY raised_at DESC, raised_seq DESC"
     ))?
     .query_map([], row)?
     .map(|r| decode(r?))

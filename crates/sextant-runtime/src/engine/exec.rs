@@ -28,32 +28,60 @@ use super::child::{Piped, Program, Tail, lines, spawn_piped};
 use super::{AskError, Engine, Outcome, Turn, TurnSink};
 use sextant_core::parts::artifact;
 
-/// The turn's time limit, which stops while the turn waits for a person.
+/// The turn's time limit: it counts working time only, so it stops while the turn waits for
+/// a person (the approval's own expiry governs that wait). A watch, so that the timer that
+/// enforces it re-arms when the turn starts or stops waiting.
 struct Deadline {
-    at: std::sync::Mutex<(tokio::time::Instant, bool)>,
+    limit: Duration,
+    spent: tokio::sync::watch::Sender<Spent>,
+}
+
+#[derive(Clone, Copy)]
+struct Spent {
+    /// Working time before the current stretch.
+    before: Duration,
+    /// When the current working stretch began; `None` while a person is asked.
+    since: Option<tokio::time::Instant>,
 }
 
 impl Deadline {
     fn new(limit: Duration) -> Self {
+        let spent = Spent {
+            before: Duration::ZERO,
+            since: Some(tokio::time::Instant::now()),
+        };
         Self {
-            at: std::sync::Mutex::new((tokio::time::Instant::now() + limit, false)),
+            limit,
+            spent: tokio::sync::watch::Sender::new(spent),
         }
     }
 
-    fn get(&self) -> (tokio::time::Instant, bool) {
-        *self.at.lock().unwrap_or_else(|e| e.into_inner())
+    /// When the limit is reached if the turn goes on working; `None` while it waits.
+    fn due(&self, spent: Spent) -> Option<tokio::time::Instant> {
+        spent
+            .since
+            .map(|t| t + self.limit.saturating_sub(spent.before))
     }
 
-    fn pause(&self) -> tokio::time::Instant {
-        let mut g = self.at.lock().unwrap_or_else(|e| e.into_inner());
-        g.1 = true;
-        tokio::time::Instant::now()
+    /// Stops the clock until the guard is dropped (the answer came, or the turn ended).
+    fn pause(&self) -> Paused<'_> {
+        self.spent.send_modify(|s| {
+            if let Some(t) = s.since.take() {
+                s.before += t.elapsed();
+            }
+        });
+        Paused(self)
     }
+}
 
-    fn resume(&self, paused_at: tokio::time::Instant) {
-        let mut g = self.at.lock().unwrap_or_else(|e| e.into_inner());
-        g.0 += paused_at.elapsed();
-        g.1 = false;
+/// The clock of a [`Deadline`] stopped while a person is asked.
+struct Paused<'a>(&'a Deadline);
+
+impl Drop for Paused<'_> {
+    fn drop(&mut self) {
+        self.0.spent.send_modify(|s| {
+            s.since.get_or_insert_with(tokio::time::Instant::now);
+        });
     }
 }
 
@@ -242,21 +270,28 @@ impl ExecEngine {
         sink: &TurnSink,
     ) -> Outcome {
         let deadline = Deadline::new(self.timeout);
+        let mut changed = deadline.spent.subscribe();
         let run = self.run(turn, resume, sink, &deadline);
         futures::pin_mut!(run);
         loop {
-            let (at, asking) = deadline.get();
+            let due = deadline.due(*changed.borrow_and_update());
+            let now = tokio::time::Instant::now();
             tokio::select! {
                 out = &mut run => return out,
-                _ = tokio::time::sleep_until(at), if !asking => {
-                    if deadline.get().0 <= tokio::time::Instant::now() {
+                // The turn may have started waiting in this same poll, after `due` was read.
+                _ = tokio::time::sleep_until(due.unwrap_or(now)), if due.is_some() => {
+                    if deadline
+                        .due(*deadline.spent.borrow())
+                        .is_some_and(|d| d <= tokio::time::Instant::now())
+                    {
                         return Outcome::Failed(format!(
                             "the agent's command timed out after {} s",
                             self.timeout.as_secs()
                         ));
                     }
                 }
-                _ = tokio::time::sleep(Duration::from_millis(250)), if asking => {}
+                // The sender lives as long as `deadline`, so this never ends in an error.
+                _ = changed.changed() => {}
                 _ = turn.cancel.cancelled() => {
                     return Outcome::Failed("Sextant shut down while this turn was running".into());
                 }
@@ -606,7 +641,7 @@ impl ExecEngine {
                 };
                 let paused = deadline.pause();
                 let answer = sink.ask(interaction, &text).await;
-                deadline.resume(paused);
+                drop(paused);
                 match answer {
                     Ok(answer) => {
                         let mut line = json!({ "type": "answer" })
