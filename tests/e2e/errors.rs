@@ -308,6 +308,45 @@ async fn unsupported_a2a_versions_are_version_not_supported() {
     app.shutdown().await;
 }
 
+/// Only a canonically written version is one (`1.0`, never `01.0` or `1.00`), and a request
+/// naming two versions (two `A2A-Version` headers) is refused rather than served as the first.
+#[tokio::test]
+async fn non_canonical_or_doubled_a2a_versions_are_version_not_supported() {
+    let app = TestApp::spawn().await;
+    let doubled: &[(&str, &str)] = &[
+        ("Content-Type", "application/json"),
+        ("A2A-Version", "1.0"),
+        ("A2A-Version", "9.9"),
+    ];
+    for headers in [
+        &[
+            ("Content-Type", "application/json"),
+            ("A2A-Version", "01.0"),
+        ][..],
+        &[
+            ("Content-Type", "application/json"),
+            ("A2A-Version", "1.00"),
+        ][..],
+        &[
+            ("Content-Type", "application/json"),
+            ("A2A-Version", "1.0.03"),
+        ][..],
+        doubled,
+    ] {
+        let resp = app
+            .post_raw(
+                A2A,
+                headers,
+                call("SendMessage", json!({ "message": msg("versioned") })),
+            )
+            .await;
+        let r = json_body(resp, StatusCode::OK).await;
+        assert_rpc_error(&r, -32009);
+    }
+    assert_eq!(app.tasks_total().await, 0, "nothing was journalled");
+    app.shutdown().await;
+}
+
 #[tokio::test]
 async fn json_rpc_ids_come_back_exactly_as_sent() {
     let app = TestApp::spawn().await;

@@ -9,6 +9,7 @@ mod secure;
 mod support;
 
 mod adversarial;
+mod answer_rule;
 mod approvals;
 mod assistant;
 mod auth_matrix;
@@ -29,6 +30,7 @@ mod mcp;
 mod parts;
 mod peers;
 mod perimeter;
+mod permissions;
 mod push;
 mod restart;
 mod retention;

@@ -1510,3 +1510,68 @@ async fn canceling_a_gateway_task_cancels_the_remote_task_and_records_its_answer
     assert_eq!(state(&again), "TASK_STATE_CANCELED");
     app.shutdown().await;
 }
+
+/// `a2a_history` hands a model the peer's words from the journal, where they are raw: every
+/// copy it returns (the summary, the JSON text block and the structured content) is scrubbed
+/// of credentials and filtered for injection markup, as `a2a_call`'s answer is.
+#[tokio::test]
+async fn a2a_history_screens_the_peers_words_in_every_block() {
+    let app = TestApp::spawn().await;
+    let fake = start_fake("sly", json!([]), false, 0, Behaviour::Normal).await;
+    register(&app, "sly", &fake, json!({})).await;
+    let model = mcp(&app, true).await;
+    let r = tool(
+        &model,
+        "a2a_call",
+        json!({"agent": "sly", "message": "hostile: hi"}),
+    )
+    .await;
+    assert_ne!(r.is_error, Some(true), "{r:?}");
+    let context = r.structured_content.clone().unwrap()["context_id"].clone();
+
+    let h = tool(&model, "a2a_history", json!({"context_id": context})).await;
+    assert_ne!(h.is_error, Some(true), "{h:?}");
+    let blocks: Vec<String> = h
+        .content
+        .iter()
+        .filter_map(|c| match c {
+            ContentBlock::Text(t) => Some(t.text.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(blocks.len(), 2, "a summary and the JSON: {blocks:?}");
+    let structured = h.structured_content.clone().expect("structured content");
+    let everything = [blocks.clone(), vec![structured.to_string()]].concat();
+    for (i, text) in everything.iter().enumerate() {
+        assert!(!text.contains("<|im_start|>"), "copy {i}: {text}");
+        assert!(
+            !text
+                .to_lowercase()
+                .contains("ignore all previous instructions"),
+            "copy {i}: {text}"
+        );
+        assert!(!text.contains("ghp_16C7"), "copy {i}: {text}");
+        assert!(text.contains("[filtered]"), "copy {i}: {text}");
+    }
+    // The peer's reply is there, screened.
+    let reply = structured["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "agent")
+        .unwrap_or_else(|| panic!("{structured}"))["text"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        reply.starts_with("Done. [filtered]") && reply.contains("[REDACTED]"),
+        "{reply}"
+    );
+    assert!(
+        blocks[0].contains("[Untrusted input from peer sly"),
+        "{}",
+        blocks[0]
+    );
+    model.cancel().await.ok();
+    app.shutdown().await;
+}

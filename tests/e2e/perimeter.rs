@@ -655,6 +655,31 @@ async fn a_request_that_names_two_hosts_is_refused() {
     app.shutdown().await;
 }
 
+/// A `Host` with whitespace or control characters around it is no host name: refused (400)
+/// with a token or without, never trimmed into a loopback name.
+#[tokio::test]
+async fn a_host_with_surrounding_whitespace_is_refused() {
+    let app = crate::support::TestApp::spawn().await;
+    let port = app.url.rsplit(':').next().unwrap().to_string();
+    let body = json!({ "jsonrpc": "2.0", "id": 1, "method": "SendMessage",
+                       "params": { "message": msg("tabbed host") } })
+    .to_string();
+    let common = "Content-Type: application/json\r\nA2A-Version: 1.0";
+    let tabbed =
+        format!("POST /api/v1/agents/echo/a2a HTTP/1.1\r\nHost: 127.0.0.1:{port}\t\r\n{common}");
+    assert_eq!(raw_status(&app.url, &tabbed, &body).await, 400);
+    let with_token = format!(
+        "POST /api/v1/agents/echo/a2a HTTP/1.1\r\nHost: 127.0.0.1:{port}\t\r\nAuthorization: Bearer {}\r\n{common}",
+        app.token
+    );
+    assert_eq!(raw_status(&app.url, &with_token, &body).await, 400);
+    let clean =
+        format!("POST /api/v1/agents/echo/a2a HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{common}");
+    assert_eq!(raw_status(&app.url, &clean, &body).await, 200);
+    assert_eq!(app.tasks_total().await, 1, "only the clean request ran");
+    app.shutdown().await;
+}
+
 /// `sessionUrl` of a blocking echo SendMessage sent with `headers` (owner token or none).
 async fn session_url_with(
     app: &crate::support::TestApp,

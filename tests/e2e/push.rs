@@ -538,7 +538,10 @@ async fn config_methods_check_owner_url_and_guard() {
     app.shutdown().await;
 }
 
-/// Loopback webhooks are refused unless outbound.toml allows them.
+/// Loopback webhooks are refused unless outbound.toml allows them: loopback addresses, and
+/// `localhost` names (any case, with a trailing dot, or under `.localhost`) at once, when the
+/// config is created, with the same error as a loopback address; other names are resolved
+/// and checked at delivery.
 #[tokio::test]
 async fn loopback_webhooks_need_outbound_toml() {
     let app = TestApp::spawn_with(false, Some(&push_agent())).await;
@@ -555,15 +558,53 @@ async fn loopback_webhooks_need_outbound_toml() {
         err["message"].as_str().unwrap().contains("outbound.toml"),
         "{err}"
     );
-    let r = app
-        .rpc(
-            "hooks",
-            "SendMessage",
-            send_with_push("start", json!({ "url": "http://localhost:9/h" }), json!({})),
-        )
-        .await;
-    // A name is resolved at delivery: the config is taken, and refused by the guard then.
-    assert!(r.get("error").is_none(), "{r}");
+    assert_eq!(
+        err["data"][1]["fieldViolations"][0]["field"], "url",
+        "{err}"
+    );
+    for url in [
+        "http://localhost:9/h",
+        "https://LOCALHOST/h",
+        "https://localhost./h",
+        "https://hooks.localhost:8443/h",
+    ] {
+        let r = app
+            .rpc(
+                "hooks",
+                "CreateTaskPushNotificationConfig",
+                json!({ "taskId": task["id"], "url": url }),
+            )
+            .await;
+        let err = assert_rpc_error(&r, -32602);
+        let message = err["message"].as_str().unwrap();
+        assert!(
+            message.contains("outbound.toml") && message.contains("allow_loopback"),
+            "{url}: {err}"
+        );
+        assert_eq!(
+            err["data"][1]["fieldViolations"][0]["field"], "url",
+            "{url}: {err}"
+        );
+        // Given with a message, the same config is refused the same way, and no task starts.
+        let r = app
+            .rpc(
+                "hooks",
+                "SendMessage",
+                send_with_push("start", json!({ "url": url }), json!({})),
+            )
+            .await;
+        let err = assert_rpc_error(&r, -32602);
+        assert!(
+            err["message"].as_str().unwrap().contains("allow_loopback"),
+            "{url}: {err}"
+        );
+    }
+    let (_, _, configs) = app.get_json("/api/v1/push", true).await;
+    assert_eq!(
+        configs["configs"].as_array().map_or(0, Vec::len),
+        0,
+        "no config was taken: {configs}"
+    );
     let (_, _, card) = app
         .get_json("/api/v1/agents/hooks/.well-known/agent-card.json", false)
         .await;

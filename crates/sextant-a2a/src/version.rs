@@ -2,8 +2,10 @@
 //!
 //! Policy: the minor versions Sextant implements are served — `1.0`, with any patch
 //! (`1.0.3`) — and every other explicit version is refused with -32009: `1.1` and `1.7.2` are
-//! versions this server does not speak, and only ASCII digits count (a fullwidth `１.0` is not
-//! `1.0`). A request **without** the header is served as 1.0 when it uses a 1.0 method name
+//! versions this server does not speak, only ASCII digits count (a fullwidth `１.0` is not
+//! `1.0`), and only canonical numbers (no leading zero: `01.0` and `1.00` are not `1.0`). A
+//! request with two `A2A-Version` headers names no one version and is refused the same way
+//! (the server joins them, `1.0, 9.9`, which is no version). A request **without** the header is served as 1.0 when it uses a 1.0 method name
 //! (the spec says "treat as 0.3", the TCK accepts either, the ACTS draft expects success, and
 //! refusing would break curl users for no gain); 0.3 method names are served as 0.3 whatever
 //! the header says, because 0.3 clients never send it.
@@ -27,15 +29,20 @@ pub enum Requested {
 /// The minor versions served, as (major, minor).
 pub const SERVED: &[(u32, u32)] = &[(1, 0)];
 
+/// One component of a version, written canonically: ASCII digits without a leading zero
+/// (`0` itself is one), as the spec writes its versions (`1.0`, `0.3`). `01` and `00` are
+/// not a version's numbers: `01.0` or `1.00` is refused, not read as `1.0`.
+fn number(s: &str) -> Option<u32> {
+    let canonical = s == "0" || !s.starts_with('0');
+    (canonical && !s.is_empty() && s.len() <= 9 && s.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| s.parse::<u32>().ok())
+        .flatten()
+}
+
 /// Reads an `A2A-Version` value.
 pub fn parse(value: Option<&str>) -> Requested {
     let Some(v) = value.map(str::trim).filter(|v| !v.is_empty()) else {
         return Requested::Absent;
-    };
-    let number = |s: &str| {
-        (!s.is_empty() && s.len() <= 9 && s.bytes().all(|b| b.is_ascii_digit()))
-            .then(|| s.parse::<u32>().ok())
-            .flatten()
     };
     let parts: Vec<&str> = v.split('.').collect();
     let served = match parts.as_slice() {
@@ -58,11 +65,6 @@ pub fn parse(value: Option<&str>) -> Requested {
 /// Whether `v` is a 0.x version from 0.3 on (`0.3`, `0.3.0`, `0.9`), the versions whose JSON
 /// the 0.3 aliases speak: ASCII digits, `major.minor` with an optional numeric patch.
 pub fn is_v03(v: &str) -> bool {
-    let number = |s: &str| {
-        (!s.is_empty() && s.len() <= 9 && s.bytes().all(|b| b.is_ascii_digit()))
-            .then(|| s.parse::<u32>().ok())
-            .flatten()
-    };
     match v.trim().split('.').collect::<Vec<_>>().as_slice() {
         [major, minor] => matches!((number(major), number(minor)), (Some(0), Some(mi)) if mi >= 3),
         [major, minor, patch] => {
@@ -106,6 +108,11 @@ mod tests {
             "1.-0",
             "v1.0",
             "1.0 ",
+            "01.0",
+            "1.00",
+            "00.1",
+            "1.0.03",
+            "1.0, 9.9",
         ] {
             let want = Requested::Other(refused.trim().to_string());
             if refused.trim() == "1.0" {
@@ -138,6 +145,8 @@ mod tests {
             "0.3.x",
             "\u{ff10}.3",
             "99.0",
+            "00.3",
+            "0.03",
         ] {
             assert!(!wants_v03_card(Some(v1)), "{v1:?}");
         }

@@ -35,8 +35,8 @@ pub struct Checked {
     pub events: u64,
 }
 
-/// Copies the journal at `src` into a new file at `dest` (which must not exist), as one
-/// consistent snapshot, and leaves `dest` a self-contained file (rollback journal mode, no
+/// Copies the journal at `src` into a new file at `dest` (which must not exist; it is created
+/// 0600), as one consistent snapshot, and leaves `dest` a self-contained file (rollback journal mode, no
 /// `-wal` beside it). Blocking: run it on a blocking thread.
 pub fn snapshot(src: &Path, dest: &Path) -> Result<Checked> {
     if dest.exists() {
@@ -46,6 +46,8 @@ pub fn snapshot(src: &Path, dest: &Path) -> Result<Checked> {
         )));
     }
     let source = crate::open_connection(src)?;
+    // Created 0600 first: it holds every transcript, like the journal.
+    crate::make_private(dest)?;
     let mut copy = Connection::open(dest)?;
     {
         let backup = Backup::new(&source, &mut copy)?;

@@ -155,6 +155,53 @@ struct Inner {
     shared: Arc<writer::Shared>,
 }
 
+/// Makes the database file at `path` private to its owner before SQLite opens it: a new file
+/// is created empty with mode 0600 (SQLite would create it with the umask's mode, 0644), and
+/// an existing one loses its group and other permissions, with its `-wal` and `-shm`. SQLite
+/// gives the `-wal` and `-shm` it creates the main file's mode, so they are 0600 too. No-op
+/// off Unix.
+pub(crate) fn make_private(path: &Path) -> Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+        let file_error = |e: std::io::Error| Error::File(format!("{}: {e}", path.display()));
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(path)
+        {
+            Ok(_) => return Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(file_error(e)),
+        }
+        let mut changed = Vec::new();
+        for suffix in ["", "-wal", "-shm"] {
+            let mut name = path.as_os_str().to_owned();
+            name.push(suffix);
+            let file = PathBuf::from(name);
+            let Ok(meta) = std::fs::symlink_metadata(&file) else {
+                continue;
+            };
+            let mode = meta.permissions().mode() & 0o7777;
+            if meta.is_file() && mode & 0o077 != 0 {
+                std::fs::set_permissions(&file, std::fs::Permissions::from_mode(mode & !0o077))
+                    .map_err(file_error)?;
+                changed.push(format!("{} {mode:o}->{:o}", file.display(), mode & !0o077));
+            }
+        }
+        if !changed.is_empty() {
+            tracing::warn!(
+                changed = %changed.join(", "),
+                "journal: the database was readable by other local users; made it owner-only"
+            );
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+    Ok(())
+}
+
 /// Opens a connection with the pragmas every connection needs.
 pub(crate) fn open_connection(path: &Path) -> Result<Connection> {
     let conn = Connection::open(path)?;
@@ -209,6 +256,7 @@ impl Journal {
     /// writer thread. Blocking: call it from start-up code or `spawn_blocking`.
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref().to_path_buf();
+        make_private(&path)?;
         let mut conn = open_connection(&path)?;
         let mut rewrote = migrate::migrate(&mut conn)? > 0;
         if queries::search::needs_rebuild(&conn)? {

@@ -6,7 +6,7 @@
 //!
 //! | entry | what |
 //! |---|---|
-//! | `sextant-backup.json` | first: the manifest ([`Manifest`]): format, version, when, which files, whether secrets are in it |
+//! | `sextant-backup.json` | first: the manifest ([`Manifest`]): format, version, when, which files (with each one's size and SHA-256), whether secrets are in it |
 //! | `journal.db` | the journal as one consistent snapshot ([`sextant_journal::backup`]), taken beside the writer |
 //! | `agents.toml`, `security.toml`, `outbound.toml` | the settings that exist |
 //! | the JWT key files `security.toml` names | when they are plain names in the data dir; a `secret_file` counts as a secret |
@@ -28,7 +28,7 @@
 //! (`type: "audit"`, oldest first) before the `end` line.
 
 use std::fs::File;
-use std::io::{Read, Write};
+use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
 
 use axum::body::{Body, Bytes};
@@ -39,6 +39,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use sextant_journal::backup::Checked;
 use sextant_journal::export::{self, End, Line};
+use sha2::{Digest, Sha256};
 
 use crate::AppState;
 use crate::error::{ApiError, ApiResult};
@@ -75,6 +76,11 @@ pub struct FileEntry {
     pub name: String,
     pub kind: Kind,
     pub bytes: u64,
+    /// The SHA-256 of the file's bytes (lowercase hex), checked at restore. Backups written
+    /// before Sextant recorded it have none; they are checked by size (and the journal by
+    /// `PRAGMA integrity_check`) only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
 }
 
 /// What a backup holds (its first entry, `sextant-backup.json`).
@@ -234,14 +240,42 @@ fn open_part(path: &Path, name: &str, kind: Kind) -> Result<Option<Part>> {
     if !meta.is_file() {
         return Ok(None);
     }
+    let bytes = meta.len();
+    // The digest of the bytes the entry will hold (the first `bytes`: the audit log only
+    // grows), read once here for the manifest, which goes first; the copy reads them again.
+    let mut file = file;
+    let mut hasher = Sha256::new();
+    let hashed = std::io::copy(&mut (&mut file).take(bytes), &mut HashWriter(&mut hasher))?;
+    if hashed != bytes {
+        return Err(ProfileError::Io(std::io::Error::new(
+            std::io::ErrorKind::UnexpectedEof,
+            format!("{} shrank while it was being read", path.display()),
+        )));
+    }
+    file.rewind()?;
     Ok(Some(Part {
         entry: FileEntry {
             name: name.to_string(),
             kind,
-            bytes: meta.len(),
+            bytes,
+            sha256: Some(hex::encode(hasher.finalize())),
         },
         file,
     }))
+}
+
+/// A `Write` that feeds a SHA-256.
+struct HashWriter<'a>(&'a mut Sha256);
+
+impl Write for HashWriter<'_> {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        self.0.update(data);
+        Ok(data.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 fn write_archive(
@@ -367,7 +401,9 @@ impl<R: Read> Read for Exact<R> {
 }
 
 /// Reads a backup into `dest` (an empty directory): checks the manifest, takes only the files
-/// it lists (plain names, regular files), and checks the journal (`PRAGMA integrity_check`, a
+/// it lists (plain names, regular files, each with the size and, when the manifest records
+/// one, the SHA-256 it lists; a backup from before digests is restored with a warning), and
+/// checks the journal (`PRAGMA integrity_check`, a
 /// Sextant journal no newer than this binary). Files are written 0600. Blocking.
 pub fn read_backup(input: impl Read, dest: &Path) -> Result<Manifest> {
     let not = |why: String| ProfileError::NotABackup(why);
@@ -422,6 +458,30 @@ pub fn read_backup(input: impl Read, dest: &Path) -> Result<Manifest> {
     {
         return Err(not("the backup has no journal".into()));
     }
+    for f in &manifest.files {
+        if let Some(d) = &f.sha256
+            && (d.len() != 64 || !d.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')))
+        {
+            return Err(not(format!(
+                "the manifest's SHA-256 of {:?} is not 64 lowercase hex digits",
+                f.name
+            )));
+        }
+    }
+    let undigested: Vec<&str> = manifest
+        .files
+        .iter()
+        .filter(|f| f.sha256.is_none())
+        .map(|f| f.name.as_str())
+        .collect();
+    if !undigested.is_empty() {
+        tracing::warn!(
+            files = %undigested.join(", "),
+            written_by = %manifest.sextant_version,
+            "restoring a backup without SHA-256 digests (written by an older Sextant): these \
+             files are checked by size only, the journal also by PRAGMA integrity_check"
+        );
+    }
     let mut seen = Vec::new();
     for entry in entries {
         let mut entry = entry.map_err(|e| not(format!("the archive is damaged: {e}")))?;
@@ -450,9 +510,25 @@ pub fn read_backup(input: impl Read, dest: &Path) -> Result<Manifest> {
         }
         let path = dest.join(&name);
         let mut file = create_private(&path)?;
-        let copied = std::io::copy(&mut entry, &mut file)?;
+        let mut hasher = Sha256::new();
+        let copied = std::io::copy(
+            &mut entry,
+            &mut Tee {
+                file: &mut file,
+                hasher: &mut hasher,
+            },
+        )?;
         if copied != listed.bytes {
             return Err(not(format!("{name:?} is cut short")));
+        }
+        if let Some(want) = &listed.sha256 {
+            let got = hex::encode(hasher.finalize());
+            if &got != want {
+                return Err(not(format!(
+                    "{name:?} does not match the SHA-256 its manifest records (the backup was \
+                     changed or damaged after it was written)"
+                )));
+            }
         }
         file.sync_all()?;
         seen.push(name);
@@ -467,6 +543,24 @@ pub fn read_backup(input: impl Read, dest: &Path) -> Result<Manifest> {
     }
     sextant_journal::backup::check(&dest.join(JOURNAL))?;
     Ok(manifest)
+}
+
+/// Writes to a file and feeds a SHA-256 with the same bytes.
+struct Tee<'a> {
+    file: &'a mut File,
+    hasher: &'a mut Sha256,
+}
+
+impl Write for Tee<'_> {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        let n = self.file.write(data)?;
+        self.hasher.update(&data[..n]);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.file.flush()
+    }
 }
 
 fn create_private(path: &Path) -> std::io::Result<File> {
@@ -678,6 +772,98 @@ mod tests {
         assert_eq!(
             audit_files(dir.path()).unwrap(),
             ["audit.jsonl.2", "audit.jsonl.1", "audit.jsonl"]
+        );
+    }
+
+    /// A data dir with a journal and settings; a backup of it as bytes.
+    fn backup_bytes(dir: &Path) -> (Manifest, Vec<u8>) {
+        drop(sextant_journal::Journal::open(dir.join(JOURNAL)).unwrap());
+        std::fs::write(dir.join("agents.toml"), "# mine\n").unwrap();
+        std::fs::write(dir.join(AUDIT), "{\"at\":\"x\"}\n").unwrap();
+        let mut out = Vec::new();
+        let m = write_backup(
+            dir,
+            &dir.join(JOURNAL),
+            &mut out,
+            Secrets::Leave,
+            Utc::now(),
+        )
+        .unwrap();
+        (m, out)
+    }
+
+    fn find(hay: &[u8], needle: &[u8]) -> usize {
+        hay.windows(needle.len())
+            .position(|w| w == needle)
+            .expect("in the archive")
+    }
+
+    /// Every file's SHA-256 is in the manifest, and a file changed after the backup was written
+    /// (its size kept, so the byte counts still agree) is refused at restore.
+    #[test]
+    fn a_file_changed_with_its_size_kept_is_refused_by_its_digest() {
+        let src = tempfile::tempdir().unwrap();
+        let (m, mut bytes) = backup_bytes(src.path());
+        for f in &m.files {
+            let d = f.sha256.as_deref().unwrap_or_else(|| panic!("{f:?}"));
+            assert_eq!(d.len(), 64, "{f:?}");
+        }
+        let agents = m.files.iter().find(|f| f.name == "agents.toml").unwrap();
+        assert_eq!(
+            agents.sha256.as_deref(),
+            Some(sextant_core::ids::sha256_hex(b"# mine\n").as_str())
+        );
+        // The untouched backup restores.
+        let ok = tempfile::tempdir().unwrap();
+        read_backup(bytes.as_slice(), ok.path()).unwrap();
+
+        let at = find(&bytes, b"# mine\n");
+        bytes[at..at + 7].copy_from_slice(b"# evil\n");
+        let dest = tempfile::tempdir().unwrap();
+        let e = read_backup(bytes.as_slice(), dest.path())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("\"agents.toml\" does not match the SHA-256 its manifest records"),
+            "{e}"
+        );
+    }
+
+    /// A backup from before digests (no `sha256` in its manifest) still restores.
+    #[test]
+    fn a_backup_without_digests_still_restores() {
+        let src = tempfile::tempdir().unwrap();
+        let (_, bytes) = backup_bytes(src.path());
+        // The same archive with the digests taken out of its manifest.
+        let mut archive = tar::Archive::new(bytes.as_slice());
+        let mut builder = tar::Builder::new(Vec::new());
+        for entry in archive.entries().unwrap() {
+            let mut entry = entry.unwrap();
+            let name = entry.path().unwrap().to_string_lossy().into_owned();
+            let mut data = Vec::new();
+            entry.read_to_end(&mut data).unwrap();
+            if name == MANIFEST {
+                let mut v: serde_json::Value = serde_json::from_slice(&data).unwrap();
+                for f in v["files"].as_array_mut().unwrap() {
+                    f.as_object_mut().unwrap().remove("sha256");
+                }
+                data = serde_json::to_vec(&v).unwrap();
+            }
+            builder
+                .append_data(
+                    &mut header(data.len() as u64, Utc::now()),
+                    &name,
+                    data.as_slice(),
+                )
+                .unwrap();
+        }
+        let old = builder.into_inner().unwrap();
+        let dest = tempfile::tempdir().unwrap();
+        let m = read_backup(old.as_slice(), dest.path()).unwrap();
+        assert!(m.files.iter().all(|f| f.sha256.is_none()));
+        assert_eq!(
+            std::fs::read_to_string(dest.path().join("agents.toml")).unwrap(),
+            "# mine\n"
         );
     }
 

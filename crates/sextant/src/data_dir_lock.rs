@@ -30,14 +30,16 @@ pub struct DataDirLock {
 impl DataDirLock {
     /// Takes the data dir (creating it if needed), or says who holds it.
     pub fn acquire(dir: &Path) -> Result<DataDirLock> {
-        std::fs::create_dir_all(dir)
-            .with_context(|| format!("cannot create the data dir {}", dir.display()))?;
+        crate::private_dir::create(dir)?;
         let path = dir.join(LOCK_FILE);
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
+        let mut options = OpenOptions::new();
+        options.read(true).write(true).create(true).truncate(false);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            options.mode(0o600);
+        }
+        let file = options
             .open(&path)
             .with_context(|| format!("cannot open {}", path.display()))?;
         match file.try_lock() {

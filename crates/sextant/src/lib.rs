@@ -3,7 +3,8 @@
 //! is a thin CLI over [`start`]; the end-to-end tests call [`start`] directly on a temp data
 //! dir.
 //!
-//! Data dir layout: `journal.db` (the Session journal), `token` (the console owner's bearer
+//! Data dir layout (the dir 0700, every file Sextant writes in it 0600; see [`private_dir`]):
+//! `journal.db` (the Session journal, 0600 like its `-wal` and `-shm`), `token` (the console owner's bearer
 //! token, 0600), `agents.toml` (optional Agent declarations), `security.toml` (optional: JWT,
 //! limits, perimeter; see `docs/security.md`), `audit.jsonl` (the audit log, 0600, rotated),
 //! `work/` (default working directory for local engines), `outbound.toml` (optional: outbound
@@ -30,6 +31,7 @@ pub mod agents_file;
 pub mod backup;
 pub mod data_dir_lock;
 pub mod outbound_file;
+pub mod private_dir;
 pub mod retention;
 pub mod security_file;
 pub mod telemetry;
@@ -99,8 +101,7 @@ pub fn default_data_dir() -> PathBuf {
 
 /// Reads the owner token from the data dir, creating it (mode 0600) on first use.
 pub fn ensure_token(data_dir: &Path) -> Result<String> {
-    std::fs::create_dir_all(data_dir)
-        .with_context(|| format!("cannot create the data dir {}", data_dir.display()))?;
+    private_dir::create(data_dir)?;
     let path = data_dir.join("token");
     match std::fs::read_to_string(&path) {
         Ok(t) if !t.trim().is_empty() => return Ok(t.trim().to_string()),
@@ -270,8 +271,7 @@ pub async fn start_with_owner_token(config: Config, owner_token: String) -> Resu
     if owner_token.trim().is_empty() {
         bail!("the per-launch owner token is empty");
     }
-    std::fs::create_dir_all(&config.data_dir)
-        .with_context(|| format!("cannot create the data dir {}", config.data_dir.display()))?;
+    private_dir::create(&config.data_dir)?;
     start_inner(config, Arc::new(SystemClock), Some(owner_token)).await
 }
 
@@ -286,6 +286,9 @@ async fn start_inner(
     }
     // Before anything reads the journal: recovery below assumes no other Sextant is live on it.
     let mut lock = DataDirLock::acquire(&config.data_dir)?;
+    // A dir an older Sextant made (0755, a 0644 journal) is made private before anything is
+    // read from it or written to it.
+    private_dir::tighten(&config.data_dir)?;
     let token = match owner_token {
         Some(t) => t,
         None => ensure_token(&config.data_dir)?,

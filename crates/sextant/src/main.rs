@@ -173,7 +173,7 @@ enum CardKeyAction {
 fn card_key_command(data_dir: Option<PathBuf>, action: CardKeyAction) -> Result<()> {
     use sextant_server::card_keys;
     let dir = data_dir.unwrap_or_else(sextant::default_data_dir);
-    std::fs::create_dir_all(&dir)?;
+    sextant::private_dir::create(&dir)?;
     let path = dir.join(card_keys::FILE);
     let now = sextant_core::ids::format_time(chrono::Utc::now());
     let ring = match action {

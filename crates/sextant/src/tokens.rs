@@ -18,8 +18,7 @@ use sextant_runtime::access::AccessPolicy;
 use crate::agents_file;
 
 fn open(data_dir: &Path) -> Result<Journal> {
-    std::fs::create_dir_all(data_dir)
-        .with_context(|| format!("cannot create the data dir {}", data_dir.display()))?;
+    crate::private_dir::create(data_dir)?;
     Journal::open(data_dir.join("journal.db")).context("opening the journal")
 }
 

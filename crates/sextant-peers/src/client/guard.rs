@@ -260,8 +260,15 @@ fn metadata_name(host: &str) -> bool {
     METADATA_NAMES.contains(&h.as_str())
 }
 
+/// Whether a host name is `localhost` or a name under it (`localhost.`, `api.localhost`, any
+/// case): names that always mean loopback (RFC 6761 §6.3).
+pub fn localhost_name(host: &str) -> bool {
+    let h = host.trim_end_matches('.').to_ascii_lowercase();
+    h == "localhost" || h.ends_with(".localhost")
+}
+
 /// Checks a URL before anything is sent: scheme, credentials, literal addresses, metadata
-/// names. Returns the policy the connection must use (`loopback_only` for plain http).
+/// names, and `localhost` names (judged as the loopback address they always are). Returns the policy the connection must use (`loopback_only` for plain http).
 pub fn check_url(url: &Url, policy: NetPolicy) -> Result<NetPolicy, Refusal> {
     let shown = redacted(url);
     let mut policy = policy;
@@ -295,6 +302,11 @@ pub fn check_url(url: &Url, policy: NetPolicy) -> Result<NetPolicy, Refusal> {
                     shown,
                     format!("{name} is a cloud metadata host and is never reachable"),
                 ))
+            } else if localhost_name(name) {
+                // Always loopback (RFC 6761): judged as loopback now, not only once resolved.
+                check_ip(IpAddr::V4(Ipv4Addr::LOCALHOST), &policy)
+                    .map(|()| policy)
+                    .map_err(|why| Refusal::new(shown, format!("{name} is a loopback name: {why}")))
             } else {
                 Ok(policy)
             }
@@ -575,6 +587,25 @@ mod tests {
         assert!(!https.loopback_only);
         let no_loop = NetPolicy::public(false);
         assert!(check_url(&url("http://127.0.0.1/"), no_loop).is_err());
+        // localhost names are loopback before any lookup: refused where loopback is off,
+        // allowed (for plain http too) where it is on.
+        for u in [
+            "https://localhost/hook",
+            "https://LocalHost:8443/hook",
+            "https://localhost./hook",
+            "https://api.localhost/hook",
+            "https://a.b.LOCALHOST./hook",
+            "http://localhost:9/hook",
+        ] {
+            let err = check_url(&url(u), no_loop).unwrap_err();
+            assert!(
+                err.reason.contains("loopback name") && err.reason.contains("allow_loopback"),
+                "{u}: {err}"
+            );
+            assert!(check_url(&url(u), DEFAULT).is_ok(), "{u}");
+        }
+        assert!(check_url(&url("https://notlocalhost.example/"), no_loop).is_ok());
+        assert!(check_url(&url("https://localhost.example/"), no_loop).is_ok());
     }
 
     #[tokio::test]

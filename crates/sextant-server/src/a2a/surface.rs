@@ -36,10 +36,15 @@ impl RpcSurface {
 /// client send it either way).
 pub fn version_param(headers: &HeaderMap, query: Option<&str>) -> Option<String> {
     // A header that is not ASCII (a fullwidth `１.0`) is a version too, and not one served:
-    // reading it as absent would serve it as 1.0.
-    let header = headers
-        .get("a2a-version")
-        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+    // reading it as absent would serve it as 1.0. Two headers name no one version: they are
+    // joined (`1.0, 9.9`), which no version is, so the request is refused like any unserved
+    // version rather than served as whichever came first.
+    let values: Vec<String> = headers
+        .get_all("a2a-version")
+        .iter()
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+        .collect();
+    let header = (!values.is_empty()).then(|| values.join(", "));
     header.or_else(|| {
         query.and_then(|q| {
             q.split('&').find_map(|kv| {

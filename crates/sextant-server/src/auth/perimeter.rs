@@ -29,9 +29,10 @@
 //!      cross-site request has already been refused by the `Origin` / `Sec-Fetch-Site` rules
 //!      above.
 //!
-//! Before rule 3, for every request: **one host** — two `Host` headers, or an absolute-form
-//! target (`POST http://evil.example/…`) whose authority differs from `Host`, are 400 (one
-//! check could read one name and the router another).
+//! Before rule 3, for every request: **one host** — two `Host` headers, a `Host` with
+//! whitespace or control characters in it (`127.0.0.1\t`), or an absolute-form target
+//! (`POST http://evil.example/…`) whose authority differs from `Host`, are 400 (one check
+//! could read one name and the router another).
 //!
 //! Requests with a token skip rule 3: the token is the proof of intent. The request body cap is
 //! a separate layer (413).
@@ -123,9 +124,12 @@ pub fn is_grpc_content(value: Option<&str>) -> bool {
 }
 
 /// The host part of a `Host` value (`name`, `name:port`, `[v6]:port`), lowercase, without
-/// brackets, port or trailing dot.
+/// brackets, port or trailing dot. A value with whitespace or control characters anywhere in
+/// it (`127.0.0.1\t`) names no host.
 pub fn host_name(host: &str) -> Option<String> {
-    let host = host.trim();
+    if host.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return None;
+    }
     let name = if let Some(rest) = host.strip_prefix('[') {
         rest.split_once(']')?.0
     } else if host.matches(':').count() > 1 {
@@ -176,8 +180,21 @@ fn ambiguous_host(req: &Request) -> Option<String> {
             hosts.len()
         ));
     }
+    // A Host with whitespace or control characters around it (`127.0.0.1\t`) is not a host
+    // name: trimmed it passes the loopback check, untrimmed something else may read it as
+    // another name. Refused as it is, never cleaned up.
+    if let Some(h) = hosts.first()
+        && h.as_bytes()
+            .iter()
+            .any(|b| b.is_ascii_whitespace() || b.is_ascii_control() || *b == 0x7f)
+    {
+        return Some(format!(
+            "Host {:?} refused: it has whitespace or control characters",
+            String::from_utf8_lossy(h.as_bytes())
+        ));
+    }
     if let Some(authority) = req.uri().authority() {
-        let host = hosts.first().and_then(|h| h.to_str().ok()).map(str::trim);
+        let host = hosts.first().and_then(|h| h.to_str().ok());
         if host.is_some_and(|h| !h.eq_ignore_ascii_case(authority.as_str())) {
             return Some(format!(
                 "the request target names {:?} but Host says {:?}: refused",
@@ -398,6 +415,15 @@ mod tests {
         assert_eq!(host_name("example.com").as_deref(), Some("example.com"));
         assert_eq!(host_name("[::1"), None);
         assert_eq!(host_name(""), None);
+        for bad in [
+            "127.0.0.1\t",
+            " localhost",
+            "localhost\r",
+            "local\u{0}host",
+            "127.0.0.1 :80",
+        ] {
+            assert_eq!(host_name(bad), None, "{bad:?}");
+        }
     }
 
     #[test]

@@ -296,29 +296,39 @@ impl AgentTools {
         Extension(parts): Extension<http::request::Parts>,
         Parameters(args): Parameters<HistoryArgs>,
     ) -> Result<CallToolResult, ErrorData> {
-        let h = as_owner!(self, parts, |peers, who| peers
+        let mut h = as_owner!(self, parts, |peers, who| peers
             .history(&who, &args.context_id, args.peer.as_deref(), args.limit)
             .await);
+        // The peer's words come from the journal raw (the person reads them so in the
+        // console); here a model reads them, in the summary and in the JSON (text block and
+        // structured content) alike, so every copy is scrubbed of secrets and filtered for
+        // injection markup first.
+        for m in &mut h.messages {
+            let text = sextant_core::redact::scrub_outbound(&m.text, false);
+            m.text = sextant_core::untrusted::filter_inbound(&text);
+        }
+        let mut v = to_value(&h);
+        sextant_core::untrusted::filter_json(&mut v);
         let mut out = format!(
             "Conversation {} with {} ({} of {} messages):",
-            h.context_id,
-            h.peer,
+            line(&v, "context_id"),
+            line(&v, "peer"),
             h.messages.len(),
             h.total_messages
         );
-        // The peer's words, from the journal (raw for the person), screened before a model
-        // reads them.
         out.push_str(&format!(
             "\n{}",
-            sextant_core::untrusted::reply_header(&h.peer)
+            sextant_core::untrusted::reply_header(&line(&v, "peer"))
         ));
-        for m in &h.messages {
-            let text = sextant_core::redact::scrub_outbound(&m.text, false);
-            let text = sextant_core::untrusted::filter_inbound(&text);
-            out.push_str(&format!("\n{}: {}", m.role, shorten(&text, 1000)));
+        for m in v["messages"].as_array().into_iter().flatten() {
+            out.push_str(&format!(
+                "\n{}: {}",
+                line(m, "role"),
+                shorten(&line(m, "text"), 1000)
+            ));
         }
         out.push_str(&format!("\n{}", sextant_core::untrusted::FRAME_END));
-        Ok(success(out, to_value(&h)))
+        Ok(success(out, v))
     }
 
     #[tool(
