@@ -17,7 +17,7 @@
 //! looks at the body.
 //!
 //! The A2A JSON-RPC endpoints do not use these: they answer in JSON-RPC errors, not REST ones
-//! (`a2a`), and share only the `Content-Type` predicate ([`crate::auth::perimeter::is_json`]).
+//! (`a2a`), and share only the `Content-Type` predicate ([`crate::content_type::is_json`]).
 
 use axum::body::Bytes;
 use axum::extract::{FromRequest, FromRequestParts, Request};
@@ -100,7 +100,7 @@ pub(crate) fn require_json(headers: &HeaderMap) -> ApiResult<()> {
     let value = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok());
-    if crate::auth::perimeter::is_json(value) {
+    if crate::content_type::is_json(value) {
         Ok(())
     } else {
         Err(ApiError::UnsupportedMediaType(

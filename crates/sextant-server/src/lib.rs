@@ -55,6 +55,7 @@ pub mod auth;
 pub mod card_keys;
 pub mod cards;
 pub mod connections;
+pub mod content_type;
 pub mod error;
 pub mod extract;
 pub mod mcp;

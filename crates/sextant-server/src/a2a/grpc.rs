@@ -332,7 +332,7 @@ pub async fn refusals(req: HttpRequest, next: Next) -> HttpResponse {
         .headers()
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| crate::auth::perimeter::is_grpc_content(Some(v)));
+        .is_some_and(|v| crate::content_type::is_grpc_content(Some(v)));
     if grpc || resp.status().is_success() {
         return resp;
     }

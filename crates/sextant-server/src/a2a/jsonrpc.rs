@@ -39,7 +39,7 @@ fn is_json_content_type(headers: &HeaderMap) -> bool {
         return headers.contains_key(header::AUTHORIZATION);
     };
     // The perimeter's and the REST API's JSON rule, answered here in JSON-RPC.
-    crate::auth::perimeter::is_json(v.to_str().ok())
+    crate::content_type::is_json(v.to_str().ok())
 }
 
 /// `POST /api/v1/agents/{agent_id}/a2a` (and with a trailing slash).

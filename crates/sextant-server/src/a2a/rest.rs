@@ -182,7 +182,7 @@ fn params(
 /// A POST's body as a JSON object (an empty body is `{}`), after its Content-Type.
 fn body_object(headers: &HeaderMap, body: &Bytes) -> Result<Map<String, Value>, Failure> {
     let content_type = headers.get(header::CONTENT_TYPE);
-    let json = content_type.is_some_and(|v| crate::auth::perimeter::is_json(v.to_str().ok()));
+    let json = content_type.is_some_and(|v| crate::content_type::is_json(v.to_str().ok()));
     if content_type.is_some() && !json || content_type.is_none() && !body.is_empty() {
         return Err(RpcError::new(
             Code::ContentTypeNotSupported,

@@ -471,7 +471,7 @@ fn check_bootstrap(
     // The same decision that makes a tokenless loopback request the anonymous caller: where
     // there is none (a public URL beyond loopback, `anonymous_local = false`), loopback trust
     // makes nobody the owner either.
-    if !crate::auth::anonymous_local(app, Some(peer)) {
+    if !super::local::anonymous_local(app, Some(peer)) {
         return refused(
             "Sextant is served beyond loopback (a public URL) or without anonymous local \
              access (`[perimeter] anonymous_local = false`), so being on this machine is not \

@@ -34,6 +34,7 @@
 pub mod console;
 pub mod drain;
 pub mod jwt;
+pub mod local;
 pub mod perimeter;
 pub mod ratelimit;
 
@@ -49,19 +50,12 @@ use sextant_core::{Principal, PrincipalKind, Rights};
 
 use crate::AppState;
 use crate::error::ApiError;
+use local::anonymous_local;
 use sextant_access::tokens::{is_issued_shape, token_hash};
 
 /// Compares two secrets in time independent of where they differ.
 fn same_secret(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
-
-/// Whether a request from `peer` that carries no credential is the anonymous loopback caller:
-/// in loopback-only mode (`security::Exposure`: bound to loopback, no public URL beyond it,
-/// `[perimeter] anonymous_local` on) and from a loopback peer. Decided here only, so the
-/// console's loopback sign-in (`console`) can never be more generous than this.
-pub(crate) fn anonymous_local(app: &AppState, peer: Option<SocketAddr>) -> bool {
-    app.security.exposure.loopback_only && peer.is_some_and(|a| a.ip().is_loopback())
 }
 
 /// Which credentials a group of routes takes.

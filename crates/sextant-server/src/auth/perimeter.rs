@@ -58,6 +58,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
 use crate::AppState;
+use crate::content_type::{is_grpc_content, is_json};
 use crate::error::ApiError;
 use crate::security::is_loopback_name;
 
@@ -115,14 +116,6 @@ pub fn is_grpc(path: &str) -> bool {
     path.starts_with(crate::a2a::surface::GRPC_PATH_PREFIX)
 }
 
-/// Whether a `Content-Type` value is gRPC's (`application/grpc`, `application/grpc+proto`).
-pub fn is_grpc_content(value: Option<&str>) -> bool {
-    let Some(mime) = media_type(value) else {
-        return false;
-    };
-    mime == "application/grpc" || mime.starts_with("application/grpc+")
-}
-
 /// The host part of a `Host` value (`name`, `name:port`, `[v6]:port`), lowercase, without
 /// brackets, port or trailing dot. A value with whitespace or control characters anywhere in
 /// it (`127.0.0.1\t`) names no host.
@@ -147,26 +140,6 @@ fn header_str(headers: &HeaderMap, name: impl header::AsHeaderName) -> Option<&s
         .get(name)
         .and_then(|v| v.to_str().ok())
         .map(str::trim)
-}
-
-/// The media type of a `Content-Type` value, lowercase, without its parameters.
-fn media_type(value: Option<&str>) -> Option<String> {
-    let v = value?;
-    Some(
-        v.split(';')
-            .next()
-            .unwrap_or("")
-            .trim()
-            .to_ascii_lowercase(),
-    )
-}
-
-/// Whether a `Content-Type` value is JSON.
-pub fn is_json(value: Option<&str>) -> bool {
-    let Some(mime) = media_type(value) else {
-        return false;
-    };
-    mime == "application/json" || (mime.starts_with("application/") && mime.ends_with("+json"))
 }
 
 /// Why a request names its host ambiguously, if it does: several `Host` headers, or an
@@ -441,20 +414,11 @@ mod tests {
         assert!(is_a2a_endpoint("/api/v1/agents/echo/extendedAgentCard"));
         assert!(is_a2a_endpoint("/lf.a2a.v1.A2AService/SendMessage"));
         assert!(!is_a2a_endpoint("/lf.a2a.v1.A2AServiceX/SendMessage"));
-        assert!(is_grpc_content(Some("application/grpc")));
-        assert!(is_grpc_content(Some("application/grpc+proto")));
-        assert!(!is_grpc_content(Some("application/json")));
-        assert!(!is_grpc_content(Some("text/plain")));
-        assert!(!is_grpc_content(None));
         assert!(!is_a2a_endpoint("/api/v1/agents/echo/access"));
         assert!(!is_a2a_endpoint("/api/v1/agents/echo/paused"));
         assert!(!is_a2a_endpoint("/api/v1/agents/echo/stop-all"));
         assert!(!is_a2a_endpoint("/api/v1/agents/echo/x/a2a"));
         assert!(!is_a2a_endpoint("/api/v1/tasks/t1/cancel"));
         assert!(!is_a2a_endpoint("/api/v1/me/schedules"));
-        assert!(is_json(Some("application/json; charset=utf-8")));
-        assert!(is_json(Some("application/merge-patch+json")));
-        assert!(!is_json(Some("text/plain")));
-        assert!(!is_json(None));
     }
 }
