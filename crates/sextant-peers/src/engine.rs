@@ -14,22 +14,21 @@
 //! and fails the turn. After a restart the answer still reaches the remote task
 //! ([`Engine::resume`]): the remote ids are in the interaction's engine routing data.
 
-use std::collections::HashSet;
 use std::time::Instant;
 
 use futures::future::BoxFuture;
 use futures::{FutureExt, StreamExt};
 use serde_json::{Value, json};
-use sextant_core::a2a::{Message, Part, Role, SendMessageRequest, StreamResponse, TaskState};
+use sextant_core::a2a::{Message, Part, Role, SendMessageRequest, TaskState};
 use sextant_core::event::state_wire;
 use sextant_core::ids::new_id;
-use sextant_core::parts::artifact;
 use sextant_core::{Answer, Interaction};
 use sextant_runtime::engine::{AskError, Engine, FOLLOW_KEY, Outcome, SinkResult, Turn, TurnSink};
 
-use crate::call::{open, settled, valid_message};
+use crate::call::{open, valid_message};
 use crate::client::Accumulated;
-use crate::questions::{CANCEL, follow_up, remote_interaction, texts};
+use crate::follow::{Follower, follow_until_settled};
+use crate::questions::{CANCEL, follow_up, remote_interaction};
 use crate::{PeerConnection, Peers};
 
 /// Forwards turns to one registered peer.
@@ -65,7 +64,7 @@ impl A2aEngine {
     }
 
     /// Sends `message` and forwards what comes back into the turn, until the remote task
-    /// settles (ends, or waits for input).
+    /// settles ([`Follower::take`]: it ends, or waits for a decision this side answers).
     async fn forward(
         &self,
         peers: &Peers,
@@ -73,71 +72,72 @@ impl A2aEngine {
         message: Message,
         turn: &Turn,
         sink: &TurnSink,
-        seen: &mut HashSet<String>,
-    ) -> Result<Accumulated, String> {
-        let followup = message.task_id.is_some();
+        follower: &mut Follower,
+    ) -> Result<(), Failure> {
         let req = SendMessageRequest {
             message,
             configuration: None,
             metadata: None,
             tenant: None,
         };
-        let mut acc = Accumulated::default();
         let started = Instant::now();
         let mut noted = false;
+        let mut out = Into(sink);
         let work = async {
-            let (mut stream, streamed) = open(peers.client(), &conn.endpoint, &req, conn.streaming)
+            let (mut stream, _) = open(peers.client(), &conn.endpoint, &req, conn.streaming)
                 .await
-                .map_err(|e| format!("{}: {e}", conn.name))?;
+                .map_err(|e| Failure::Unsent(format!("{}: {e}", conn.name)))?;
             loop {
                 match stream.next().await {
                     None => break,
                     // The call's time limit only ends this observation: a remote task that
                     // exists is followed below.
-                    Some(Err(e)) if acc.task_id.is_some() => {
+                    Some(Err(e)) if follower.acc.task_id.is_some() => {
                         tracing::debug!(peer = %conn.name, error = %e, "stopped reading; following the remote task");
                         break;
                     }
-                    Some(Err(e)) => return Err(format!("{}: {e}", conn.name)),
+                    Some(Err(e)) => return Err(Failure::Unsent(format!("{}: {e}", conn.name))),
                     Some(Ok(ev)) => {
-                        acc.apply(&ev);
-                        if !noted && let Some(id) = acc.task_id.clone() {
+                        let settled = follower.take(&ev, &mut out).await.map_err(|e| {
+                            Failure::Failed(format!("could not record {}'s output: {e}", conn.name))
+                        })?;
+                        if !noted && let Some(id) = follower.acc.task_id.clone() {
                             noted = true;
-                            note_remote(sink, conn, &id, acc.context_id.as_deref())
+                            note_remote(sink, conn, &id, follower.acc.context_id.as_deref())
                                 .await
                                 .map_err(|e| {
-                                    format!("could not record {}'s task: {e}", conn.name)
+                                    Failure::Failed(format!(
+                                        "could not record {}'s task: {e}",
+                                        conn.name
+                                    ))
                                 })?;
                         }
-                        forward_event(&ev, sink, seen)
-                            .await
-                            .map_err(|e| format!("could not record {}'s output: {e}", conn.name))?;
-                        if settled(&acc, &ev, followup) {
-                            return Ok::<(), String>(());
+                        if settled {
+                            return Ok(());
                         }
                     }
                 }
             }
-            let _ = streamed;
             // The answer ended before the remote task settled (a time limit, a closed stream,
-            // a non-streaming answer with a task that is not final): follow the task.
-            if acc.task_id.is_some() && acc.message.is_none() {
-                follow(peers, conn, &mut acc, sink, seen).await?;
+            // a non-streaming answer with a task that is not final, a wait the peer's own
+            // person answers): follow the task.
+            if follower.acc.task_id.is_some() && follower.acc.message.is_none() {
+                follow(peers, conn, follower, sink)
+                    .await
+                    .map_err(Failure::Failed)?;
             }
             Ok(())
         };
         let result = tokio::select! {
             r = work => r,
-            _ = turn.cancel.cancelled() => Err(STOPPING.to_string()),
+            _ = turn.cancel.cancelled() => Err(Failure::Failed(STOPPING.to_string())),
         };
-        peers
-            .record(
-                conn,
-                started.elapsed(),
-                result.as_ref().err().map(String::as_str),
-            )
-            .await;
-        result.map(|()| acc)
+        let error = match &result {
+            Err(Failure::Unsent(e) | Failure::Failed(e)) => Some(e.as_str()),
+            Ok(()) => None,
+        };
+        peers.record(conn, started.elapsed(), error).await;
+        result
     }
 
     /// Best effort: cancels the remote task.
@@ -160,35 +160,31 @@ impl A2aEngine {
         sink: &TurnSink,
         message: Message,
     ) -> Outcome {
-        self.drive_from(peers, conn, turn, sink, Err(message)).await
+        let follower = Follower::new(&conn.name, Accumulated::default());
+        self.drive_from(peers, conn, turn, sink, follower, Next::Send(message, None))
+            .await
     }
 
-    /// [`drive`](Self::drive), starting either with a message to send or with a remote task
-    /// already followed to its settled state (after a restart).
+    /// [`drive`](Self::drive), starting either with a message to send (and the question it
+    /// answers, if any) or with a remote task already followed to its settled state.
     async fn drive_from(
         &self,
         peers: &Peers,
         conn: &PeerConnection,
         turn: &Turn,
         sink: &TurnSink,
-        start: Result<Accumulated, Message>,
+        mut follower: Follower,
+        mut next: Next,
     ) -> Outcome {
-        let mut seen = HashSet::new();
         let (mut calls, mut spent) = (0u32, std::time::Duration::ZERO);
-        let (mut message, mut followed) = match start {
-            Ok(acc) => (Message::new(Role::User, Vec::new()), Some(acc)),
-            Err(m) => (m, None),
-        };
         loop {
-            if let Some(acc) = followed.take() {
-                match self.settle_turn(peers, conn, sink, acc).await {
-                    Ok(next) => {
-                        message = next;
-                        continue;
-                    }
+            let (message, answering) = match next {
+                Next::Settle => match self.settle_turn(peers, conn, sink, &follower).await {
+                    Ok(step) => step,
                     Err(outcome) => return outcome,
-                }
-            }
+                },
+                Next::Send(m, i) => (m, i),
+            };
             if calls >= self.budget.calls || spent >= self.budget.time {
                 return Outcome::Failed(format!(
                     "This task used its budget for {} ({calls} exchanges, {} s; the limits \
@@ -200,37 +196,46 @@ impl A2aEngine {
                 ));
             }
             calls += 1;
+            if let Some(i) = &answering {
+                follower.answering(i.engine_ref["remoteMark"].as_str().map(String::from));
+            }
             let started = Instant::now();
             let mut conn_left = conn.clone();
             let left = self.budget.time.saturating_sub(spent);
             conn_left.endpoint.timeout = conn_left.endpoint.timeout.min(left);
-            let acc = self
-                .forward(peers, &conn_left, message, turn, sink, &mut seen)
+            let sent = self
+                .forward(peers, &conn_left, message, turn, sink, &mut follower)
                 .await;
             spent += started.elapsed();
-            let acc = match acc {
-                Ok(acc) => acc,
+            next = match sent {
+                Ok(()) => Next::Settle,
                 // Sextant is stopping: the task stays working, and the next start follows
                 // the remote task it recorded (`Engine::follow`).
-                Err(why) if why == STOPPING => return Outcome::Suspended,
-                Err(why) => return Outcome::Failed(why),
+                Err(Failure::Failed(why)) if why == STOPPING => return Outcome::Suspended,
+                // The peer did not take the person's answer: say why and ask again, rather
+                // than end the task on an answer that never arrived.
+                Err(Failure::Unsent(why)) if let Some(asked) = answering => {
+                    match self.ask_again(peers, conn, sink, &asked, &why).await {
+                        Ok((m, i)) => Next::Send(m, i),
+                        Err(outcome) => return outcome,
+                    }
+                }
+                Err(Failure::Unsent(why) | Failure::Failed(why)) => return Outcome::Failed(why),
             };
-            match self.settle_turn(peers, conn, sink, acc).await {
-                Ok(next) => message = next,
-                Err(outcome) => return outcome,
-            }
         }
     }
 
     /// What a settled remote task means for the turn: its outcome (`Err`), or — when it waits
-    /// for a decision — the person's answer as the next message to send (`Ok`).
+    /// for a decision — the person's answer as the next message to send, with the question
+    /// it answers (`Ok`).
     async fn settle_turn(
         &self,
         peers: &Peers,
         conn: &PeerConnection,
         sink: &TurnSink,
-        acc: Accumulated,
-    ) -> Result<Message, Outcome> {
+        follower: &Follower,
+    ) -> Result<(Message, Option<Interaction>), Outcome> {
+        let acc = &follower.acc;
         let status = acc.status_text();
         let status = status.trim();
         let said = |default: String| {
@@ -256,24 +261,58 @@ impl A2aEngine {
             }
             Some(TaskState::InputRequired | TaskState::AuthRequired) => {
                 let (interaction, prompt) =
-                    remote_interaction(peer, &acc, sink.now() + self.approval_timeout);
-                let answer = match sink.ask(interaction.clone(), &prompt).await {
-                    Ok(a) => a,
-                    Err(AskError::Suspended) => return Err(Outcome::Suspended),
-                    Err(AskError::Journal(e)) => {
-                        return Err(Outcome::Failed(format!(
-                            "could not record the question: {e}"
-                        )));
-                    }
-                };
-                self.answer_message(peers, conn, &interaction, &answer)
-                    .await
+                    remote_interaction(peer, acc, sink.now() + self.approval_timeout);
+                let answer = self.ask(sink, &interaction, &prompt).await?;
+                let m = self
+                    .answer_message(peers, conn, &interaction, &answer)
+                    .await?;
+                Ok((m, Some(interaction)))
             }
             Some(other) => Err(Outcome::Failed(format!(
                 "{peer} stopped answering while its task was {}",
                 state_wire(&other)
             ))),
         }
+    }
+
+    /// Puts `interaction` to the person and waits for the answer.
+    async fn ask(
+        &self,
+        sink: &TurnSink,
+        interaction: &Interaction,
+        prompt: &str,
+    ) -> Result<Answer, Outcome> {
+        match sink.ask(interaction.clone(), prompt).await {
+            Ok(a) => Ok(a),
+            Err(AskError::Suspended) => Err(Outcome::Suspended),
+            Err(AskError::Journal(e)) => Err(Outcome::Failed(format!(
+                "could not record the question: {e}"
+            ))),
+        }
+    }
+
+    /// The question `asked` again, after the peer did not take its answer (`why`): the same
+    /// options, a fresh card, the reason first in its text.
+    async fn ask_again(
+        &self,
+        peers: &Peers,
+        conn: &PeerConnection,
+        sink: &TurnSink,
+        asked: &Interaction,
+        why: &str,
+    ) -> Result<(Message, Option<Interaction>), Outcome> {
+        let mut again = asked.clone();
+        again.interaction_id = new_id();
+        again.task_id = String::new();
+        again.expires_at = Some(sink.now() + self.approval_timeout);
+        let question = asked.description.as_deref().unwrap_or_default();
+        let prompt = format!(
+            "{} did not take the answer ({why}). Its question again: {question}",
+            conn.name
+        );
+        let answer = self.ask(sink, &again, &prompt).await?;
+        let m = self.answer_message(peers, conn, &again, &answer).await?;
+        Ok((m, Some(again)))
     }
 
     /// The follow-up for an answer, or the outcome when the answer ends the turn (cancel).
@@ -304,6 +343,43 @@ impl A2aEngine {
     }
 }
 
+/// What [`A2aEngine::drive_from`] does next.
+enum Next {
+    /// Send this message; it answers this question, if any.
+    Send(Message, Option<Interaction>),
+    /// Act on the settled remote task.
+    Settle,
+}
+
+/// Why an exchange did not settle.
+enum Failure {
+    /// The message did not reach the peer, or the peer refused it.
+    Unsent(String),
+    /// It was sent, and then reading or recording failed.
+    Failed(String),
+}
+
+/// A turn's sink as where a followed task's output goes.
+struct Into<'a>(&'a TurnSink);
+
+impl crate::follow::Output for Into<'_> {
+    async fn artifact(
+        &mut self,
+        artifact: sextant_core::a2a::Artifact,
+        append: bool,
+        last_chunk: bool,
+    ) -> Result<(), String> {
+        self.0
+            .artifact(artifact, append, last_chunk)
+            .await
+            .map_err(|e| e.to_string())
+    }
+
+    async fn progress(&mut self, text: String) -> Result<(), String> {
+        self.0.status(&text).await.map_err(|e| e.to_string())
+    }
+}
+
 /// Forwards one remote event into the turn.
 /// What `forward` returns when Sextant stops while a remote task is followed.
 const STOPPING: &str = "Sextant is shutting down";
@@ -331,122 +407,35 @@ async fn note_remote(
     sink.status_message(m).await
 }
 
-/// Longest pause between two reads of a followed remote task.
-const FOLLOW_MAX_DELAY: std::time::Duration = std::time::Duration::from_secs(60);
-
-/// Follows a remote task until it settles (ends, or waits for a decision): subscribes once
-/// when the peer streams, then reads it with GetTask, waiting 1 s, 2 s, 4 s … (at most 60 s)
-/// between reads. Network errors only make it wait; the task's answer, however late,
-/// completes the local task. Dropping the future (Sextant stopping) stops following; the
-/// next start follows again.
+/// Follows a remote task until it settles ([`crate::follow`]). Dropping the future (Sextant
+/// stopping) stops following; the next start follows again.
 async fn follow(
     peers: &Peers,
     conn: &PeerConnection,
-    acc: &mut Accumulated,
+    follower: &mut Follower,
     sink: &TurnSink,
-    seen: &mut HashSet<String>,
 ) -> Result<(), String> {
-    let Some(id) = acc.task_id.clone() else {
+    let Some(id) = follower.acc.task_id.clone() else {
         return Ok(());
     };
-    sink.status(&format!(
-        "{} has not answered yet; Sextant keeps following its task {id}, and its answer will \
-         complete this task.",
-        conn.name
-    ))
-    .await
-    .map_err(|e| format!("could not record output: {e}"))?;
+    // A wait the peer's person answers has said so already ([`Follower::take`]).
+    if follower.waits_elsewhere().is_none() {
+        sink.status(&format!(
+            "{} has not answered yet; Sextant keeps following its task {id}, and its answer \
+             will complete this task.",
+            conn.name
+        ))
+        .await
+        .map_err(|e| format!("could not record output: {e}"))?;
+    }
     let stop = sink.stopping().clone();
-    let work = follow_until_settled(peers, conn, acc, sink, seen, &id);
+    let mut out = Into(sink);
+    let work = follow_until_settled(peers, conn, follower, &mut out);
     tokio::select! {
         r = work => r,
         // Safe to stop at once: the next start follows the recorded task again.
         _ = stop.cancelled() => Err(STOPPING.to_string()),
     }
-}
-
-async fn follow_until_settled(
-    peers: &Peers,
-    conn: &PeerConnection,
-    acc: &mut Accumulated,
-    sink: &TurnSink,
-    seen: &mut HashSet<String>,
-    id: &str,
-) -> Result<(), String> {
-    let mut delay = std::time::Duration::from_secs(1);
-    let mut subscribed = false;
-    loop {
-        if conn.streaming && !subscribed {
-            subscribed = true;
-            if let Ok(mut s) = peers.client().subscribe_to_task(&conn.endpoint, id).await {
-                while let Some(Ok(ev)) = s.next().await {
-                    acc.apply(&ev);
-                    forward_event(&ev, sink, seen)
-                        .await
-                        .map_err(|e| format!("could not record output: {e}"))?;
-                    if settled(acc, &ev, true) {
-                        return Ok(());
-                    }
-                }
-            }
-        }
-        match peers.client().get_task(&conn.endpoint, id, Some(0)).await {
-            Ok(task) => {
-                let ev = StreamResponse::Task(task);
-                acc.apply(&ev);
-                forward_event(&ev, sink, seen)
-                    .await
-                    .map_err(|e| format!("could not record output: {e}"))?;
-                if acc.is_terminal() || acc.is_interrupted() {
-                    return Ok(());
-                }
-            }
-            Err(e) => {
-                tracing::debug!(peer = %conn.name, error = %e, "reading a followed task failed; trying again")
-            }
-        }
-        tokio::time::sleep(delay).await;
-        delay = (delay * 2).min(FOLLOW_MAX_DELAY);
-    }
-}
-
-async fn forward_event(
-    ev: &StreamResponse,
-    sink: &TurnSink,
-    seen: &mut HashSet<String>,
-) -> SinkResult {
-    match ev {
-        StreamResponse::Task(t) => {
-            for a in t.artifacts.iter().flatten() {
-                if seen.insert(a.artifact_id.clone()) {
-                    sink.artifact(a.clone(), false, true).await?;
-                }
-            }
-        }
-        StreamResponse::ArtifactUpdate(u) => {
-            seen.insert(u.artifact.artifact_id.clone());
-            sink.artifact(
-                u.artifact.clone(),
-                u.append == Some(true),
-                u.last_chunk == Some(true),
-            )
-            .await?;
-        }
-        StreamResponse::StatusUpdate(s) if s.status.state == TaskState::Working => {
-            if let Some(m) = &s.status.message {
-                let text = texts(&m.parts);
-                if !text.trim().is_empty() {
-                    sink.status(&text).await?;
-                }
-            }
-        }
-        StreamResponse::Message(m) => {
-            sink.artifact(artifact(new_id(), "response", m.parts.clone()), false, true)
-                .await?;
-        }
-        StreamResponse::StatusUpdate(_) => {}
-    }
-    Ok(())
 }
 
 impl Engine for A2aEngine {
@@ -493,14 +482,14 @@ impl Engine for A2aEngine {
                     Ok(c) => c,
                     Err(e) => return Outcome::Failed(e.to_string()),
                 };
-                let mut acc = Accumulated {
+                let acc = Accumulated {
                     task_id: Some(remote),
                     context_id: note["remoteContextId"].as_str().map(String::from),
                     ..Accumulated::default()
                 };
-                let mut seen = HashSet::new();
+                let mut follower = Follower::new(&conn.name, acc);
                 let followed = tokio::select! {
-                    r = follow(&peers, &conn, &mut acc, sink, &mut seen) => r,
+                    r = follow(&peers, &conn, &mut follower, sink) => r,
                     _ = turn.cancel.cancelled() => return Outcome::Suspended,
                 };
                 match followed {
@@ -508,7 +497,8 @@ impl Engine for A2aEngine {
                     Err(why) => return Outcome::Failed(why),
                     Ok(()) => {}
                 }
-                self.drive_from(&peers, &conn, &turn, sink, Ok(acc)).await
+                self.drive_from(&peers, &conn, &turn, sink, follower, Next::Settle)
+                    .await
             }
             .boxed(),
         )
@@ -531,7 +521,18 @@ impl Engine for A2aEngine {
                 .answer_message(&peers, &conn, &interaction, &answer)
                 .await
             {
-                Ok(message) => self.drive(&peers, &conn, &turn, sink, message).await,
+                Ok(message) => {
+                    let er = &interaction.engine_ref;
+                    let acc = Accumulated {
+                        task_id: er["remoteTaskId"].as_str().map(String::from),
+                        context_id: er["remoteContextId"].as_str().map(String::from),
+                        ..Accumulated::default()
+                    };
+                    let follower = Follower::new(&conn.name, acc);
+                    let next = Next::Send(message, Some(interaction));
+                    self.drive_from(&peers, &conn, &turn, sink, follower, next)
+                        .await
+                }
                 Err(outcome) => outcome,
             }
         }

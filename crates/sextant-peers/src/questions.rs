@@ -249,6 +249,7 @@ pub(crate) fn remote_interaction(
             "remoteContextId": acc.context_id,
             "remoteState": acc.state.as_ref().map(state_wire),
             "remoteInteractionId": remote_id,
+            "remoteMark": crate::follow::mark(acc),
             "localCancel": local_cancel,
         }),
     };

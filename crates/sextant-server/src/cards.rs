@@ -88,6 +88,10 @@ pub fn public_card(agent: &AgentSpec, base: &str) -> Value {
     c
 }
 
+/// The extension every Sextant card declares: its waits are answered by its own person, in
+/// its own inbox, never by message (docs/peers.md "Approvals across Sextants").
+pub const ANSWERS_EXTENSION: &str = "urn:sextant:a2a:answered-in-place:v1";
+
 /// The one skill a minimal card shows.
 fn generic_skill(agent: &AgentSpec) -> Value {
     json!({
@@ -128,15 +132,25 @@ pub fn card_at(agent: &AgentSpec, base: &str, agent_url: &str) -> Value {
         "pushNotifications": agent.features.push_notifications,
         "extendedAgentCard": agent.public_card == PublicCard::Minimal,
     });
+    let mut extensions = vec![json!({
+        "uri": ANSWERS_EXTENSION,
+        "description": "A task that waits in TASK_STATE_AUTH_REQUIRED or \
+            TASK_STATE_INPUT_REQUIRED waits for the person who runs this Sextant: they answer \
+            it in their own inbox, whose URL the interaction's `answeredAt` gives, and a \
+            message is never taken as the answer. Follow the task (SubscribeToTask or \
+            GetTask) to its end instead.",
+        "required": false,
+    })];
     if agent.features.push_notifications {
-        capabilities["extensions"] = json!([{
+        extensions.push(json!({
             "uri": crate::push::EXTENSION,
             "description": "Push-notification configs carry their delivery health (pending, \
                 delivered, attempts, last error, stopped) in a `delivery` field when this \
                 extension is activated (A2A-Extensions).",
             "required": false,
-        }]);
+        }));
     }
+    capabilities["extensions"] = json!(extensions);
     json!({
         "name": agent.name,
         "description": agent.description,

@@ -45,7 +45,8 @@ pub async fn find_task(
 
 /// Gives every pending-interaction data part of a result or stream item (a Task, `{task}`,
 /// `{message}`, a `statusUpdate`) where to answer it: `answerPath` and the absolute
-/// `answerUrl`, from its interaction id. The journal keeps ids, not HTTP paths or the URL
+/// `answerUrl`, from its interaction id, and `answeredAt`, the console inbox where the
+/// person answers it. The journal keeps ids, not HTTP paths or the URL
 /// Sextant is reached at; an older journal's stored `answerPath` is rewritten the same. Only
 /// the messages that can hold such a part are visited (the status message and history), not
 /// the whole value.
@@ -90,5 +91,11 @@ fn link_message(m: &mut Value, base: &str) {
         let path = sextant_runtime::interactions::answer_path(id);
         i.insert("answerUrl".into(), Value::String(format!("{base}{path}")));
         i.insert("answerPath".into(), Value::String(path));
+        // Where the person answers it: a Sextant takes no answer by message, and another
+        // Sextant following this task waits for that person instead of asking its own.
+        i.insert(
+            sextant_peers::follow::ANSWERED_AT.into(),
+            Value::String(format!("{base}/inbox")),
+        );
     }
 }

@@ -30,7 +30,8 @@
 //!      above.
 //!
 //! Before rule 3, for every request: **one host** — two `Host` headers, a `Host` with
-//! whitespace or control characters in it (`127.0.0.1\t`), or an absolute-form target
+//! whitespace or control characters in it (`127.0.0.1\t:80`; whitespace at its ends is
+//! HTTP's own, stripped before Sextant reads it), or an absolute-form target
 //! (`POST http://evil.example/…`) whose authority differs from `Host`, are 400 (one check
 //! could read one name and the router another).
 //!
@@ -118,7 +119,7 @@ pub fn is_grpc(path: &str) -> bool {
 
 /// The host part of a `Host` value (`name`, `name:port`, `[v6]:port`), lowercase, without
 /// brackets, port or trailing dot. A value with whitespace or control characters anywhere in
-/// it (`127.0.0.1\t`) names no host.
+/// it (`127.0.0.1\t:80`) names no host.
 pub fn host_name(host: &str) -> Option<String> {
     if host.chars().any(|c| c.is_whitespace() || c.is_control()) {
         return None;
@@ -153,7 +154,7 @@ fn ambiguous_host(req: &Request) -> Option<String> {
             hosts.len()
         ));
     }
-    // A Host with whitespace or control characters around it (`127.0.0.1\t`) is not a host
+    // A Host with whitespace or control characters inside it (`127.0.0.1 :80`) is not a host
     // name: trimmed it passes the loopback check, untrimmed something else may read it as
     // another name. Refused as it is, never cleaned up.
     if let Some(h) = hosts.first()
