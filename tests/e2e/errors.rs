@@ -533,6 +533,11 @@ async fn every_param_of_every_method_is_type_checked_and_named() {
     let before = app.tasks_total().await;
     for (method, path, good) in typed_fields(&task_id) {
         for bad in wrong_types(&good) {
+            // An enum takes its value's number as well as its name (ProtoJSON; `dialects`):
+            // 7 is TASK_STATE_REJECTED, a good status.
+            if path == "status" && bad.is_i64() {
+                continue;
+            }
             let mut params = match method {
                 "SendMessage" => json!({ "message": msg("typed") }),
                 "GetTask" | "CancelTask" | "SubscribeToTask" => json!({ "id": task_id }),

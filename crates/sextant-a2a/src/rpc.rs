@@ -199,33 +199,6 @@ pub fn failure(id: &RpcId, err: &RpcError) -> String {
     serde_json::to_string(&env).unwrap_or_default()
 }
 
-/// Renames snake_case keys of one object to lowerCamelCase (ProtoJSON accepts both spellings;
-/// the TCK sends some params in snake_case). Only the object's own keys are touched: metadata
-/// maps below it keep their keys as sent.
-pub fn camelize_keys(v: &mut Value) {
-    let Value::Object(obj) = v else { return };
-    let snake: Vec<String> = obj.keys().filter(|k| k.contains('_')).cloned().collect();
-    for key in snake {
-        let mut camel = String::with_capacity(key.len());
-        let mut upper = false;
-        for c in key.chars() {
-            if c == '_' {
-                upper = true;
-            } else if upper {
-                camel.extend(c.to_uppercase());
-                upper = false;
-            } else {
-                camel.push(c);
-            }
-        }
-        if !obj.contains_key(&camel)
-            && let Some(val) = obj.remove(&key)
-        {
-            obj.insert(camel, val);
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -289,15 +262,5 @@ mod tests {
         );
         let ok = parse_request(br#"{"jsonrpc":"2.0","id":"x","method":"GetTask"}"#).unwrap();
         assert_eq!(ok.params, json!({}));
-    }
-
-    #[test]
-    fn snake_case_params_are_accepted() {
-        let mut v = json!({"history_length": 1, "id": "t", "metadata": {"keep_me": 1}});
-        camelize_keys(&mut v);
-        assert_eq!(
-            v,
-            json!({"historyLength": 1, "id": "t", "metadata": {"keep_me": 1}})
-        );
     }
 }

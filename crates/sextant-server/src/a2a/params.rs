@@ -1,5 +1,16 @@
 //! The JSON type of every field of every A2A method's params, checked before a handler reads
-//! any of them.
+//! any of them; and ProtoJSON's other spellings of them, read as the canonical ones first.
+//!
+//! **ProtoJSON** ([`normalize`], the first step of [`prepare`], which every binding's params
+//! go through): a field may be named by its JSON name (`messageId`) or its proto name
+//! (`message_id`), as Python's `json_format`, a2a-js and pbjson read it; an enum field
+//! (`message.role`, ListTasks' `status`) may carry its value's name or number (`"role": 1`
+//! is `ROLE_USER`, Hermes sends that). Both are rewritten to the canonical form (JSON names,
+//! enum names) before anything else reads the params, so the checks, the 0.3 conversion and
+//! the typed reading below see one spelling. A field named both ways is -32602 (which one
+//! counts would be a guess), and so is a number the enum does not have, naming the field.
+//! Only the fields the schema knows are renamed: metadata maps and `Part.data` keep their
+//! keys as sent. Answers are always canonical.
 //!
 //! A field of the wrong JSON type is -32602 with a `google.rpc.BadRequest` naming it by its
 //! path (`contextId`, `message.parts[2].mediaType`, `configuration.historyLength`), never
@@ -15,7 +26,8 @@
 
 use serde_json::Value;
 use sextant_a2a::error::Code;
-use sextant_a2a::rpc::{RpcId, camelize_keys, parse_request};
+use sextant_a2a::protojson::{self, EnumValue, ProtoEnum};
+use sextant_a2a::rpc::{RpcId, parse_request};
 use sextant_a2a::{Method, RpcError, compat};
 
 /// A field's JSON type.
@@ -33,12 +45,14 @@ pub enum Ty {
     List(&'static Ty),
     /// Any JSON value (`Part.data`).
     Any,
+    /// A proto enum: its name (a string) once [`normalize`] has read a number as its name.
+    Enum(&'static ProtoEnum),
 }
 
 impl Ty {
     fn expected(&self) -> &'static str {
         match self {
-            Ty::Str => "must be a string",
+            Ty::Str | Ty::Enum(_) => "must be a string",
             Ty::Int => "must be an integer",
             Ty::Bool => "must be true or false",
             Ty::Obj(_) | Ty::Map => "must be an object",
@@ -68,7 +82,7 @@ const MESSAGE: &[(&str, Ty)] = &[
     ("messageId", Ty::Str),
     ("contextId", Ty::Str),
     ("taskId", Ty::Str),
-    ("role", Ty::Str),
+    ("role", Ty::Enum(&protojson::ROLE)),
     ("parts", Ty::List(&PART_TY)),
     ("metadata", Ty::Map),
     ("extensions", Ty::List(&STR)),
@@ -154,7 +168,7 @@ const GET_TASK: &[(&str, Ty)] = &[
 const LIST_TASKS: &[(&str, Ty)] = &[
     ("tenant", Ty::Str),
     ("contextId", Ty::Str),
-    ("status", Ty::Str),
+    ("status", Ty::Enum(&protojson::TASK_STATE)),
     ("pageSize", Ty::Int),
     ("pageToken", Ty::Str),
     ("historyLength", Ty::Int),
@@ -184,19 +198,23 @@ pub fn schema(method: Method) -> Option<&'static [(&'static str, Ty)]> {
 }
 
 /// The params of a GET or DELETE in the HTTP+JSON binding, from its query string (spec
-/// §11.5): camelCase names of `method`'s fields, each value read as the field's type (a
-/// decimal integer, `true`/`false`, a string). A name the method does not know is ignored, as
-/// an unknown JSON field is; a value that does not read as its type, a known name given
-/// twice, or an object-typed field are -32602 naming the field.
+/// §11.5): `method`'s fields by their JSON (camelCase) or proto (snake_case) names, each value
+/// read as the field's type (a decimal integer, `true`/`false`, a string; an enum's name or
+/// number, read by [`normalize`] later). A name the method does not know is ignored, as an
+/// unknown JSON field is; a value that does not read as its type, a field given twice (by
+/// either name), or an object-typed field are -32602 naming the field.
 pub fn from_query(method: Method, query: Option<&str>) -> Result<Value, RpcError> {
     let fields = schema(method).unwrap_or(&[]);
     let mut params = serde_json::Map::new();
     for (name, value) in url::form_urlencoded::parse(query.unwrap_or("").as_bytes()) {
-        let Some((name, ty)) = fields.iter().find(|(n, _)| *n == name) else {
+        let Some((name, ty)) = fields
+            .iter()
+            .find(|(n, _)| *n == name || protojson::proto_name(n) == name)
+        else {
             continue;
         };
         let v = match ty {
-            Ty::Str => Value::String(value.into_owned()),
+            Ty::Str | Ty::Enum(_) => Value::String(value.into_owned()),
             Ty::Int => match value.trim().parse::<i64>() {
                 Ok(n) => Value::from(n),
                 Err(_) => return Err(RpcError::field(name, ty.expected())),
@@ -252,9 +270,9 @@ fn check_object(fields: &[(&str, Ty)], v: &Value, path: &str) -> Result<(), RpcE
 fn check_value(ty: &Ty, v: &Value, path: &str) -> Result<(), RpcError> {
     let fits = match (ty, v) {
         (Ty::Any, _) => true,
-        (Ty::Str, Value::String(_)) | (Ty::Bool, Value::Bool(_)) | (Ty::Map, Value::Object(_)) => {
-            true
-        }
+        (Ty::Str | Ty::Enum(_), Value::String(_))
+        | (Ty::Bool, Value::Bool(_))
+        | (Ty::Map, Value::Object(_)) => true,
         (Ty::Int, Value::Number(n)) => n.is_i64() || n.is_u64(),
         (Ty::Obj(fields), Value::Object(_)) => return check_object(fields, v, path),
         (Ty::List(item), Value::Array(items)) => {
@@ -276,23 +294,13 @@ fn check_value(ty: &Ty, v: &Value, path: &str) -> Result<(), RpcError> {
     }
 }
 
-/// Params as the handlers read them: keys camelCased (ProtoJSON accepts snake_case too; the
-/// message's and configuration's own keys as well), every field's type checked, and 0.3
-/// SendMessage and push-config params converted to 1.0. The one path [`crate::a2a`] and the fuzz suite share.
+/// Params as the handlers read them: ProtoJSON's spellings made canonical ([`normalize`]),
+/// every field's type checked, and 0.3 SendMessage and push-config params converted to 1.0.
+/// The one path [`crate::a2a`] and the fuzz suite share.
 pub fn prepare(method: Method, legacy: bool, mut params: Value) -> Result<Value, RpcError> {
-    camelize_keys(&mut params);
-    let send = matches!(method, Method::SendMessage | Method::SendStreamingMessage);
-    if send {
-        for key in ["configuration", "message"] {
-            if let Some(v) = params.get_mut(key) {
-                camelize_keys(v);
-            }
-        }
-        if let Some(v) = params.pointer_mut("/configuration/taskPushNotificationConfig") {
-            camelize_keys(v);
-        }
-    }
+    normalize(method, &mut params)?;
     check(method, &params)?;
+    let send = matches!(method, Method::SendMessage | Method::SendStreamingMessage);
     if send && legacy {
         compat::send_params_to_v1(&mut params);
     }
@@ -300,6 +308,76 @@ pub fn prepare(method: Method, legacy: bool, mut params: Value) -> Result<Value,
         compat::push_params_to_v1(method, &mut params);
     }
     Ok(params)
+}
+
+/// Rewrites `params` (of `method`) to canonical ProtoJSON, as far as the schema knows its
+/// fields: a field named by its proto name gets its JSON name, an enum value given by its
+/// number gets its name (see the module docs). -32602 naming the field for a field given by
+/// both names and for a number the enum does not have. A value of the wrong JSON type is
+/// left for [`check`] to name.
+pub fn normalize(method: Method, params: &mut Value) -> Result<(), RpcError> {
+    match schema(method) {
+        Some(fields) => normalize_object(fields, params, ""),
+        None => Ok(()),
+    }
+}
+
+fn normalize_object(fields: &[(&str, Ty)], v: &mut Value, path: &str) -> Result<(), RpcError> {
+    let Some(obj) = v.as_object_mut() else {
+        return Ok(());
+    };
+    for (name, ty) in fields {
+        let here = if path.is_empty() {
+            (*name).to_string()
+        } else {
+            format!("{path}.{name}")
+        };
+        let proto = protojson::proto_name(name);
+        if proto != *name
+            && let Some(value) = obj.remove(&proto)
+        {
+            if obj.get(*name).is_some_and(|v| !v.is_null()) && !value.is_null() {
+                return Err(RpcError::field(
+                    &here,
+                    format!("is given twice, as {name:?} and as {proto:?}: send one"),
+                ));
+            }
+            if !value.is_null() {
+                obj.insert((*name).to_string(), value);
+            }
+        }
+        if let Some(value) = obj.get_mut(*name) {
+            normalize_value(ty, value, &here)?;
+        }
+    }
+    Ok(())
+}
+
+fn normalize_value(ty: &Ty, v: &mut Value, path: &str) -> Result<(), RpcError> {
+    match ty {
+        Ty::Obj(fields) => normalize_object(fields, v, path),
+        Ty::List(item) => match v.as_array_mut() {
+            Some(items) => {
+                for (i, x) in items.iter_mut().enumerate() {
+                    normalize_value(item, x, &format!("{path}[{i}]"))?;
+                }
+                Ok(())
+            }
+            None => Ok(()),
+        },
+        Ty::Enum(e) => match e.read(v) {
+            EnumValue::Known(name) => {
+                *v = Value::String(name.to_string());
+                Ok(())
+            }
+            EnumValue::UnknownNumber(n) => Err(RpcError::field(
+                path,
+                format!("{n} is not {}", e.describe()),
+            )),
+            EnumValue::Name | EnumValue::NotAnEnum => Ok(()),
+        },
+        Ty::Str | Ty::Int | Ty::Bool | Ty::Map | Ty::Any => Ok(()),
+    }
 }
 
 /// A JSON-RPC request checked as far as it can be without the journal: the envelope, the
@@ -427,6 +505,243 @@ mod tests {
             let e = check(method, &params).expect_err(path);
             assert_eq!(field_of(&e), path, "{params}");
         }
+    }
+
+    fn prepared(method: Method, params: Value) -> Value {
+        prepare(method, false, params).expect("prepared")
+    }
+
+    #[test]
+    fn enums_are_read_by_number_or_name() {
+        let send = |role: Value| {
+            let p = json!({ "message": { "messageId": "m", "role": role, "parts": [{ "text": "x" }] } });
+            prepared(Method::SendMessage, p)["message"]["role"].clone()
+        };
+        assert_eq!(send(json!(1)), "ROLE_USER");
+        assert_eq!(send(json!(2)), "ROLE_AGENT");
+        assert_eq!(
+            send(json!("1")),
+            "ROLE_USER",
+            "json_format reads a number in a string"
+        );
+        assert_eq!(
+            send(json!(0)),
+            "ROLE_UNSPECIFIED",
+            "refused later, as its name is"
+        );
+        assert_eq!(send(json!("ROLE_AGENT")), "ROLE_AGENT");
+        let list = |status: Value| prepared(Method::ListTasks, json!({ "status": status }));
+        assert_eq!(list(json!(3))["status"], "TASK_STATE_COMPLETED");
+        assert_eq!(list(json!(8))["status"], "TASK_STATE_AUTH_REQUIRED");
+        assert_eq!(
+            list(json!("TASK_STATE_WORKING"))["status"],
+            "TASK_STATE_WORKING"
+        );
+        // The 0.3 names are left for the 0.3 conversion.
+        let legacy = prepare(
+            Method::SendMessage,
+            true,
+            json!({ "message": { "messageId": "m", "role": "user", "parts": [{ "kind": "text", "text": "x" }] } }),
+        )
+        .expect("0.3");
+        assert_eq!(legacy["message"]["role"], "ROLE_USER");
+        let legacy = prepare(
+            Method::SendMessage,
+            true,
+            json!({ "message": { "messageId": "m", "role": 2, "parts": [{ "kind": "text", "text": "x" }] } }),
+        )
+        .expect("0.3 with a number");
+        assert_eq!(legacy["message"]["role"], "ROLE_AGENT");
+    }
+
+    #[test]
+    fn unknown_enum_numbers_are_refused_naming_the_field() {
+        let cases = [
+            (
+                Method::SendMessage,
+                json!({ "message": { "messageId": "m", "role": 7, "parts": [] } }),
+                "message.role",
+            ),
+            (
+                Method::SendMessage,
+                json!({ "message": { "message_id": "m", "role": -1 } }),
+                "message.role",
+            ),
+            (
+                Method::SendMessage,
+                json!({ "message": { "role": 1.5 } }),
+                "message.role",
+            ),
+            (
+                Method::SendMessage,
+                json!({ "message": { "role": "9" } }),
+                "message.role",
+            ),
+            (Method::ListTasks, json!({ "status": 42 }), "status"),
+            (Method::ListTasks, json!({ "status": "9" }), "status"),
+        ];
+        for (method, params, path) in cases {
+            let e = prepare(method, false, params.clone()).expect_err(path);
+            assert_eq!(e.code, Code::InvalidParams, "{params}");
+            assert_eq!(field_of(&e), path, "{params}");
+            assert!(e.message.contains("is not a "), "{}", e.message);
+        }
+        // Not a string nor a number: the type check names it.
+        let e = prepare(Method::ListTasks, false, json!({ "status": true })).expect_err("bool");
+        assert_eq!(field_of(&e), "status");
+        assert!(e.message.contains("must be a string"), "{}", e.message);
+    }
+
+    #[test]
+    fn proto_field_names_are_read_as_json_names() {
+        let p = prepared(
+            Method::ListTasks,
+            json!({ "context_id": "c", "page_size": 2, "page_token": "t", "history_length": 1,
+                    "status_timestamp_after": "2026-01-01T00:00:00Z", "include_artifacts": true,
+                    "tenant": "x" }),
+        );
+        assert_eq!(
+            p,
+            json!({ "contextId": "c", "pageSize": 2, "pageToken": "t", "historyLength": 1,
+                    "statusTimestampAfter": "2026-01-01T00:00:00Z", "includeArtifacts": true,
+                    "tenant": "x" })
+        );
+        let p = prepared(Method::GetTask, json!({ "id": "t", "history_length": 0 }));
+        assert_eq!(p, json!({ "id": "t", "historyLength": 0 }));
+        let p = prepared(
+            Method::CreatePushConfig,
+            json!({ "task_id": "t", "url": "https://h/w", "authentication": { "scheme": "Bearer" } }),
+        );
+        assert_eq!(p["taskId"], "t");
+        assert!(p.get("task_id").is_none());
+        let p = prepared(
+            Method::ListPushConfigs,
+            json!({ "task_id": "t", "page_size": 5, "page_token": "p" }),
+        );
+        assert_eq!(p, json!({ "taskId": "t", "pageSize": 5, "pageToken": "p" }));
+        // A snake_case name the request does not have stays as it is (and is ignored).
+        let p = prepared(Method::GetTask, json!({ "id": "t", "not_a_field": 1 }));
+        assert_eq!(p, json!({ "id": "t", "not_a_field": 1 }));
+    }
+
+    #[test]
+    fn a_hermes_send_message_is_read_whole() {
+        // Hermes' SendMessage: the role by number, every id and setting by its proto name,
+        // down to the parts and the inline push config; metadata keys stay as sent.
+        let params = json!({
+            "message": {
+                "message_id": "m1", "context_id": "c1", "task_id": "t1", "role": 1,
+                "parts": [
+                    { "text": "hi", "media_type": "text/plain" },
+                    { "data": { "snake_key": 1 }, "metadata": { "keep_me": true } },
+                ],
+                "reference_task_ids": ["t0"],
+                "metadata": { "trace_id": "x" },
+            },
+            "configuration": {
+                "accepted_output_modes": ["text/plain"],
+                "history_length": 3,
+                "return_immediately": true,
+                "task_push_notification_config": {
+                    "url": "https://h/w", "task_id": "t1",
+                    "authentication": { "scheme": "Bearer", "credentials": "c" },
+                },
+            },
+            "metadata": { "some_key": "v" },
+        });
+        let p = prepared(Method::SendMessage, params);
+        assert_eq!(
+            p,
+            json!({
+                "message": {
+                    "messageId": "m1", "contextId": "c1", "taskId": "t1", "role": "ROLE_USER",
+                    "parts": [
+                        { "text": "hi", "mediaType": "text/plain" },
+                        { "data": { "snake_key": 1 }, "metadata": { "keep_me": true } },
+                    ],
+                    "referenceTaskIds": ["t0"],
+                    "metadata": { "trace_id": "x" },
+                },
+                "configuration": {
+                    "acceptedOutputModes": ["text/plain"],
+                    "historyLength": 3,
+                    "returnImmediately": true,
+                    "taskPushNotificationConfig": {
+                        "url": "https://h/w", "taskId": "t1",
+                        "authentication": { "scheme": "Bearer", "credentials": "c" },
+                    },
+                },
+                "metadata": { "some_key": "v" },
+            })
+        );
+        let req: sextant_core::a2a::SendMessageRequest =
+            typed("SendMessageRequest", p).expect("typed");
+        assert_eq!(req.message.role, sextant_core::a2a::Role::User);
+        assert_eq!(req.message.message_id, "m1");
+        assert_eq!(req.message.context_id.as_deref(), Some("c1"));
+        // Through the whole JSON-RPC path as well.
+        let body = json!({ "jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {
+            "message": { "message_id": "m", "role": 1, "parts": [{ "text": "x" }] } } });
+        let (_, method, p) = parse_call(body.to_string().as_bytes()).expect("parsed");
+        assert_eq!(method, Method::SendMessage);
+        assert_eq!(p["message"]["role"], "ROLE_USER");
+        assert_eq!(p["message"]["messageId"], "m");
+    }
+
+    #[test]
+    fn a_field_named_both_ways_is_refused() {
+        let cases = [
+            (
+                Method::GetTask,
+                json!({ "historyLength": 1, "history_length": 2 }),
+                "historyLength",
+            ),
+            (
+                Method::SendMessage,
+                json!({ "message": { "messageId": "a", "message_id": "b" } }),
+                "message.messageId",
+            ),
+            (
+                Method::SendMessage,
+                json!({ "configuration": { "historyLength": 1, "history_length": 1 } }),
+                "configuration.historyLength",
+            ),
+        ];
+        for (method, params, path) in cases {
+            let e = prepare(method, false, params.clone()).expect_err(path);
+            assert_eq!(field_of(&e), path, "{params}");
+        }
+        // A null one is an absent one.
+        let p = prepared(
+            Method::GetTask,
+            json!({ "historyLength": null, "history_length": 2 }),
+        );
+        assert_eq!(p, json!({ "historyLength": 2 }));
+        let p = prepared(
+            Method::GetTask,
+            json!({ "historyLength": 2, "history_length": null }),
+        );
+        assert_eq!(p, json!({ "historyLength": 2 }));
+    }
+
+    #[test]
+    fn query_params_take_proto_names_and_enum_numbers() {
+        let q = "context_id=c&status=3&page_size=2&include_artifacts=true";
+        let p = from_query(Method::ListTasks, Some(q)).expect("query");
+        assert_eq!(
+            p,
+            json!({ "contextId": "c", "status": "3", "pageSize": 2, "includeArtifacts": true })
+        );
+        assert_eq!(
+            prepared(Method::ListTasks, p)["status"],
+            "TASK_STATE_COMPLETED"
+        );
+        let e = from_query(Method::GetTask, Some("historyLength=1&history_length=2"))
+            .expect_err("twice");
+        assert_eq!(field_of(&e), "historyLength");
+        let p = from_query(Method::ListTasks, Some("status=42")).expect("query");
+        let e = prepare(Method::ListTasks, false, p).expect_err("42");
+        assert_eq!(field_of(&e), "status");
     }
 
     #[test]

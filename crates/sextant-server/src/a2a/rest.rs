@@ -17,10 +17,10 @@
 //!
 //! (The proto's `http` option says GET for `:subscribe`, the spec's text and the Python SDK
 //! POST: both are served.) Bodies are the ProtoJSON request messages, the same params the
-//! JSON-RPC binding carries; a GET's or DELETE's fields come from camelCase query parameters
-//! (`params::from_query`); the URL's ids win, and a body naming another id is refused. The
-//! service behind is [`super::serve`], the same for both bindings: one set of checks, one
-//! audit record per call.
+//! JSON-RPC binding carries; a GET's or DELETE's fields come from query parameters, by their
+//! camelCase or proto names (`params::from_query`); the URL's ids win, and a body naming
+//! another id (by either name) is refused. The service behind is [`super::serve`], the same
+//! for both bindings: one set of checks, one audit record per call.
 //!
 //! A POST body must say a JSON Content-Type (`application/json`, `application/a2a+json`):
 //! anything else is 415, and so is a body without one; an empty POST (`:subscribe`,
@@ -163,15 +163,20 @@ fn params(
         }
     };
     for (field, value) in &op.path {
-        match params.get(*field) {
-            None | Some(Value::Null) => {}
-            Some(Value::String(s)) if s == value => {}
-            Some(_) => {
-                return Err(RpcError::field(
-                    field,
-                    format!("does not match the {field} in the URL ({value:?})"),
-                )
-                .into());
+        // The body may name the field by its proto name too (`task_id`): either spelling
+        // must agree with the URL, which then gives the one field.
+        let proto = sextant_a2a::protojson::proto_name(field);
+        for name in [(*field).to_string(), proto] {
+            match params.remove(&name) {
+                None | Some(Value::Null) => {}
+                Some(Value::String(s)) if s == *value => {}
+                Some(_) => {
+                    return Err(RpcError::field(
+                        field,
+                        format!("does not match the {field} in the URL ({value:?})"),
+                    )
+                    .into());
+                }
             }
         }
         params.insert((*field).to_string(), Value::String(value.clone()));
