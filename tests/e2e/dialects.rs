@@ -152,3 +152,229 @@ async fn a_hermes_style_request_completes_over_http_json() {
     );
     app.shutdown().await;
 }
+
+const FRONT: &str = r#"
+default_agent = "front"
+
+[[agents]]
+id = "front"
+name = "Front"
+description = "e2e: the default Agent"
+engine = { kind = "echo" }
+access = { call = ["person", "anonymous-local", "peer:alice"] }
+"#;
+
+/// The default Agent's own JSON-RPC route, and the two at the server's URL.
+const AGENT_ROUTE: &str = "/api/v1/agents/front/a2a";
+const ROUTES: [&str; 3] = [AGENT_ROUTE, "/", "/a2a"];
+
+/// A POST of `body` to `path` with exactly `headers` (and `bearer` when given); the status,
+/// headers and JSON body (Null when not JSON).
+async fn post(
+    app: &crate::secure::Secure,
+    path: &str,
+    bearer: Option<&str>,
+    headers: &[(&str, &str)],
+    body: &Value,
+) -> (reqwest::StatusCode, reqwest::header::HeaderMap, Value) {
+    let mut req = app.client.post(format!("{}{path}", app.url));
+    if let Some(b) = bearer {
+        req = req.bearer_auth(b);
+    }
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    let resp = send(req.body(body.to_string())).await;
+    let (status, headers) = (resp.status(), resp.headers().clone());
+    let text = resp.text().await.unwrap_or_default();
+    (
+        status,
+        headers,
+        serde_json::from_str(&text).unwrap_or(Value::Null),
+    )
+}
+
+const JSON: [(&str, &str); 2] = [("Content-Type", "application/json"), ("A2A-Version", "1.0")];
+
+fn call(method: &str, params: Value) -> Value {
+    json!({ "jsonrpc": "2.0", "id": 7, "method": method, "params": params })
+}
+
+#[tokio::test]
+async fn json_rpc_at_the_root_is_the_default_agents() {
+    let app = crate::secure::spawn(FRONT, "").await;
+    let owner = app.owner.clone();
+    // One message, sent at the agent's route, then retried as it is at `/` and `/a2a`: an
+    // identical retry to the same Agent by the same caller answers with the same task.
+    let m = json!({ "message": msg("hello front") });
+    let mut answers = Vec::new();
+    for path in ROUTES {
+        let (status, headers, v) = post(
+            &app,
+            path,
+            Some(&owner),
+            &JSON,
+            &call("SendMessage", m.clone()),
+        )
+        .await;
+        assert_eq!(status, reqwest::StatusCode::OK, "{path}: {v}");
+        assert_eq!(content_type(&headers), "application/json", "{path}");
+        assert_eq!(headers["cache-control"], "no-store", "{path}");
+        assert!(v.get("error").is_none(), "{path}: {v}");
+        assert_eq!(
+            state(&v["result"]["task"]),
+            "TASK_STATE_COMPLETED",
+            "{path}: {v}"
+        );
+        answers.push(v);
+    }
+    assert_eq!(
+        answers[1], answers[0],
+        "POST / answers as the agent's route"
+    );
+    assert_eq!(
+        answers[2], answers[0],
+        "POST /a2a answers as the agent's route"
+    );
+
+    // A task started at `/` is the default Agent's: its own route reads it, and the same
+    // GetTask reads the same at every route.
+    let (_, _, v) = post(
+        &app,
+        "/",
+        Some(&owner),
+        &JSON,
+        &call("SendMessage", json!({ "message": msg("at the root") })),
+    )
+    .await;
+    let task_id = v["result"]["task"]["id"]
+        .as_str()
+        .expect("a task")
+        .to_string();
+    assert_eq!(
+        first_artifact_text(&v["result"]["task"])
+            .split("\n\n")
+            .next(),
+        Some("at the root")
+    );
+    let mut reads = Vec::new();
+    for path in ROUTES {
+        let (_, _, v) = post(
+            &app,
+            path,
+            Some(&owner),
+            &JSON,
+            &call("GetTask", json!({ "id": task_id })),
+        )
+        .await;
+        assert_eq!(v["result"]["id"], task_id, "{path}: {v}");
+        reads.push(v);
+    }
+    assert_eq!(reads[1], reads[0]);
+    assert_eq!(reads[2], reads[0]);
+
+    // `GET /` is still the console page.
+    let resp = send(app.client.get(format!("{}/", app.url))).await;
+    assert_eq!(resp.status(), reqwest::StatusCode::OK);
+    assert!(
+        content_type(resp.headers()).starts_with("text/html"),
+        "{:?}",
+        resp.headers()
+    );
+    app.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_peer_token_is_taken_at_the_root_exactly_as_on_the_agent_route() {
+    let app = crate::secure::spawn(FRONT, "").await;
+    let alice = app.peer_token("alice").await;
+    let bob = app.peer_token("bob").await;
+    let unknown = "sxp_0000000000000000000000000000000000000000000000000000000000000000";
+    let send_one = || call("SendMessage", json!({ "message": msg("from a peer") }));
+    // Alice is on the default Agent's access list: she may send at every route.
+    for path in ROUTES {
+        let (status, _, v) = post(&app, path, Some(&alice), &JSON, &send_one()).await;
+        assert_eq!(status, reqwest::StatusCode::OK, "{path}: {v}");
+        assert_eq!(
+            state(&v["result"]["task"]),
+            "TASK_STATE_COMPLETED",
+            "{path}: {v}"
+        );
+    }
+    // Bob is not, and an unknown token is no credential: refused at the root as at the route.
+    for (who, bearer) in [("bob", bob.as_str()), ("unknown", unknown)] {
+        let (want_status, _, want) =
+            post(&app, AGENT_ROUTE, Some(bearer), &JSON, &send_one()).await;
+        assert!(
+            !want_status.is_success() || want.get("error").is_some(),
+            "{who}: {want}"
+        );
+        for path in ["/", "/a2a"] {
+            let (status, _, v) = post(&app, path, Some(bearer), &JSON, &send_one()).await;
+            assert_eq!(status, want_status, "{who} at {path}: {v}");
+            assert_eq!(
+                v["error"]["code"], want["error"]["code"],
+                "{who} at {path}: {v} vs {want}"
+            );
+        }
+    }
+    app.shutdown().await;
+}
+
+#[tokio::test]
+async fn browser_style_posts_are_refused_at_the_root_as_on_the_agent_route() {
+    let app = crate::secure::spawn(FRONT, "").await;
+    let list = call("ListTasks", json!({}));
+    let port = app.running.addr.port();
+    let own = format!("http://127.0.0.1:{port}");
+    // What a hostile page can send without a preflight: another origin, a simple content
+    // type, a cross-site fetch, a rebound host. Each is refused (403) on every route.
+    let refused: [&[(&str, &str)]; 4] = [
+        &[
+            ("Origin", "https://evil.example"),
+            ("Content-Type", "text/plain"),
+        ],
+        &[("Origin", "null"), ("Content-Type", "application/json")],
+        &[
+            ("Sec-Fetch-Site", "cross-site"),
+            ("Content-Type", "application/json"),
+        ],
+        &[
+            ("Host", "evil.example.com"),
+            ("Content-Type", "application/json"),
+        ],
+    ];
+    for headers in refused {
+        for path in ROUTES {
+            let (status, _, v) = post(&app, path, None, headers, &list).await;
+            assert_eq!(
+                status,
+                reqwest::StatusCode::FORBIDDEN,
+                "{path} {headers:?}: {v}"
+            );
+        }
+    }
+    // The same call from this machine's own page or a local client is served at every route;
+    // a non-JSON type is the endpoint's own -32005, as on the agent route; the hop limit
+    // applies at the root too.
+    for path in ROUTES {
+        for headers in [
+            &[("Content-Type", "application/json")][..],
+            &[
+                ("Content-Type", "application/json"),
+                ("Origin", own.as_str()),
+            ][..],
+        ] {
+            let (status, _, v) = post(&app, path, None, headers, &list).await;
+            assert_eq!(status, reqwest::StatusCode::OK, "{path} {headers:?}: {v}");
+            assert!(v["result"]["tasks"].is_array(), "{path} {headers:?}: {v}");
+        }
+        let (status, _, v) = post(&app, path, None, &[("Content-Type", "text/plain")], &list).await;
+        assert_eq!(status, reqwest::StatusCode::OK, "{path}: {v}");
+        assert_eq!(v["error"]["code"], -32005, "{path}: {v}");
+        let hops = [("Content-Type", "application/json"), ("A2A-Hop", "3")];
+        let (status, _, v) = post(&app, path, None, &hops, &list).await;
+        assert_eq!(status, reqwest::StatusCode::FORBIDDEN, "{path}: {v}");
+    }
+    app.shutdown().await;
+}

@@ -1,7 +1,8 @@
 //! Sextant's HTTP surface (axum 0.8), in rooms:
 //!
 //! - [`a2a`]: the A2A 1.0 service of every Agent and its three bindings, JSON-RPC (with 0.3
-//!   aliases), HTTP+JSON and gRPC, streams over SSE (server-streaming RPCs for gRPC);
+//!   aliases; the default Agent's also at `POST /` and `POST /a2a`), HTTP+JSON and gRPC,
+//!   streams over SSE (server-streaming RPCs for gRPC);
 //!   `a2a::params`: the JSON type of every field of its methods' params; `a2a::parts`: the
 //!   check of a message's file and data parts; `a2a::assistant`: the assistant capability
 //!   routes (`/api/v1/assistant-a2a/agents/{id}/…`); `a2a::surface` (the surfaces, their
@@ -335,9 +336,22 @@ pub fn router(state: AppState) -> Router {
             state.clone(),
             auth::resolve_assistant,
         ));
+    // The default Agent's JSON-RPC at the server's own URL (`a2a::jsonrpc::default_rpc`),
+    // with the general routes' credentials; any other verb (`GET /`: the console page) is the
+    // UI's, without them, as before.
+    let default_rpc = || {
+        post(a2a::jsonrpc::default_rpc)
+            .route_layer(middleware::from_fn_with_state(state.clone(), auth::resolve))
+            .fallback(ui::fallback)
+    };
+    let root = Router::new()
+        .route("/", default_rpc())
+        .route("/a2a", default_rpc())
+        .route("/a2a/", default_rpc());
     let max_body = state.security.limits.max_body_bytes;
     Router::new()
         .merge(cards)
+        .merge(root)
         .merge(authed)
         .merge(schedules)
         .merge(mcp)

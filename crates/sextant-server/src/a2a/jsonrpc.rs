@@ -1,4 +1,8 @@
-//! The JSON-RPC 2.0 binding (spec §9): `POST /api/v1/agents/{agent_id}/a2a`.
+//! The JSON-RPC 2.0 binding (spec §9): `POST /api/v1/agents/{agent_id}/a2a`, and the
+//! default Agent's (the one `/.well-known/agent-card.json` describes) at `POST /` and
+//! `POST /a2a` too ([`default_rpc`]), where clients that were given only the server's URL
+//! send it. Those are the same endpoint behind the same perimeter and credentials; `GET /`
+//! stays the console page.
 //!
 //! Before the service sees a call: the request's Content-Type (-32005), then the envelope
 //! (-32700/-32600). Upfront errors are plain JSON with HTTP 200, as the SDKs do (404 for an
@@ -13,7 +17,7 @@ use std::convert::Infallible;
 
 use axum::body::Bytes;
 use axum::extract::{Extension, Path, RawQuery, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
@@ -66,6 +70,34 @@ pub async fn rpc(
     .await
 }
 
+/// `POST /`, `POST /a2a` (and with a trailing slash): the default Agent's JSON-RPC, exactly
+/// as at `POST /api/v1/agents/{default}/a2a`. The audit record names the route called.
+pub async fn default_rpc(
+    State(app): State<AppState>,
+    Extension(principal): Extension<Principal>,
+    credential: Option<Extension<Credential>>,
+    uri: Uri,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let credential = credential.map_or(Credential::None, |c| c.0);
+    let agent_id = app.config.default_agent.clone();
+    let route = uri.path().to_string();
+    handle_at(
+        app,
+        agent_id,
+        principal,
+        credential,
+        query,
+        headers,
+        body,
+        RpcSurface::Public,
+        route,
+    )
+    .await
+}
+
 /// The JSON-RPC endpoint behind both A2A surfaces.
 #[allow(clippy::too_many_arguments)]
 pub(crate) async fn handle(
@@ -78,6 +110,26 @@ pub(crate) async fn handle(
     body: Bytes,
     surface: RpcSurface,
 ) -> Response {
+    let route = format!("{}/a2a", surface.agent_path(&agent_id));
+    handle_at(
+        app, agent_id, principal, credential, query, headers, body, surface, route,
+    )
+    .await
+}
+
+/// [`handle`], called at `route` (audit).
+#[allow(clippy::too_many_arguments)]
+async fn handle_at(
+    app: AppState,
+    agent_id: String,
+    principal: Principal,
+    credential: Credential,
+    query: Option<String>,
+    headers: HeaderMap,
+    body: Bytes,
+    surface: RpcSurface,
+    route: String,
+) -> Response {
     if !is_json_content_type(&headers) {
         let err = RpcError::new(
             Code::ContentTypeNotSupported,
@@ -89,7 +141,6 @@ pub(crate) async fn handle(
         Ok(r) => r,
         Err((id, err)) => return json_response(StatusCode::OK, failure(&id, &err)),
     };
-    let route = format!("{}/a2a", surface.agent_path(&agent_id));
     let served = serve(Inbound {
         method: method::lookup(&req.method),
         named: req.method,

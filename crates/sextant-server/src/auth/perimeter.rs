@@ -47,7 +47,8 @@
 //! nosniff`, `Cross-Origin-Resource-Policy: same-origin`, a Content-Security-Policy (the UI's
 //! strict policy on HTML, `default-src 'none'; frame-ancestors 'none'` on everything else),
 //! `X-Frame-Options: DENY` on HTML, `Referrer-Policy: no-referrer` on HTML and redirects, and
-//! `Cache-Control: no-store` on `/api/` responses. No CORS header is ever sent.
+//! `Cache-Control: no-store` on `/api/` responses and the default Agent's JSON-RPC answers at
+//! `/` and `/a2a`. No CORS header is ever sent.
 
 use std::net::SocketAddr;
 
@@ -89,10 +90,11 @@ pub fn inbound_hop(headers: &HeaderMap) -> Result<u32, String> {
 }
 
 /// Whether `path` is an A2A endpoint, public or assistant, of any binding: JSON-RPC
-/// (`…/agents/{id}/a2a`), HTTP+JSON (`…/agents/{id}/message:send`, `…/tasks…`,
-/// `…/extendedAgentCard`) or gRPC (`/lf.a2a.v1.A2AService/…`).
+/// (`…/agents/{id}/a2a`, and the default Agent's at `/` and `/a2a`: see [`is_root_rpc`]),
+/// HTTP+JSON (`…/agents/{id}/message:send`, `…/tasks…`, `…/extendedAgentCard`) or gRPC
+/// (`/lf.a2a.v1.A2AService/…`).
 pub fn is_a2a_endpoint(path: &str) -> bool {
-    if is_grpc(path) {
+    if is_grpc(path) || is_root_rpc(path) {
         return true;
     }
     let p = path.trim_end_matches('/');
@@ -110,6 +112,13 @@ pub fn is_a2a_endpoint(path: &str) -> bool {
         tail,
         "a2a" | "message:send" | "message:stream" | "tasks" | "extendedAgentCard"
     ) || tail.starts_with("tasks/")
+}
+
+/// Whether `path` is the default Agent's JSON-RPC endpoint at the server's own URL: `/`,
+/// `/a2a` or `/a2a/` (`crate::a2a::jsonrpc::default_rpc`; a `GET /` there is the console
+/// page, which the A2A rules leave as every page is).
+pub fn is_root_rpc(path: &str) -> bool {
+    matches!(path, "/" | "/a2a" | "/a2a/")
 }
 
 /// Whether `path` is the gRPC binding's (`crate::a2a::grpc`).
@@ -327,7 +336,9 @@ pub async fn guard(State(app): State<AppState>, mut req: Request, next: Next) ->
 
 /// The security headers (see the module docs).
 pub async fn headers(req: Request, next: Next) -> Response {
-    let api = req.uri().path().starts_with("/api/");
+    // The default Agent's JSON-RPC at `/` answers as the agent route does.
+    let path = req.uri().path();
+    let api = path.starts_with("/api/") || (req.method() == Method::POST && is_root_rpc(path));
     let mut resp = next.run(req).await;
     if resp.status() == StatusCode::PAYLOAD_TOO_LARGE {
         // Refused on its Content-Length (or cut off mid-body): the rest of the body is still
@@ -414,6 +425,12 @@ mod tests {
         ));
         assert!(is_a2a_endpoint("/api/v1/agents/echo/extendedAgentCard"));
         assert!(is_a2a_endpoint("/lf.a2a.v1.A2AService/SendMessage"));
+        assert!(is_a2a_endpoint("/"));
+        assert!(is_a2a_endpoint("/a2a"));
+        assert!(is_a2a_endpoint("/a2a/"));
+        assert!(!is_a2a_endpoint("/a2a/x"));
+        assert!(!is_a2a_endpoint("/tasks"));
+        assert!(!is_a2a_endpoint("/inbox"));
         assert!(!is_a2a_endpoint("/lf.a2a.v1.A2AServiceX/SendMessage"));
         assert!(!is_a2a_endpoint("/api/v1/agents/echo/access"));
         assert!(!is_a2a_endpoint("/api/v1/agents/echo/paused"));
