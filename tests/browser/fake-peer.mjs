@@ -4,7 +4,8 @@ import { createServer } from 'node:http';
 
 /**
  * A tiny A2A 1.0 peer on 127.0.0.1:0: its card at /.well-known/agent-card.json (changeable),
- * and a JSON-RPC endpoint at /rpc whose SendMessage completes at once with an echo.
+ * and a JSON-RPC endpoint at /rpc whose SendMessage completes at once with an echo (GetTask,
+ * the probe a registration sends, answers TaskNotFound).
  */
 export async function startFakePeer() {
   const seen = [];
@@ -21,6 +22,11 @@ export async function startFakePeer() {
       if (req.method === 'POST' && req.url === '/rpc') {
         const rpc = JSON.parse(body);
         const msg = rpc.params?.message ?? {};
+        // The registration's probe (GetTask of a task that does not exist): TaskNotFound, as
+        // an A2A 1.0 server answers it; not one of the calls `seen` counts.
+        if (rpc.method === 'GetTask' && !peer.refuseHops) {
+          return json(200, { jsonrpc: '2.0', id: rpc.id, error: { code: -32001, message: 'Task not found' } });
+        }
         seen.push({ method: rpc.method, authorization: req.headers.authorization });
         // As a Sextant at its max_hops answers (crates/sextant-server/src/perimeter.rs).
         if (peer.refuseHops) {

@@ -167,6 +167,11 @@ async fn register_call_stream_multi_turn_and_history() {
     .await;
     let v = register(&app, "alpha", &fake, json!({"token": "tok-123"})).await;
     assert_eq!(v["has_token"], true);
+    assert_eq!(
+        fake.probes(),
+        1,
+        "registration made one harmless call: GetTask of a task that does not exist"
+    );
     assert!(
         v["pin"]["hash"].as_str().is_some_and(|h| h.len() == 64),
         "{v}"
@@ -1351,7 +1356,9 @@ async fn a_gateway_agents_output_is_screened_for_other_readers() {
 async fn a_refusal_at_the_peers_hop_limit_is_recorded_for_the_peers_page() {
     let app = TestApp::spawn().await;
     let fake = start_fake("deep", json!([]), false, 0, Behaviour::HopLimited).await;
-    register(&app, "deep", &fake, json!({})).await;
+    // Such a peer refuses even the registration's probe (Sextant sends A2A-Hop 1), so it is
+    // registered unchecked, to be pinned at first use.
+    register(&app, "deep", &fake, json!({"pin_on_first_use": true})).await;
     let (status, e) = call(&app, json!({"agent": "deep", "message": "hello"})).await;
     assert!(!status.is_success(), "{status}: {e}");
     let (_, peer) = api(&app, "GET", "/api/v1/peers/deep", None).await;
@@ -1429,11 +1436,27 @@ async fn sextant_calls_sextant_and_a_hop_limit_refusal_shows_on_the_peer() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("security.toml"), "[limits]\nmax_hops = 1\n").unwrap();
     let b = TestApp::start_in(dir, false).await;
-    let (status, v) = api(
+    // Checked, it is refused: it refuses every call from here, and registration says so.
+    let (status, e) = api(
         &a,
         "POST",
         "/api/v1/peers",
         Some(json!({"name": "strict", "url": b.url})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{e}");
+    assert!(
+        e["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("A2A-Hop") && m.contains("max_hops")),
+        "{e}"
+    );
+    let (status, v) = api(
+        &a,
+        "POST",
+        "/api/v1/peers",
+        // It refuses the registration's probe too (hop 1): registered unchecked.
+        Some(json!({"name": "strict", "url": b.url, "pin_on_first_use": true})),
     )
     .await;
     assert_eq!(status, StatusCode::CREATED, "{v}");
@@ -1574,4 +1597,237 @@ async fn a2a_history_screens_the_peers_words_in_every_block() {
     );
     model.cancel().await.ok();
     app.shutdown().await;
+}
+
+/// A loopback HTTP server answering with `app`; its base URL.
+async fn serve(app: axum::Router) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    url
+}
+
+/// A server whose card is `card` (with `{url}` replaced by its base URL), whose
+/// `/.well-known/agent.json` is a 404 like any other path, and whose `/rpc` answers every
+/// call with `rpc_result` (a JSON-RPC `result`) or, when it is null, TaskNotFound.
+async fn card_server(card: &'static str, rpc_result: Value) -> String {
+    use axum::routing::{get, post};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let body = card.replace("{url}", &url);
+    let app = axum::Router::new()
+        .route(
+            "/.well-known/agent-card.json",
+            get(move || {
+                let body = body.clone();
+                async move { ([("content-type", "application/json")], body) }
+            }),
+        )
+        .route(
+            "/rpc",
+            post(move |body: axum::body::Bytes| {
+                let result = rpc_result.clone();
+                async move {
+                    let req: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+                    let answer = if result.is_null() {
+                        json!({"jsonrpc": "2.0", "id": req["id"],
+                               "error": {"code": -32001, "message": "Task not found"}})
+                    } else {
+                        json!({"jsonrpc": "2.0", "id": req["id"], "result": result})
+                    };
+                    axum::Json(answer)
+                }
+            }),
+        );
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    url
+}
+
+/// A registration refused: its status, code and message, and the card fields it names;
+/// checks that nothing was pinned (the peer list is still empty).
+async fn refused(app: &TestApp, url: &str) -> (StatusCode, String, String, Vec<(String, String)>) {
+    let (status, e) = api(
+        app,
+        "POST",
+        "/api/v1/peers",
+        Some(json!({"name": "wont", "url": url})),
+    )
+    .await;
+    assert!(status.is_client_error(), "{url}: {status} {e}");
+    let fields = e["error"]["fields"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|f| {
+                    (
+                        f["field"].as_str().unwrap_or_default().to_string(),
+                        f["message"].as_str().unwrap_or_default().to_string(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let (_, list) = api(app, "GET", "/api/v1/peers", None).await;
+    assert_eq!(list["peers"], json!([]), "nothing was pinned: {list}");
+    let (status_get, _) = api(app, "GET", "/api/v1/peers/wont", None).await;
+    assert_eq!(status_get, StatusCode::NOT_FOUND);
+    (
+        status,
+        e["error"]["code"].as_str().unwrap_or_default().to_string(),
+        e["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string(),
+        fields,
+    )
+}
+
+/// Registration tells the truth (issue #35 item 7): a peer that can never work is refused
+/// with a 4xx that says why in a person's words, and nothing is pinned — a 0.3-only server, a
+/// card that is not JSON, a card with wrong fields (every one named at once), a JSON-RPC
+/// endpoint that answers with a zone-less timestamp, a 404 HTML page, a closed port.
+#[tokio::test]
+async fn a_registration_that_can_never_work_is_refused_with_the_reason() {
+    let app = TestApp::spawn().await;
+
+    // (a) A 0.3-only server: top-level url and protocolVersion 0.3, no 1.0 interface.
+    let v03 = card_server(
+        r#"{"name": "Old", "description": "a 0.3 agent", "version": "1.0.0",
+            "url": "{url}/rpc", "protocolVersion": "0.3.0", "preferredTransport": "JSONRPC",
+            "capabilities": {"streaming": true}, "defaultInputModes": ["text"],
+            "defaultOutputModes": ["text"],
+            "skills": [{"id": "s", "name": "S", "description": "d", "tags": []}]}"#,
+        Value::Null,
+    )
+    .await;
+    let (status, code, message, _) = refused(&app, &v03).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{message}");
+    assert_eq!(code, "peer_a2a_0_3_only", "{message}");
+    assert!(
+        message.contains("A2A 0.3") && message.contains("1.0"),
+        "{message}"
+    );
+
+    // (b) A card that is not JSON at all.
+    let broken = card_server(r#"{"name": "Broken", "version": "#, Value::Null).await;
+    let (status, code, message, _) = refused(&app, &broken).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{message}");
+    assert_eq!(code, "peer_not_a2a", "{message}");
+    assert!(message.contains("not JSON"), "{message}");
+
+    // (b) JSON, but not an A2A 1.0 card: every wrong field at once, each by its path.
+    let wrong = card_server(
+        r#"{"name": "Wrong", "description": "d",
+            "supportedInterfaces": [{"url": "{url}/rpc", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}],
+            "capabilities": [], "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain"],
+            "skills": "everything"}"#,
+        Value::Null,
+    )
+    .await;
+    let (status, code, message, fields) = refused(&app, &wrong).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{message}");
+    assert_eq!(code, "peer_card_invalid", "{message}");
+    let named: Vec<&str> = fields.iter().map(|(f, _)| f.as_str()).collect();
+    for want in ["card.version", "card.capabilities", "card.skills"] {
+        assert!(named.contains(&want), "{want} not in {fields:?}");
+    }
+    assert!(
+        !message.contains("invalid type"),
+        "serde's words are not the message: {message}"
+    );
+
+    // (b) The card is fine, but the endpoint answers with a zone-less timestamp: the field is
+    // named, not serde's "premature end of input".
+    let zoneless = card_server(
+        r#"{"name": "Zoneless", "description": "d", "version": "1",
+            "supportedInterfaces": [{"url": "{url}/rpc", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}],
+            "capabilities": {}, "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain"],
+            "skills": [{"id": "s", "name": "S", "description": "d", "tags": []}]}"#,
+        json!({"id": "t", "contextId": "c",
+               "status": {"state": "TASK_STATE_WORKING", "timestamp": "2026-12-01T10:00:00"}}),
+    )
+    .await;
+    let (status, code, message, _) = refused(&app, &zoneless).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{message}");
+    assert_eq!(code, "peer_not_a2a_1_0", "{message}");
+    assert!(
+        message.contains("status.timestamp") && message.contains("time zone"),
+        "{message}"
+    );
+    assert!(!message.contains("premature end of input"), "{message}");
+
+    // (c) A web server's 404 page: summarised, never echoed.
+    let html = serve(axum::Router::new().fallback(|| async {
+        (
+            axum::http::StatusCode::NOT_FOUND,
+            [("content-type", "text/html")],
+            "<!DOCTYPE html><html><head><title>404 Not Found</title></head>\
+             <body><h1>Not Found</h1><p>The requested URL was not found.</p></body></html>",
+        )
+    }))
+    .await;
+    let (status, code, message, _) = refused(&app, &html).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{message}");
+    assert_eq!(code, "peer_not_a2a", "{message}");
+    assert!(
+        message.contains(&format!("HTTP 404 from {html}/.well-known/agent-card.json"))
+            && message.contains("not an agent card"),
+        "{message}"
+    );
+    assert!(!message.contains('<'), "no HTML: {message}");
+
+    // (d) A closed port: a person's words, not the HTTP library's.
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let (status, code, message, _) = refused(&app, &format!("http://127.0.0.1:{port}/")).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{message}");
+    assert_eq!(code, "peer_unreachable", "{message}");
+    assert!(
+        message.contains(&format!(
+            "connection refused at 127.0.0.1:{port}: is the peer running?"
+        )),
+        "{message}"
+    );
+    for raw in ["os error", "tcp connect", "error sending request"] {
+        assert!(!message.contains(raw), "{raw:?} in {message}");
+    }
+    app.shutdown().await;
+}
+
+/// A real second Sextant registers (its card checks out and its JSON-RPC endpoint answers
+/// the probe with TaskNotFound), and its card is valid to `discover`: the gRPC interface's
+/// `host:port` is the proto's own form for gRPC, not a bad URL.
+#[tokio::test]
+async fn a_second_sextant_registers_and_its_card_is_valid() {
+    let b = TestApp::spawn().await;
+    let a = TestApp::spawn().await;
+    let (status, d) = api(
+        &a,
+        "POST",
+        "/api/v1/peers/discover",
+        Some(json!({"url": b.url})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{d}");
+    assert_eq!(d["problems"], json!([]), "{d}");
+    assert_eq!(d["valid"], true, "{d}");
+    let (status, v) = api(
+        &a,
+        "POST",
+        "/api/v1/peers",
+        Some(json!({"name": "b", "url": b.url})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{v}");
+    assert!(v["pin"]["hash"].is_string(), "{v}");
+    let (status, r) = call(&a, json!({"agent": "b", "message": "hello b"})).await;
+    assert_eq!(status, StatusCode::OK, "{r}");
+    a.shutdown().await;
+    b.shutdown().await;
 }

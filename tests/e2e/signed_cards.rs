@@ -44,6 +44,12 @@ async fn start_peer(served: Served) -> String {
             "/rpc",
             post(|body: Bytes| async move {
                 let req: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+                // The registration's probe: GetTask of a task that does not exist.
+                if req["method"] == "GetTask" {
+                    return axum::Json(json!({"jsonrpc": "2.0", "id": req["id"],
+                        "error": {"code": -32001, "message": "Task not found"}}))
+                    .into_response();
+                }
                 axum::Json(
                     json!({"jsonrpc": "2.0", "id": req["id"], "result": {"task": {
                     "id": "remote-1", "contextId": req["params"]["message"]["contextId"],

@@ -93,6 +93,15 @@ pub enum PeerError {
     Conflict(String),
     #[error("{0}")]
     Internal(String),
+    /// A peer that cannot work, refused at registration ([`registration`]): `code` says
+    /// what kind of trouble (`peer_unreachable`, `peer_a2a_0_3_only`, …), `problems` every
+    /// field that is wrong (`url`, `card.skills[0].tags`, …) with its message.
+    #[error("{message}")]
+    Unusable {
+        code: &'static str,
+        message: String,
+        problems: Vec<(String, String)>,
+    },
 }
 
 impl From<sextant_journal::Error> for PeerError {
@@ -589,12 +598,29 @@ impl Peers {
             (None, None, None, Vec::new())
         } else {
             let wait = Duration::from_secs(timeout);
-            let fetched = self.fetch_card(&url, allow_private, wait, &name).await?;
+            let fetched = self
+                .inner
+                .client
+                .fetch_card(&url, allow_private, wait)
+                .await
+                .map_err(|e| registration::fetch_failure(&name, &url, e))?;
+            if let Some(refusal) = registration::card_refusal(&name, &fetched) {
+                return Err(refusal);
+            }
             let parts = card::pinned_parts(&fetched.raw);
             let hash = card::hash_parts(&parts).map_err(PeerError::Remote)?;
             let key = self
                 .key_to_pin(&name, &fetched, card_jwks.as_ref(), allow_private, wait)
                 .await?;
+            self.probe(
+                &name,
+                &url,
+                &fetched,
+                token.as_deref(),
+                allow_private,
+                timeout,
+            )
+            .await?;
             let (ids, tags) = card::advertised(&parts);
             let mut caps = ids;
             caps.extend(tags);
@@ -625,6 +651,43 @@ impl Peers {
         }
         tracing::info!(peer = %name, url = %row.url, "peer registered");
         Ok(self.view(&row))
+    }
+
+    /// The registration's one harmless call ([`registration`]): `GetTask` of a task that
+    /// does not exist, over the card's JSON-RPC interface, with the token given; only
+    /// TaskNotFound passes.
+    async fn probe(
+        &self,
+        name: &str,
+        url: &Url,
+        fetched: &FetchedCard,
+        token: Option<&str>,
+        allow_private: bool,
+        timeout: u64,
+    ) -> Result<(), PeerError> {
+        let bearer = token.map(|t| Bearer {
+            token: t.to_string(),
+            origin: url.origin(),
+        });
+        let row = PeerRow {
+            allow_private_network: allow_private,
+            ..PeerRow::new(
+                name.to_string(),
+                url.to_string(),
+                timeout as i64,
+                self.inner.clock.now(),
+            )
+        };
+        let conn = self.endpoint_for(name, &format!("peer:{name}"), true, fetched, bearer, &row)?;
+        let answer = self
+            .inner
+            .client
+            .probe_get_task(&conn.endpoint, &registration::probe_task_id())
+            .await;
+        match registration::probe_refusal(name, &conn.endpoint.url, token.is_some(), answer) {
+            Some(refusal) => Err(refusal),
+            None => Ok(()),
+        }
     }
 
     /// Changes a peer's settings. A new URL drops the pin (the next use pins the new card).

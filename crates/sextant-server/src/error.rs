@@ -34,6 +34,14 @@ pub enum ApiError {
     /// 422: several fields are not acceptable; the body names the first as `field` and lists
     /// every one in `fields` (`[{field, message}]`), so a form can show them all at once.
     InvalidFields(Vec<(String, String)>),
+    /// 422 with a code of its own: a peer that cannot work, refused at registration
+    /// (`peer_unreachable`, `peer_a2a_0_3_only`, …; see `sextant_peers::registration`); the
+    /// message says why, `fields` lists every problem (the URL first, then the card's fields).
+    Unusable {
+        code: &'static str,
+        message: String,
+        fields: Vec<(String, String)>,
+    },
     /// 500: logged, not shown.
     Internal(String),
     /// 502: a remote agent Sextant called (an outbound peer) failed or answered badly; the
@@ -70,6 +78,9 @@ impl ApiError {
                 "invalid_field",
                 all.first().map(|(_, m)| m.clone()).unwrap_or_default(),
             ),
+            ApiError::Unusable { code, message, .. } => {
+                (StatusCode::UNPROCESSABLE_ENTITY, code, message.clone())
+            }
             ApiError::Internal(_) => (
                 StatusCode::INTERNAL_SERVER_ERROR,
                 "internal",
@@ -98,7 +109,7 @@ impl IntoResponse for ApiError {
                 body["error"]["field"] = json!(field);
                 body["error"]["fields"] = json!([{ "field": field, "message": message }]);
             }
-            ApiError::InvalidFields(all) => {
+            ApiError::InvalidFields(all) | ApiError::Unusable { fields: all, .. } => {
                 if let Some((field, _)) = all.first() {
                     body["error"]["field"] = json!(field);
                 }

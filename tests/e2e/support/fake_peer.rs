@@ -1,6 +1,7 @@
 //! A fake A2A 1.0 peer (axum on 127.0.0.1:0) for the outbound tests (peers, traces): it
 //! serves a card and JSON-RPC, answers by the message's text (see [`Behaviour`] and
-//! `rpc_route`), and records every call it gets ([`Seen`]).
+//! `rpc_route`), and records every call it gets ([`Seen`]) but the registration's probe
+//! (GetTask of a task it never made, answered TaskNotFound; counted by [`Fake::probes`]).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -48,6 +49,8 @@ struct FakeInner {
     card: Mutex<Value>,
     seen: Mutex<Vec<Seen>>,
     card_gets: Mutex<usize>,
+    /// GetTask calls for tasks it never made (a registration's probe), not in `seen`.
+    probes: Mutex<usize>,
     delay: Duration,
     behaviour: Behaviour,
     /// task id → context id
@@ -80,6 +83,11 @@ impl Fake {
     /// How many times the card was fetched.
     pub fn card_gets(&self) -> usize {
         *self.0.card_gets.lock().unwrap()
+    }
+
+    /// How many GetTask calls asked for a task it never made (a registration's probe).
+    pub fn probes(&self) -> usize {
+        *self.0.probes.lock().unwrap()
     }
 
     /// The contextId a task was created in (empty for a task this peer never made).
@@ -127,6 +135,7 @@ pub async fn start_fake(
         card: Mutex::new(card(name, port, skills, streaming)),
         seen: Mutex::default(),
         card_gets: Mutex::new(0),
+        probes: Mutex::new(0),
         delay: Duration::from_millis(delay_ms),
         behaviour,
         tasks: Mutex::default(),
@@ -184,6 +193,17 @@ async fn rpc_route(State(f): State<Fake>, headers: HeaderMap, body: Bytes) -> Re
     let msg = &rpc["params"]["message"];
     let text = msg["parts"][0]["text"].as_str().unwrap_or("").to_string();
     let task_in = msg["taskId"].as_str().map(String::from);
+    // GetTask of a task this peer never made: TaskNotFound, as an A2A 1.0 server answers it.
+    // That is the probe a registration sends; it is counted apart from the calls.
+    if method == "GetTask" {
+        let tid = rpc["params"]["id"].as_str().unwrap_or("");
+        if !f.0.tasks.lock().unwrap().contains_key(tid) && f.0.behaviour != Behaviour::HopLimited {
+            *f.0.probes.lock().unwrap() += 1;
+            return axum::Json(json!({"jsonrpc": "2.0", "id": id,
+                "error": {"code": -32001, "message": "Task not found"}}))
+            .into_response();
+        }
+    }
     f.0.seen.lock().unwrap().push(Seen {
         method: method.clone(),
         authorization: header(&headers, "authorization"),

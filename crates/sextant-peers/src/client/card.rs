@@ -221,59 +221,172 @@ fn same_origin(a: &Url, b: &Url) -> bool {
     a.origin() == b.origin()
 }
 
+/// One problem with a card: where it is (a path into the card, `card.skills[0].tags`; `card`
+/// for the whole card) and what is wrong, in plain words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CardProblem {
+    pub field: String,
+    pub message: String,
+    /// Whether Sextant cannot call the peer because of it (no JSON-RPC 1.0 interface, a card
+    /// that does not read as an A2A 1.0 card, …); the others are worth knowing only.
+    pub blocks_calls: bool,
+}
+
+impl CardProblem {
+    fn new(field: impl Into<String>, message: impl Into<String>, blocks_calls: bool) -> Self {
+        let field = field.into();
+        Self {
+            field: if field.is_empty() {
+                "card".into()
+            } else {
+                format!("card.{field}")
+            },
+            message: message.into(),
+            blocks_calls,
+        }
+    }
+}
+
+/// Whether a card looks like an A2A 0.3 card: no 1.0 interface in `supportedInterfaces`, and
+/// 0.3's top-level `url`, a top-level `protocolVersion` of 0.x, or 0.x interfaces only.
+pub fn looks_like_v03(raw: &Value) -> bool {
+    let v03_version = raw
+        .get("protocolVersion")
+        .and_then(Value::as_str)
+        .is_some_and(|v| v.trim().starts_with("0."));
+    let interfaces = array(raw, "supportedInterfaces");
+    let has_v1 = interfaces
+        .iter()
+        .any(|i| text(i, "protocolVersion").trim().starts_with('1'));
+    let has_v03 = interfaces
+        .iter()
+        .any(|i| text(i, "protocolVersion").trim().starts_with("0."));
+    !has_v1 && (raw.get("url").is_some() || v03_version || has_v03)
+}
+
+/// Whether a gRPC interface's `url` is a target gRPC can dial: the proto's own `host:port`
+/// (what Sextant's cards list), or a URL with a host.
+fn is_grpc_target(url: &str) -> bool {
+    if let Ok(u) = Url::parse(url)
+        && u.host().is_some()
+    {
+        return true;
+    }
+    Url::parse(&format!("http://{url}")).is_ok_and(|u| {
+        u.host().is_some() && u.port().is_some() && u.path() == "/" && !url.contains('/')
+    })
+}
+
 /// Plain-language problems with a card (empty: nothing to report). `card_url` is where it was
 /// fetched from.
 pub fn validate(raw: &Value, card_url: &Url) -> Vec<String> {
-    let mut p = Vec::new();
+    check(raw, card_url)
+        .into_iter()
+        .map(|p| p.message)
+        .collect()
+}
+
+/// Every problem with a card, each with where it is ([`CardProblem`]). `card_url` is where it
+/// was fetched from.
+pub fn check(raw: &Value, card_url: &Url) -> Vec<CardProblem> {
+    let mut p: Vec<CardProblem> = Vec::new();
     let Some(obj) = raw.as_object() else {
-        return vec!["the card is not a JSON object".into()];
+        return vec![CardProblem::new("", "the card is not a JSON object", true)];
     };
-    for (field, what) in [
-        ("name", "a name"),
-        ("description", "a description"),
-        ("version", "a version"),
+    for (field, what, required) in [
+        ("name", "a name", true),
+        ("description", "a description", false),
+        ("version", "a version", true),
     ] {
-        if obj
-            .get(field)
-            .and_then(Value::as_str)
-            .is_none_or(|s| s.trim().is_empty())
-        {
-            p.push(format!("the card has no {field} (it needs {what})"));
+        match obj.get(field) {
+            Some(Value::String(s)) if !s.trim().is_empty() => {}
+            Some(v) if !v.is_string() && !v.is_null() => p.push(CardProblem::new(
+                field,
+                format!("the card's {field} must be a string, not {}", kind_of(v)),
+                true,
+            )),
+            got => p.push(CardProblem::new(
+                field,
+                format!("the card has no {field} (it needs {what})"),
+                required && got.is_none_or(Value::is_null),
+            )),
         }
     }
     let interfaces = array(raw, "supportedInterfaces");
-    if interfaces.is_empty() {
-        if obj.contains_key("url") {
-            p.push(
+    if let Some(v) = obj.get("supportedInterfaces")
+        && !v.is_array()
+    {
+        p.push(CardProblem::new(
+            "supportedInterfaces",
+            format!("supportedInterfaces must be a list, not {}", kind_of(v)),
+            true,
+        ));
+    } else if interfaces.is_empty() {
+        p.push(if obj.contains_key("url") {
+            CardProblem::new(
+                "supportedInterfaces",
                 "the card lists no supportedInterfaces; it looks like an A2A 0.3 card, and \
-                 Sextant calls A2A 1.0 agents only"
-                    .into(),
-            );
+                 Sextant calls A2A 1.0 agents only",
+                true,
+            )
         } else {
-            p.push("the card lists no interfaces (supportedInterfaces is empty)".into());
-        }
+            CardProblem::new(
+                "supportedInterfaces",
+                "the card lists no interfaces (supportedInterfaces is empty)",
+                true,
+            )
+        });
     }
-    let mut jsonrpc: Option<Url> = None;
+    let mut jsonrpc: Option<(usize, Option<Url>)> = None;
     let mut only_03 = false;
     for (n, i) in interfaces.iter().enumerate() {
         let which = format!("interface #{}", n + 1);
+        let at = format!("supportedInterfaces[{n}]");
         let url = text(i, "url");
         let binding = text(i, "protocolBinding");
         let version = text(i, "protocolVersion");
+        let chosen = jsonrpc.is_none() && is_jsonrpc_v1(&binding, &version);
         if binding.is_empty() {
-            p.push(format!("{which} has no protocolBinding"));
+            p.push(CardProblem::new(
+                format!("{at}.protocolBinding"),
+                format!("{which} has no protocolBinding"),
+                false,
+            ));
         }
         if version.is_empty() {
-            p.push(format!("{which} has no protocolVersion"));
+            p.push(CardProblem::new(
+                format!("{at}.protocolVersion"),
+                format!("{which} has no protocolVersion"),
+                false,
+            ));
         }
+        let grpc = binding.eq_ignore_ascii_case("GRPC");
         let parsed = if url.is_empty() {
-            p.push(format!("{which} has no url"));
+            p.push(CardProblem::new(
+                format!("{at}.url"),
+                format!("{which} has no url"),
+                chosen,
+            ));
+            None
+        } else if grpc {
+            // gRPC's target is `host:port` in the proto's own form; Sextant does not call it.
+            if !is_grpc_target(&url) {
+                p.push(CardProblem::new(
+                    format!("{at}.url"),
+                    format!("{which} (gRPC) has an invalid target {url:?}: use host:port"),
+                    false,
+                ));
+            }
             None
         } else {
             match Url::parse(&url) {
                 Ok(u) => Some(u),
                 Err(e) => {
-                    p.push(format!("{which} has an invalid url {url:?}: {e}"));
+                    p.push(CardProblem::new(
+                        format!("{at}.url"),
+                        format!("{which} has an invalid url {url:?}: {e}"),
+                        chosen,
+                    ));
                     None
                 }
             }
@@ -284,38 +397,77 @@ pub fn validate(raw: &Value, card_url: &Url) -> Vec<String> {
             && !matches!(u.host(), Some(url::Host::Ipv6(ip)) if ip.is_loopback())
             && u.host_str() != Some("localhost")
         {
-            p.push(format!(
-                "{which} ({url}) uses plain http outside loopback; Sextant calls such \
-                 interfaces only over https"
+            p.push(CardProblem::new(
+                format!("{at}.url"),
+                format!(
+                    "{which} ({url}) uses plain http outside loopback; Sextant calls such \
+                     interfaces only over https"
+                ),
+                chosen,
             ));
         }
         if binding.eq_ignore_ascii_case("JSONRPC") && version.trim().starts_with("0.") {
             only_03 = true;
         }
-        if jsonrpc.is_none() && is_jsonrpc_v1(&binding, &version) {
-            jsonrpc = parsed;
+        if chosen {
+            jsonrpc = Some((n, parsed));
         }
     }
     match &jsonrpc {
         None if !interfaces.is_empty() => p.push(if only_03 {
-            "the card offers JSON-RPC for A2A 0.3 only; Sextant calls A2A 1.0 agents".into()
+            CardProblem::new(
+                "supportedInterfaces",
+                "the card offers JSON-RPC for A2A 0.3 only; Sextant calls A2A 1.0 agents",
+                true,
+            )
         } else {
-            "the card offers no JSON-RPC interface for A2A 1.0, so Sextant cannot call it".into()
+            CardProblem::new(
+                "supportedInterfaces",
+                "the card offers no JSON-RPC interface for A2A 1.0, so Sextant cannot call it",
+                true,
+            )
         }),
-        Some(u) if !same_origin(u, card_url) => p.push(format!(
-            "the JSON-RPC interface ({}) is on another origin than the card ({}); a \
-             registered token is sent only to the peer's own origin",
-            u.origin().ascii_serialization(),
-            card_url.origin().ascii_serialization()
+        Some((n, Some(u))) if !same_origin(u, card_url) => p.push(CardProblem::new(
+            format!("supportedInterfaces[{n}].url"),
+            format!(
+                "the JSON-RPC interface ({}) is on another origin than the card ({}); a \
+                 registered token is sent only to the peer's own origin",
+                u.origin().ascii_serialization(),
+                card_url.origin().ascii_serialization()
+            ),
+            false,
         )),
         _ => {}
     }
-    if !obj.get("capabilities").is_some_and(Value::is_object) {
-        p.push("the card has no capabilities object".into());
+    match obj.get("capabilities") {
+        Some(Value::Object(_)) => {}
+        None | Some(Value::Null) => p.push(CardProblem::new(
+            "capabilities",
+            "the card has no capabilities object",
+            true,
+        )),
+        Some(v) => p.push(CardProblem::new(
+            "capabilities",
+            format!(
+                "the card has no capabilities object (capabilities is {})",
+                kind_of(v)
+            ),
+            true,
+        )),
     }
     for field in ["defaultInputModes", "defaultOutputModes"] {
-        if array(raw, field).is_empty() {
-            p.push(format!("the card has no {field}"));
+        match obj.get(field) {
+            Some(v) if !v.is_array() && !v.is_null() => p.push(CardProblem::new(
+                field,
+                format!("{field} must be a list of media types, not {}", kind_of(v)),
+                true,
+            )),
+            _ if array(raw, field).is_empty() => p.push(CardProblem::new(
+                field,
+                format!("the card has no {field}"),
+                false,
+            )),
+            _ => {}
         }
     }
     let inputs = array(raw, "defaultInputModes");
@@ -325,11 +477,27 @@ pub fn validate(raw: &Value, card_url: &Url) -> Vec<String> {
                 .is_some_and(|m| m.starts_with("text/") || m == "*/*" || m == "text")
         })
     {
-        p.push("the card accepts no text input mode, but Sextant sends text".into());
+        p.push(CardProblem::new(
+            "defaultInputModes",
+            "the card accepts no text input mode, but Sextant sends text",
+            false,
+        ));
     }
     let skills = array(raw, "skills");
-    if skills.is_empty() {
-        p.push("the card declares no skills".into());
+    match obj.get("skills") {
+        Some(v) if !v.is_array() && !v.is_null() => p.push(CardProblem::new(
+            "skills",
+            format!("skills must be a list of skills, not {}", kind_of(v)),
+            true,
+        )),
+        _ if skills.is_empty() => {
+            p.push(CardProblem::new(
+                "skills",
+                "the card declares no skills",
+                false,
+            ));
+        }
+        _ => {}
     }
     let mut seen = BTreeSet::new();
     for (n, s) in skills.iter().enumerate() {
@@ -341,14 +509,27 @@ pub fn validate(raw: &Value, card_url: &Url) -> Vec<String> {
         };
         for field in ["id", "name", "description"] {
             if text(s, field).trim().is_empty() {
-                p.push(format!("{which} has no {field}"));
+                p.push(CardProblem::new(
+                    format!("skills[{n}].{field}"),
+                    format!("{which} has no {field}"),
+                    // The typed card needs a skill's id and name.
+                    field != "description" && s.get(field).is_none_or(Value::is_null),
+                ));
             }
         }
         if !s.get("tags").is_some_and(Value::is_array) {
-            p.push(format!("{which} has no tags list"));
+            p.push(CardProblem::new(
+                format!("skills[{n}].tags"),
+                format!("{which} has no tags list"),
+                false,
+            ));
         }
         if !id.is_empty() && !seen.insert(id.clone()) {
-            p.push(format!("skill id {id:?} is declared twice"));
+            p.push(CardProblem::new(
+                format!("skills[{n}].id"),
+                format!("skill id {id:?} is declared twice"),
+                false,
+            ));
         }
     }
     let schemes: BTreeSet<String> = raw
@@ -356,28 +537,77 @@ pub fn validate(raw: &Value, card_url: &Url) -> Vec<String> {
         .and_then(Value::as_object)
         .map(|m| m.keys().cloned().collect())
         .unwrap_or_default();
-    for req in array(raw, "securityRequirements") {
+    for (n, req) in array(raw, "securityRequirements").iter().enumerate() {
         let names: Vec<String> = req
             .get("schemes")
             .and_then(Value::as_object)
             .or_else(|| req.as_object())
             .map(|m| m.keys().cloned().collect())
             .unwrap_or_default();
-        for n in names {
-            if !schemes.contains(&n) {
-                p.push(format!(
-                    "a security requirement names the scheme {n:?}, which securitySchemes \
-                     does not define"
+        for name in names {
+            if !schemes.contains(&name) {
+                p.push(CardProblem::new(
+                    format!("securityRequirements[{n}]"),
+                    format!(
+                        "a security requirement names the scheme {name:?}, which \
+                         securitySchemes does not define"
+                    ),
+                    false,
                 ));
             }
         }
     }
-    if let Err(e) = serde_json::from_value::<AgentCard>(raw.clone()) {
-        p.push(format!(
-            "the card does not match the A2A 1.0 card schema: {e}"
-        ));
+    // What the typed reader says, unless a check above already named that field.
+    if let Err(e) = serde_path_to_error::deserialize::<_, AgentCard>(raw.clone()) {
+        let path = e.path().to_string();
+        let path = if path == "." { String::new() } else { path };
+        let field = if path.is_empty() {
+            "card".to_string()
+        } else {
+            format!("card.{path}")
+        };
+        let why = plain_serde(&e.into_inner().to_string());
+        let covered = p.iter().any(|q| {
+            q.blocks_calls
+                && (q.field == field
+                    || field.starts_with(&format!("{}.", q.field))
+                    || field.starts_with(&format!("{}[", q.field))
+                    || (path.is_empty() && q.field != "card"))
+        });
+        if !covered {
+            p.push(CardProblem {
+                field,
+                message: format!("the card does not match the A2A 1.0 card schema: {why}"),
+                blocks_calls: true,
+            });
+        }
     }
     p
+}
+
+/// What kind of JSON value `v` is, in a word.
+pub fn kind_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "true or false",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// serde's words for a type mismatch, with its Rust names said plainly (`a sequence` → `a
+/// list`, `a map` → `an object`); a missing field as "`x` is missing".
+fn plain_serde(why: &str) -> String {
+    let why = why
+        .replace("a sequence", "a list")
+        .replace("a map", "an object")
+        .replace("struct ", "");
+    match why.strip_prefix("missing field `") {
+        Some(rest) => format!("{} is missing", rest.trim_end_matches('`')),
+        None => why,
+    }
 }
 
 /// A card in brief, as `POST /api/v1/peers/discover` and the `a2a_discover` tool return it
@@ -819,6 +1049,109 @@ mod tests {
             validate(&json!([1]), &url),
             ["the card is not a JSON object"]
         );
+    }
+
+    /// Sextant's own card lists gRPC at `host:port`, the proto's form for a gRPC target: that
+    /// is a valid interface, not "an invalid url" (issue #35 item 7).
+    #[test]
+    fn a_grpc_interface_at_host_and_port_is_valid() {
+        let url = Url::parse("http://127.0.0.1:9/.well-known/agent-card.json").expect("url");
+        let mut c = card();
+        c["supportedInterfaces"]
+            .as_array_mut()
+            .expect("interfaces")
+            .push(json!({"url": "127.0.0.1:9", "protocolBinding": "GRPC", "protocolVersion": "1.0", "tenant": "echo"}));
+        assert_eq!(validate(&c, &url), Vec::<String>::new());
+        c["supportedInterfaces"][1]["url"] = json!("localhost:9900");
+        assert_eq!(validate(&c, &url), Vec::<String>::new());
+        c["supportedInterfaces"][1]["url"] = json!("https://grpc.example.com");
+        assert_eq!(validate(&c, &url), Vec::<String>::new());
+        for bad in ["no port here", "host:port/path", ""] {
+            c["supportedInterfaces"][1]["url"] = json!(bad);
+            let p = check(&c, &url);
+            assert!(
+                p.iter()
+                    .any(|p| p.field == "card.supportedInterfaces[1].url" && !p.blocks_calls),
+                "{bad:?}: {p:?}"
+            );
+        }
+    }
+
+    /// Each problem says where it is, and whether it stops calls; a card with several wrong
+    /// fields reports every one at once, in plain words rather than serde's.
+    #[test]
+    fn problems_name_their_field_and_whether_they_stop_calls() {
+        let url = Url::parse("http://127.0.0.1:9/.well-known/agent-card.json").expect("url");
+        let wrong = json!({
+            "name": "n", "description": "d",
+            "supportedInterfaces": [{"url": "http://127.0.0.1:9/rpc", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}],
+            "capabilities": [], "defaultInputModes": "text/plain", "defaultOutputModes": ["text/plain"],
+            "skills": "everything"
+        });
+        let p = check(&wrong, &url);
+        let blocking: Vec<&str> = p
+            .iter()
+            .filter(|p| p.blocks_calls)
+            .map(|p| p.field.as_str())
+            .collect();
+        assert_eq!(
+            blocking,
+            [
+                "card.version",
+                "card.capabilities",
+                "card.defaultInputModes",
+                "card.skills"
+            ],
+            "{p:?}"
+        );
+        let all = p
+            .iter()
+            .map(|p| p.message.as_str())
+            .collect::<Vec<_>>()
+            .join("\n");
+        for want in [
+            "the card has no version",
+            "capabilities is a list",
+            "defaultInputModes must be a list of media types, not a string",
+            "skills must be a list of skills, not a string",
+        ] {
+            assert!(all.contains(want), "{want:?} not in:\n{all}");
+        }
+        assert!(!all.contains("invalid type"), "{all}");
+
+        // Empty skills, a missing description: worth saying, but calls still work.
+        let mut fine = card();
+        fine["skills"] = json!([]);
+        fine["description"] = json!("");
+        let p = check(&fine, &url);
+        assert!(!p.is_empty() && p.iter().all(|p| !p.blocks_calls), "{p:?}");
+
+        // A wrong type deep inside: serde's path, said plainly.
+        let mut deep = card();
+        deep["skills"][0]["tags"] = json!("echo");
+        let p = check(&deep, &url);
+        let typed = p
+            .iter()
+            .find(|p| p.field == "card.skills[0].tags" && p.blocks_calls)
+            .unwrap_or_else(|| panic!("{p:?}"));
+        assert!(typed.message.contains("expected a list"), "{typed:?}");
+    }
+
+    #[test]
+    fn a_03_card_is_recognised() {
+        assert!(looks_like_v03(
+            &json!({"url": "https://x/", "protocolVersion": "0.3.0"})
+        ));
+        assert!(looks_like_v03(
+            &json!({"protocolVersion": "0.2.5", "supportedInterfaces": []})
+        ));
+        assert!(!looks_like_v03(&card()));
+        // A 1.0 card with the 0.3 fields beside (what Sextant and the Python SDK serve a 0.3
+        // client) is a 1.0 card.
+        let mut both = card();
+        both["url"] = json!("http://127.0.0.1:9/rpc");
+        both["protocolVersion"] = json!("0.3.0");
+        assert!(!looks_like_v03(&both));
     }
 
     #[test]

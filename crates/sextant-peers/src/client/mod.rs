@@ -152,9 +152,11 @@ pub enum ClientError {
     /// The name did not resolve.
     #[error("{0}")]
     Resolve(String),
-    #[error("could not connect to the peer: {0}")]
+    /// The connection failed; the text says how, in a person's words ([`network_words`]).
+    #[error("{0}")]
     Connect(String),
-    #[error("the peer did not answer in time ({0})")]
+    /// No answer within a time limit; the text says which target.
+    #[error("{0}")]
     Timeout(String),
     #[error(
         "the peer answered {status} with a redirect{}; redirects are not followed",
@@ -172,6 +174,10 @@ pub enum ClientError {
     Protocol(String),
     #[error("the peer answered with error {code}: {message}")]
     Rpc { code: i64, message: String },
+    /// Where the card should be there is none: an HTTP error, a web page, or not JSON; the
+    /// text says which, naming the URL.
+    #[error("{0}")]
+    NoCard(String),
     #[error("{0}")]
     Setup(String),
 }
@@ -248,17 +254,25 @@ pub fn card_urls(target: &Url) -> Vec<Url> {
         .collect()
 }
 
-/// Walks an error's sources for a guard refusal or a lookup failure, and otherwise joins the
-/// chain into one line.
+/// Walks an error's sources for a guard refusal or a lookup failure, and otherwise says what
+/// went wrong in a person's words ([`network_words`]).
 fn map_reqwest(e: reqwest::Error) -> ClientError {
+    let target = e.url().map(host_port).unwrap_or_else(|| "the peer".into());
     let mut src: Option<&(dyn std::error::Error + 'static)> = Some(&e);
     let mut chain = Vec::new();
+    let mut io_kind = None;
     while let Some(s) = src {
         if let Some(r) = s.downcast_ref::<guard::ResolveError>() {
             return match r {
                 guard::ResolveError::Refused(r) => ClientError::Refused(r.clone()),
-                guard::ResolveError::Lookup(m) => ClientError::Resolve(m.clone()),
+                guard::ResolveError::Lookup(m) => ClientError::Resolve(resolve_words(
+                    e.url().and_then(Url::host_str).unwrap_or("the peer's name"),
+                    m,
+                )),
             };
+        }
+        if let Some(io) = s.downcast_ref::<std::io::Error>() {
+            io_kind = io_kind.or(Some(io.kind()));
         }
         let text = s.to_string();
         if chain.last() != Some(&text) {
@@ -266,16 +280,114 @@ fn map_reqwest(e: reqwest::Error) -> ClientError {
         }
         src = s.source();
     }
-    let line = chain.join(": ");
-    if e.is_timeout() {
-        ClientError::Timeout(line)
-    } else if e.is_connect() {
-        ClientError::Connect(line)
-    } else if e.is_body() || e.is_decode() {
-        ClientError::Protocol(line)
-    } else {
-        ClientError::Connect(line)
+    let failure = NetFailure {
+        target,
+        timeout: e.is_timeout(),
+        connect: e.is_connect(),
+        io_kind,
+        chain,
+    };
+    if e.is_body() || e.is_decode() {
+        return ClientError::Protocol(failure.chain.join(": "));
     }
+    let words = network_words(&failure);
+    if failure.timeout {
+        ClientError::Timeout(words)
+    } else {
+        ClientError::Connect(words)
+    }
+}
+
+/// `host:port` of a URL (the port its scheme implies when it names none).
+pub fn host_port(url: &Url) -> String {
+    let host = url.host_str().unwrap_or("?");
+    match url.port_or_known_default() {
+        Some(p) => format!("{host}:{p}"),
+        None => host.to_string(),
+    }
+}
+
+/// What a failed connection looked like, for [`network_words`].
+#[derive(Debug, Clone, Default)]
+pub struct NetFailure {
+    /// `host:port`.
+    pub target: String,
+    pub timeout: bool,
+    /// Whether it failed while connecting (before a request was sent).
+    pub connect: bool,
+    /// The kind of the I/O error underneath, if one was.
+    pub io_kind: Option<std::io::ErrorKind>,
+    /// The error and its sources, as the libraries word them.
+    pub chain: Vec<String>,
+}
+
+/// A failed connection in a person's words: what happened at which `host:port`, and what to
+/// check — never the HTTP library's chain of errors (`error sending request for url (…):
+/// client error (Connect): tcp connect error: Connection refused (os error 111)`).
+pub fn network_words(f: &NetFailure) -> String {
+    use std::io::ErrorKind;
+    let t = &f.target;
+    let all = f.chain.join(": ").to_ascii_lowercase();
+    let has = |w: &str| all.contains(w);
+    if f.io_kind == Some(ErrorKind::ConnectionRefused) || has("connection refused") {
+        return format!("connection refused at {t}: is the peer running?");
+    }
+    if f.timeout && f.connect {
+        return format!(
+            "no connection to {t} in time: is the address right, and is the peer reachable \
+             from this machine?"
+        );
+    }
+    if f.timeout || f.io_kind == Some(ErrorKind::TimedOut) {
+        return format!(
+            "{t} did not answer in time: the peer may be busy or stuck (or its timeout_secs \
+             is too short for it)"
+        );
+    }
+    if has("certificate") || has("tls") || has("handshake") || has("invalidcontenttype") {
+        let why = if has("unknownissuer") || has("unknown issuer") {
+            "its certificate is not signed by an authority this machine trusts (for a \
+             private CA, add it as ca_file in outbound.toml)"
+                .to_string()
+        } else if has("notvalidforname") || has("not valid for name") {
+            "its certificate is for another name".to_string()
+        } else if has("expired") {
+            "its certificate has expired".to_string()
+        } else if has("invalidcontenttype") || has("corrupt message") || has("wrong version") {
+            "it does not speak TLS there (is it plain http?)".to_string()
+        } else {
+            f.chain.last().cloned().unwrap_or_default()
+        };
+        return format!("TLS with {t} failed: {why}");
+    }
+    if matches!(
+        f.io_kind,
+        Some(ErrorKind::ConnectionReset | ErrorKind::ConnectionAborted | ErrorKind::UnexpectedEof)
+    ) || has("connection reset")
+        || has("connection closed")
+        || has("incomplete message")
+    {
+        return format!(
+            "{t} closed the connection without an answer: is an HTTP server listening there \
+             (an https server called over http, or the other way round, does this)?"
+        );
+    }
+    if has("network is unreachable") || has("no route to host") || has("host is unreachable") {
+        return format!("{t} cannot be reached from this machine (no route to it)");
+    }
+    let last = f.chain.last().cloned().unwrap_or_default();
+    format!("could not connect to {t}: {last}")
+}
+
+/// A name that did not resolve, in a person's words.
+fn resolve_words(host: &str, detail: &str) -> String {
+    if detail.ends_with("has no addresses") {
+        return format!("the name {host} has no addresses (DNS): check the URL");
+    }
+    format!(
+        "the name {host} does not resolve (DNS): check its spelling, and that this machine \
+         can look it up"
+    )
 }
 
 fn content_type(resp: &reqwest::Response) -> String {
@@ -325,6 +437,7 @@ async fn check_status(resp: reqwest::Response) -> Result<reqwest::Response, Clie
             location,
         });
     }
+    let html_type = content_type(&resp);
     let body = read_capped(resp, 64 * 1024, "error body")
         .await
         .unwrap_or_default();
@@ -348,6 +461,9 @@ async fn check_status(resp: reqwest::Response) -> Result<reqwest::Response, Clie
     let snippet: String = String::from_utf8_lossy(&body).chars().take(300).collect();
     let detail = if snippet.trim().is_empty() {
         String::new()
+    } else if is_html(&html_type, &snippet) {
+        // A web page, not an A2A answer: say so, never echo its markup.
+        ": an HTML page, not an A2A answer".to_string()
     } else {
         format!(": {}", snippet.trim())
     };
@@ -355,6 +471,36 @@ async fn check_status(resp: reqwest::Response) -> Result<reqwest::Response, Clie
         status: status.as_u16(),
         detail,
     })
+}
+
+/// A card URL that answered an HTTP error, in words: the status, the URLs tried, and what
+/// that means (never the page itself).
+fn no_card(status: u16, detail: &str, url: &Url, tried: &[Url]) -> String {
+    let mut at: Vec<String> = tried.iter().map(|u| u.to_string()).collect();
+    at.push(url.to_string());
+    let from = match at.as_slice() {
+        [one] => one.clone(),
+        [first, rest @ ..] => format!("{first} (and {})", rest.join(", ")),
+        [] => url.to_string(),
+    };
+    let why = match status {
+        404 | 410 => "not an agent card: is this the agent's base URL, or its card's URL?".into(),
+        401 | 403 => format!(
+            "the card is not public{detail}; Sextant reads a peer's card without credentials"
+        ),
+        500..=599 => format!("the server failed{detail}"),
+        _ => format!("not an agent card{detail}"),
+    };
+    format!("HTTP {status} from {from}: {why}")
+}
+
+/// Whether a body is a web page (by its Content-Type, or by how it starts).
+fn is_html(content_type: &str, body: &str) -> bool {
+    let start = body.trim_start().to_ascii_lowercase();
+    content_type.starts_with("text/html")
+        || start.starts_with("<!doctype")
+        || start.starts_with("<html")
+        || start.starts_with("<?xml")
 }
 
 fn rpc_error(err: &Value) -> ClientError {
@@ -385,16 +531,57 @@ fn envelope_result(v: Value) -> Result<Value, ClientError> {
 }
 
 /// Decodes a peer's JSON; the error names the field that did not parse (`status.timestamp`),
-/// not only what serde saw there.
+/// not only what serde saw there, and says a timestamp's problem plainly (a zone-less
+/// timestamp is "has no time zone", not chrono's "premature end of input").
 fn decode<T: serde::de::DeserializeOwned>(v: Value, what: &str) -> Result<T, ClientError> {
-    serde_path_to_error::deserialize(v).map_err(|e| {
+    serde_path_to_error::deserialize(&v).map_err(|e| {
         let path = e.path().to_string();
-        let why = e.into_inner();
+        let found = value_at(&v, e.path());
+        let why = explain_value(&e.into_inner().to_string(), found);
         match path.as_str() {
             "" | "." => ClientError::Protocol(format!("{what}: {why}")),
             _ => ClientError::Protocol(format!("{what}: field {path}: {why}")),
         }
     })
+}
+
+/// The value at a serde path, if it is there.
+fn value_at<'a>(v: &'a Value, path: &serde_path_to_error::Path) -> Option<&'a Value> {
+    use serde_path_to_error::Segment;
+    let mut at = v;
+    for seg in path.iter() {
+        at = match seg {
+            Segment::Seq { index } => at.get(*index)?,
+            Segment::Map { key } => at.get(key)?,
+            Segment::Enum { .. } | Segment::Unknown => return None,
+        };
+    }
+    Some(at)
+}
+
+/// A decoding error in plain words. A string that is not an RFC 3339 timestamp is named with
+/// what is wrong with it, rather than chrono's words.
+pub fn explain_value(why: &str, found: Option<&Value>) -> String {
+    const CHRONO: &[&str] = &[
+        "premature end of input",
+        "input contains invalid characters",
+        "trailing input",
+        "input is out of range",
+        "no possible date and time matching input",
+        "input is not enough for unique date and time",
+    ];
+    if let Some(Value::String(s)) = found
+        && CHRONO.iter().any(|c| why.contains(c))
+    {
+        if chrono::NaiveDateTime::parse_from_str(s, "%Y-%m-%dT%H:%M:%S%.f").is_ok() {
+            return format!(
+                "{s:?} has no time zone; A2A 1.0 timestamps are RFC 3339 with Z or an                  offset (2026-12-01T10:00:00Z)"
+            );
+        }
+        return format!("{s:?} is not an RFC 3339 timestamp (2026-12-01T10:00:00Z)");
+    }
+    why.replace("a sequence", "a list")
+        .replace("a map", "an object")
 }
 
 /// One SSE event's data: a JSON-RPC envelope whose result is a `StreamResponse`.
@@ -569,6 +756,7 @@ impl A2aClient {
     ) -> Result<FetchedCard, ClientError> {
         let candidates = card_urls(target);
         let last = candidates.len().saturating_sub(1);
+        let mut tried: Vec<Url> = Vec::new();
         for (i, url) in candidates.into_iter().enumerate() {
             let client = self.prepare(&url, allow_private)?;
             let resp = client
@@ -581,12 +769,29 @@ impl A2aClient {
                 .await
                 .map_err(map_reqwest)?;
             if resp.status() == reqwest::StatusCode::NOT_FOUND && i < last {
+                tried.push(url);
                 continue;
             }
-            let resp = check_status(resp).await?;
+            let status = resp.status();
+            let ct = content_type(&resp);
+            let resp = match check_status(resp).await {
+                Ok(r) => r,
+                Err(ClientError::Http { status, detail }) => {
+                    return Err(ClientError::NoCard(no_card(status, &detail, &url, &tried)));
+                }
+                Err(e) => return Err(e),
+            };
             let body = read_capped(resp, self.settings.max_card_bytes, "agent card").await?;
             let raw: Value = serde_json::from_slice(&body).map_err(|e| {
-                ClientError::Protocol(format!("the agent card at {url} is not JSON: {e}"))
+                let start = String::from_utf8_lossy(&body[..body.len().min(300)]).to_string();
+                ClientError::NoCard(if is_html(&ct, &start) {
+                    format!(
+                        "HTTP {} from {url}: a web page (HTML), not an agent card",
+                        status.as_u16()
+                    )
+                } else {
+                    format!("the agent card at {url} is not JSON: {e}")
+                })
             })?;
             return Ok(FetchedCard { url, raw });
         }
@@ -721,22 +926,30 @@ impl A2aClient {
         Ok(req)
     }
 
+    /// A unary JSON-RPC call, untraced; the `result`.
+    async fn call_untraced(
+        &self,
+        ep: &Endpoint,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, ClientError> {
+        let req = self.request(ep, method, params, "application/json")?;
+        let resp = check_status(req.send().await.map_err(map_reqwest)?).await?;
+        let body = read_capped(resp, self.settings.max_response_bytes, "response").await?;
+        let v: Value = serde_json::from_slice(&body)
+            .map_err(|e| ClientError::Protocol(format!("the response is not JSON: {e}")))?;
+        envelope_result(v)
+    }
+
     /// A unary JSON-RPC call; the `result`.
     async fn call(&self, ep: &Endpoint, method: &str, params: Value) -> Result<Value, ClientError> {
         let span = call_span(ep, method);
-        async {
-            let req = self.request(ep, method, params, "application/json")?;
-            let resp = check_status(req.send().await.map_err(map_reqwest)?).await?;
-            let body = read_capped(resp, self.settings.max_response_bytes, "response").await?;
-            let v: Value = serde_json::from_slice(&body)
-                .map_err(|e| ClientError::Protocol(format!("the response is not JSON: {e}")))?;
-            envelope_result(v)
-        }
-        .instrument(span.clone())
-        .await
-        .inspect_err(|_| {
-            span.record("otel.status_code", "ERROR");
-        })
+        self.call_untraced(ep, method, params)
+            .instrument(span.clone())
+            .await
+            .inspect_err(|_| {
+                span.record("otel.status_code", "ERROR");
+            })
     }
 
     /// A streaming JSON-RPC call: the SSE events, or the error the peer gave up front.
@@ -820,6 +1033,15 @@ impl A2aClient {
         decode(result, "the GetTask result")
     }
 
+    /// `GetTask` of `id` as a check, not a call made for anyone (a registration's probe): no
+    /// trace span, the same guard, headers and limits.
+    pub async fn probe_get_task(&self, ep: &Endpoint, id: &str) -> Result<Task, ClientError> {
+        let result = self
+            .call_untraced(ep, "GetTask", json!({ "id": id }))
+            .await?;
+        decode(result, "the GetTask result")
+    }
+
     /// `SubscribeToTask`.
     pub async fn subscribe_to_task(
         &self,
@@ -855,5 +1077,40 @@ mod decode_tests {
             .map(|e| e.to_string())
             .unwrap_or_default();
         assert!(err.contains("field status.timestamp"), "{err}");
+        assert!(
+            err.contains(
+                "\"2026-12-01T10:00:00\" has no time zone; A2A 1.0 timestamps are RFC 3339"
+            ),
+            "{err}"
+        );
+        assert!(!err.contains("premature end of input"), "{err}");
+        let task = serde_json::json!({
+            "id": "t", "contextId": "c",
+            "status": {"state": "TASK_STATE_WORKING", "timestamp": "yesterday"},
+        });
+        let err = decode::<Task>(task, "the GetTask result")
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            err.contains("\"yesterday\" is not an RFC 3339 timestamp"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn an_error_page_is_summarised_never_echoed() {
+        assert!(is_html("text/html; charset=utf-8", "whatever"));
+        assert!(is_html("", "  <!DOCTYPE html><html>"));
+        assert!(!is_html("application/json", "{\"error\": 1}"));
+        let tried = [Url::parse("http://h:1/.well-known/agent-card.json").expect("url")];
+        let last = Url::parse("http://h:1/.well-known/agent.json").expect("url");
+        assert_eq!(
+            no_card(404, "", &last, &tried),
+            "HTTP 404 from http://h:1/.well-known/agent-card.json (and \
+             http://h:1/.well-known/agent.json): not an agent card: is this the agent's base \
+             URL, or its card's URL?"
+        );
+        assert!(no_card(401, "", &last, &[]).contains("the card is not public"));
     }
 }

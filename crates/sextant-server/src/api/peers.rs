@@ -6,7 +6,7 @@
 //! | route | |
 //! |---|---|
 //! | `GET /api/v1/peers` | peers with metrics, saved conversations (`a2a_list`) |
-//! | `POST /api/v1/peers` | register (fetches and pins the card); 422 names every bad field |
+//! | `POST /api/v1/peers` | register (checks the card and the peer, pins the card); 422 names every bad field, or says why the peer cannot work |
 //! | `GET/PATCH/DELETE /api/v1/peers/{name}` | one peer |
 //! | `POST /api/v1/peers/{name}/pin` | re-pin to the current card (`{"hash"}` optional) |
 //! | `POST /api/v1/peers/discover` | `{"url"}` → card summary and problems |
@@ -44,6 +44,15 @@ impl From<PeerError> for ApiError {
             PeerError::Refused(m) => ApiError::Forbidden(m),
             PeerError::Remote(m) => ApiError::BadGateway(m),
             PeerError::Internal(m) => ApiError::Internal(m),
+            PeerError::Unusable {
+                code,
+                message,
+                problems,
+            } => ApiError::Unusable {
+                code,
+                message,
+                fields: problems,
+            },
         }
     }
 }
