@@ -1,16 +1,18 @@
-// Register a peer: name, URL, bearer token, timeout, private network. Saving fetches and pins
-// the peer's card on the server, so a refusal comes back at once: every field error (422; the
-// server names them all at once) on the field it names, anything else (the guard's 403, the
-// peer's 502, a taken name) above the form.
+// Register a peer: name, URL, bearer token, timeout, private network. Saving checks the peer on
+// the server (reads its card, checks it, makes one harmless call) and pins its card, so a
+// refusal comes back at once: every field error (422; the server names them all at once) on
+// the field it names — a peer that cannot work (unreachable, 0.3-only, not A2A 1.0) on the URL
+// field in plain words, with every problem of its card listed below the form's fields —
+// anything else (the guard's 403, a taken name) above the form.
 // The token is sent once and never shown again: the server keeps it and says only `has_token`.
 
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError } from '../../api/client';
 import { Dialog, FieldError } from '../../components/ui';
 import { registerPeer, type PeerView } from './api';
-import { emptyPeerForm, MAX_TIMEOUT_SECS, MIN_TIMEOUT_SECS, registrationBody, registrationErrors, type PeerForm } from './format';
+import { emptyPeerForm, MAX_TIMEOUT_SECS, MIN_TIMEOUT_SECS, registrationBody, registrationErrors, type PeerForm, type RegistrationErrors } from './format';
 
-type Errors = Partial<Record<keyof PeerForm | 'form', string>>;
+type Errors = RegistrationErrors;
 
 export function PeerDialog(props: { open: boolean; onClose(): void; onSaved(p: PeerView): void }) {
   const [form, setForm] = useState<PeerForm>(emptyPeerForm);
@@ -27,7 +29,7 @@ export function PeerDialog(props: { open: boolean; onClose(): void; onSaved(p: P
 
   const set = <K extends keyof PeerForm>(k: K, v: PeerForm[K]) => {
     setForm((f) => ({ ...f, [k]: v }));
-    setErrors((e) => ({ ...e, [k]: undefined, form: undefined }));
+    setErrors((e) => ({ ...e, [k]: undefined, form: undefined, ...(k === 'url' ? { card: undefined } : {}) }));
   };
 
   const save = async (e?: Event) => {
@@ -73,7 +75,10 @@ export function PeerDialog(props: { open: boolean; onClose(): void; onSaved(p: P
       }
     >
       <form id="peer-form" class="form" onSubmit={save} noValidate>
-        <p class="muted small">Sextant reads the agent’s card now, checks it and pins it. If the card changes later, the peer is disabled until you review it.</p>
+        <p class="muted small">
+          Sextant reads the agent’s card now, checks it, makes one harmless call to check the agent speaks A2A 1.0, and pins the card. If the card changes later, the peer is disabled until you
+          review it.
+        </p>
         {errors.form && (
           <div class="form-error" role="alert">
             {errors.form}
@@ -90,6 +95,18 @@ export function PeerDialog(props: { open: boolean; onClose(): void; onSaved(p: P
           <input id="p-url" {...input('url')} placeholder="https://helper.example.com" spellcheck={false} autocomplete="off" aria-describedby="err-url" />
           <span class="muted small">The agent’s base URL, or its card’s URL. https, or plain http to this machine only.</span>
           <FieldError field="url" error={errors.url} />
+          {errors.card?.length ? (
+            <div class="field-error" role="alert" data-field-error="card">
+              What its card gets wrong ({errors.card.length}):
+              <ul class="card-problems">
+                {errors.card.map((p) => (
+                  <li key={p.field + p.message}>
+                    <code>{p.field}</code>: {p.message}
+                  </li>
+                ))}
+              </ul>
+            </div>
+          ) : null}
         </label>
         <label class="field" for="p-token">
           <span class="field-label">Bearer token (optional)</span>

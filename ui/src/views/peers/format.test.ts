@@ -143,4 +143,25 @@ describe('peers format', () => {
     expect(registrationErrors([], 'peer "helper" already exists')).toEqual({ form: 'peer "helper" already exists' });
     expect(registrationErrors([{ field: 'card_jwks', message: 'card_jwks must be a JWKS' }], 'x')).toEqual({ form: 'card_jwks must be a JWKS' });
   });
+
+  it('shows a peer that cannot work on the URL field, and every problem of its card at once', () => {
+    // What the server answers for a card that is not A2A 1.0 JSON (peer_card_invalid).
+    const refused = [
+      { field: 'url', message: "w's card (http://127.0.0.1:9/.well-known/agent-card.json) is not A2A 1.0 JSON that Sextant can call: …" },
+      { field: 'card.version', message: 'the card has no version (it needs a version)' },
+      { field: 'card.skills[0].tags', message: 'skill "s" has no tags list' },
+      { field: 'card', message: 'the card is not a JSON object' },
+    ];
+    expect(registrationErrors(refused, refused[0].message)).toEqual({
+      url: refused[0].message,
+      card: [
+        { field: 'version', message: 'the card has no version (it needs a version)' },
+        { field: 'skills[0].tags', message: 'skill "s" has no tags list' },
+        { field: '(the whole card)', message: 'the card is not a JSON object' },
+      ],
+    });
+    // A closed port: the person-worded message on the URL field, nothing else.
+    const closed = 'cannot read w\'s card: connection refused at 127.0.0.1:9: is the peer running?';
+    expect(registrationErrors([{ field: 'url', message: closed }], closed)).toEqual({ url: closed });
+  });
 });

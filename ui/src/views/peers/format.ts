@@ -118,14 +118,29 @@ export function registrationBody(f: PeerForm): { ok: true; body: PeerInput } | {
   return { ok: true, body };
 }
 
+/** One problem with a peer's card, at its path in the card (`skills[0].tags`). */
+export interface CardFieldError {
+  field: string;
+  message: string;
+}
+
+/** A refused registration's errors: per form field, above the form, and the card's own. */
+export type RegistrationErrors = PeerFormErrors & { form?: string; card?: CardFieldError[] };
+
 /**
  * A refused registration's errors on the form's fields: every invalid field the server named,
- * each without the `field: ` prefix its place already says; `form` for what names no field of
- * the form (a taken name, the network guard, the peer's own error).
+ * each without the `field: ` prefix its place already says; the card's problems (fields
+ * `card.…`, when the server refuses a peer whose card cannot work) as a list of their own,
+ * each at its path in the card; `form` for what names no field of the form (a taken name,
+ * the network guard, the peer's own error).
  */
-export function registrationErrors(fields: { field: string; message: string }[], message: string): PeerFormErrors & { form?: string } {
-  const out: PeerFormErrors & { form?: string } = {};
+export function registrationErrors(fields: { field: string; message: string }[], message: string): RegistrationErrors {
+  const out: RegistrationErrors = {};
   for (const f of fields) {
+    if (f.field === 'card' || f.field.startsWith('card.')) {
+      (out.card ??= []).push({ field: f.field === 'card' ? '(the whole card)' : f.field.slice('card.'.length), message: f.message });
+      continue;
+    }
     const k = FIELD_OF[f.field];
     if (k && !out[k]) out[k] = f.message.startsWith(`${f.field}: `) ? f.message.slice(f.field.length + 2) : f.message;
     else if (!k) out.form = out.form ? `${out.form} ${f.message}` : f.message;
