@@ -194,3 +194,109 @@ async fn a_restarted_a_goes_on_following_and_a_decline_at_b_ends_it() {
     a.shutdown().await;
     b.shutdown().await;
 }
+
+async fn peer_call(a: &TestApp, body: Value) -> (StatusCode, Value) {
+    let resp = a
+        .client
+        .post(format!("{}/api/v1/peers/call", a.url))
+        .bearer_auth(&a.token)
+        .json(&body)
+        .send()
+        .await
+        .expect("a2a_call");
+    let status = resp.status();
+    (status, resp.json().await.unwrap_or(Value::Null))
+}
+
+/// Reads the outbound Session's stream until one of its tasks ends; that state.
+async fn until_the_call_ends(events: &mut Sse) -> String {
+    loop {
+        let f = events
+            .next_frame()
+            .await
+            .expect("the session stream stays open");
+        let ev = f.json();
+        let s = ev["state"]
+            .as_str()
+            .or(ev["block"]["state"].as_str())
+            .unwrap_or("");
+        if is_terminal(s) {
+            return s.to_string();
+        }
+    }
+}
+
+async fn conversation_text(a: &TestApp, ctx: &str) -> String {
+    let (status, _, v) = a
+        .get_json(&format!("/api/v1/peers/conversations/{ctx}"), true)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    v.to_string()
+}
+
+#[tokio::test]
+async fn a2a_call_to_a_sextant_waits_for_its_person_and_journals_the_answer() {
+    let b = shell_sextant().await;
+    let a = TestApp::spawn().await;
+    register(&a, "b", &b).await;
+    let (status, r) = peer_call(
+        &a,
+        json!({ "agent": "b", "message": "echo called-$((6*7))" }),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{r}");
+    assert_eq!(r["status"], "working", "{r}");
+    let hint = r["hint"].as_str().unwrap_or_default();
+    assert!(hint.contains("Waiting for the person at b"), "{r}");
+    assert!(r.get("interaction_id").is_none(), "no card at A: {r}");
+    assert!(pending(&a).await.is_empty());
+    let ctx = r["context_id"].as_str().expect("a context").to_string();
+    // The conversation keeps one order: nothing new goes to B before its answer.
+    let (status, again) = peer_call(
+        &a,
+        json!({ "agent": "b", "message": "echo too-soon", "context_id": ctx }),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CONFLICT, "{again}");
+
+    let session = r["session_id"].as_str().expect("a session");
+    let mut events = a
+        .get_sse(&format!("/api/v1/sessions/{session}/events"), None)
+        .await;
+    approve_the_one_card(&b).await;
+    assert_eq!(
+        until_the_call_ends(&mut events).await,
+        "TASK_STATE_COMPLETED"
+    );
+    assert!(conversation_text(&a, &ctx).await.contains("called-42"));
+    a.shutdown().await;
+    b.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_followed_a2a_call_survives_a_restart_of_the_caller() {
+    let b = shell_sextant().await;
+    let a = TestApp::spawn().await;
+    register(&a, "b", &b).await;
+    let (status, r) = peer_call(&a, json!({ "agent": "b", "message": "echo after-restart" })).await;
+    assert_eq!(
+        (status, r["status"].as_str()),
+        (StatusCode::OK, Some("working")),
+        "{r}"
+    );
+    let ctx = r["context_id"].as_str().expect("a context").to_string();
+    let session = r["session_id"].as_str().expect("a session").to_string();
+
+    let a = a.restart().await;
+    let mut events = a
+        .get_sse(&format!("/api/v1/sessions/{session}/events"), None)
+        .await;
+    approve_the_one_card(&b).await;
+    assert_eq!(
+        until_the_call_ends(&mut events).await,
+        "TASK_STATE_COMPLETED"
+    );
+    assert!(conversation_text(&a, &ctx).await.contains("after-restart"));
+    a.shutdown().await;
+    b.shutdown().await;
+}

@@ -13,8 +13,10 @@ use sextant_core::ids::new_id;
 use sextant_core::{Answer, EventBody, Interaction};
 use sextant_journal::{NewEvent, TaskRow};
 
-use super::call::{Exchange, consume_followup, open};
+use super::call::{Exchange, consume, open};
 use super::{PeerError, Peers};
+use crate::background::Unsettled;
+use crate::follow::Follower;
 use crate::questions::{CANCEL, follow_up};
 
 impl Peers {
@@ -56,19 +58,39 @@ impl Peers {
             tenant: None,
         };
         let started = Instant::now();
-        let mut acc = Accumulated::default();
+        let mut follower = Follower::new(&conn.name, Accumulated::default());
+        follower.answering(er["remoteMark"].as_str().map(String::from));
         let mut streamed = false;
+        let mut settled = false;
         let result = async {
             let (mut s, st) = open(self.client(), &conn.endpoint, &send, conn.streaming).await?;
             streamed = st;
-            consume_followup(&mut s, &mut acc).await
+            settled = consume(&mut s, &mut follower).await?;
+            Ok::<(), crate::client::ClientError>(())
         }
         .await;
         let latency = started.elapsed();
         let failed = result.err().map(|e| e.to_string());
-        self.record(&conn, latency, failed.as_deref()).await;
+        if follower.acc.task_id.is_none()
+            && let Some(why) = &failed
+        {
+            // The answer never reached the remote task (refused, or no connection): the
+            // question stays, asked again with the reason; the task does not fail on it.
+            self.record(&conn, latency, Some(why)).await;
+            return self.ask_card_again(task, interaction, &peer, why).await;
+        }
+        self.record(&conn, latency, None).await;
+        if !settled {
+            let unsettled = Unsettled {
+                follower: &follower,
+                streamed,
+            };
+            self.follow_card_answer(&conn, task, unsettled, interaction.from.clone())
+                .await?;
+            return Ok(());
+        }
         let ex = Exchange {
-            acc: &acc,
+            acc: &follower.acc,
             canceled: false,
             failed,
             latency,
@@ -76,6 +98,57 @@ impl Peers {
             from: interaction.from.clone(),
         };
         self.conclude(&conn, task, &task.context_id, &ex).await?;
+        Ok(())
+    }
+
+    /// `asked` again as a fresh card of `task`, saying why its answer did not arrive.
+    async fn ask_card_again(
+        &self,
+        task: &TaskRow,
+        asked: &Interaction,
+        peer: &str,
+        why: &str,
+    ) -> Result<(), PeerError> {
+        let mut again = asked.clone();
+        again.interaction_id = new_id();
+        again.expires_at = Some(self.clock().now() + crate::call::CARD_EXPIRY);
+        let question = asked.description.as_deref().unwrap_or_default();
+        let prompt =
+            format!("{peer} did not take the answer ({why}). Its question again: {question}");
+        let text = sextant_runtime::interactions::pending_text(&again, &prompt);
+        let mut m = Message::new(
+            Role::Agent,
+            vec![
+                Part::text(text),
+                Part::data(sextant_runtime::interactions::public_data(&again))
+                    .with_media_type("application/json"),
+            ],
+        );
+        m.message_id = new_id();
+        m.context_id = Some(task.context_id.to_string());
+        m.task_id = Some(task.task_id.to_string());
+        let at = self.clock().now();
+        let state = again.waiting_state();
+        self.journal()
+            .append(
+                &task.session_id,
+                vec![
+                    NewEvent {
+                        task_id: Some(task.task_id.to_string()),
+                        body: EventBody::InteractionRaised { interaction: again },
+                        at,
+                    },
+                    NewEvent {
+                        task_id: Some(task.task_id.to_string()),
+                        body: EventBody::TaskState {
+                            state,
+                            message: Some(m),
+                        },
+                        at,
+                    },
+                ],
+            )
+            .await?;
         Ok(())
     }
 

@@ -14,6 +14,9 @@
 //! through `Runtime::admit`: an outbound exchange is no input for a local Agent, so none of
 //! the runtime's checks, caps or workers apply (the runtime's overview says the same).
 //!
+//! **Reading** is [`crate::follow`]'s, as for the `a2a` engine; an exchange that ends before
+//! the remote task settles is followed in the background ([`crate::background`]).
+//!
 //! **Multi-turn.** A call without `context_id` starts a conversation with a fresh contextId
 //! (Sextant's, sent to the peer); passing it back continues it. When the previous exchange in
 //! that conversation left the remote task waiting for input, the next message carries that
@@ -35,6 +38,7 @@ use sextant_journal::{Admission, NewEvent};
 use tokio_util::sync::CancellationToken;
 
 use super::{PeerConnection, PeerError, Peers, parse_url};
+use crate::follow::{Follower, Output};
 use sextant_core::parts::artifact;
 
 /// Longest message sent, in characters.
@@ -74,7 +78,9 @@ pub struct CallResult {
     pub peer: String,
     /// `ok` (answered), `waiting_for_person` (the remote task asked for a decision: it is an
     /// inbox card for the person, `interaction_id`), `needs_input` (it waits for input),
-    /// `working` (it had not finished when the answer ended), `failed` (the remote task
+    /// `working` (it had not settled when the reading ended: Sextant follows it in the
+    /// background and journals its answer in the conversation, [`crate::background`]),
+    /// `failed` (the remote task
     /// failed, was rejected or canceled), `canceled` (stopped by orchestrate's `first`).
     pub status: &'static str,
     /// The reply's text (artifacts, then the status message's question or reason).
@@ -162,35 +168,37 @@ pub(crate) async fn open(
     Ok((Box::pin(futures::stream::iter([Ok(ev)])), false))
 }
 
-/// Whether to stop reading after `ev`: the remote task ended, answered with a Message, or
-/// waits for input (a follow-up's first task snapshot may still show the old wait).
-pub(crate) fn settled(acc: &Accumulated, ev: &StreamResponse, followup: bool) -> bool {
-    let snapshot = matches!(ev, StreamResponse::Task(_));
-    acc.is_terminal() || acc.message.is_some() || (acc.is_interrupted() && !(followup && snapshot))
+/// Where an exchange's reading sends output: nowhere. The exchange journals its reply
+/// once, when it concludes ([`Peers::conclude`]).
+pub(crate) struct Quiet;
+
+impl Output for Quiet {
+    async fn artifact(&mut self, _: a2a::Artifact, _: bool, _: bool) -> Result<(), String> {
+        Ok(())
+    }
+    async fn progress(&mut self, _: String) -> Result<(), String> {
+        Ok(())
+    }
 }
 
-/// [`consume`] for a follow-up to a waiting task (its first snapshot may still show the wait).
-pub(crate) async fn consume_followup(
+/// Reads a stream into `follower` until it settles ([`Follower::take`]), waits for the
+/// peer's own person (then it is followed in the background: the call does not hold its
+/// caller for as long as that person takes), or ends; whether it settled.
+pub(crate) async fn consume(
     stream: &mut EventStream,
-    acc: &mut Accumulated,
-) -> Result<(), ClientError> {
-    consume(stream, acc, true).await
-}
-
-/// Reads a stream into `acc` until it settles or ends.
-async fn consume(
-    stream: &mut EventStream,
-    acc: &mut Accumulated,
-    followup: bool,
-) -> Result<(), ClientError> {
+    follower: &mut Follower,
+) -> Result<bool, ClientError> {
     while let Some(ev) = stream.next().await {
         let ev = ev?;
-        acc.apply(&ev);
-        if settled(acc, &ev, followup) {
-            break;
+        // `Quiet` never fails.
+        if follower.take(&ev, &mut Quiet).await.unwrap_or(true) {
+            return Ok(true);
+        }
+        if follower.waits_elsewhere().is_some() {
+            return Ok(false);
         }
     }
-    Ok(())
+    Ok(false)
 }
 
 /// `s` cut to `max` characters (with `…`), and whether it was cut.
@@ -288,7 +296,7 @@ pub(crate) struct Exchange<'a> {
 }
 
 /// How long an outbound card waits for the person before its default (cancel) applies.
-const CARD_EXPIRY: chrono::Duration = chrono::Duration::hours(24);
+pub(crate) const CARD_EXPIRY: chrono::Duration = chrono::Duration::hours(24);
 
 /// A peer's reply as a caller of the tools gets it: credential-shaped strings scrubbed and
 /// prompt-injection markup filtered, as inbound text is (the journal keeps the raw reply for
@@ -473,7 +481,9 @@ enum Failure {
 /// One exchange with a peer, as [`Peers::call_with`] sent and read it.
 struct Exchanged {
     outcome: Result<(), Failure>,
-    acc: Accumulated,
+    follower: Follower,
+    /// The reading reached a point where this side acts ([`Follower::take`]).
+    settled: bool,
     streamed: bool,
     latency: Duration,
 }
@@ -670,6 +680,8 @@ impl Peers {
         let caller_key = caller.key();
         self.refuse_while_card_pending(&caller_key, &conn, &ctx)
             .await?;
+        self.refuse_while_following(&caller_key, &conn, &ctx)
+            .await?;
         let continuing = self
             .waiting_remote_task(&caller_key, &conn.agent_id, &ctx)
             .await?;
@@ -692,15 +704,41 @@ impl Peers {
             )
             .await;
 
+        let latency_ms = u64::try_from(sent.latency.as_millis()).unwrap_or(u64::MAX);
+        // A remote task that has not settled (the time limit cut the reading, the answer was
+        // not final, its own person decides) is followed in the background; the reply is
+        // journalled in this task when it comes.
+        if sent.follower.acc.task_id.is_some()
+            && !sent.settled
+            && !matches!(sent.outcome, Err(Failure::Canceled))
+        {
+            self.record(&conn, sent.latency, None).await;
+            let unsettled = crate::background::Unsettled {
+                follower: &sent.follower,
+                streamed: sent.streamed,
+            };
+            let hint = self.follow_call(&conn, &task, unsettled, caller).await?;
+            let mut r = call_result(
+                &conn,
+                &sent.follower.acc,
+                sent.streamed,
+                None,
+                ctx,
+                task.session_id.into(),
+                latency_ms,
+            );
+            r.status = "working";
+            r.hint = Some(hint);
+            return Ok(r);
+        }
         // Journal the answer (or the failure, or the person's card).
         let card = self
             .journal_answer(caller, &conn, &task, &ctx, &sent)
             .await?;
-        let latency_ms = u64::try_from(sent.latency.as_millis()).unwrap_or(u64::MAX);
         match sent.outcome {
             Err(Failure::Client(e)) => Err(PeerError::from_client(&conn.name, e)),
             Err(Failure::Canceled) => {
-                self.cancel_remote_task(&conn, &sent.acc);
+                self.cancel_remote_task(&conn, &sent.follower.acc);
                 let mut r = Self::canceled_result(&conn.name, ctx);
                 r.session_id = task.session_id.into();
                 r.latency_ms = latency_ms;
@@ -708,7 +746,7 @@ impl Peers {
             }
             Ok(()) => Ok(call_result(
                 &conn,
-                &sent.acc,
+                &sent.follower.acc,
                 sent.streamed,
                 card,
                 ctx,
@@ -754,6 +792,55 @@ impl Peers {
             )));
         }
         Ok(())
+    }
+
+    /// A conversation whose last call is still followed ([`crate::background`]) takes no new
+    /// call until that one has its answer: the peer would get the new message first.
+    async fn refuse_while_following(
+        &self,
+        caller_key: &str,
+        conn: &PeerConnection,
+        ctx: &str,
+    ) -> Result<(), PeerError> {
+        let Some(session) = self
+            .journal()
+            .outbound_session(caller_key, &conn.agent_id, ctx)
+            .await?
+        else {
+            return Ok(());
+        };
+        let events = self
+            .journal()
+            .session_events(&session.session_id, 0, 100_000)
+            .await?;
+        // Each task's last state, and whether that state's message is a follow note.
+        let mut last: Vec<(String, TaskState, Option<String>)> = Vec::new();
+        for e in &events {
+            let (Some(task), EventBody::TaskState { state, message }) = (&e.task_id, &e.body)
+            else {
+                continue;
+            };
+            let remote = message
+                .as_ref()
+                .and_then(|m| m.metadata.as_ref())
+                .and_then(|md| md.get(sextant_runtime::engine::FOLLOW_KEY))
+                .and_then(|n| n["remoteTaskId"].as_str().map(String::from));
+            last.retain(|(t, _, _)| t != task.as_str());
+            last.push((task.to_string(), state.clone(), remote));
+        }
+        match last
+            .iter()
+            .find(|(_, state, remote)| remote.is_some() && !state.is_terminal())
+        {
+            Some((_, _, remote)) => Err(PeerError::Conflict(format!(
+                "Sextant is still following {}'s task {} from the last call in this \
+                 conversation; its answer comes first. Read it with a2a_history \
+                 (context_id={ctx}), then call again.",
+                conn.name,
+                remote.as_deref().unwrap_or("?")
+            ))),
+            None => Ok(()),
+        }
     }
 
     /// Admits the outgoing message (`local`) as a task of the outbound Session for (caller,
@@ -830,14 +917,19 @@ impl Peers {
             tenant: None,
         };
         let started = Instant::now();
-        let mut acc = Accumulated::default();
+        let mut follower = Follower::new(&conn.name, Accumulated::default());
+        if followup {
+            follower.answering(None);
+        }
         let mut streamed = false;
+        let mut settled = false;
         let outcome = {
             let client = self.client();
             let exchange = async {
                 let (mut s, st) = open(client, &conn.endpoint, &send, want_stream).await?;
                 streamed = st;
-                consume(&mut s, &mut acc, followup).await
+                settled = consume(&mut s, &mut follower).await?;
+                Ok(())
             };
             tokio::pin!(exchange);
             match cancel {
@@ -850,7 +942,8 @@ impl Peers {
         };
         Exchanged {
             outcome,
-            acc,
+            follower,
+            settled,
             streamed,
             latency: started.elapsed(),
         }
@@ -875,7 +968,7 @@ impl Peers {
             self.record(conn, sent.latency, failed.as_deref()).await;
         }
         let exchange = Exchange {
-            acc: &sent.acc,
+            acc: &sent.follower.acc,
             canceled,
             failed,
             latency: sent.latency,

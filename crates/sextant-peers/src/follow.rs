@@ -147,6 +147,7 @@ impl Forwarded {
 }
 
 /// One followed remote task: what it is as far as it was read, and what was forwarded.
+#[derive(Debug, Clone)]
 pub struct Follower {
     pub acc: Accumulated,
     /// The wait this side answered, read past until the task goes on.
@@ -249,6 +250,38 @@ impl Follower {
     }
 }
 
+/// What a remote wait asks, in a person's words: the command it would run, else its
+/// interaction's title, else the first line of its status text (the rest of a Sextant's
+/// status text is written for programs).
+fn asked(acc: &Accumulated) -> String {
+    let interaction = acc.status_message.as_ref().and_then(|m| {
+        m.parts.iter().find_map(|p| match &p.content {
+            PartContent::Data(v) => v.get("interaction").cloned(),
+            _ => None,
+        })
+    });
+    let field = |k: &str| {
+        interaction
+            .as_ref()
+            .and_then(|i| i.get(k))
+            .and_then(|v| v.as_str())
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(String::from)
+    };
+    if let Some(c) = field("command") {
+        return format!("run `{c}`");
+    }
+    field("title").unwrap_or_else(|| {
+        acc.status_text()
+            .trim()
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .to_string()
+    })
+}
+
 /// What the local task says while the peer's person decides.
 pub fn waiting_text(peer: &str, acc: &Accumulated, at: &str) -> String {
     let what = if acc.state == Some(TaskState::AuthRequired) {
@@ -256,7 +289,7 @@ pub fn waiting_text(peer: &str, acc: &Accumulated, at: &str) -> String {
     } else {
         "an answer"
     };
-    let question = escape(acc.status_text().trim(), Mode::Text).text;
+    let question = escape(&asked(acc), Mode::Text).text;
     let question = sextant_core::text::cut(&question, 500).to_string();
     let id = acc.task_id.as_deref().unwrap_or("?");
     if question.is_empty() {

@@ -26,6 +26,7 @@
 //! use. So the runtime, and the scheduler above it, build without an HTTP client.
 
 pub mod answer;
+mod background;
 pub mod call;
 pub mod client;
 pub mod engine;
@@ -289,6 +290,9 @@ struct Inner {
     tokens: TokenStore,
     /// Where every outbound call is reported (the server's audit log).
     audit: std::sync::OnceLock<AuditHook>,
+    /// The calls followed in the background ([`background`]), stopped by [`Peers::stop`].
+    followers: tokio_util::task::TaskTracker,
+    stopping: tokio_util::sync::CancellationToken,
 }
 
 /// One outbound call, as reported to the audit hook.
@@ -453,8 +457,18 @@ impl Peers {
                 client,
                 tokens,
                 audit: std::sync::OnceLock::new(),
+                followers: tokio_util::task::TaskTracker::new(),
+                stopping: tokio_util::sync::CancellationToken::new(),
             }),
         }
+    }
+
+    /// Stops following calls in the background and waits until none runs: after it, this
+    /// service writes nothing more (the next start goes on from the journalled notes).
+    pub async fn stop(&self) {
+        self.inner.stopping.cancel();
+        self.inner.followers.close();
+        self.inner.followers.wait().await;
     }
 
     /// Reports every outbound call to `hook` from now on (set once; later calls are ignored).

@@ -112,4 +112,15 @@ impl Outbound for Peers {
         }
         .boxed()
     }
+
+    fn resume_call(&self, task: TaskRow, note: Value) -> BoxFuture<'static, Result<(), String>> {
+        let peers = self.clone();
+        async move {
+            peers
+                .resume_call(task, note)
+                .await
+                .map_err(|e| e.to_string())
+        }
+        .boxed()
+    }
 }

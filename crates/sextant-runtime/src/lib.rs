@@ -317,8 +317,23 @@ impl Recovery {
                 let events = rt.inner.journal.task_events(&t.task_id, 0).await?;
                 // A turn that was following a remote task (a peer slower than its time limit)
                 // goes on following it: a late answer still completes the task.
+                let note = worker::follow_note(&events);
+                // An outbound call (`a2a_call`) that was following a remote task: the outbound
+                // side goes on following it (no Agent of this runtime runs it).
+                if let Some(note) = note.as_ref().filter(|n| n["outbound"] == true)
+                    && let Some(out) = rt.inner.env.outbound.clone()
+                {
+                    let resumed = out.resume_call(t.clone(), note.clone());
+                    rt.inner.tracker.spawn(async move {
+                        if let Err(e) = resumed.await {
+                            tracing::warn!(error = %e, "could not go on following an outbound call");
+                        }
+                    });
+                    redelivered += 1;
+                    continue;
+                }
                 if worker::undelivered_inputs(&events).0.is_empty()
-                    && let Some(note) = worker::follow_note(&events)
+                    && let Some(note) = note
                 {
                     rt.dispatch_item(
                         &t.session_id,

@@ -53,4 +53,9 @@ pub trait Outbound: Send + Sync + 'static {
     /// what came of it, as recorded with the cancel (`peer`, `remoteTaskId`, and the remote
     /// `state` or an `error`).
     fn cancel_remote<'a>(&'a self, peer: &'a str, remote_task_id: &'a str) -> BoxFuture<'a, Value>;
+
+    /// Goes on following the remote task of an outbound call (`a2a_call`) that was followed
+    /// when Sextant stopped: `task` is the outbound task, `note` the follow note it journalled
+    /// (marked `outbound`). The outbound side concludes the task when the remote one settles.
+    fn resume_call(&self, task: TaskRow, note: Value) -> BoxFuture<'static, Result<(), String>>;
 }

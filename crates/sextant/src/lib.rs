@@ -153,6 +153,8 @@ pub struct Running {
     /// Personal schedules (tests drive it with `run_due_now` after moving a manual clock).
     pub scheduler: Scheduler,
     scheduler_loop: SchedulerHandle,
+    /// The outbound side (stopped with the runtime: its background followers write too).
+    peers: Arc<sextant_peers::Peers>,
     /// The push delivery worker (ends with `shutdown`; what it owes stays in the journal).
     push_loop: tokio::task::JoinHandle<()>,
     /// The retention job, when `[retention]` is configured (tests run it with `run_now`
@@ -178,6 +180,7 @@ impl Running {
         // the next start.
         self.scheduler_loop.shutdown().await;
         self.runtime.shutdown(DRAIN).await;
+        self.peers.stop().await;
         self.shutdown.cancel();
         if let Some(job) = self.retention_loop {
             // A run in progress stops between two of its batches: each batch committed or
@@ -422,6 +425,7 @@ async fn start_inner(
         .await
         .context("reading whether schedules are paused")?;
     let scheduler_loop = scheduler.start(shutdown.child_token());
+    let peers_handle = peers.clone();
     let state = AppState::new(App {
         runtime: runtime.clone(),
         peers,
@@ -462,6 +466,7 @@ async fn start_inner(
         runtime,
         scheduler,
         scheduler_loop,
+        peers: peers_handle,
         push_loop,
         retention,
         retention_loop,
