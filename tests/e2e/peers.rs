@@ -1831,3 +1831,79 @@ async fn a_second_sextant_registers_and_its_card_is_valid() {
     a.shutdown().await;
     b.shutdown().await;
 }
+
+/// An answer the peer does not take (-32005) does not fail the gateway task: the question is
+/// asked again, saying why, and the next answer goes through (#35 item 1).
+#[tokio::test]
+async fn an_answer_the_peer_refuses_keeps_the_question() {
+    let app = TestApp::spawn_with(false, Some(GATEWAY)).await;
+    let fake = start_fake("remote", json!([]), true, 0, Behaviour::Normal).await;
+    register(&app, "fake", &fake, json!({})).await;
+    let task = app
+        .send_task_as(Who::Owner, "gateway", msg("ask: color"))
+        .await;
+    assert_eq!(state(&task), "TASK_STATE_INPUT_REQUIRED", "{task}");
+    let task_id = task["id"].as_str().expect("an id").to_string();
+    let first = only_card(&app).await;
+    let mut s = app
+        .stream_as(
+            Who::Owner,
+            "gateway",
+            "SubscribeToTask",
+            json!({ "id": task_id }),
+            &[],
+        )
+        .await;
+    answer_reply(&app, &first, "refuse-me").await;
+    // The task waits again, with a new card that says why.
+    let again = loop {
+        let f = s.next_frame().await.expect("the stream stays open");
+        let v = f.json();
+        let update = &v["result"]["statusUpdate"];
+        if update["status"]["state"] == "TASK_STATE_INPUT_REQUIRED" {
+            break update.clone();
+        }
+        assert!(
+            !is_terminal(update["status"]["state"].as_str().unwrap_or("")),
+            "the refused answer ended the task: {v}"
+        );
+    };
+    assert!(
+        again.to_string().contains("did not take the answer"),
+        "{again}"
+    );
+    assert!(
+        again.to_string().contains("Incompatible content types"),
+        "{again}"
+    );
+    let second = only_card(&app).await;
+    assert_ne!(second["interactionId"], first["interactionId"]);
+    answer_reply(&app, &second, "green").await;
+    let done = app.wait_terminal(Who::Owner, "gateway", &task_id).await;
+    assert_eq!(state(&done), "TASK_STATE_COMPLETED", "{done}");
+    assert!(done.to_string().contains("you said: green"), "{done}");
+    app.shutdown().await;
+}
+
+async fn only_card(app: &TestApp) -> Value {
+    let (_, cards) = api(app, "GET", "/api/v1/interactions", None).await;
+    let cards = cards["interactions"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(cards.len(), 1, "{cards:?}");
+    cards[0].clone()
+}
+
+async fn answer_reply(app: &TestApp, card: &Value, reply: &str) {
+    let id = card["interactionId"].as_str().expect("an id");
+    let (status, v) = api(
+        app,
+        "POST",
+        &format!("/api/v1/interactions/{id}/answer"),
+        Some(json!({ "task_id": card["taskId"], "option": "reply",
+                     "values": { "reply": reply }, "message_id": uid("answer") })),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+}

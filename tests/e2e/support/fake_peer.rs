@@ -256,6 +256,13 @@ async fn rpc_route(State(f): State<Fake>, headers: HeaderMap, body: Bytes) -> Re
             "id": tid, "contextId": ctx, "status": {"state": "TASK_STATE_CANCELED"}}}))
         .into_response();
     }
+    // A peer that does not take an answer in this form (as a text-only Agent refuses a data
+    // part): a follow-up that says `refuse-me` gets -32005.
+    if task_in.is_some() && text.contains("refuse-me") {
+        return axum::Json(json!({"jsonrpc": "2.0", "id": id, "error": {
+            "code": -32005, "message": "Incompatible content types: this agent takes text only"}}))
+        .into_response();
+    }
     tokio::time::sleep(f.0.delay).await;
     let ctx = msg["contextId"]
         .as_str()
