@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use futures::StreamExt;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::support::*;
 
@@ -65,13 +65,154 @@ async fn a_blocking_send_answers_at_the_reply_timeout_and_the_task_runs_on() {
     app.shutdown().await;
 }
 
+/// The texts of `parts`, joined.
+fn texts(parts: &Value) -> String {
+    parts
+        .as_array()
+        .map(|a| a.iter().filter_map(|p| p["text"].as_str()).collect())
+        .unwrap_or_default()
+}
+
+/// What a client that prefers the status message to the artifacts reads as the reply
+/// (strands-agents' A2A client does): the final status message's text if it has any, else
+/// the artifacts' text.
+fn read_as_strands(status: &Value, artifacts: &Value) -> String {
+    let said = texts(&status["message"]["parts"]);
+    if !said.is_empty() {
+        return said;
+    }
+    artifacts
+        .as_array()
+        .map(|a| a.iter().map(|a| texts(&a["parts"])).collect())
+        .unwrap_or_default()
+}
+
+/// A stream's artifacts as a client accumulates them (chunks with `append` extend the artifact
+/// with that id), and the final status.
+fn accumulate(frames: &[Frame]) -> (Value, Value) {
+    let mut artifacts: Vec<Value> = Vec::new();
+    let mut status = Value::Null;
+    for f in frames {
+        let r = &f.json()["result"];
+        if let Some(t) = r.get("task") {
+            artifacts = t["artifacts"].as_array().cloned().unwrap_or_default();
+            status = t["status"].clone();
+        } else if let Some(u) = r.get("artifactUpdate") {
+            let a = &u["artifact"];
+            let same = artifacts
+                .iter_mut()
+                .find(|x| x["artifactId"] == a["artifactId"]);
+            match (u["append"].as_bool() == Some(true), same) {
+                (true, Some(x)) => {
+                    let more = a["parts"].as_array().cloned().unwrap_or_default();
+                    x["parts"].as_array_mut().expect("parts").extend(more);
+                }
+                _ => artifacts.push(a.clone()),
+            }
+        } else if let Some(u) = r.get("statusUpdate") {
+            status = u["status"].clone();
+        }
+    }
+    (Value::Array(artifacts), status)
+}
+
+/// What other agents get back (issue #35): the reply, not the Session link. The link is in
+/// `metadata.sessionUrl` of the task and of every status update; no text carries it unless
+/// the Agent asks for it (`session_link`), so a client that reads the final status message
+/// first (strands-agents) gets the reply, blocking and streaming.
 #[tokio::test]
-async fn a_stream_carries_the_same_session_link_as_a_snapshot() {
+async fn a_client_that_reads_the_status_message_first_gets_the_reply() {
     let app = TestApp::spawn().await;
+    let task = app.send_task("echo", msg("the reply itself")).await;
+    assert_eq!(
+        read_as_strands(&task["status"], &task["artifacts"]),
+        "the reply itself",
+        "{task}"
+    );
+    let url = task["metadata"]["sessionUrl"]
+        .as_str()
+        .expect("a session URL")
+        .to_string();
+    assert!(url.ends_with(&format!(
+        "/sessions/{}",
+        task["metadata"]["sessionId"].as_str().unwrap()
+    )));
+
     let frames = app
         .stream_as(
             Who::Anon,
             "echo",
+            "SendStreamingMessage",
+            json!({ "message": msg("streamed reply") }),
+            &[],
+        )
+        .await
+        .rest()
+        .await;
+    let (artifacts, status) = accumulate(&frames);
+    assert_eq!(status["state"], "TASK_STATE_COMPLETED", "{status}");
+    assert_eq!(
+        read_as_strands(&status, &artifacts),
+        "streamed reply",
+        "{status} {artifacts}"
+    );
+    let last = frames.last().expect("frames").json();
+    let update = &last["result"]["statusUpdate"];
+    let task = app
+        .get_task_as(Who::Anon, "echo", update["taskId"].as_str().unwrap())
+        .await;
+    assert_eq!(
+        read_as_strands(&task["status"], &task["artifacts"]),
+        "streamed reply"
+    );
+    let url = task["metadata"]["sessionUrl"]
+        .as_str()
+        .expect("a session URL");
+    // Every status update of the stream names the Session, in its metadata only.
+    for f in &frames {
+        let v = f.json();
+        if let Some(u) = v["result"].get("statusUpdate") {
+            assert_eq!(u["metadata"]["sessionUrl"], url, "{v}");
+        }
+        assert!(
+            !f.data.contains("Session: "),
+            "no Session line in text: {v}"
+        );
+    }
+    app.shutdown().await;
+}
+
+const LINKED: &str = r#"
+[[agents]]
+id = "linked"
+name = "Linked"
+description = "e2e: an echo that also puts the Session link into text"
+engine = { kind = "echo" }
+session_link = true
+"#;
+
+/// An Agent that asks for the link in text (`session_link = true`) ends a completed text
+/// result with `Session: <url>`, in a stream where a snapshot has it: a chunk appended to the
+/// text artifact just before the final status update. Never a status message of its own.
+#[tokio::test]
+async fn an_agent_that_links_in_text_ends_its_result_with_the_link_in_streams_too() {
+    let app = TestApp::spawn_with(false, Some(LINKED)).await;
+    let task = app.send_task("linked", msg("hello")).await;
+    let url = task["metadata"]["sessionUrl"]
+        .as_str()
+        .expect("a session URL")
+        .to_string();
+    assert_eq!(
+        task["artifacts"][0]["parts"][1]["text"],
+        format!("\n\nSession: {url}"),
+        "{task}"
+    );
+    assert!(task["status"].get("message").is_none(), "{task}");
+
+    let frames = app
+        .stream_as(
+            Who::Anon,
+            "linked",
             "SendStreamingMessage",
             json!({ "message": msg("hello") }),
             &[],
@@ -82,27 +223,29 @@ async fn a_stream_carries_the_same_session_link_as_a_snapshot() {
     let last = frames.last().expect("frames").json();
     let update = &last["result"]["statusUpdate"];
     assert_eq!(update["status"]["state"], "TASK_STATE_COMPLETED", "{last}");
+    assert!(
+        update["status"].get("message").is_none(),
+        "no link-only message: {last}"
+    );
     let task = app
-        .get_task_as(Who::Anon, "echo", update["taskId"].as_str().unwrap())
+        .get_task_as(Who::Anon, "linked", update["taskId"].as_str().unwrap())
         .await;
     let url = task["metadata"]["sessionUrl"]
         .as_str()
         .expect("a session URL");
     assert_eq!(update["metadata"]["sessionUrl"], url, "{last}");
-    let said = update["status"]["message"]["parts"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|p| p["text"].as_str())
-        .collect::<String>();
-    assert!(said.contains(&format!("Session: {url}")), "{last}");
-    // Every status update of the stream names the Session.
-    for f in &frames {
-        let v = f.json();
-        if let Some(u) = v["result"].get("statusUpdate") {
-            assert_eq!(u["metadata"]["sessionUrl"], url, "{v}");
-        }
-    }
+    let chunk = frames[frames.len() - 2].json();
+    let chunk = &chunk["result"]["artifactUpdate"];
+    assert_eq!(chunk["append"], true, "{chunk}");
+    assert_eq!(
+        chunk["artifact"]["parts"][0]["text"],
+        format!("\n\nSession: {url}")
+    );
+    let (artifacts, _) = accumulate(&frames);
+    assert_eq!(
+        artifacts, task["artifacts"],
+        "the stream adds up to the snapshot"
+    );
     app.shutdown().await;
 }
 

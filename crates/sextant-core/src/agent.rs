@@ -33,8 +33,12 @@ pub struct AgentSpec {
     #[serde(default)]
     pub skills: Vec<SkillSpec>,
     pub engine: EngineSpec,
-    /// Whether text results end with a link to the Session in the console (default true).
-    #[serde(default = "yes")]
+    /// Whether a completed task's text result also ends with a `Session: <url>` line (default
+    /// false). The link to the Session in the console is always in the task's and its status
+    /// updates' `metadata.sessionUrl`; this puts it into the text too, for a reader that shows
+    /// only text. Off by default because a client that prefers the status message to the
+    /// artifacts (strands-agents does) would show the link instead of the reply.
+    #[serde(default)]
     pub session_link: bool,
     /// Whether a messageId names one message (default true): an identical retry returns the
     /// first task and creates nothing, and different content under the same id is refused.
@@ -353,7 +357,7 @@ impl AgentSpec {
                 examples: vec!["hello".into()],
             }],
             engine: EngineSpec::Echo,
-            session_link: true,
+            session_link: false,
             dedupe_message_ids: true,
             access: AccessList::default(),
             public_card: PublicCard::Minimal,
@@ -382,7 +386,7 @@ impl AgentSpec {
                 timeout_secs: default_shell_timeout(),
                 approval_timeout_secs: default_approval_timeout(),
             },
-            session_link: true,
+            session_link: false,
             dedupe_message_ids: true,
             access: AccessList::default(),
             public_card: PublicCard::Minimal,
@@ -404,7 +408,7 @@ impl AgentSpec {
                 examples: vec!["tck-complete-task".into()],
             }],
             engine: EngineSpec::Conformance,
-            // The TCK compares result texts exactly; a trailing link would change them.
+            // The TCK compares result texts exactly: no link in them.
             session_link: false,
             dedupe_message_ids: false,
             access: AccessList::default(),
@@ -450,7 +454,10 @@ mod tests {
                 ..
             }
         ));
-        assert!(v.session_link);
+        assert!(
+            !v.session_link,
+            "the Session link is in text only when asked for"
+        );
     }
 
     #[test]

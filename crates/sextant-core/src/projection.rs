@@ -233,9 +233,13 @@ pub struct ViewOptions {
     pub include_artifacts: bool,
     /// Output modes the caller accepts (empty = anything).
     pub output_modes: OutputModes,
-    /// A link to the Session in the console, appended to a completed task's text result.
+    /// The Session's console URL, also written as a `Session: <url>` line at the end of a
+    /// completed task's text result (the Agent's `session_link`, off by default): into the
+    /// last artifact with text, else into a status message that has text; never a message of
+    /// its own (a client that reads the status message first would show only the link).
     pub session_link: Option<String>,
-    /// The Session's console URL, put into the task metadata.
+    /// The Session's console URL, put into the task metadata (`sessionUrl`): where a reader
+    /// finds the link, whatever `session_link` says.
     pub session_url: Option<String>,
 }
 
@@ -296,6 +300,7 @@ pub fn convert_parts(parts: &mut [Part], modes: &OutputModes) {
     }
 }
 
+/// See [`ViewOptions::session_link`].
 fn add_session_link(artifacts: &mut [Artifact], status: &mut Option<Message>, link: &str) {
     let line = Part::text(format!("\n\nSession: {link}"));
     let text_artifact = artifacts.iter_mut().rev().find(|a| {
@@ -713,6 +718,43 @@ mod tests {
         let parts = &t.artifacts.unwrap()[0].parts;
         assert_eq!(parts[0].as_text(), Some("hello"));
         assert!(parts[1].as_text().unwrap().ends_with("http://x/sessions/s"));
+        // Without text to end, the link makes no status message of its own.
+        let events = [
+            ev(
+                1,
+                EventBody::TaskCreated {
+                    message: user("hi"),
+                },
+            ),
+            ev(
+                2,
+                EventBody::TaskState {
+                    state: TaskState::Completed,
+                    message: None,
+                },
+            ),
+        ];
+        let bare = TaskFold::from_events("t", "c", "s", &events).to_task(&ViewOptions {
+            session_link: Some("http://x/sessions/s".into()),
+            ..Default::default()
+        });
+        assert!(bare.status.message.is_none(), "{:?}", bare.status.message);
+    }
+
+    #[test]
+    fn by_default_the_session_link_is_metadata_only() {
+        let f = sample();
+        let t = f.to_task(&ViewOptions {
+            include_artifacts: true,
+            session_url: Some("http://x/sessions/s".into()),
+            ..Default::default()
+        });
+        let meta = t.metadata.unwrap();
+        assert_eq!(meta["sessionUrl"], "http://x/sessions/s");
+        let parts = &t.artifacts.unwrap()[0].parts;
+        assert_eq!(parts.len(), 1, "the reply alone: {parts:?}");
+        assert_eq!(parts[0].as_text(), Some("hello"));
+        assert!(t.status.message.is_none(), "{:?}", t.status.message);
     }
 
     #[test]

@@ -121,3 +121,40 @@ def test_an_agent_role_message_is_the_caller_s_input(sextant: Server):
     first = got.history[0]
     assert first.message_id == msg.message_id
     assert first.role == Role.agent, "recorded with the role as sent"
+
+
+def reply_as_strands_reads_it(task: Task) -> str:
+    """The answer a client that prefers the status message to the artifacts shows (strands-
+    agents' A2A client does): the final status message's text when it has any, else the
+    artifacts' text."""
+    said = "".join(
+        p.root.text
+        for p in (task.status.message.parts if task.status.message else [])
+        if isinstance(p.root, TextPart)
+    )
+    if said:
+        return said
+    return "".join(
+        p.root.text
+        for a in task.artifacts or []
+        for p in a.parts
+        if isinstance(p.root, TextPart)
+    )
+
+
+@pytest.mark.parametrize("streaming", [False, True], ids=["send", "stream"])
+def test_a_status_message_first_client_reads_the_reply_not_the_session_link(
+    sextant: Server, streaming: bool
+):
+    """Issue #35: the Session link is metadata (`sessionUrl`), not text, so a client that
+    reads the final status message first gets the reply, blocking and streaming."""
+    text = f"the reply {uuid.uuid4()}"
+    events, got = run(send(sextant.base_url, message(text), streaming=streaming))
+    final, update = events[-1]
+    assert final.status.state == TaskState.completed, final.status
+    assert reply_as_strands_reads_it(final) == text, final
+    assert reply_as_strands_reads_it(got) == text, got
+    url = got.metadata["sessionUrl"]
+    assert url.startswith(f"{sextant.base_url}/sessions/"), got.metadata
+    if update is not None:
+        assert update.metadata["sessionUrl"] == url, update

@@ -1158,50 +1158,101 @@ fn stream_item(ev: &JournalEvent, ids: &(String, String), modes: &OutputModes) -
     sextant_core::projection::stream_response(ev, &ids.0, &ids.1, modes)
 }
 
-/// [`with_session_link`] for a task's stream on this call.
-fn linker(call: &Call, task: &TaskRow) -> impl Fn(Value) -> Value + Send + 'static {
-    let url = call.session_url(&task.session_id);
-    let link = call.agent.session_link.then(|| url.clone());
-    move |item| with_session_link(item, &url, link.as_deref())
+/// How a task's stream carries its Session link, on this call.
+fn linker(call: &Call, task: &TaskRow, modes: OutputModes) -> SessionLinker {
+    SessionLinker {
+        url: call.session_url(&task.session_id),
+        text: call.agent.session_link,
+        modes,
+        last_text_artifact: None,
+    }
 }
 
 /// A stream's status updates carry the Session's URL (`metadata.sessionUrl`), as snapshots
-/// do; a completed one also ends with the `Session: …` line when the Agent links Sessions
-/// (`link`), so a streaming caller reads the same result as a blocking one.
-fn with_session_link(mut item: Value, url: &str, link: Option<&str>) -> Value {
-    let Some(update) = item.get_mut("statusUpdate").and_then(Value::as_object_mut) else {
-        return item;
-    };
-    let meta = update
-        .entry("metadata")
-        .or_insert_with(|| Value::Object(Default::default()));
-    if let Some(m) = meta.as_object_mut() {
-        m.insert("sessionUrl".into(), Value::String(url.to_string()));
-    }
-    let Some(status) = update.get_mut("status") else {
-        return item;
-    };
-    let completed = status.get("state").and_then(Value::as_str) == Some("TASK_STATE_COMPLETED");
-    if let (Some(link), true) = (link, completed) {
-        let text = |t: String| serde_json::json!({ "text": t });
-        match status
-            .pointer_mut("/message/parts")
-            .and_then(Value::as_array_mut)
+/// do. When the Agent also wants it in text (`session_link`), a completed stream ends its
+/// text result with the `Session: …` line where a snapshot has it
+/// (`projection::ViewOptions::session_link`): a chunk appended to the last artifact with
+/// text, sent just before the final status update, else the end of a status message that has
+/// text. Never a status message of its own: a client that prefers the status message to the
+/// artifacts (strands-agents) would show the link instead of the reply.
+struct SessionLinker {
+    url: String,
+    text: bool,
+    modes: OutputModes,
+    /// The last artifact with a text part the stream has seen (from its snapshot on).
+    last_text_artifact: Option<String>,
+}
+
+impl SessionLinker {
+    /// Notes the artifacts of journal event `ev`, before the stream sends it.
+    fn observe(&mut self, ev: &JournalEvent) {
+        if let EventBody::Artifact { artifact, .. } = &ev.body
+            && has_text(&artifact.parts)
         {
-            Some(parts) if parts.iter().any(|p| p.get("text").is_some()) => {
-                parts.push(text(format!("\n\nSession: {link}")))
-            }
-            Some(_) => {}
-            None => {
-                status["message"] = serde_json::json!({
-                    "messageId": sextant_core::ids::new_id(),
-                    "role": "ROLE_AGENT",
-                    "parts": [text(format!("Session: {link}"))],
-                });
-            }
+            self.last_text_artifact = Some(artifact.artifact_id.clone());
         }
     }
-    item
+
+    /// The frames the stream item of the event at `seq` becomes ([`Self::items`]). Only the
+    /// last carries the seq (the SSE id): a client resuming after it has seen them all.
+    fn frames(&self, seq: i64, item: Value) -> Vec<Frame> {
+        let items = self.items(item);
+        let n = items.len();
+        items
+            .into_iter()
+            .enumerate()
+            .map(|(i, v)| Frame::Item((i + 1 == n).then_some(seq), v))
+            .collect()
+    }
+
+    /// The stream items `item` becomes: itself with the link in its metadata, preceded, for
+    /// the completed status update of an Agent that links in text, by the text chunk.
+    fn items(&self, mut item: Value) -> Vec<Value> {
+        let Some(update) = item.get_mut("statusUpdate").and_then(Value::as_object_mut) else {
+            return vec![item];
+        };
+        let meta = update
+            .entry("metadata")
+            .or_insert_with(|| Value::Object(Default::default()));
+        if let Some(m) = meta.as_object_mut() {
+            m.insert("sessionUrl".into(), Value::String(self.url.clone()));
+        }
+        let completed = update
+            .get("status")
+            .and_then(|s| s.get("state"))
+            .and_then(Value::as_str)
+            == Some("TASK_STATE_COMPLETED");
+        if !self.text || !completed {
+            return vec![item];
+        }
+        let mut line = vec![a2a::Part::text(format!("\n\nSession: {}", self.url))];
+        sextant_core::projection::convert_parts(&mut line, &self.modes);
+        if let Some(id) = &self.last_text_artifact {
+            let chunk = json!({ "artifactUpdate": {
+                "taskId": update.get("taskId").cloned().unwrap_or(Value::Null),
+                "contextId": update.get("contextId").cloned().unwrap_or(Value::Null),
+                "artifact": { "artifactId": id, "parts": to_json(&line) },
+                "append": true,
+                "lastChunk": true,
+            }});
+            return vec![chunk, item];
+        }
+        if let Some(parts) = update
+            .get_mut("status")
+            .and_then(|s| s.pointer_mut("/message/parts"))
+            .and_then(Value::as_array_mut)
+            && parts.iter().any(|p| p.get("text").is_some())
+        {
+            parts.extend(line.iter().map(to_json));
+        }
+        vec![item]
+    }
+}
+
+fn has_text(parts: &[a2a::Part]) -> bool {
+    parts
+        .iter()
+        .any(|p| matches!(p.content, a2a::PartContent::Text(_)))
 }
 
 fn ends_stream(ev: &JournalEvent) -> bool {
@@ -1219,8 +1270,8 @@ fn task_stream(
     lazy: bool,
     modes: OutputModes,
 ) -> Frames {
-    let session_url = call.session_url(&task.session_id);
-    let linked = linker(call, &task);
+    let mut linked = linker(call, &task, modes);
+    let (session_url, link_text) = (linked.url.clone(), linked.text);
     let base = call.base.clone();
     // An open stream keeps what it captures for as long as it is open (an idle subscription
     // can be open for hours), so it captures the ids it needs, not the task's row.
@@ -1236,11 +1287,12 @@ fn task_stream(
         let mut live = events;
         // The snapshot is made in a future of its own (boxed, so its fold and pending events
         // take no room in this stream's state, which an idle subscription keeps for hours).
-        let opened = Box::pin(snapshot(&mut live, &ids, session_id, snapshot_at, lazy, modes, session_url)).await;
+        let opened = Box::pin(snapshot(&mut live, &ids, session_id, snapshot_at, lazy, modes, session_url, link_text)).await;
         let (pending, mut last) = match opened {
-            Opened::Task { frame, seq, pending, terminal } => {
+            Opened::Task { frame, seq, pending, terminal, last_text_artifact } => {
                 yield frame;
                 if terminal { return; }
+                linked.last_text_artifact = last_text_artifact;
                 (pending, seq)
             }
             Opened::Alone(frame) => { yield frame; return; }
@@ -1249,8 +1301,9 @@ fn task_stream(
         for ev in pending {
             if ev.seq <= last { continue; }
             last = ev.seq;
+            linked.observe(&ev);
             if let Some(item) = stream_item(&ev, &ids, &modes) {
-                yield Frame::Item(Some(ev.seq), linked(item));
+                for f in linked.frames(ev.seq, item) { yield f; }
             }
             if ends_stream(&ev) { return; }
         }
@@ -1258,8 +1311,9 @@ fn task_stream(
             let ev = match ev { Ok(ev) => ev, Err(e) => { yield Frame::Error(internal(e)); return; } };
             if ev.seq <= last { continue; }
             last = ev.seq;
+            linked.observe(&ev);
             if let Some(item) = stream_item(&ev, &ids, &modes) {
-                yield Frame::Item(Some(ev.seq), linked(item));
+                for f in linked.frames(ev.seq, item) { yield f; }
             }
             if ends_stream(&ev) { return; }
         }
@@ -1269,12 +1323,14 @@ fn task_stream(
 
 /// How a task stream opens ([`snapshot`]).
 enum Opened {
-    /// The Task as of the snapshot (`seq`), the events read past it, and whether it is over.
+    /// The Task as of the snapshot (`seq`), the events read past it, whether it is over, and
+    /// its last artifact with text ([`SessionLinker`]).
     Task {
         frame: Frame,
         seq: i64,
         pending: Vec<std::sync::Arc<JournalEvent>>,
         terminal: bool,
+        last_text_artifact: Option<String>,
     },
     /// A frame that is the whole stream: a direct Message answer, or an error.
     Alone(Frame),
@@ -1283,7 +1339,9 @@ enum Opened {
 }
 
 /// A task stream's opening: the task's events folded up to `snapshot_at` into the Task frame.
-/// With `lazy`, the first output decides: a direct Message is sent alone.
+/// With `lazy`, the first output decides: a direct Message is sent alone. `link_text`: the
+/// Agent also puts the Session link into text (a task already completed shows it so).
+#[allow(clippy::too_many_arguments)]
 async fn snapshot(
     live: &mut EventStream,
     ids: &(String, String),
@@ -1292,6 +1350,7 @@ async fn snapshot(
     lazy: bool,
     modes: OutputModes,
     session_url: String,
+    link_text: bool,
 ) -> Opened {
     let mut fold = TaskFold::new(&ids.0, &ids.1, &session_id);
     let mut pending: Vec<std::sync::Arc<JournalEvent>> = Vec::new();
@@ -1353,6 +1412,7 @@ async fn snapshot(
     let opts = ViewOptions {
         include_artifacts: true,
         output_modes: modes,
+        session_link: link_text.then(|| session_url.clone()),
         session_url: Some(session_url),
         ..Default::default()
     };
@@ -1364,6 +1424,12 @@ async fn snapshot(
         seq: fold.last_seq,
         pending,
         terminal: fold.is_terminal(),
+        last_text_artifact: fold
+            .artifacts
+            .iter()
+            .rev()
+            .find(|a| has_text(&a.parts))
+            .map(|a| a.artifact_id.clone()),
     }
 }
 
@@ -1381,16 +1447,25 @@ fn with_answer_urls(frames: Frames, base: String) -> Frames {
 fn resume_stream(call: &Call, task: TaskRow, after: i64) -> Frames {
     let journal = call.app.runtime.journal().clone();
     let base = call.base.clone();
-    let linked = linker(call, &task);
+    let mut linked = linker(call, &task, OutputModes::Any);
     let ids = (task.task_id.to_string(), task.context_id.to_string());
+    let task_id = task.task_id.clone();
     let mut events = Box::pin(task_events(&journal, &task, after, StopAt::Terminal));
     drop(task);
     let frames = Box::pin(async_stream::stream! {
+        if linked.text {
+            // The artifacts sent before `after`, for the Session line at the end.
+            match journal.task_events(&task_id, 0).await {
+                Ok(before) => before.iter().filter(|e| e.seq <= after).for_each(|e| linked.observe(e)),
+                Err(e) => tracing::debug!(error = %e, "cannot read a resumed task's earlier events"),
+            }
+        }
         while let Some(ev) = events.next().await {
             match ev {
                 Ok(ev) => {
+                    linked.observe(&ev);
                     if let Some(item) = stream_item(&ev, &ids, &OutputModes::Any) {
-                        yield Frame::Item(Some(ev.seq), linked(item));
+                        for f in linked.frames(ev.seq, item) { yield f; }
                     }
                 }
                 Err(e) => { yield Frame::Error(internal(e)); return; }
