@@ -535,14 +535,51 @@ fn envelope_result(v: Value) -> Result<Value, ClientError> {
 /// timestamp is "has no time zone", not chrono's "premature end of input").
 fn decode<T: serde::de::DeserializeOwned>(v: Value, what: &str) -> Result<T, ClientError> {
     serde_path_to_error::deserialize(&v).map_err(|e| {
-        let path = e.path().to_string();
-        let found = value_at(&v, e.path());
-        let why = explain_value(&e.into_inner().to_string(), found);
+        let mut path = e.path().to_string();
+        let mut found = value_at(&v, e.path());
+        let why = e.into_inner().to_string();
+        // An untagged enum (SendMessage's task-or-message, a stream event) loses the path:
+        // a timestamp error is then the first timestamp that is not RFC 3339.
+        if matches!(path.as_str(), "" | ".")
+            && let Some((at, bad)) = bad_timestamp(&v, String::new())
+        {
+            path = at;
+            found = Some(bad);
+        }
+        let why = explain_value(&why, found);
         match path.as_str() {
             "" | "." => ClientError::Protocol(format!("{what}: {why}")),
             _ => ClientError::Protocol(format!("{what}: field {path}: {why}")),
         }
     })
+}
+
+/// The first string under a `timestamp` key (or a key ending in `Timestamp`) that is not an
+/// RFC 3339 timestamp, with its path (`task.status.timestamp`).
+fn bad_timestamp(v: &Value, at: String) -> Option<(String, &Value)> {
+    match v {
+        Value::Object(m) => m.iter().find_map(|(k, x)| {
+            let here = if at.is_empty() {
+                k.clone()
+            } else {
+                format!("{at}.{k}")
+            };
+            match x {
+                Value::String(s)
+                    if (k == "timestamp" || k.ends_with("Timestamp"))
+                        && chrono::DateTime::parse_from_rfc3339(s).is_err() =>
+                {
+                    Some((here, x))
+                }
+                _ => bad_timestamp(x, here),
+            }
+        }),
+        Value::Array(a) => a
+            .iter()
+            .enumerate()
+            .find_map(|(i, x)| bad_timestamp(x, format!("{at}[{i}]"))),
+        _ => None,
+    }
 }
 
 /// The value at a serde path, if it is there.
@@ -1094,6 +1131,22 @@ mod decode_tests {
             .unwrap_or_default();
         assert!(
             err.contains("\"yesterday\" is not an RFC 3339 timestamp"),
+            "{err}"
+        );
+        // SendMessage's result is a task or a message (an untagged enum: serde loses the
+        // path); the timestamp is still named. fasta2a 2.1.1 answers exactly this.
+        let answer = serde_json::json!({"task": {
+            "id": "t", "contextId": "c",
+            "status": {"state": "TASK_STATE_SUBMITTED", "timestamp": "2026-12-07T21:04:05.285359"},
+        }});
+        let err = decode::<SendMessageResponse>(answer, "the SendMessage result")
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            err.contains(
+                "field task.status.timestamp: \"2026-12-07T21:04:05.285359\" has no time zone"
+            ),
             "{err}"
         );
     }
