@@ -1008,3 +1008,102 @@ async fn every_principal_sees_only_its_own_tasks_over_grpc() {
     }
     app.shutdown().await;
 }
+
+/// Built-in Agents for remote callers (issue #35 item 8): a per-peer token is not on the
+/// built-in `echo`'s default access list, so echo does not exist for it; an `agents.toml`
+/// entry with echo's id and an access list naming the peer configures the built-in, and the
+/// same kind of token then calls it (its engine still the built-in echo). The token's
+/// creation says which Agents it may call.
+#[tokio::test]
+async fn a_peer_token_calls_the_built_in_echo_once_agents_toml_names_it() {
+    let params = || json!({ "message": msg("hello echo") });
+
+    let plain = spawn("", "").await;
+    let bot = plain.peer_token("bot").await;
+    let refused = plain
+        .send_message(Some(&bot), "/api/v1/agents/echo", params())
+        .await;
+    assert!(
+        refused["result"].is_null() && refused["error"].is_object(),
+        "the default echo is not the peer's to call: {refused}"
+    );
+    plain.shutdown().await;
+
+    let named = spawn(
+        r#"
+[[agents]]
+id = "echo"
+access = { call = ["person", "anonymous-local", "peer:bot"] }
+max_message_bytes = 100000
+"#,
+        "",
+    )
+    .await;
+    let owner = named.owner.clone();
+    let (status, _, created) = named
+        .req(
+            Some(&owner),
+            Method::POST,
+            "/api/v1/peer-tokens",
+            Some(json!({ "name": "bot" })),
+            &[],
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+    assert_eq!(
+        created["agents"],
+        json!(["echo"]),
+        "the answer says which Agents the token may call: {created}"
+    );
+    let bot = created["token"].as_str().unwrap().to_string();
+    let answered = named
+        .send_message(Some(&bot), "/api/v1/agents/echo", params())
+        .await;
+    let task = &answered["result"]["task"];
+    assert_eq!(
+        task["status"]["state"], "TASK_STATE_COMPLETED",
+        "{answered}"
+    );
+    assert!(
+        answered.to_string().contains("hello echo"),
+        "the built-in echo answered: {answered}"
+    );
+    // The shell is still not the peer's.
+    let shell = named
+        .send_message(Some(&bot), "/api/v1/agents/shell", params())
+        .await;
+    assert!(shell["error"].is_object(), "{shell}");
+    named.shutdown().await;
+}
+
+/// A built-in's entry in `agents.toml` configures it; one that would make it something else
+/// (another engine, a command) stops Sextant at start with the reason.
+#[tokio::test]
+async fn redefining_a_built_in_agents_engine_is_refused_with_the_reason() {
+    for (toml, want) in [
+        (
+            "[[agents]]\nid = \"echo\"\nname = \"Mine\"\ndescription = \"d\"\n\
+             engine = { kind = \"exec\", command = [\"sh\", \"-c\", \"cat\"] }\n",
+            "its engine stays \"echo\"",
+        ),
+        (
+            "[[agents]]\nid = \"shell\"\ncommand = [\"sh\"]\n",
+            "command cannot be set for it",
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("agents.toml"), toml).unwrap();
+        let err = match sextant::start(crate::support::loopback(dir.path())).await {
+            Ok(running) => {
+                running.shutdown().await.unwrap();
+                panic!("{toml}: Sextant started")
+            }
+            Err(e) => format!("{e:#}"),
+        };
+        assert!(err.contains(want), "{toml}: {want:?} not in {err:?}");
+        assert!(
+            err.contains("is built in"),
+            "{toml}: the reason says echo and shell are built in: {err:?}"
+        );
+    }
+}

@@ -298,7 +298,7 @@ async fn start_inner(
     };
     let security_file: SecurityFile = security_file::load(&config.data_dir.join("security.toml"))?;
     let file = agents_file::load(&config.data_dir.join("agents.toml"))?;
-    let mut agents = vec![AgentSpec::shell(), AgentSpec::echo()];
+    let mut agents = file.built_ins()?;
     if config.conformance {
         agents.push(AgentSpec::conformance());
     }

@@ -278,6 +278,20 @@ fn token_command(
                     name
                 );
                 println!("{}", issued.token);
+                if kind == sextant_access::tokens::Kind::Peer {
+                    let peer = sextant_core::Principal::peer(&name);
+                    let agents = sextant::tokens::callable_by(&dir, &peer).await?;
+                    eprintln!(
+                        "sextant: {}; an Agent is its to call when the Agent's access list in \
+                         agents.toml names peer:{name} (for the built-in echo or shell, an \
+                         [[agents]] entry with its id and an access list is enough)",
+                        if agents.is_empty() {
+                            "it may call no Agent yet".to_string()
+                        } else {
+                            format!("it may call: {}", agents.join(", "))
+                        }
+                    );
+                }
             }
             TokenAction::List => {
                 for c in sextant::tokens::list(&dir, kind).await? {

@@ -53,16 +53,33 @@ pub fn workspace_candidate() -> String {
 /// which only `sextant serve --conformance` serves).
 fn agents(data_dir: &Path) -> Result<Vec<AgentSpec>> {
     let file = agents_file::load(&data_dir.join("agents.toml"))?;
-    let mut all: Vec<AgentSpec> = [
-        AgentSpec::shell(),
-        AgentSpec::echo(),
-        AgentSpec::conformance(),
-    ]
-    .into_iter()
-    .chain(file.agents)
-    .collect();
+    let mut all: Vec<AgentSpec> = file
+        .built_ins()?
+        .into_iter()
+        .chain([AgentSpec::conformance()])
+        .chain(file.agents)
+        .collect();
     all.sort_by(|a, b| a.id.cmp(&b.id));
     Ok(all)
+}
+
+/// The Agents `principal` may call on this data dir (their access lists and the owner's
+/// revocations; not the conformance test Agent, which only `--conformance` serves).
+pub async fn callable_by(data_dir: &Path, principal: &Principal) -> Result<Vec<String>> {
+    let journal = open(data_dir)?;
+    let policy = AccessPolicy::default();
+    let mut denied: std::collections::HashMap<String, Vec<String>> = Default::default();
+    for (agent, who) in journal.denials().await? {
+        denied.entry(agent).or_default().push(who);
+    }
+    for (agent, list) in denied {
+        policy.set_denied(&agent, list);
+    }
+    Ok(agents(data_dir)?
+        .into_iter()
+        .filter(|a| a.id != "conformance" && policy.authorize(principal, a, Rights::Call).is_ok())
+        .map(|a| a.id)
+        .collect())
 }
 
 /// Every Agent id this data dir serves.

@@ -111,11 +111,16 @@ async fn list(app: &AppState, kind: Kind) -> ApiResult<Json<Value>> {
 }
 
 fn created(app: &AppState, p: &Principal, issued: Issued) -> Response {
+    (StatusCode::CREATED, Json(created_json(app, p, issued))).into_response()
+}
+
+/// The answer to a new token (audited as issued): the credential and the token, shown once.
+fn created_json(app: &AppState, p: &Principal, issued: Issued) -> Value {
     crate::audited::token_issued(app, p, &issued.credential.kind, &issued.credential.name);
     let mut body = credential_json(&issued.credential);
     body["token"] = json!(issued.token);
     body["note"] = json!("Shown once: store it now. Sextant keeps only its SHA-256.");
-    (StatusCode::CREATED, Json(body)).into_response()
+    body
 }
 
 async fn revoke(app: &AppState, p: &Principal, kind: Kind, name: &str) -> ApiResult<Response> {
@@ -141,7 +146,38 @@ pub async fn list_peers(State(app): State<AppState>, _: Owner) -> ApiResult<Json
     list(&app, Kind::Peer).await
 }
 
-/// `POST /api/v1/peer-tokens` (owner), body `{"name"}`: a new token, shown once (201).
+/// The Agents `principal` may call right now (their access lists and the owner's
+/// revocations), by id.
+pub fn callable_agents(app: &AppState, principal: &Principal) -> Vec<String> {
+    app.runtime
+        .agents()
+        .iter()
+        .filter(|a| {
+            app.runtime
+                .authorize(principal, &a.id, sextant_core::Rights::Call)
+                .is_ok()
+        })
+        .map(|a| a.id.clone())
+        .collect()
+}
+
+/// What the answer to a new peer token says about the Agents it may call.
+pub fn peer_agents_note(name: &str, agents: &[String]) -> String {
+    let reach = if agents.is_empty() {
+        "It may call no Agent yet".to_string()
+    } else {
+        format!("It may call: {}", agents.join(", "))
+    };
+    format!(
+        "{reach}. An Agent is the peer's to call when its access list in agents.toml names \
+         peer:{name} (or peer:*); for the built-in echo or shell, an entry with its id and \
+         an access list is enough, e.g. [[agents]] id = \"echo\" access = {{ call = \
+         [\"person\", \"peer:{name}\"] }}."
+    )
+}
+
+/// `POST /api/v1/peer-tokens` (owner), body `{"name"}`: a new token, shown once (201), with
+/// the Agents it may call now (`agents`) and how to let it call more (`agents_note`).
 pub async fn create_peer(
     State(app): State<AppState>,
     Owner(p): Owner,
@@ -159,7 +195,12 @@ pub async fn create_peer(
         app.runtime.clock().now(),
     )
     .await?;
-    Ok(created(&app, &p, issued))
+    let agents = callable_agents(&app, &Principal::peer(&issued.credential.name));
+    let note = peer_agents_note(&issued.credential.name, &agents);
+    let mut body = created_json(&app, &p, issued);
+    body["agents"] = json!(agents);
+    body["agents_note"] = json!(note);
+    Ok((StatusCode::CREATED, Json(body)).into_response())
 }
 
 /// `DELETE /api/v1/peer-tokens/{name}` (owner): revokes it (by name or id); the next request
