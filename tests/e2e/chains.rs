@@ -300,3 +300,39 @@ async fn a_followed_a2a_call_survives_a_restart_of_the_caller() {
     a.shutdown().await;
     b.shutdown().await;
 }
+
+/// A slow Sextant peer's output arrives whole and once (#35 item 3): B prints `tick 0…5` over
+/// about 6 s while A's registration limits one read to 1 s (`timeout_secs = 1`). The follower's
+/// own rules (a snapshot after a cut adds only what is missing) are proven in
+/// `sextant-peers` `follow.rs`'s unit tests; this one holds the whole path against a real peer.
+#[tokio::test]
+async fn a_slow_peers_output_arrives_whole_through_resubscriptions() {
+    let b = TestApp::spawn_with(
+        false,
+        Some(&format!(
+            "default_agent = \"ticks\"\n{}",
+            exec_agent(
+                "ticks",
+                "i=0; while [ $i -lt 6 ]; do echo tick $i; i=$((i+1)); sleep 1; done"
+            )
+        )),
+    )
+    .await;
+    let a = TestApp::spawn_with(false, Some(&gateway("b"))).await;
+    let resp = a
+        .client
+        .post(format!("{}/api/v1/peers", a.url))
+        .bearer_auth(&a.token)
+        .json(&json!({ "name": "b", "url": b.url, "timeout_secs": 1 }))
+        .send()
+        .await
+        .expect("register");
+    assert_eq!(resp.status(), StatusCode::CREATED);
+    let task_id = submit(&a, "go").await;
+    let done = a.wait_terminal(Who::Owner, "gw", &task_id).await;
+    assert_eq!(state(&done), "TASK_STATE_COMPLETED", "{done}");
+    let want: String = (0..6).map(|i| format!("tick {i}\n")).collect();
+    assert_eq!(all_text(&done), want, "{done}");
+    a.shutdown().await;
+    b.shutdown().await;
+}

@@ -42,6 +42,12 @@ id = "gateway"
 name = "Gateway"
 description = "Forwards every turn to the registered peer py-ask"
 engine = { kind = "a2a", peer = "py-ask" }
+
+[[agents]]
+id = "gateway-js"
+name = "Gateway to JS"
+description = "Forwards every turn to the registered peer js-ask (the official JS SDK server)"
+engine = { kind = "a2a", peer = "js-ask" }
 """
 
 
@@ -119,6 +125,8 @@ def world(tmp_path_factory: pytest.TempPathFactory):
             "py-slow", logs, "--skill", "slow-summary", "--tags", "summarize", "--delay", "2"
         )
         peers["js-echo"] = js_peer("js-echo", logs, "--skill", "digest", "--tags", "summarize")
+        # Its follow-up stream opens with the waiting task as a snapshot (#35 item 2).
+        peers["js-ask"] = js_peer("js-ask", logs, "--skill", "colors", "--mode", "ask")
         server = start_server(data, logs)
         w = World(sextant=server, peers=peers)
         tokens = {"py-echo": "py-secret", "js-echo": "js-secret"}
@@ -292,10 +300,14 @@ def rpc(world: World, agent: str, method: str, params: dict) -> dict:
     return r.json()
 
 
-def test_gateway_agent_forwards_a_remote_question_to_the_inbox(world: World):
+@pytest.mark.parametrize("agent,peer", [("gateway", "py-ask"), ("gateway-js", "js-ask")])
+def test_gateway_agent_forwards_a_remote_question_to_the_inbox(world: World, agent: str, peer: str):
+    """The question becomes a card; the answer completes the remote task, and is asked once:
+    the JS SDK's follow-up stream opens with the old INPUT_REQUIRED snapshot, which is read
+    past, not asked again."""
     sent = rpc(
         world,
-        "gateway",
+        agent,
         "SendMessage",
         {"message": {"messageId": f"gw-{uuid.uuid4()}", "role": "ROLE_USER", "parts": [{"text": "pick a color"}]}},
     )
@@ -322,18 +334,21 @@ def test_gateway_agent_forwards_a_remote_question_to_the_inbox(world: World):
     # Follow the task to its end (SubscribeToTask closes at a terminal state).
     with httpx.stream(
         "POST",
-        f"{world.sextant.base_url}/api/v1/agents/gateway/a2a",
+        f"{world.sextant.base_url}/api/v1/agents/{agent}/a2a",
         json={"jsonrpc": "2.0", "id": 9, "method": "SubscribeToTask", "params": {"id": task["id"]}},
         headers={"A2A-Version": "1.0", "Authorization": f"Bearer {world.token}"},
         timeout=STEP_S,
     ) as r:
         for _ in r.iter_lines():
             pass
-    final = rpc(world, "gateway", "GetTask", {"id": task["id"]})["result"]
+    final = rpc(world, agent, "GetTask", {"id": task["id"]})["result"]
     assert final["status"]["state"] == "TASK_STATE_COMPLETED", final
     texts = "".join(p.get("text", "") for a in final.get("artifacts", []) for p in a["parts"])
     assert "you said: green" in texts, final
-    hops = [s["a2aHop"] for s in world.peers["py-ask"].seen()]
+    # Asked once: no second card for the same question.
+    inbox = world.ok("GET", "/api/v1/interactions")["interactions"]
+    assert not [i for i in inbox if i.get("taskId") == task["id"]], inbox
+    hops = [s["a2aHop"] for s in world.peers[peer].seen()]
     assert hops and all(h == "1" for h in hops), hops
 
 
