@@ -152,7 +152,7 @@ impl Peers {
         Ok(())
     }
 
-    async fn end_card_task(
+    pub(crate) async fn end_card_task(
         &self,
         task: &TaskRow,
         state: TaskState,

@@ -84,7 +84,7 @@ impl Peers {
             Ok(c) => c,
             Err(e) => {
                 let why = format!("{peer} could not be reached to go on following its task: {e}");
-                return self.end_followed(&task, &why).await;
+                return self.end_card_task(&task, TaskState::Failed, &why).await;
             }
         };
         let acc = Accumulated {
@@ -182,28 +182,11 @@ impl Peers {
                 from,
             };
             if let Err(e) = peers
-                .conclude(&conn, &task, &task.context_id.to_string(), &ex)
+                .conclude(&conn, &task, task.context_id.as_ref(), &ex)
                 .await
             {
                 tracing::warn!(peer = %conn.name, error = %e, "could not journal a followed call's answer");
             }
         });
-    }
-
-    async fn end_followed(&self, task: &TaskRow, why: &str) -> Result<(), PeerError> {
-        let mut m = Message::new(Role::Agent, vec![sextant_core::a2a::Part::text(why)]);
-        m.message_id = new_id();
-        self.journal()
-            .append_one(
-                &task.session_id,
-                &task.task_id,
-                EventBody::TaskState {
-                    state: TaskState::Failed,
-                    message: Some(m),
-                },
-                self.clock().now(),
-            )
-            .await?;
-        Ok(())
     }
 }

@@ -161,8 +161,15 @@ impl A2aEngine {
         message: Message,
     ) -> Outcome {
         let follower = Follower::new(&conn.name, Accumulated::default());
-        self.drive_from(peers, conn, turn, sink, follower, Next::Send(message, None))
-            .await
+        self.drive_from(
+            peers,
+            conn,
+            turn,
+            sink,
+            follower,
+            Next::Send(Box::new((message, None))),
+        )
+        .await
     }
 
     /// [`drive`](Self::drive), starting either with a message to send (and the question it
@@ -183,7 +190,7 @@ impl A2aEngine {
                     Ok(step) => step,
                     Err(outcome) => return outcome,
                 },
-                Next::Send(m, i) => (m, i),
+                Next::Send(sending) => *sending,
             };
             if calls >= self.budget.calls || spent >= self.budget.time {
                 return Outcome::Failed(format!(
@@ -216,7 +223,7 @@ impl A2aEngine {
                 // than end the task on an answer that never arrived.
                 Err(Failure::Unsent(why)) if let Some(asked) = answering => {
                     match self.ask_again(peers, conn, sink, &asked, &why).await {
-                        Ok((m, i)) => Next::Send(m, i),
+                        Ok(sending) => Next::Send(Box::new(sending)),
                         Err(outcome) => return outcome,
                     }
                 }
@@ -346,7 +353,7 @@ impl A2aEngine {
 /// What [`A2aEngine::drive_from`] does next.
 enum Next {
     /// Send this message; it answers this question, if any.
-    Send(Message, Option<Interaction>),
+    Send(Box<(Message, Option<Interaction>)>),
     /// Act on the settled remote task.
     Settle,
 }
@@ -529,7 +536,7 @@ impl Engine for A2aEngine {
                         ..Accumulated::default()
                     };
                     let follower = Follower::new(&conn.name, acc);
-                    let next = Next::Send(message, Some(interaction));
+                    let next = Next::Send(Box::new((message, Some(interaction))));
                     self.drive_from(&peers, &conn, &turn, sink, follower, next)
                         .await
                 }
