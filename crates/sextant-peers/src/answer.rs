@@ -15,8 +15,7 @@ use sextant_journal::{NewEvent, TaskRow};
 
 use super::call::{Exchange, consume, open};
 use super::{PeerError, Peers};
-use crate::background::Unsettled;
-use crate::follow::Follower;
+use crate::follow::{Follower, Unsettled};
 use crate::questions::{CANCEL, follow_up};
 
 impl Peers {

@@ -19,16 +19,10 @@ use sextant_core::{EventBody, Principal};
 use sextant_journal::{NewEvent, TaskRow};
 use sextant_runtime::engine::FOLLOW_KEY;
 
-use crate::call::{Exchange, Quiet};
+use crate::call::Exchange;
 use crate::client::Accumulated;
-use crate::follow::{Follower, answered_at, follow_until_settled, waiting_text};
+use crate::follow::{Follower, Quiet, Unsettled, answered_at, follow_until_settled, waiting_text};
 use crate::{PeerConnection, PeerError, Peers};
-
-/// The parts of an exchange a background follower needs.
-pub(crate) struct Unsettled<'a> {
-    pub follower: &'a Follower,
-    pub streamed: bool,
-}
 
 impl Peers {
     /// Journals that Sextant follows the remote task of `task`'s exchange, starts following

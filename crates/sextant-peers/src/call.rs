@@ -15,7 +15,7 @@
 //! the runtime's checks, caps or workers apply (the runtime's overview says the same).
 //!
 //! **Reading** is [`crate::follow`]'s, as for the `a2a` engine; an exchange that ends before
-//! the remote task settles is followed in the background ([`crate::background`]).
+//! the remote task settles is followed in the background (`background.rs`).
 //!
 //! **Multi-turn.** A call without `context_id` starts a conversation with a fresh contextId
 //! (Sextant's, sent to the peer); passing it back continues it. When the previous exchange in
@@ -38,7 +38,7 @@ use sextant_journal::{Admission, NewEvent};
 use tokio_util::sync::CancellationToken;
 
 use super::{PeerConnection, PeerError, Peers, parse_url};
-use crate::follow::{Follower, Output};
+use crate::follow::{Follower, Quiet, Unsettled};
 use sextant_core::parts::artifact;
 
 /// Longest message sent, in characters.
@@ -79,7 +79,7 @@ pub struct CallResult {
     /// `ok` (answered), `waiting_for_person` (the remote task asked for a decision: it is an
     /// inbox card for the person, `interaction_id`), `needs_input` (it waits for input),
     /// `working` (it had not settled when the reading ended: Sextant follows it in the
-    /// background and journals its answer in the conversation, [`crate::background`]),
+    /// background and journals its answer in the conversation, `background.rs`),
     /// `failed` (the remote task
     /// failed, was rejected or canceled), `canceled` (stopped by orchestrate's `first`).
     pub status: &'static str,
@@ -166,19 +166,6 @@ pub(crate) async fn open(
         SendMessageResponse::Message(m) => StreamResponse::Message(m),
     };
     Ok((Box::pin(futures::stream::iter([Ok(ev)])), false))
-}
-
-/// Where an exchange's reading sends output: nowhere. The exchange journals its reply
-/// once, when it concludes ([`Peers::conclude`]).
-pub(crate) struct Quiet;
-
-impl Output for Quiet {
-    async fn artifact(&mut self, _: a2a::Artifact, _: bool, _: bool) -> Result<(), String> {
-        Ok(())
-    }
-    async fn progress(&mut self, _: String) -> Result<(), String> {
-        Ok(())
-    }
 }
 
 /// Reads a stream into `follower` until it settles ([`Follower::take`]), waits for the
@@ -713,7 +700,7 @@ impl Peers {
             && !matches!(sent.outcome, Err(Failure::Canceled))
         {
             self.record(&conn, sent.latency, None).await;
-            let unsettled = crate::background::Unsettled {
+            let unsettled = Unsettled {
                 follower: &sent.follower,
                 streamed: sent.streamed,
             };
@@ -794,7 +781,7 @@ impl Peers {
         Ok(())
     }
 
-    /// A conversation whose last call is still followed ([`crate::background`]) takes no new
+    /// A conversation whose last call is still followed (`background.rs`) takes no new
     /// call until that one has its answer: the peer would get the new message first.
     async fn refuse_while_following(
         &self,

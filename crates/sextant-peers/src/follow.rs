@@ -80,6 +80,30 @@ pub trait Output: Send {
     fn progress(&mut self, text: String) -> impl Future<Output = Result<(), String>> + Send;
 }
 
+/// The text of `parts`, joined.
+pub(crate) fn texts(parts: &[Part]) -> String {
+    parts.iter().filter_map(Part::as_text).collect()
+}
+
+/// Where an exchange's reading sends output: nowhere. The exchange journals its reply
+/// once, when it concludes (`Peers::conclude`).
+pub(crate) struct Quiet;
+
+impl Output for Quiet {
+    async fn artifact(&mut self, _: a2a::Artifact, _: bool, _: bool) -> Result<(), String> {
+        Ok(())
+    }
+    async fn progress(&mut self, _: String) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+/// The parts of an exchange a background follower needs.
+pub(crate) struct Unsettled<'a> {
+    pub follower: &'a Follower,
+    pub streamed: bool,
+}
+
 /// The parts of each remote artifact already forwarded, in order of first appearance.
 #[derive(Debug, Default, Clone)]
 pub struct Forwarded {
@@ -217,7 +241,7 @@ impl Follower {
             }
             StreamResponse::StatusUpdate(s) if s.status.state == TaskState::Working => {
                 if let Some(m) = &s.status.message {
-                    let text = crate::questions::texts(&m.parts);
+                    let text = texts(&m.parts);
                     if !text.trim().is_empty() {
                         out.progress(text).await?;
                     }

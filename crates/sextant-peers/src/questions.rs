@@ -32,10 +32,6 @@ pub const CONTINUE: &str = "continue";
 /// Most options mirrored from a peer.
 const MAX_OPTIONS: usize = 20;
 
-pub(crate) fn texts(parts: &[Part]) -> String {
-    parts.iter().filter_map(Part::as_text).collect()
-}
-
 /// A peer's text as a person reads it: invisible and misleading characters escaped.
 fn shown(s: &str) -> String {
     escape(s, Mode::Text).text
