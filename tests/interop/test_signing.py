@@ -175,6 +175,19 @@ class CardServer:
                 self.end_headers()
                 self.wfile.write(data)
 
+            def do_POST(self) -> None:  # noqa: N802
+                # Registration's one harmless call (GetTask of a task that cannot exist): an
+                # A2A 1.0 server answers TaskNotFound.
+                length = int(self.headers.get("content-length") or 0)
+                req = json.loads(self.rfile.read(length) or b"{}")
+                data = json.dumps({"jsonrpc": "2.0", "id": req.get("id"),
+                                   "error": {"code": -32001, "message": "Task not found"}}).encode()
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
             def log_message(self, *args) -> None:
                 pass
 

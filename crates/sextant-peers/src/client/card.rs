@@ -517,7 +517,8 @@ pub fn check(raw: &Value, card_url: &Url) -> Vec<CardProblem> {
                 ));
             }
         }
-        if !s.get("tags").is_some_and(Value::is_array) {
+        // Absent is ProtoJSON's empty list (the SDKs sign cards without empty `tags`).
+        if s.get("tags").is_some_and(|t| !t.is_array()) {
             p.push(CardProblem::new(
                 format!("skills[{n}].tags"),
                 format!("{which} has no tags list"),
@@ -558,7 +559,7 @@ pub fn check(raw: &Value, card_url: &Url) -> Vec<CardProblem> {
         }
     }
     // What the typed reader says, unless a check above already named that field.
-    if let Err(e) = serde_path_to_error::deserialize::<_, AgentCard>(raw.clone()) {
+    if let Err(e) = serde_path_to_error::deserialize::<_, AgentCard>(with_empty_lists(raw)) {
         let path = e.path().to_string();
         let path = if path == "." { String::new() } else { path };
         let field = if path.is_empty() {
@@ -583,6 +584,19 @@ pub fn check(raw: &Value, card_url: &Url) -> Vec<CardProblem> {
         }
     }
     p
+}
+
+/// `raw` with the repeated fields ProtoJSON leaves out when empty put back as `[]`: a skill's
+/// `tags` (the official SDKs omit an empty list, and sign the card so), which the typed card
+/// requires.
+pub fn with_empty_lists(raw: &Value) -> Value {
+    let mut v = raw.clone();
+    if let Some(skills) = v.get_mut("skills").and_then(Value::as_array_mut) {
+        for s in skills.iter_mut().filter_map(Value::as_object_mut) {
+            s.entry("tags").or_insert_with(|| Value::Array(Vec::new()));
+        }
+    }
+    v
 }
 
 /// What kind of JSON value `v` is, in a word.

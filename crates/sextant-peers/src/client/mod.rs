@@ -214,7 +214,7 @@ pub struct FetchedCard {
 impl FetchedCard {
     /// The typed card, or why it does not parse.
     pub fn card(&self) -> Result<a2a::AgentCard, String> {
-        serde_json::from_value(self.raw.clone())
+        serde_json::from_value(card::with_empty_lists(&self.raw))
             .map_err(|e| format!("the card does not match the A2A 1.0 card schema: {e}"))
     }
 }
