@@ -612,7 +612,7 @@ pub fn explain_value(why: &str, found: Option<&Value>) -> String {
     {
         if chrono::NaiveDateTime::parse_from_str(s, "%Y-%m-%dT%H:%M:%S%.f").is_ok() {
             return format!(
-                "{s:?} has no time zone; A2A 1.0 timestamps are RFC 3339 with Z or an                  offset (2026-12-01T10:00:00Z)"
+                "{s:?} has no time zone; A2A 1.0 timestamps are RFC 3339 with Z or an offset (2026-12-01T10:00:00Z)"
             );
         }
         return format!("{s:?} is not an RFC 3339 timestamp (2026-12-01T10:00:00Z)");
