@@ -21,6 +21,7 @@ mod connections;
 mod console;
 mod dialects;
 mod errors;
+mod extended_cards;
 mod extractors;
 mod grpc;
 mod http_json;

@@ -143,6 +143,9 @@ pub struct Orchestration {
     pub winner: Option<Value>,
     /// Why the winner won (or why there is none).
     pub reason: String,
+    /// Peers matched by their public card though they declare an extended card, and why.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 /// How one event stream was opened.
@@ -998,6 +1001,9 @@ impl Peers {
             });
         }
         valid_message(message)?;
+        // The peers Sextant holds a token for route by their extended cards' skills: read
+        // those first where none was read lately (`crate::extended`).
+        let mut notes = self.read_extended_cards().await?;
         let rows = self.journal().peers().await?;
         let mut candidates = Vec::new();
         let mut skipped = Vec::new();
@@ -1005,12 +1011,17 @@ impl Peers {
         let mut unavailable = Vec::new();
         let mut known: Vec<String> = Vec::new();
         for row in &rows {
-            let strength = match_strength(row, &cap);
+            let extended = self.extended_skills(row);
+            let strength = match_strength(row, extended.as_deref(), &cap);
             known.extend(row.capabilities.iter().map(|c| c.to_lowercase()));
-            if let Some(p) = &row.pinned_parts {
+            let skills = extended.map(|s| json!({ "skills": s }));
+            if let Some(p) = skills.as_ref().or(row.pinned_parts.as_ref()) {
                 let (ids, tags) = crate::client::card::advertised(p);
                 known.extend(ids);
                 known.extend(tags);
+            }
+            if let Some(why) = self.extended_note(row) {
+                notes.push(format!("{}: {why}; matched by its public card", row.name));
             }
             match (strength, &row.paused_at, &row.disabled) {
                 (Some(_), Some(at), _) => {
@@ -1043,11 +1054,16 @@ impl Peers {
             known.sort();
             known.dedup();
             return Err(PeerError::NotFound(format!(
-                "no enabled peer advertises the capability {cap:?}{}",
+                "no enabled peer advertises the capability {cap:?}{}{}",
                 if known.is_empty() {
                     String::new()
                 } else {
                     format!("; known capabilities: {}", known.join(", "))
+                },
+                if notes.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", notes.join("; "))
                 }
             )));
         }
@@ -1143,25 +1159,35 @@ impl Peers {
             results,
             winner,
             reason,
+            notes,
         })
     }
 }
 
 /// How well a peer matches a capability: 3 = a pinned skill id, 2 = a pinned skill tag,
 /// 1 = a declared capability, 0 = `*`; `None` = no match. Skills outside `allowed_skills`
-/// (when set) do not count.
-pub(crate) fn match_strength(row: &sextant_journal::PeerRow, cap: &str) -> Option<u8> {
+/// (when set) do not count. The skills of the peer's `extended` card, when Sextant read it
+/// (`crate::extended`), stand for the pinned public card's.
+pub(crate) fn match_strength(
+    row: &sextant_journal::PeerRow,
+    extended: Option<&[Value]>,
+    cap: &str,
+) -> Option<u8> {
     if cap == "*" {
         return Some(0);
     }
     let mut best = None;
-    if let Some(parts) = &row.pinned_parts {
+    let pinned = row
+        .pinned_parts
+        .as_ref()
+        .map(|p| p["skills"].as_array().map(Vec::as_slice).unwrap_or(&[]));
+    if let Some(skills) = extended.or(pinned) {
         let allowed: Vec<String> = row
             .allowed_skills
             .iter()
             .map(|s| s.to_lowercase())
             .collect();
-        for skill in parts["skills"].as_array().map(Vec::as_slice).unwrap_or(&[]) {
+        for skill in skills {
             let id = skill["id"].as_str().unwrap_or("").to_lowercase();
             if !allowed.is_empty() && !allowed.contains(&id) {
                 continue;
@@ -1299,14 +1325,24 @@ mod tests {
                 chrono::DateTime::UNIX_EPOCH,
             )
         };
-        assert_eq!(match_strength(&row, "echo"), Some(3));
-        assert_eq!(match_strength(&row, "test"), Some(2));
-        assert_eq!(match_strength(&row, "summaries"), Some(1));
-        assert_eq!(match_strength(&row, "*"), Some(0));
-        assert_eq!(match_strength(&row, "cooking"), None);
+        assert_eq!(match_strength(&row, None, "echo"), Some(3));
+        assert_eq!(match_strength(&row, None, "test"), Some(2));
+        assert_eq!(match_strength(&row, None, "summaries"), Some(1));
+        assert_eq!(match_strength(&row, None, "*"), Some(0));
+        assert_eq!(match_strength(&row, None, "cooking"), None);
+        // An extended card's skills stand for the public card's.
+        let extended = [json!({"id": "cooking", "tags": ["food"]})];
+        assert_eq!(match_strength(&row, Some(&extended), "cooking"), Some(3));
+        assert_eq!(match_strength(&row, Some(&extended), "food"), Some(2));
+        assert_eq!(match_strength(&row, Some(&extended), "echo"), None);
         row.allowed_skills = vec!["translate".into()];
-        assert_eq!(match_strength(&row, "echo"), None, "not an allowed skill");
-        assert_eq!(match_strength(&row, "language"), Some(2));
+        assert_eq!(
+            match_strength(&row, None, "echo"),
+            None,
+            "not an allowed skill"
+        );
+        assert_eq!(match_strength(&row, None, "language"), Some(2));
+        assert_eq!(match_strength(&row, Some(&extended), "cooking"), None);
     }
 
     #[test]

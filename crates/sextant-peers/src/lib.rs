@@ -15,6 +15,8 @@
 //! - **Calls** ([`call`]): each exchange is journalled as a task of an outbound Session per
 //!   (caller, peer, contextId), with the sent message and the reply as journal events;
 //!   answers to a remote task's questions go back through [`answer`].
+//! - **Extended cards** ([`extended`]): a peer Sextant holds a token for is matched and shown
+//!   by the skills of its extended card, when its public card declares one.
 //! - **History and listing** ([`history`]).
 //! - **The `a2a` engine** ([`engine`]): an Agent that forwards its turns to one peer.
 //! - **The client** ([`client`]): a reqwest-based A2A 1.0 client behind the network guard
@@ -30,6 +32,7 @@ mod background;
 pub mod call;
 pub mod client;
 pub mod engine;
+pub mod extended;
 pub mod follow;
 pub mod history;
 pub mod questions;
@@ -288,6 +291,8 @@ struct Inner {
     clock: Arc<dyn Clock>,
     client: A2aClient,
     tokens: TokenStore,
+    /// The peers' extended cards as last read ([`extended`]).
+    extended: extended::Cache,
     /// Where every outbound call is reported (the server's audit log).
     audit: std::sync::OnceLock<AuditHook>,
     /// The calls followed in the background ([`background`]), stopped by [`Peers::stop`].
@@ -456,6 +461,7 @@ impl Peers {
                 clock,
                 client,
                 tokens,
+                extended: extended::Cache::default(),
                 audit: std::sync::OnceLock::new(),
                 followers: tokio_util::task::TaskTracker::new(),
                 stopping: tokio_util::sync::CancellationToken::new(),
@@ -927,7 +933,12 @@ impl Peers {
             token,
             origin: url.origin(),
         });
-        self.endpoint_for(name, &format!("peer:{name}"), true, &fetched, bearer, &row)
+        let conn =
+            self.endpoint_for(name, &format!("peer:{name}"), true, &fetched, bearer, &row)?;
+        // The public card checked out: its extended card, if it has one (`extended`).
+        self.refresh_extended(name, &hash, &fetched, &conn.endpoint)
+            .await;
+        Ok(conn)
     }
 
     /// A pinned card's signature: still by the pinned key (else the peer is disabled, as for
@@ -1163,14 +1174,86 @@ impl Peers {
                 .into_iter()
                 .find(|p| p.url == url.as_str()),
         };
-        if let Some(r) = registered {
+        if let Some(r) = &registered {
             summary.matches_pin =
                 Some(r.pinned_hash.is_some() && r.pinned_hash == summary.pin_hash);
-            summary.registered_as = Some(r.name);
-            summary.pinned_hash = Some(r.pinned_hash);
+            summary.registered_as = Some(r.name.clone());
+            summary.pinned_hash = Some(r.pinned_hash.clone());
             summary.enabled = Some(r.disabled.is_none());
         }
+        if summary.capabilities.extended_agent_card {
+            let used = self
+                .discover_extended(registered.as_ref(), &fetched, &mut summary)
+                .await;
+            summary.extended_card = Some(used);
+        }
         Ok(summary)
+    }
+
+    /// `a2a_discover` of a card that declares an extended card: shows that card's skills when
+    /// the card is a registered peer's, matches its pin (and its signature checked out), and
+    /// Sextant holds a token for it ([`extended`]).
+    async fn discover_extended(
+        &self,
+        registered: Option<&PeerRow>,
+        fetched: &FetchedCard,
+        summary: &mut CardSummary,
+    ) -> card::ExtendedCardUse {
+        let public = |why: &str| card::ExtendedCardUse {
+            used: false,
+            note: Some(format!("{why}; the skills shown are the public card's")),
+        };
+        let Some(row) = registered else {
+            return public(
+                "Sextant holds no token for this agent (register it as a peer with one to \
+                 read its extended card)",
+            );
+        };
+        let Some(token) = self.inner.tokens.get(&row.name) else {
+            return public("Sextant holds no token for this peer");
+        };
+        let pinned = summary.matches_pin == Some(true) && summary.signature.verified != Some(false);
+        let (Some(hash), true) = (row.pinned_hash.as_deref(), pinned) else {
+            return public(
+                "the card does not match its pin, so its extended card is not read (re-pin \
+                 it after checking it)",
+            );
+        };
+        // The token goes only to the registered URL's origin, as for calls.
+        let bearer = parse_url("url", &row.url).ok().map(|u| Bearer {
+            token,
+            origin: u.origin(),
+        });
+        let agent_id = format!("peer:{}", row.name);
+        let conn = match self.endpoint_for(&row.name, &agent_id, true, fetched, bearer, row) {
+            Ok(c) => c,
+            Err(e) => return public(&e.to_string()),
+        };
+        match self
+            .refresh_extended(&row.name, hash, fetched, &conn.endpoint)
+            .await
+        {
+            Some(extended::Outcome::Skills(skills)) => {
+                summary.skills_total = skills.len();
+                summary.skills = skills
+                    .iter()
+                    .take(card::SUMMARY_SKILLS)
+                    .map(|s| card::CardSkill {
+                        id: s["id"].as_str().unwrap_or("").to_string(),
+                        name: s["name"].as_str().unwrap_or("").to_string(),
+                        description: s["description"].as_str().unwrap_or("").to_string(),
+                        tags: s["tags"].clone(),
+                        examples: s["examples"].clone(),
+                    })
+                    .collect();
+                card::ExtendedCardUse {
+                    used: true,
+                    note: None,
+                }
+            }
+            Some(extended::Outcome::Failed(why)) => public(&why),
+            Some(extended::Outcome::NotDeclared) | None => public("no extended card was read"),
+        }
     }
 }
 

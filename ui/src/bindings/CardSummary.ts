@@ -4,6 +4,7 @@ import type { CardCapabilities } from "./CardCapabilities";
 import type { CardInterface } from "./CardInterface";
 import type { CardSignature } from "./CardSignature";
 import type { CardSkill } from "./CardSkill";
+import type { ExtendedCardUse } from "./ExtendedCardUse";
 import type { JsonValue } from "./serde_json/JsonValue";
 
 /**
@@ -84,4 +85,9 @@ enabled?: boolean,
  * The card's signatures (A2A 1.0 §8.4): whether it is signed, by which keys, and whether
  * a signature verified.
  */
-signature: CardSignature, };
+signature: CardSignature, 
+/**
+ * For a card that declares an extended card: whether `skills` are that card's
+ * (`crate::extended`). Absent otherwise.
+ */
+extendedCard?: ExtendedCardUse, };

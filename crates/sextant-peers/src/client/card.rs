@@ -681,6 +681,23 @@ pub struct CardSummary {
     /// The card's signatures (A2A 1.0 §8.4): whether it is signed, by which keys, and whether
     /// a signature verified.
     pub signature: CardSignature,
+    /// For a card that declares an extended card: whether `skills` are that card's
+    /// (`crate::extended`). Absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub extended_card: Option<ExtendedCardUse>,
+}
+
+/// Whether a summary's skills come from the peer's extended card (read with the token
+/// Sextant holds for it) or from its public card.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[ts(export)]
+pub struct ExtendedCardUse {
+    /// `true`: `skills` are the extended card's; the pin and signature are still the public
+    /// card's.
+    pub used: bool,
+    /// Why the public card's skills are shown instead (no token, the read failed, …).
+    pub note: Option<String>,
 }
 
 /// What a card summary says about its signatures.
@@ -870,6 +887,7 @@ pub fn summary(raw: &Value, card_url: &Url) -> CardSummary {
             kids: sextant_a2a::signing::signature_kids(raw),
             ..CardSignature::default()
         },
+        extended_card: None,
     }
 }
 

@@ -970,9 +970,24 @@ impl A2aClient {
         method: &str,
         params: Value,
     ) -> Result<Value, ClientError> {
+        let limit = self.settings.max_response_bytes;
+        self.call_untraced_capped(ep, method, params, limit, "response")
+            .await
+    }
+
+    /// [`Self::call_untraced`], reading the response up to `limit` bytes (`what` names it in
+    /// the error past that).
+    async fn call_untraced_capped(
+        &self,
+        ep: &Endpoint,
+        method: &str,
+        params: Value,
+        limit: usize,
+        what: &'static str,
+    ) -> Result<Value, ClientError> {
         let req = self.request(ep, method, params, "application/json")?;
         let resp = check_status(req.send().await.map_err(map_reqwest)?).await?;
-        let body = read_capped(resp, self.settings.max_response_bytes, "response").await?;
+        let body = read_capped(resp, limit, what).await?;
         let v: Value = serde_json::from_slice(&body)
             .map_err(|e| ClientError::Protocol(format!("the response is not JSON: {e}")))?;
         envelope_result(v)
@@ -980,8 +995,23 @@ impl A2aClient {
 
     /// A unary JSON-RPC call; the `result`.
     async fn call(&self, ep: &Endpoint, method: &str, params: Value) -> Result<Value, ClientError> {
+        let limit = self.settings.max_response_bytes;
+        self.call_capped(ep, method, params, limit, "response")
+            .await
+    }
+
+    /// A unary JSON-RPC call whose response is read up to `limit` bytes (`what` names it in
+    /// the error past that); the `result`.
+    async fn call_capped(
+        &self,
+        ep: &Endpoint,
+        method: &str,
+        params: Value,
+        limit: usize,
+        what: &'static str,
+    ) -> Result<Value, ClientError> {
         let span = call_span(ep, method);
-        self.call_untraced(ep, method, params)
+        self.call_untraced_capped(ep, method, params, limit, what)
             .instrument(span.clone())
             .await
             .inspect_err(|_| {
@@ -1093,6 +1123,27 @@ impl A2aClient {
     pub async fn cancel_task(&self, ep: &Endpoint, id: &str) -> Result<Task, ClientError> {
         let result = self.call(ep, "CancelTask", json!({ "id": id })).await?;
         decode(result, "the CancelTask result")
+    }
+
+    /// `GetExtendedAgentCard`: the card the peer shows this caller (with the endpoint's
+    /// token), as received (read up to the card limit). Only an object is a card.
+    pub async fn get_extended_agent_card(&self, ep: &Endpoint) -> Result<Value, ClientError> {
+        let limit = self.settings.max_card_bytes;
+        let card = self
+            .call_capped(
+                ep,
+                "GetExtendedAgentCard",
+                json!({}),
+                limit,
+                "extended agent card",
+            )
+            .await?;
+        if !card.is_object() {
+            return Err(ClientError::Protocol(
+                "the GetExtendedAgentCard result is not a card (an object)".into(),
+            ));
+        }
+        Ok(card)
     }
 }
 
