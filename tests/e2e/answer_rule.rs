@@ -525,3 +525,92 @@ async fn wait_card(app: &TestApp, task_id: &str) -> Value {
             .unwrap_or_else(|| panic!("the event stream ended before {task_id} asked"));
     }
 }
+
+/// A plan the person made, whose prompt an allowed assistant then rewrote: the assistant wrote
+/// what its Runs ask for, so it may not answer their cards (before, only the assistant that
+/// *made* a plan counted as its raiser). An unedited plan's Run card it may answer.
+#[tokio::test]
+async fn an_assistant_that_rewrote_a_plan_does_not_answer_its_runs() {
+    let env = env().await;
+    let app = &env.app;
+    let dir = app.dir.path().display().to_string();
+    let helper = mcp(app, Some(&env.helper)).await;
+    let make = |name: &'static str, file: &'static str| {
+        let dir = dir.clone();
+        async move {
+            let (status, _, body) = app
+                .request(
+                    Who::Owner,
+                    Method::POST,
+                    "/api/v1/me/schedules",
+                    Some(
+                        json!({ "name": name, "prompt": format!("touch {dir}/{file}"),
+                                 "agent_id": "sh", "cron": "0 3 * * *", "timezone": "UTC" }),
+                    ),
+                )
+                .await;
+            assert_eq!(status, StatusCode::CREATED, "{body}");
+            body["id"].as_str().unwrap().to_string()
+        }
+    };
+    let run_card = |id: String| {
+        let helper = &helper;
+        async move {
+            let now = tool(helper, "run_schedule_now", json!({ "schedule_id": id })).await;
+            assert_ne!(now.is_error, Some(true), "{}", all_text(&now));
+            let task = now.structured_content.as_ref().unwrap()["task_id"]
+                .as_str()
+                .unwrap()
+                .to_string();
+            wait_card(app, &task).await
+        }
+    };
+
+    let edited = make("Rewritten", "person-words").await;
+    let r = tool(
+        &helper,
+        "update_schedule",
+        json!({ "schedule_id": edited, "prompt": format!("touch {dir}/assistant-words") }),
+    )
+    .await;
+    assert_ne!(r.is_error, Some(true), "{}", all_text(&r));
+    let card = run_card(edited.clone()).await;
+    assert!(
+        card["action"]["exact"]["command"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("assistant-words"),
+        "{card}"
+    );
+    let digest = card["action"]["digest"].as_str().unwrap().to_string();
+    let r = mcp_answer(&helper, "sh", &card, "accept", Some(&digest)).await;
+    assert_eq!(refusal_code(&r), "own_request", "{}", all_text(&r));
+    // The person puts the prompt back: the assistant still wrote earlier Runs' prompts (a
+    // replay asks for them again), so it stays an author.
+    let (status, _, body) = app
+        .request(
+            Who::Owner,
+            Method::PATCH,
+            &format!("/api/v1/me/schedules/{edited}"),
+            Some(json!({ "prompt": format!("touch {dir}/person-words") })),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    person_declines(app, &card).await;
+    let again = run_card(edited).await;
+    let digest = again["action"]["digest"].as_str().unwrap().to_string();
+    let r = mcp_answer(&helper, "sh", &again, "accept", Some(&digest)).await;
+    assert_eq!(refusal_code(&r), "own_request", "{}", all_text(&r));
+    person_declines(app, &again).await;
+    assert!(!app.dir.path().join("assistant-words").exists());
+
+    // A plan only the person wrote: helper, allowed on `sh`, answers its Run's card.
+    let plain = make("Person's", "plain-ran").await;
+    let card = run_card(plain).await;
+    let digest = card["action"]["digest"].as_str().unwrap().to_string();
+    let r = mcp_answer(&helper, "sh", &card, "decline", Some(&digest)).await;
+    assert_ne!(r.is_error, Some(true), "{}", all_text(&r));
+    ended(app, card["taskId"].as_str().unwrap()).await;
+    drop(helper);
+    env.app.shutdown().await;
+}

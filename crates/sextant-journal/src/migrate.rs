@@ -110,6 +110,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "20261203200000_tasks_ended",
         include_str!("../migrations/20261203200000_tasks_ended.sql"),
     ),
+    (
+        "20261208000000_schedule_editors",
+        include_str!("../migrations/20261208000000_schedule_editors.sql"),
+    ),
 ];
 
 /// Applies the pending migrations; returns how many ran.

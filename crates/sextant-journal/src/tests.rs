@@ -341,6 +341,7 @@ fn schedule_row(id: &str, next: &str) -> ScheduleRow {
         paused_at: None,
         once_at: None,
         source_principal: None,
+        editors: Vec::new(),
         due_at: Some(t(next)),
     }
 }

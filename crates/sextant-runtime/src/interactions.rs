@@ -15,7 +15,7 @@
 //! - the person (the console session, the owner token) answers any card;
 //! - an assistant answers a card only when the person listed it in that Agent's
 //!   `access.answer`, it may still read the Agent (not revoked), the card was not raised by its
-//!   own request (the task's caller, or the schedule it created), the option is not
+//!   own request (the task's caller, or a schedule it created or rewrote), the option is not
 //!   `acceptForSchedule` (a permanent grant is the person's alone), and the answer carries the
 //!   digest of the exact action it was shown;
 //! - nobody else (peers, JWT callers, the anonymous loopback caller) answers for the person.
@@ -257,7 +257,7 @@ impl Runtime {
     }
 
     /// Whether `task`'s cards were raised by `principal`'s own request: it sent the task's
-    /// input, or the task is a Run of a schedule it made. When that cannot be read, the answer
+    /// input, or the task is a Run of a schedule it made or whose prompt or Agent it changed. When that cannot be read, the answer
     /// is yes (refusing an allowed answer is the safe mistake).
     async fn raised_by(&self, principal: &Principal, task: &TaskRow) -> bool {
         let key = principal.key();
@@ -274,11 +274,13 @@ impl Runtime {
             }
         };
         match journal.schedule(scope.schedule_id.as_str()).await {
-            Ok(Some(s)) => s
-                .source_principal
-                .as_deref()
-                .and_then(|p| serde_json::from_str::<Principal>(p).ok())
-                .is_some_and(|p| p.key() == key),
+            Ok(Some(s)) => {
+                s.editors.iter().any(|e| *e == key)
+                    || s.source_principal
+                        .as_deref()
+                        .and_then(|p| serde_json::from_str::<Principal>(p).ok())
+                        .is_some_and(|p| p.key() == key)
+            }
             Ok(None) => false,
             Err(e) => {
                 tracing::warn!(error = %e, task_id = %task.task_id, "could not read the task's schedule");

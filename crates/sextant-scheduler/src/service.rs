@@ -539,6 +539,7 @@ impl Scheduler {
             once_at,
             source_principal,
             due_at: due,
+            editors: Vec::new(),
         };
         self.check_enable(actor, &row).await?;
         self.journal().create_schedule(row.clone()).await?;
@@ -673,6 +674,17 @@ impl Scheduler {
         } else {
             (current.next_fire_at, current.due_at)
         };
+        // An assistant that rewrites what the plan asks for (its prompt or Agent) is, from now
+        // on, an author of its Runs' requests: it never answers their cards (the runtime's
+        // "own request" rule reads `editors`).
+        if let Some(a) = &actor.assistant
+            && (row.prompt != current.prompt || row.agent_id != current.agent_id)
+        {
+            let key = a.key();
+            if !row.editors.contains(&key) {
+                row.editors.push(key);
+            }
+        }
         row.updated_at = millis(now);
         if !self
             .journal()

@@ -63,13 +63,17 @@ pub struct ScheduleRow {
     /// When the loop handles the cursor: `next_fire_at` plus the slot's jitter.
     #[serde(default, with = "crate::stored::time::opt")]
     pub due_at: Option<DateTime<Utc>>,
+    /// The assistants (`Principal::key()`) that changed the plan's prompt or Agent after it was
+    /// made, each once. Like `source_principal`, they wrote what its Runs ask for.
+    #[serde(default)]
+    pub editors: Vec<String>,
 }
 
 pub(crate) const COLUMNS: &str = "schedule_id, creator, creator_kind, creator_principal, name, prompt, cron, \
                        timezone, agent_id, enabled, missed_run_policy, missed_run_grace_secs, \
                        source, created_at, updated_at, next_fire_at, overlap_policy, jitter_secs, \
                        pause_after_failures, consecutive_failures, paused_reason, paused_at, \
-                       once_at, source_principal, due_at";
+                       once_at, source_principal, due_at, editors";
 
 pub(crate) fn row(r: &Row<'_>) -> rusqlite::Result<ScheduleRow> {
     Ok(ScheduleRow {
@@ -98,6 +102,15 @@ pub(crate) fn row(r: &Row<'_>) -> rusqlite::Result<ScheduleRow> {
         once_at: r.get(22)?,
         source_principal: r.get(23)?,
         due_at: stored::get_opt(r, 24)?,
+        editors: editors(r, 25)?,
+    })
+}
+
+/// The `editors` column: a JSON array of principal keys.
+fn editors(r: &Row<'_>, i: usize) -> rusqlite::Result<Vec<String>> {
+    let text: String = r.get(i)?;
+    serde_json::from_str(&text).map_err(|e| {
+        rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, Box::new(e))
     })
 }
 
@@ -140,7 +153,7 @@ pub fn insert(c: &Connection, s: &ScheduleRow) -> Result<()> {
     c.prepare_cached(&format!(
         "INSERT INTO schedules ({COLUMNS})
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
-                 ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25)"
+                 ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26)"
     ))?
     .execute(params![
         s.schedule_id.as_str(),
@@ -168,12 +181,13 @@ pub fn insert(c: &Connection, s: &ScheduleRow) -> Result<()> {
         s.once_at,
         s.source_principal,
         s.due_at.map(Sql),
+        editors_json(&s.editors)?,
     ])?;
     Ok(())
 }
 
 /// Replaces the editable fields of a schedule owned by `s.creator`; returns whether it existed.
-/// Identity, creator, source and creation time never change. The failure count is reset to 0
+/// Identity, creator, source and creation time never change; `editors` is written as given. The failure count is reset to 0
 /// when `reset_failures` (the plan was enabled again) and otherwise left as the scheduler
 /// wrote it.
 pub fn update(c: &Connection, s: &ScheduleRow, reset_failures: bool) -> Result<bool> {
@@ -184,7 +198,8 @@ pub fn update(c: &Connection, s: &ScheduleRow, reset_failures: bool) -> Result<b
                  missed_run_grace_secs = ?10, updated_at = ?11, next_fire_at = ?12,
                  overlap_policy = ?13, jitter_secs = ?14, pause_after_failures = ?15,
                  paused_reason = ?16, paused_at = ?17, once_at = ?18, due_at = ?19,
-                 consecutive_failures = CASE WHEN ?20 THEN 0 ELSE consecutive_failures END
+                 consecutive_failures = CASE WHEN ?20 THEN 0 ELSE consecutive_failures END,
+                 editors = ?21
              WHERE schedule_id = ?1 AND creator = ?2",
         )?
         .execute(params![
@@ -208,6 +223,7 @@ pub fn update(c: &Connection, s: &ScheduleRow, reset_failures: bool) -> Result<b
             s.once_at,
             s.due_at.map(Sql),
             reset_failures,
+            editors_json(&s.editors)?,
         ])?;
     Ok(n == 1)
 }
@@ -261,4 +277,9 @@ pub fn advance(
         )?
         .execute(params![schedule_id, expected, next, due])?;
     Ok(n == 1)
+}
+
+/// `editors` as its column holds it.
+fn editors_json(editors: &[String]) -> Result<String> {
+    serde_json::to_string(editors).map_err(|e| crate::Error::Corrupt(format!("editors: {e}")))
 }
