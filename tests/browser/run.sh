@@ -31,4 +31,4 @@ fi
 
 cd "$here"
 npm ci --no-audit --no-fund --loglevel=error
-node --test --test-concurrency=1 --test-reporter=spec console.test.mjs daily.test.mjs steer.test.mjs
+node --test --test-concurrency=1 --test-reporter=spec console.test.mjs daily.test.mjs steer.test.mjs pages.test.mjs

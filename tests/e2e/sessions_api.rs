@@ -258,3 +258,129 @@ async fn a_wrong_token_is_401_on_console_and_a2a_endpoints() {
     assert_eq!(app.tasks_total().await, 0, "nothing was admitted");
     app.shutdown().await;
 }
+
+const OPEN_TO_ALICE: &str = r#"
+[[agents]]
+id = "open"
+name = "Open"
+description = "e2e: the person and peer alice may call"
+engine = { kind = "echo" }
+access = { call = ["person", "anonymous-local", "peer:alice"] }
+"#;
+
+/// The ids a list answered (`tasks` or `sessions`), by `key`, and its total.
+async fn listed(app: &TestApp, path: &str, items: &str, key: &str) -> (Vec<String>, u64) {
+    let (status, _, body) = app.get_json(path, true).await;
+    assert_eq!(status, StatusCode::OK, "{path}: {body}");
+    let ids = body[items]
+        .as_array()
+        .expect("a list")
+        .iter()
+        .map(|v| v[key].as_str().expect("an id").to_string())
+        .collect();
+    (ids, body["total"].as_u64().expect("total"))
+}
+
+/// `origin=` sorts both console lists into the person's own conversations, other agents'
+/// and schedules' Runs (issue #37: it was ignored, so every list mixed them).
+#[tokio::test]
+async fn origin_keeps_the_persons_other_agents_or_schedules_tasks_and_sessions() {
+    let app = TestApp::spawn_with(false, Some(OPEN_TO_ALICE)).await;
+    let mine = app.send_task_as(Who::Owner, "open", msg("my own")).await;
+    let (status, _, body) = app
+        .request(
+            Who::Owner,
+            reqwest::Method::POST,
+            "/api/v1/peer-tokens",
+            Some(json!({ "name": "alice" })),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let alice = body["token"].as_str().expect("token").to_string();
+    let id = uid("rpc");
+    let resp = send(
+        app.client
+            .post(app.a2a_url("open"))
+            .bearer_auth(&alice)
+            .header("content-type", "application/json")
+            .header("A2A-Version", "1.0")
+            .body(
+                json!({ "jsonrpc": "2.0", "id": id, "method": "SendMessage",
+                        "params": { "message": msg("from alice") } })
+                .to_string(),
+            ),
+    )
+    .await;
+    let theirs = json_body(resp, StatusCode::OK).await;
+    let theirs = &theirs["result"]["task"];
+    assert!(theirs.is_object(), "{theirs}");
+    let (status, _, schedule) = app
+        .request(
+            Who::Owner,
+            reqwest::Method::POST,
+            "/api/v1/me/schedules",
+            Some(
+                json!({ "name": "nightly", "prompt": "from a schedule", "cron": "0 3 * * *",
+                         "timezone": "Asia/Kolkata", "agent_id": "open" }),
+            ),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{schedule}");
+    let (status, _, run) = app
+        .request(
+            Who::Owner,
+            reqwest::Method::POST,
+            &format!(
+                "/api/v1/me/schedules/{}/run",
+                schedule["id"].as_str().unwrap()
+            ),
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{run}");
+    let run_session = run["session_id"]
+        .as_str()
+        .expect("the Run's Session")
+        .to_string();
+
+    let session = |t: &Value| t["metadata"]["sessionId"].as_str().unwrap().to_string();
+    for (origin, session_id) in [
+        ("mine", session(&mine)),
+        ("agents", session(theirs)),
+        ("schedules", run_session.clone()),
+    ] {
+        let (ids, total) = listed(
+            &app,
+            &format!("/api/v1/sessions?origin={origin}"),
+            "sessions",
+            "sessionId",
+        )
+        .await;
+        assert_eq!(
+            (ids, total),
+            (vec![session_id.clone()], 1),
+            "sessions from {origin}"
+        );
+        let (status, _, page) = app
+            .get_json(&format!("/api/v1/tasks?origin={origin}"), true)
+            .await;
+        assert_eq!(status, StatusCode::OK, "{page}");
+        let tasks = page["tasks"].as_array().expect("tasks");
+        assert_eq!(page["total"], 1, "tasks from {origin}: {page}");
+        assert_eq!(tasks.len(), 1, "tasks from {origin}: {page}");
+        assert_eq!(tasks[0]["sessionId"], json!(session_id), "{origin}: {page}");
+    }
+    let (ids, total) = listed(&app, "/api/v1/sessions", "sessions", "sessionId").await;
+    assert_eq!((ids.len(), total), (3, 3), "no origin: every Session");
+    let (ids, _) = listed(&app, "/api/v1/tasks?origin=", "tasks", "taskId").await;
+    assert_eq!(ids.len(), 3, "an empty origin is any");
+    for path in ["/api/v1/tasks?origin=peers", "/api/v1/sessions?origin=a2a"] {
+        let (status, _, body) = app.get_json(path, true).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{path}: {body}");
+        assert!(
+            body.to_string().contains("mine, agents, schedules"),
+            "{path}: {body}"
+        );
+    }
+    app.shutdown().await;
+}

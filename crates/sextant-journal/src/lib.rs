@@ -625,14 +625,15 @@ impl Journal {
             .await
     }
 
-    /// A page of Sessions, most recently active first.
+    /// A page of Sessions, most recently active first (of one provenance, if given).
     pub async fn list_sessions(
         &self,
         caller: Option<String>,
+        from: Option<queries::sessions::Provenance>,
         cursor: Option<(String, String)>,
         limit: u32,
     ) -> Result<(Vec<SessionRow>, u64)> {
-        self.read(move |c| queries::sessions::list(c, caller.as_deref(), cursor, limit))
+        self.read(move |c| queries::sessions::list(c, caller.as_deref(), from, cursor, limit))
             .await
     }
 

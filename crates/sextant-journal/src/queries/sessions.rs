@@ -154,20 +154,70 @@ pub fn touch(c: &Connection, session_id: &str, last_seq: i64, at: &str) -> Resul
     Ok(())
 }
 
+/// Who a conversation is from, as the console sorts them (`origin=` of its two lists): the
+/// person's own (from the console, or Sextant calling a peer for them), other agents' (a peer,
+/// an assistant, any token that is not the person's), or a schedule's Runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Provenance {
+    Mine,
+    Agents,
+    Schedules,
+}
+
+impl Provenance {
+    /// Every provenance, in the console's order.
+    pub const ALL: [Provenance; 3] = [Provenance::Mine, Provenance::Agents, Provenance::Schedules];
+
+    /// Its word in a query (`mine`, `agents`, `schedules`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Provenance::Mine => "mine",
+            Provenance::Agents => "agents",
+            Provenance::Schedules => "schedules",
+        }
+    }
+
+    /// The provenance a word names; `None` for any other text.
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|p| p.as_str() == s)
+    }
+
+    /// Its condition on a `sessions` row (constant SQL: no parameters). A Run's caller is the
+    /// schedule's owner, so a schedule's Sessions are told apart by their origin first. The
+    /// loopback caller without a token is the person at their own machine; `anonymous_local`
+    /// is how a journal from before the spelling changed may still hold it.
+    pub(crate) fn sql(self) -> &'static str {
+        match self {
+            Provenance::Schedules => "origin = 'schedule'",
+            Provenance::Mine => {
+                "origin <> 'schedule' \
+                 AND caller_kind IN ('person', 'anonymous-local', 'anonymous_local')"
+            }
+            Provenance::Agents => {
+                "origin <> 'schedule' \
+                 AND caller_kind NOT IN ('person', 'anonymous-local', 'anonymous_local')"
+            }
+        }
+    }
+}
+
 /// A page of Sessions, most recently active first; `cursor` is the (updated_at, session_id) of
 /// the last row of the previous page. Also returns the total count. A Session whose stored
 /// values do not read (an origin a newer Sextant wrote) is left out (and logged), and the page
 /// reads on past it, so it still holds `limit` Sessions when there are that many after the
-/// cursor (a caller's look-ahead row included), as `runs::list` does.
+/// cursor (a caller's look-ahead row included), as `runs::list` does. `from` keeps the
+/// Sessions of one [`Provenance`].
 pub fn list(
     c: &Connection,
     caller: Option<&str>,
+    from: Option<Provenance>,
     cursor: Option<(String, String)>,
     limit: u32,
 ) -> Result<(Vec<SessionRow>, u64)> {
+    let from_sql = from.map_or("1", Provenance::sql);
     let mut stmt = c.prepare_cached(&format!(
         "SELECT {COLUMNS} FROM sessions
-         WHERE (?1 IS NULL OR caller = ?1)
+         WHERE (?1 IS NULL OR caller = ?1) AND ({from_sql})
            AND (?2 = 0 OR updated_at < ?3 OR (updated_at = ?3 AND session_id < ?4))
          ORDER BY updated_at DESC, session_id DESC LIMIT ?5"
     ))?;
@@ -182,11 +232,20 @@ pub fn list(
             .collect()
         },
     )?;
-    // From the tally the triggers keep (a row per caller), not a count of every Session.
-    let total: i64 = c
-        .prepare_cached(
-            "SELECT COALESCE(SUM(n), 0) FROM session_tally WHERE (?1 IS NULL OR caller = ?1)",
-        )?
-        .query_row(params![caller], |r| r.get(0))?;
+    // From the tally the triggers keep (a row per caller), not a count of every Session; the
+    // tally has no origins, so a list of one provenance counts its Sessions.
+    let total: i64 = match from {
+        None => c
+            .prepare_cached(
+                "SELECT COALESCE(SUM(n), 0) FROM session_tally WHERE (?1 IS NULL OR caller = ?1)",
+            )?
+            .query_row(params![caller], |r| r.get(0))?,
+        Some(p) => c
+            .prepare_cached(&format!(
+                "SELECT COUNT(*) FROM sessions WHERE (?1 IS NULL OR caller = ?1) AND ({})",
+                p.sql()
+            ))?
+            .query_row(params![caller], |r| r.get(0))?,
+    };
     Ok((rows, total as u64))
 }

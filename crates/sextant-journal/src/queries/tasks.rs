@@ -243,6 +243,8 @@ pub struct TaskFilter {
     pub status: Option<TaskStatus>,
     /// Only the tasks of this schedule's Runs.
     pub schedule_id: Option<String>,
+    /// Only the tasks of Sessions of this provenance (the person's, other agents', schedules').
+    pub from: Option<super::sessions::Provenance>,
     /// Only tasks created at or after / before these times (to the millisecond, as stored).
     pub created_at_or_after: Option<DateTime<Utc>>,
     pub created_before: Option<DateTime<Utc>>,
@@ -327,6 +329,12 @@ pub(crate) fn filter_sql(f: &TaskFilter) -> (String, Vec<rusqlite::types::Value>
              AND session_id IS NOT NULL)",
             v.clone(),
         );
+    }
+    if let Some(p) = f.from {
+        w.push(format!(
+            "session_id IN (SELECT session_id FROM sessions WHERE {})",
+            p.sql()
+        ));
     }
     if let Some(v) = f.created_at_or_after {
         bind(&mut w, "created_at >= ?", format_time(v));
@@ -415,6 +423,7 @@ pub(crate) fn tally_counts(f: &TaskFilter) -> bool {
         && f.context_id.is_none()
         && !matches!(f.status, Some(TaskStatus::Ended(_)))
         && f.schedule_id.is_none()
+        && f.from.is_none()
         && f.created_at_or_after.is_none()
         && f.created_before.is_none()
         && f.text.is_none()

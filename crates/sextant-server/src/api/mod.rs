@@ -27,6 +27,7 @@ use serde_json::{Value, json};
 use sextant_core::JournalEvent;
 use sextant_core::event::state_wire;
 use sextant_core::projection::blocks;
+use sextant_journal::queries::sessions::Provenance;
 use sextant_journal::{SessionRow, TaskFilter, TaskStatus};
 use tokio::sync::broadcast::error::RecvError;
 
@@ -158,6 +159,9 @@ pub struct PageQuery {
     /// A schedule id: the tasks of its Runs.
     #[serde(default)]
     schedule: Option<String>,
+    /// Who the conversations are from: `mine`, `agents` or `schedules`.
+    #[serde(default)]
+    origin: Option<String>,
     /// Tasks created at or after / before these instants (RFC 3339).
     #[serde(default)]
     from: Option<String>,
@@ -177,6 +181,19 @@ fn instant(name: &str, v: &Option<String>) -> ApiResult<Option<chrono::DateTime<
                 "{name} must be an RFC 3339 time, e.g. 2026-12-01T00:00:00Z"
             ))
         })
+}
+
+/// The query's `origin` (empty: any).
+fn provenance(q: &PageQuery) -> ApiResult<Option<Provenance>> {
+    let Some(v) = q.origin.as_deref().filter(|v| !v.is_empty()) else {
+        return Ok(None);
+    };
+    Provenance::parse(v).map(Some).ok_or_else(|| {
+        ApiError::BadRequest(format!(
+            "origin {v:?} is not one of {}",
+            Provenance::ALL.map(|p| p.as_str()).join(", ")
+        ))
+    })
 }
 
 fn nonempty(v: &Option<String>) -> Option<String> {
@@ -216,7 +233,9 @@ pub(crate) fn decode_cursor(s: &str) -> ApiResult<(String, String)> {
         .ok_or_else(|| ApiError::BadRequest("cursor is not one this server gave out".into()))
 }
 
-/// `GET /api/v1/sessions?cursor&limit`: Sessions, most recently active first.
+/// `GET /api/v1/sessions?origin&cursor&limit`: Sessions, most recently active first;
+/// `origin` keeps the person's own (`mine`), other agents' (`agents`) or schedules' Runs'
+/// (`schedules`).
 pub async fn sessions(
     State(app): State<AppState>,
     _: Owner,
@@ -224,11 +243,12 @@ pub async fn sessions(
     headers: HeaderMap,
 ) -> ApiResult<Json<Value>> {
     let limit = limit(&q)?;
+    let from = provenance(&q)?;
     let cursor = q.cursor.as_deref().map(decode_cursor).transpose()?;
     let (rows, total) = app
         .runtime
         .journal()
-        .list_sessions(None, cursor, limit + 1)
+        .list_sessions(None, from, cursor, limit + 1)
         .await?;
     let base = base_url(&app, &headers);
     let more = rows.len() > limit as usize;
@@ -341,8 +361,9 @@ pub async fn session_events(
         .into_response())
 }
 
-/// `GET /api/v1/tasks?q&agent&state&status&caller&schedule&from&to&cursor&limit`: every
-/// caller's tasks, newest activity first, each with what it is (title, result, origin).
+/// `GET /api/v1/tasks?q&agent&state&status&caller&schedule&origin&from&to&cursor&limit`:
+/// every caller's tasks, newest activity first, each with what it is (title, result, origin).
+/// `origin` is who the task's Session is from: `mine`, `agents` or `schedules`.
 /// `q` searches the tasks' text (every word, as a prefix; the match comes back in `matched`);
 /// `agent` ending in `*` is a prefix (`peer:*`); `status` is where the task is in words
 /// (`unfinished`, `active`, `waiting`) or how it ended (an outcome word).
@@ -388,6 +409,7 @@ pub async fn tasks(
                 status,
                 caller: nonempty(&q.caller),
                 schedule_id: nonempty(&q.schedule),
+                from: provenance(&q)?,
                 created_at_or_after: instant("from", &q.from)?,
                 created_before: instant("to", &q.to)?,
                 text: text.clone(),

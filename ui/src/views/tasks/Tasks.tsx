@@ -13,7 +13,7 @@ import { Link, location, navigate } from '../../router';
 import { listSchedules } from '../schedules/api';
 import { NewTask } from './NewTask';
 import { StopTask } from './StopTask';
-import { filterFromSearch, groupTasks, SINCE_CHOICES, searchOf, type Grouping, type TaskFilter } from './state';
+import { filterFromSearch, groupTasks, noFilter, ORIGINS, SINCE_CHOICES, searchOf, type Grouping, type TaskFilter } from './state';
 import { agents, loadAgents, loadMore, loadTasks, tasks } from './store';
 
 /** A search match: the server marks it between U+0002 and U+0003; shown as <mark>, as text. */
@@ -177,8 +177,16 @@ export function Tasks() {
               </option>
             ))}
           </select>
-          <select class="select" value={filter.schedule} onChange={(e) => set('schedule', (e.target as HTMLSelectElement).value)} aria-label="Filter by schedule">
+          <select class="select" value={filter.origin} onChange={(e) => set('origin', (e.target as HTMLSelectElement).value)} aria-label="Filter by origin">
             <option value="">Any origin</option>
+            {ORIGINS.map(([v, label]) => (
+              <option key={v} value={v}>
+                {label}
+              </option>
+            ))}
+          </select>
+          <select class="select" value={filter.schedule} onChange={(e) => set('schedule', (e.target as HTMLSelectElement).value)} aria-label="Filter by schedule">
+            <option value="">Any schedule</option>
             {schedules.map((x) => (
               <option key={x.id} value={x.id}>
                 {x.name}
@@ -201,7 +209,7 @@ export function Tasks() {
             <option value="schedule">Group by schedule</option>
           </select>
           {filtered && (
-            <button class="btn btn-ghost btn-small" onClick={() => go({ q: '', agent: '', status: '', caller: '', schedule: '', since: '' })}>
+            <button class="btn btn-ghost btn-small" onClick={() => go(noFilter)}>
               Clear
             </button>
           )}

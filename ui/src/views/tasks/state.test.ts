@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { TaskChange, TaskState, TaskSummary } from '../../api/types';
-import { filterFromSearch, filterQuery, groupTasks, initialTasks, MAX_ROWS, noFilter, searchOf, tasksReducer, type TaskFilter, type TasksState } from './state';
+import { filterFromSearch, filterQuery, groupTasks, initialTasks, matches, MAX_ROWS, noFilter, originOf, searchOf, tasksReducer, type TaskFilter, type TasksState } from './state';
 
 const NOW = Date.parse('2026-12-01T12:00:00.000Z');
 
@@ -176,10 +176,26 @@ describe('filters in the URL', () => {
   });
 
   it('round-trips through the page URL, grouping included', () => {
-    const x = f({ q: 'a&b=c', agent: 'peer:*', status: 'declined', caller: 'peer:sextant:ci', schedule: 's1', since: '7d' });
+    const x = f({ q: 'a&b=c', agent: 'peer:*', status: 'declined', caller: 'peer:sextant:ci', schedule: 's1', origin: 'agents', since: '7d' });
     expect(filterFromSearch(searchOf(x, 'caller'))).toEqual({ ...x, group: 'caller' });
     expect(searchOf(noFilter)).toBe('');
     expect(filterFromSearch('?status=waiting&group=nonsense')).toEqual({ ...noFilter, status: 'waiting', group: '' });
+  });
+});
+
+describe('origin', () => {
+  const mine = task('a', 'TASK_STATE_WORKING', '2026-12-01T10:03:00.000Z');
+  const local = { ...mine, caller: 'anonymous-local:loopback:anonymous' };
+  const peer = { ...mine, caller: 'peer:sextant:ci' };
+  const run = { ...mine, scheduleId: 's1' };
+
+  it('sorts a task as the server sorts its Session', () => {
+    expect([mine, local, peer, run].map(originOf)).toEqual(['mine', 'mine', 'agents', 'schedules']);
+  });
+
+  it('is sent as origin= and filters live rows', () => {
+    expect(filterQuery(f({ origin: 'mine' }))).toBe('origin=mine&limit=50');
+    expect([mine, peer, run].map((t) => matches(f({ origin: 'agents' }), t, NOW))).toEqual([false, true, false]);
   });
 });
 

@@ -19,6 +19,8 @@ export interface TaskFilter {
   caller: string;
   /** A schedule id: its Runs' tasks. */
   schedule: string;
+  /** Who the tasks are from: `mine`, `agents` (other agents') or `schedules` (see ORIGINS). */
+  origin: string;
   /** Created within this long: `1h`, `24h`, `7d`, `30d`. */
   since: string;
 }
@@ -57,7 +59,24 @@ export type TasksAction =
   | { type: 'changes'; changes: TaskChange[]; now: number }
   | { type: 'unflash'; taskIds: string[] };
 
-export const noFilter: TaskFilter = { q: '', agent: '', status: '', caller: '', schedule: '', since: '' };
+export const noFilter: TaskFilter = { q: '', agent: '', status: '', caller: '', schedule: '', origin: '', since: '' };
+
+/** The `origin` choices, in words: the API's `origin=` words. */
+export const ORIGINS: [string, string][] = [
+  ['mine', 'Mine'],
+  ['agents', 'From other agents'],
+  ['schedules', 'From schedules'],
+];
+
+/**
+ * The `origin` word of a task, as the server sorts its Session: a schedule's Run, else the
+ * person's own (signed in, or at this machine without a token), else another agent's.
+ */
+export function originOf(t: Pick<TaskSummary, 'caller' | 'scheduleId'>): string {
+  if (t.scheduleId) return 'schedules';
+  const kind = t.caller.split(':')[0];
+  return kind === 'person' || kind === 'anonymous-local' ? 'mine' : 'agents';
+}
 
 export const initialTasks: TasksState = {
   status: 'loading',
@@ -99,6 +118,7 @@ export function matches(f: TaskFilter, t: Pick<TaskSummary, 'agentId' | 'state' 
     statusMatches(f.status, t) &&
     (!f.caller || t.caller === f.caller) &&
     (!f.schedule || t.scheduleId === f.schedule) &&
+    (!f.origin || originOf(t) === f.origin) &&
     (start === null || Date.parse(t.createdAt) >= start);
   if (!ok) return false;
   return f.q.trim() ? null : true;
@@ -231,6 +251,7 @@ export function filterQuery(f: TaskFilter, cursor?: string | null, now = Date.no
   if (f.status) q.set('status', f.status);
   if (f.caller) q.set('caller', f.caller);
   if (f.schedule) q.set('schedule', f.schedule);
+  if (f.origin) q.set('origin', f.origin);
   const start = sinceStart(f.since, now);
   if (start !== null) q.set('from', new Date(start).toISOString());
   if (cursor) q.set('cursor', cursor);
@@ -238,7 +259,7 @@ export function filterQuery(f: TaskFilter, cursor?: string | null, now = Date.no
   return q.toString();
 }
 
-const KEYS = ['q', 'agent', 'status', 'caller', 'schedule', 'since'] as const;
+const KEYS = ['q', 'agent', 'status', 'caller', 'schedule', 'origin', 'since'] as const;
 
 /** The filter and grouping a page URL's query holds. */
 export function filterFromSearch(search: string): TaskFilter & { group: Grouping } {

@@ -1,0 +1,89 @@
+// Browser tests of the console's pages other than the Inbox at volume (issue #37): origins as
+// a real filter. Against a real `sextant serve` (its own temp data dir) in Debian's Chromium.
+//
+//   bash tests/browser/run.sh            (runs every file)
+
+import assert from 'node:assert/strict';
+import { after, afterEach, before, describe, test } from 'node:test';
+import { client, openPage, shot, startBrowser, startServer, until } from './harness.mjs';
+
+let server;
+let browser;
+let api;
+
+// echo, configured so that peer `alice` may call it: a task from another agent.
+const AGENTS = `
+[[agents]]
+id = "echo"
+access = { call = ["person", "anonymous-local", "peer:alice"] }
+`;
+
+before(async () => {
+  server = await startServer({ files: { 'agents.toml': AGENTS } });
+  browser = await startBrowser();
+  api = client(server);
+});
+
+after(async () => {
+  await browser?.stop();
+  await server?.stop();
+});
+
+// A tab left open keeps its live streams (see daily.test.mjs).
+afterEach(async () => {
+  for (const p of browser?.context.pages() ?? []) await p.close().catch(() => undefined);
+});
+
+const open = (path, opts) => openPage(browser, server, path, opts);
+
+/** SendMessage to echo with `headers`; the task as first journalled. */
+async function rpc(headers, text) {
+  const res = await fetch(`${server.url}/api/v1/agents/echo/a2a`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', 'A2A-Version': '1.0', ...headers },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message: { messageId: `pages-${Math.random()}`, role: 'ROLE_USER', parts: [{ text }] }, configuration: { returnImmediately: true } } }),
+  });
+  const body = await res.json();
+  if (body.error) throw new Error(JSON.stringify(body.error));
+  return body.result.task ?? body.result;
+}
+
+describe('origins', () => {
+  test('"Any origin" sorts tasks into mine, other agents\' and schedules\', by the server and in the URL', async () => {
+    const token = (await api.call('POST', '/api/v1/peer-tokens', { name: 'alice' })).body.token;
+    const mine = await rpc({ Authorization: `Bearer ${server.token}` }, 'my own question');
+    const theirs = await rpc({ Authorization: `Bearer ${token}` }, 'a question from alice');
+    const plan = (await api.call('POST', '/api/v1/me/schedules', { name: 'Origin plan', prompt: 'from the origin plan', cron: '0 5 * * *', timezone: 'UTC', agent_id: 'echo' })).body;
+    const run = (await api.call('POST', `/api/v1/me/schedules/${plan.id}/run`, {})).body;
+    const runTask = await until(async () => (await api.call('GET', `/api/v1/me/schedules/${plan.id}/runs/${run.id}`)).body.task_id, 'the Run’s task');
+
+    const row = (p, id) => p.locator(`tr[data-task-id="${id}"]`);
+    const page = await open('/tasks');
+    for (const id of [mine.id, theirs.id, runTask]) await row(page, id).waitFor();
+    const only = async (p, id) => {
+      await row(p, id).waitFor();
+      await p.waitForFunction(() => document.querySelectorAll('tr[data-task-id]').length === 1);
+    };
+    const menu = page.getByLabel('Filter by origin');
+    assert.deepEqual(await menu.locator('option').allTextContents(), ['Any origin', 'Mine', 'From other agents', 'From schedules']);
+    const [asked] = await Promise.all([page.waitForRequest((r) => /\/api\/v1\/tasks\?.*origin=agents/.test(r.url())), menu.selectOption({ label: 'From other agents' })]);
+    assert.ok(asked, 'the server is asked');
+    await page.waitForURL(/origin=agents/);
+    await only(page, theirs.id);
+    await menu.selectOption({ label: 'Mine' });
+    await page.waitForURL(/origin=mine/);
+    await only(page, mine.id);
+    await shot(page, 'tasks-origin-mine-1280');
+    // A shared link, and a reload, keep it; the schedule filter is its own menu.
+    const shared = await open('/tasks?origin=schedules');
+    await only(shared, runTask);
+    assert.equal(await shared.getByLabel('Filter by origin').inputValue(), 'schedules');
+    assert.equal(await shared.getByLabel('Filter by schedule').inputValue(), '');
+    await shared.reload();
+    await only(shared, runTask);
+    // A new task of another origin arriving live does not join the filtered list.
+    const later = await rpc({ Authorization: `Bearer ${server.token}` }, 'my own, later');
+    await row(page, later.id).waitFor();
+    assert.equal(await row(shared, later.id).count(), 0, 'mine is not from a schedule');
+  });
+});
