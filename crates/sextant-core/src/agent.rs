@@ -131,6 +131,14 @@ pub enum EngineSpec {
         /// `work/` folder). The process is started there too.
         #[serde(default)]
         working_dir: Option<PathBuf>,
+        /// The `CODEX_HOME` the app-server runs with, named to share one on purpose (several
+        /// Agents, or the person's own `~/.codex`: Codex's rules, sessions and logins are then
+        /// shared too). Omitted: the Agent's own home in the data dir (`codex/<agent id>/`),
+        /// which links the person's `auth.json` and `config.toml` so Codex logs in and is
+        /// configured as it is for them, while what Codex writes there (its rules file above
+        /// all) belongs to this Agent alone (docs/codex-protocol.md).
+        #[serde(default)]
+        codex_home: Option<PathBuf>,
         /// `model` in `thread/start`; omitted: Codex's own configuration decides.
         #[serde(default)]
         model: Option<String>,
@@ -324,12 +332,23 @@ impl AgentSpec {
         if let EngineSpec::Codex {
             binary,
             timeout_secs,
+            codex_home,
             ..
         } = &self.engine
         {
             if binary.as_os_str().is_empty() {
                 return Err(format!(
                     "agent {:?}: engine.binary must name the codex program",
+                    self.id
+                ));
+            }
+            if codex_home
+                .as_ref()
+                .is_some_and(|h| h.as_os_str().is_empty())
+            {
+                return Err(format!(
+                    "agent {:?}: engine.codex_home must name a directory (omit it for the \
+                     Agent's own)",
                     self.id
                 ));
             }

@@ -153,6 +153,12 @@ impl Default for Limits {
 pub struct RuntimeConfig {
     /// Default working directory for local engines.
     pub work_dir: PathBuf,
+    /// Where each Codex Agent's own `CODEX_HOME` is made (`<data dir>/codex`), one folder per
+    /// Agent id.
+    pub codex_homes: PathBuf,
+    /// The person's own Codex home (`$CODEX_HOME`, else `~/.codex`), whose `auth.json` and
+    /// `config.toml` an Agent's own Codex home links to; `None`: nothing is linked.
+    pub person_codex_home: Option<PathBuf>,
     /// How long a worker with nothing to do stays alive.
     pub idle_worker: Duration,
     /// How long a canceled turn's processes have between `SIGTERM` and `SIGKILL`.
@@ -261,6 +267,8 @@ impl RuntimeBuilder {
                 env: EngineEnv {
                     work_dir: self.config.work_dir,
                     outbound: self.outbound,
+                    codex_homes: self.config.codex_homes,
+                    person_codex_home: self.config.person_codex_home,
                 },
                 idle_worker: self.config.idle_worker,
                 workers: Mutex::default(),

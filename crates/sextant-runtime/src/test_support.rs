@@ -23,6 +23,7 @@ pub struct TestRuntime {
     agents: Vec<AgentSpec>,
     idle_worker: Duration,
     limits: Limits,
+    person_codex_home: Option<PathBuf>,
 }
 
 impl TestRuntime {
@@ -45,7 +46,15 @@ impl TestRuntime {
             agents: Vec::new(),
             idle_worker: Duration::from_secs(60),
             limits: Limits::default(),
+            person_codex_home: None,
         }
+    }
+
+    /// The person's Codex home that Codex Agents' own homes link to (default: none, so a
+    /// test never links the login of whoever runs it).
+    pub fn person_codex_home(mut self, dir: &Path) -> Self {
+        self.person_codex_home = Some(dir.to_path_buf());
+        self
     }
 
     /// The clock the runtime (and the Agents' registration) reads.
@@ -97,6 +106,8 @@ impl TestRuntime {
             self.clock,
             self.agents,
             RuntimeConfig {
+                codex_homes: self.work_dir.with_extension("codex"),
+                person_codex_home: self.person_codex_home,
                 work_dir: self.work_dir,
                 idle_worker: self.idle_worker,
                 cancel_grace: Duration::from_secs(5),

@@ -93,6 +93,8 @@ async fn rig(dir: &std::path::Path, clock: Arc<dyn Clock>) -> (Scheduler, Runtim
         agents,
         RuntimeConfig {
             work_dir: dir.join("work"),
+            codex_homes: dir.join("codex"),
+            person_codex_home: None,
             idle_worker: Duration::from_secs(60),
             cancel_grace: std::time::Duration::from_secs(5),
         },

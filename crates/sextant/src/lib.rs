@@ -99,6 +99,17 @@ pub fn default_data_dir() -> PathBuf {
     }
 }
 
+/// The person's own Codex home, as Codex finds it: `$CODEX_HOME`, else `~/.codex`. A Codex
+/// Agent's own home links its `auth.json` and `config.toml` (docs/codex-protocol.md).
+fn person_codex_home() -> Option<PathBuf> {
+    if let Some(h) = std::env::var_os("CODEX_HOME").filter(|v| !v.is_empty()) {
+        return Some(PathBuf::from(h));
+    }
+    std::env::var_os("HOME")
+        .filter(|v| !v.is_empty())
+        .map(|h| PathBuf::from(h).join(".codex"))
+}
+
 /// Reads the owner token from the data dir, creating it (mode 0600) on first use.
 pub fn ensure_token(data_dir: &Path) -> Result<String> {
     private_dir::create(data_dir)?;
@@ -333,6 +344,8 @@ async fn start_inner(
         agents,
         RuntimeConfig {
             work_dir: config.data_dir.join("work"),
+            codex_homes: config.data_dir.join("codex"),
+            person_codex_home: person_codex_home(),
             idle_worker: Duration::from_secs(300),
             cancel_grace: config.turns.cancel_grace,
         },

@@ -18,6 +18,10 @@ pub struct EngineEnv {
     pub work_dir: PathBuf,
     /// The outbound side, for `a2a` engines and fetched URL parts (`None`: not set up).
     pub outbound: Option<Arc<dyn Outbound>>,
+    /// Where each Codex Agent's own `CODEX_HOME` is made, one folder per Agent id.
+    pub codex_homes: PathBuf,
+    /// The person's own Codex home, whose login and settings an Agent's own home links to.
+    pub person_codex_home: Option<PathBuf>,
 }
 
 impl std::fmt::Debug for EngineEnv {
@@ -25,6 +29,8 @@ impl std::fmt::Debug for EngineEnv {
         f.debug_struct("EngineEnv")
             .field("work_dir", &self.work_dir)
             .field("outbound", &self.outbound.is_some())
+            .field("codex_homes", &self.codex_homes)
+            .field("person_codex_home", &self.person_codex_home)
             .finish()
     }
 }
@@ -121,6 +127,7 @@ pub fn make_engine(agent: &AgentSpec, env: &EngineEnv) -> Box<dyn Engine> {
             binary,
             args,
             working_dir,
+            codex_home,
             model,
             approval_policy,
             sandbox,
@@ -130,6 +137,13 @@ pub fn make_engine(agent: &AgentSpec, env: &EngineEnv) -> Box<dyn Engine> {
             binary: binary.clone(),
             args: args.clone(),
             working_dir: working_dir.clone().unwrap_or_else(|| env.work_dir.clone()),
+            home: match codex_home {
+                Some(dir) => codex::CodexHome::Named(dir.clone()),
+                None => codex::CodexHome::Own {
+                    dir: env.codex_homes.join(&agent.id),
+                    person: env.person_codex_home.clone(),
+                },
+            },
             model: model.clone(),
             approval_policy: approval_policy.clone(),
             sandbox: sandbox.clone(),

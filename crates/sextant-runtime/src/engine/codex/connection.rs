@@ -14,6 +14,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use super::config::CodexConfig;
+use super::home;
 use crate::engine::child::{Piped, Program, Tail, lines, make_working_dir, spawn_piped};
 use crate::engine::{Turn, TurnSink};
 
@@ -116,8 +117,11 @@ impl Conn {
         sink: &TurnSink,
     ) -> Result<Conn, String> {
         make_working_dir(&config.working_dir)?;
+        home::prepare(&config.home)?;
         let mut cmd = Command::new(&config.binary);
-        cmd.args(&config.args).current_dir(&config.working_dir);
+        cmd.args(&config.args)
+            .current_dir(&config.working_dir)
+            .env("CODEX_HOME", config.home.dir());
         let piped = spawn_piped(cmd, Program::Agent(turn), sink)
             .await
             .map_err(|e| {

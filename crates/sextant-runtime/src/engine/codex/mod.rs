@@ -19,7 +19,8 @@
 //! the Session's earlier messages along with the input so the conversation carries on.
 //!
 //! Here: the engine. `config`: its settings and the approval methods' names, which the others
-//! share and which use none of them. `connection`: the process (started through
+//! share and which use none of them. `home`: the `CODEX_HOME` a process runs with (by
+//! default the Agent's own). `connection`: the process (started through
 //! `engine::child`, as the exec engine's command is) and JSON-RPC over its stdio. `approval`:
 //! Codex's approval requests read and worded as interactions, and what withdraws them. `turn`:
 //! one `turn/start` read to its `turn/completed`, asking the person when Codex requests
@@ -28,6 +29,7 @@
 mod approval;
 mod config;
 mod connection;
+mod home;
 mod turn;
 
 use futures::FutureExt;
@@ -36,7 +38,7 @@ use sextant_core::a2a::{Message, Role};
 use sextant_core::projection::message_text;
 
 use super::{Engine, Outcome, Turn, TurnSink};
-pub use config::{COMMAND_APPROVAL, CodexConfig, FILE_APPROVAL};
+pub use config::{COMMAND_APPROVAL, CodexConfig, CodexHome, FILE_APPROVAL};
 use connection::Conn;
 use turn::TurnRun;
 

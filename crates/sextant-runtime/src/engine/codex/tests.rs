@@ -35,6 +35,7 @@ fn codex_agent(approval_timeout_secs: u64, timeout_secs: u64) -> AgentSpec {
             binary: "python3".into(),
             args: vec![fake_script()],
             working_dir: None,
+            codex_home: None,
             model: Some("fake-model".into()),
             approval_policy: Some("on-request".into()),
             sandbox: None,
@@ -437,6 +438,59 @@ async fn thread_start_carries_the_agent_config() {
         "{out}"
     );
     assert!(!out.contains("sandbox"), "{out}");
+}
+
+/// Each Codex Agent runs with its own `CODEX_HOME`, which finds the person's login through a
+/// link; an Agent that names a `codex_home` gets exactly that one.
+#[tokio::test]
+async fn each_agent_has_its_own_codex_home_unless_it_names_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let person = dir.path().join("person-codex");
+    std::fs::create_dir_all(&person).unwrap();
+    std::fs::write(person.join("auth.json"), "person-login").unwrap();
+    let shared = dir.path().join("shared-codex");
+    std::fs::create_dir_all(&shared).unwrap();
+    let own = codex_agent(3600, 30);
+    let mut other = codex_agent(3600, 30);
+    other.id = "codex-b".into();
+    let mut named = codex_agent(3600, 30);
+    named.id = "codex-shared".into();
+    if let EngineSpec::Codex { codex_home, .. } = &mut named.engine {
+        *codex_home = Some(shared.clone());
+    }
+    let rt = TestRuntime::in_dir(dir.path())
+        .agents(vec![own, other, named])
+        .person_codex_home(&person)
+        .start()
+        .await;
+    let mut homes = Vec::new();
+    for (n, agent) in ["codex", "codex-b", "codex-shared"].iter().enumerate() {
+        let mut i = input(&format!("m{n}"), "home", None);
+        i.agent_id = agent.to_string();
+        let f = settle(&rt, &rt.admit(i).await.unwrap()).await;
+        assert_eq!(f.state, TaskState::Completed, "{}", status(&f));
+        homes.push(output(&f));
+    }
+    let codex_homes = dir.path().join("work.codex");
+    assert_eq!(
+        homes[0],
+        format!(
+            "codex_home={} auth=person-login",
+            codex_homes.join("codex").display()
+        )
+    );
+    assert_eq!(
+        homes[1],
+        format!(
+            "codex_home={} auth=person-login",
+            codex_homes.join("codex-b").display()
+        )
+    );
+    // Shared on purpose: used as it is, nothing linked into it.
+    assert_eq!(
+        homes[2],
+        format!("codex_home={} auth=none", shared.display())
+    );
 }
 
 #[tokio::test]
