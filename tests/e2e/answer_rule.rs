@@ -614,3 +614,119 @@ async fn an_assistant_that_rewrote_a_plan_does_not_answer_its_runs() {
     drop(helper);
     env.app.shutdown().await;
 }
+
+/// JWT callers, delegated (`act`) or service, never answer a card: not the one their own
+/// request raised, not over REST, the MCP bridge or an A2A follow-up that names an option.
+#[tokio::test]
+async fn jwt_callers_never_answer_a_card_not_even_their_own() {
+    use crate::secure::{jwt, spawn};
+    const JWT_AGENTS: &str = r#"
+[[agents]]
+id = "sh"
+name = "Shell"
+description = "e2e: a shell Agent JWT callers may call and read"
+engine = { kind = "shell" }
+access = { call = ["person", "jwt:https://idp.test:*", "actor:https://idp.test:*"],
+           answer = ["assistant:*"] }
+"#;
+    let app = spawn(JWT_AGENTS, "").await;
+    let file = app.dir.path().join("jwt-ran");
+    let delegated = jwt("alice-user", Some("agent-a"));
+    let service = jwt("svc", None);
+    let prefix = "/api/v1/agents/sh";
+    let sent = app
+        .send_message(
+            Some(&delegated),
+            prefix,
+            json!({ "message": msg(&format!("touch {}", file.display())),
+                    "configuration": { "returnImmediately": false } }),
+        )
+        .await;
+    let task = sent["result"]["task"].clone();
+    assert_eq!(
+        task["status"]["state"], "TASK_STATE_AUTH_REQUIRED",
+        "{sent}"
+    );
+    let task_id = task["id"].as_str().unwrap().to_string();
+    let (status, _, cards) = app.get(Some(&app.owner), "/api/v1/interactions").await;
+    assert_eq!(status, StatusCode::OK, "{cards}");
+    let card = cards["interactions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["taskId"] == task_id.as_str())
+        .cloned()
+        .unwrap_or_else(|| panic!("no card for {task_id}: {cards}"));
+    let answer = |option: &str| {
+        json!({ "task_id": task_id, "option": option, "message_id": uid("jwt"),
+                "digest": card["action"]["digest"] })
+    };
+    let path = format!(
+        "/api/v1/interactions/{}/answer",
+        card["interactionId"].as_str().unwrap()
+    );
+    for bearer in [&delegated, &service] {
+        for option in ["accept", "acceptForSession"] {
+            let (status, _, body) = app
+                .req(Some(bearer), Method::POST, &path, Some(answer(option)), &[])
+                .await;
+            assert_eq!(status, StatusCode::FORBIDDEN, "{option}: {body}");
+        }
+        // The assistants' MCP bridge does not take a JWT at all.
+        let call = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+            "name": "answer_agent_task", "arguments": { "agent_id": "sh", "task_id": task_id,
+            "interaction_id": card["interactionId"], "option": "accept",
+            "digest": card["action"]["digest"] } } });
+        let headers = [
+            ("Accept", "application/json, text/event-stream"),
+            ("MCP-Protocol-Version", "2025-11-25"),
+        ];
+        let (status, _, body) = app
+            .req(
+                Some(bearer),
+                Method::POST,
+                "/api/v1/assistant-mcp",
+                Some(call),
+                &headers,
+            )
+            .await;
+        assert!(
+            status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN,
+            "{status} {body}"
+        );
+    }
+    // A follow-up in the waiting task that names an option is text, not an approval.
+    let follow = app
+        .send_message(
+            Some(&delegated),
+            prefix,
+            json!({ "message": with(msg("accept"), json!({ "taskId": task_id,
+                                                          "contextId": task["contextId"] })) }),
+        )
+        .await;
+    let (_, got) = app
+        .rpc(
+            Some(&delegated),
+            prefix,
+            "GetTask",
+            json!({ "id": task_id }),
+        )
+        .await;
+    assert_eq!(
+        got["result"]["status"]["state"], "TASK_STATE_AUTH_REQUIRED",
+        "after {follow}: {got}"
+    );
+    // The person declines; nothing ran.
+    let (status, _, body) = app
+        .req(
+            Some(&app.owner),
+            Method::POST,
+            &path,
+            Some(answer("decline")),
+            &[],
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(!file.exists());
+    app.shutdown().await;
+}
