@@ -83,6 +83,12 @@ pub(super) struct ApprovalRequest {
     /// The decisions offered, in order, exactly as received (object-shaped ones included).
     pub(super) decisions: Vec<Value>,
     command: Option<String>,
+    /// A command approval's `kind` when it is not `command` (Codex's default): `writeStdin`
+    /// asks to send input to a command already running in a terminal.
+    request_kind: Option<String>,
+    /// Codex's id for this one approval callback, when several can belong to one item (a
+    /// subcommand of the item's command, an unsandboxed retry).
+    approval_id: Option<String>,
     cwd: Option<String>,
     reason: Option<String>,
     network_host: Option<String>,
@@ -133,8 +139,17 @@ impl ApprovalRequest {
         // covers the Session.
         let decisions: Vec<Value> = decisions.into_iter().filter(|d| !is_permanent(d)).collect();
         let item = text("itemId").and_then(|i| items.get(&i));
+        let request_kind = text("kind").filter(|k| k != "command");
+        let approval_id = text("approvalId");
+        // The item's command stands in for a missing `command` only when this request is that
+        // command's own approval: a callback with an `approvalId` may be for a subcommand
+        // of it, which the item's command line would misdescribe.
         let command = text("command").or_else(|| match item {
-            Some(ItemInfo::Command(c)) if kind == ApprovalKind::Command => Some(c.clone()),
+            Some(ItemInfo::Command(c))
+                if kind == ApprovalKind::Command && approval_id.is_none() =>
+            {
+                Some(c.clone())
+            }
             _ => None,
         });
         let (files, changes) = match item {
@@ -146,6 +161,8 @@ impl ApprovalRequest {
             kind,
             decisions,
             command,
+            request_kind,
+            approval_id,
             cwd: text("cwd"),
             reason: text("reason"),
             network_host: params
@@ -161,6 +178,19 @@ impl ApprovalRequest {
     /// What is asked, exact but escaped, in a line a person can judge.
     pub(super) fn what(&self) -> String {
         let line = |t: &str| escape(t, Mode::Command).text;
+        if self.kind == ApprovalKind::Command {
+            match (self.request_kind.as_deref(), &self.command) {
+                (Some("writeStdin"), Some(cmd)) => {
+                    return format!("send input to the running command `{}`", line(cmd));
+                }
+                (Some("writeStdin"), None) => return "send input to a running command".into(),
+                (Some(other), Some(cmd)) => {
+                    return format!("make a `{}` request about `{}`", line(other), line(cmd));
+                }
+                (Some(other), None) => return format!("make a `{}` request", line(other)),
+                (None, _) => {}
+            }
+        }
         match (self.kind, &self.command, &self.network_host) {
             (ApprovalKind::Command, Some(cmd), _) => format!("run `{}`", line(cmd)),
             (ApprovalKind::Command, None, Some(host)) => {
@@ -177,6 +207,14 @@ impl ApprovalRequest {
         let mut exact = json!({ "kind": "codex", "method": self.method });
         let mut shown = Escaped::default();
         let mut put = |k: &str, v: Value| exact[k] = v;
+        // Part of what is approved: input to a running command is not the command's start,
+        // and one callback of an item is not another.
+        if let Some(k) = &self.request_kind {
+            put("requestKind", json!(k));
+        }
+        if let Some(a) = &self.approval_id {
+            put("approvalId", json!(a));
+        }
         if let Some(c) = &self.command {
             put("command", json!(c));
             shown.push(escape(c, Mode::Command));
@@ -223,6 +261,21 @@ impl ApprovalRequest {
         ApprovedAction::new(exact, shown)
     }
 
+    /// The card's title.
+    pub(super) fn title(&self) -> &'static str {
+        match (self.kind, self.request_kind.as_deref()) {
+            (ApprovalKind::Files, _) => "Apply these file changes?",
+            (ApprovalKind::Command, Some("writeStdin")) => "Send input to a running command?",
+            (ApprovalKind::Command, Some(_)) => "Allow this Codex request?",
+            (ApprovalKind::Command, None)
+                if self.command.is_none() && self.network_host.is_some() =>
+            {
+                "Allow network access?"
+            }
+            (ApprovalKind::Command, None) => "Run this command?",
+        }
+    }
+
     pub(super) fn prompt(&self) -> String {
         format!("Approval needed: Codex wants to {}.", self.what())
     }
@@ -252,11 +305,7 @@ impl ApprovalRequest {
             interaction_id: new_id(),
             task_id: turn.task_id.clone(),
             kind: InteractionKind::ToolApproval,
-            title: match (self.kind, &self.command, &self.network_host) {
-                (ApprovalKind::Files, ..) => "Apply these file changes?".into(),
-                (ApprovalKind::Command, None, Some(_)) => "Allow network access?".into(),
-                (ApprovalKind::Command, ..) => "Run this command?".into(),
-            },
+            title: self.title().into(),
             description: Some(description),
             command: self.command.clone(),
             cwd: self.cwd.clone(),
@@ -274,6 +323,7 @@ impl ApprovalRequest {
             engine_ref: json!({
                 "method": self.method,
                 "requestId": request_id,
+                "approvalId": self.approval_id,
                 "decisions": self.decisions,
             }),
         }

@@ -692,6 +692,65 @@ fn approval_cards_show_the_exact_request_and_bind_it_to_a_digest() {
     assert_ne!(other.action().digest, action.digest);
 }
 
+/// `kind` and `approvalId` of command approvals (codex-cli 0.171): input to a running command
+/// is shown as such, a callback with its own id never borrows its item's command line, and
+/// both are part of what the digest binds.
+#[test]
+fn command_approval_kind_and_approval_id_are_shown_and_bound() {
+    let items = HashMap::from([("i".to_string(), ItemInfo::Command("bash -i".into()))]);
+    let stdin = ApprovalRequest::new(
+        COMMAND_APPROVAL,
+        &json!({"threadId": "t", "turnId": "u", "itemId": "i", "kind": "writeStdin"}),
+        &items,
+    );
+    assert_eq!(stdin.what(), "send input to the running command `bash -i`");
+    assert_eq!(stdin.title(), "Send input to a running command?");
+    assert_eq!(stdin.action().exact["requestKind"], "writeStdin");
+
+    let plain = ApprovalRequest::new(
+        COMMAND_APPROVAL,
+        &json!({"threadId": "t", "turnId": "u", "itemId": "i", "kind": "command"}),
+        &items,
+    );
+    assert_eq!(plain.what(), "run `bash -i`");
+    assert_eq!(plain.title(), "Run this command?");
+    assert!(plain.action().exact.get("requestKind").is_none());
+
+    // A subcommand's callback without a command line: not shown as the item's command.
+    let sub = ApprovalRequest::new(
+        COMMAND_APPROVAL,
+        &json!({"threadId": "t", "turnId": "u", "itemId": "i", "approvalId": "cb-1"}),
+        &items,
+    );
+    assert_eq!(sub.what(), "run a command");
+    let with_command = |id: &str| {
+        ApprovalRequest::new(
+            COMMAND_APPROVAL,
+            &json!({"itemId": "i", "approvalId": id, "command": "rm -rf build"}),
+            &items,
+        )
+        .action()
+    };
+    assert_eq!(with_command("cb-1").exact["approvalId"], "cb-1");
+    assert_ne!(with_command("cb-1").digest, with_command("cb-2").digest);
+
+    // The real app-server's command approvals offer no decline: expiry sends cancel, and the
+    // permanent-rule decision is not on the card.
+    let real = ApprovalRequest::new(
+        COMMAND_APPROVAL,
+        &json!({"command": "ls", "availableDecisions": [
+            "accept",
+            {"acceptWithExecpolicyAmendment": {"execpolicy_amendment": ["ls"]}},
+            "cancel"
+        ]}),
+        &items,
+    );
+    let options = decision_options(ApprovalKind::Command, &real.decisions);
+    let ids: Vec<&str> = options.iter().map(|o| o.id.as_str()).collect();
+    assert_eq!(ids, vec!["accept", "cancel"]);
+    assert_eq!(default_option(&options), "cancel");
+}
+
 #[test]
 fn history_is_passed_to_a_new_thread() {
     assert_eq!(with_history(&[], "hi"), "hi");
