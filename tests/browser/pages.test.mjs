@@ -87,3 +87,60 @@ describe('origins', () => {
     assert.equal(await row(shared, later.id).count(), 0, 'mine is not from a schedule');
   });
 });
+
+/**
+ * How each table on the page overflows: for every table, the pixels it is wider than the box
+ * that holds it (its `.table-wrap`, else its panel), and the buttons or links of its rows that
+ * are cut off (not wholly inside that box and the window, so a person would have to scroll
+ * sideways to reach them, or could not at all).
+ */
+async function overflows(page) {
+  return page.evaluate(() =>
+    [...document.querySelectorAll('main table')].map((table) => {
+      const wrap = table.closest('.table-wrap') ?? table.closest('.panel') ?? table.parentElement;
+      const box = wrap.getBoundingClientRect();
+      const right = Math.min(box.right, window.innerWidth);
+      const hidden = [...table.querySelectorAll('tbody button, tbody a')]
+        .filter((el) => el.getClientRects().length > 0)
+        .filter((el) => {
+          const r = el.getBoundingClientRect();
+          return r.left < Math.max(box.left, 0) - 0.5 || r.right > right + 0.5;
+        })
+        .map((el) => el.textContent.trim());
+      const over = Math.max(wrap.scrollWidth - wrap.clientWidth, table.getBoundingClientRect().right - box.right, document.documentElement.scrollWidth - window.innerWidth);
+      return { table: table.getAttribute('aria-label') ?? '?', over: Math.round(over), hidden };
+    }),
+  );
+}
+
+describe('every list fits', () => {
+  test('no table is wider than its box, and every row action is reachable, at 1440, 1280, 420 and 360 px', async () => {
+    const plan = (await api.call('POST', '/api/v1/me/schedules', { name: 'Morning brief for the whole family, weekdays', prompt: 'summarise the night', cron: '30 7 * * 1-5', timezone: 'America/New_York', agent_id: 'echo' })).body;
+    const run = (await api.call('POST', `/api/v1/me/schedules/${plan.id}/run`, {})).body;
+    await until(async () => (await api.call('GET', `/api/v1/me/schedules/${plan.id}/runs/${run.id}`)).body.task_id, 'the Run’s task');
+    // A replay's row says which Run it replays: the widest row of the Runs table.
+    const replay = await api.call('POST', `/api/v1/me/schedules/${plan.id}/runs/${run.id}/replay`, {});
+    assert.equal(replay.status, 201, JSON.stringify(replay.body));
+    await rpc({ Authorization: `Bearer ${server.token}` }, 'a long request that goes on to say what it wants done with the staging database tonight');
+    // Each page, its name in screenshots, and a row it shows once its list is read.
+    const pages = [
+      ['/tasks', 'tasks', 'tr[data-task-id]'],
+      ['/schedules', 'schedules', 'table[aria-label="Schedules"] tbody tr'],
+      [`/schedules/${plan.id}`, 'schedule', 'tr[data-run-id]'],
+    ];
+    const bad = [];
+    for (const width of [1440, 1280, 420, 360]) {
+      const page = await open('/', { viewport: { width, height: 900 } });
+      for (const [path, name, ready] of pages) {
+        await page.goto(server.url + path);
+        await page.locator(ready).first().waitFor();
+        for (const t of await overflows(page)) {
+          if (t.over > 0 || t.hidden.length) bad.push(`${path} at ${width}px: ${t.table} ${t.over}px too wide${t.hidden.length ? `, cut off: ${t.hidden.join(', ')}` : ''}`);
+        }
+        if (width === 1280 || width === 420) await shot(page, `fit-${name}-${width}`);
+      }
+      await page.close();
+    }
+    assert.deepEqual(bad, []);
+  });
+});

@@ -212,7 +212,7 @@ export function ScheduleDetail(props: { id: string }) {
               </Empty>
             )}
             {runs.status === 'ready' && runs.list.length > 0 && (
-              <table class="table" aria-label="Runs of this schedule">
+              <table class="table runs-table" aria-label="Runs of this schedule">
                 <thead>
                   <tr>
                     <th>Status</th>

@@ -210,15 +210,18 @@ export function Schedules() {
                       <Switch checked={s.enabled} label={s.enabled ? `Pause ${s.name}` : `Enable ${s.name}`} disabled={busy === s.id} onChange={(v) => void toggle(s, v)} />
                     </td>
                     <td class="row-actions">
-                      <button class="btn btn-small" disabled={busy === s.id} onClick={() => void run(s)} data-action="run-now">
-                        Run now
-                      </button>
-                      <button class="btn btn-small btn-ghost" onClick={() => setDialog({ open: true, schedule: s })} data-action="edit">
-                        Edit
-                      </button>
-                      <button class="btn btn-small btn-ghost danger" onClick={() => setToDelete(s)} data-action="delete">
-                        Delete
-                      </button>
+                      {/* Stacked: side by side they made the row 50 px wider than a 1280 px window. */}
+                      <div class="action-stack">
+                        <button class="btn btn-small" disabled={busy === s.id} onClick={() => void run(s)} data-action="run-now">
+                          Run now
+                        </button>
+                        <button class="btn btn-small btn-ghost" onClick={() => setDialog({ open: true, schedule: s })} data-action="edit">
+                          Edit
+                        </button>
+                        <button class="btn btn-small btn-ghost danger" onClick={() => setToDelete(s)} data-action="delete">
+                          Delete
+                        </button>
+                      </div>
                     </td>
                   </tr>
                 );
