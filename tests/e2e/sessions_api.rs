@@ -384,3 +384,52 @@ async fn origin_keeps_the_persons_other_agents_or_schedules_tasks_and_sessions()
     }
     app.shutdown().await;
 }
+
+/// A peer's task is titled with what the peer said, and its result line is what came back:
+/// the untrusted-input frame Sextant puts around a peer's words is for the engine, not for
+/// the console's lists (issue #37: the title read "[Untrusted input from peer caller…").
+#[tokio::test]
+async fn a_peers_task_is_titled_with_its_words_not_the_untrusted_input_frame() {
+    let app = TestApp::spawn_with(false, Some(OPEN_TO_ALICE)).await;
+    let (status, _, body) = app
+        .request(
+            Who::Owner,
+            reqwest::Method::POST,
+            "/api/v1/peer-tokens",
+            Some(json!({ "name": "alice" })),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let alice = body["token"].as_str().expect("token").to_string();
+    let resp = send(
+        app.client
+            .post(app.a2a_url("open"))
+            .bearer_auth(&alice)
+            .header("content-type", "application/json")
+            .header("A2A-Version", "1.0")
+            .body(
+                json!({ "jsonrpc": "2.0", "id": 1, "method": "SendMessage",
+                        "params": { "message": msg("ping from alice") } })
+                .to_string(),
+            ),
+    )
+    .await;
+    let answer = json_body(resp, StatusCode::OK).await;
+    let task_id = answer["result"]["task"]["id"].as_str().expect("a task");
+    // The engine was given the frame (and echoed it back to the peer).
+    assert!(
+        answer
+            .to_string()
+            .contains("Untrusted input from peer alice"),
+        "{answer}"
+    );
+    let (status, _, t) = app
+        .get_json(&format!("/api/v1/tasks/{task_id}"), true)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{t}");
+    assert_eq!(t["title"], "ping from alice", "{t}");
+    let (_, _, page) = app.get_json("/api/v1/tasks?origin=agents", true).await;
+    assert_eq!(page["tasks"][0]["title"], "ping from alice", "{page}");
+    assert!(!page.to_string().contains("Untrusted input"), "{page}");
+    app.shutdown().await;
+}

@@ -130,6 +130,23 @@ pub fn reply_header(peer: &str) -> String {
     )
 }
 
+/// The caller's own words inside a framed text (the frame's header line and end marker
+/// taken off), for what a person reads: a task's title, its result line, a Session's opening.
+/// Engines and models keep the frame. Text without a frame is returned as it is; a caller
+/// cannot fake one, since [`filter_inbound`] replaces the markers inside their text.
+pub fn unframed(text: &str) -> &str {
+    let t = text.trim_start();
+    if !t.starts_with(FRAME_START) {
+        return text;
+    }
+    // The header is one line (see [`frame_header`] and [`reply_header`]).
+    let Some((_, body)) = t.split_once('\n') else {
+        return "";
+    };
+    let body = body.trim_end();
+    body.strip_suffix(FRAME_END).unwrap_or(body).trim_end()
+}
+
 /// Filters every text part of `message` and frames its text (header before the first text
 /// part, end marker after the last). File and data parts are left alone: they must reach the
 /// engine (and come back) exactly; an engine that hands them to a model treats them as data
@@ -163,6 +180,20 @@ pub fn frame_message(message: &mut Message, from: &Principal) {
 mod tests {
     use super::*;
     use crate::a2a::{Part, Role};
+
+    #[test]
+    fn unframed_gives_the_callers_words_back() {
+        let from = Principal::peer("build-bot");
+        let mut m = Message::new(Role::User, vec![Part::text("deploy staging\nthen tell me")]);
+        frame_message(&mut m, &from);
+        let framed = m.parts[0].as_text().unwrap();
+        assert!(framed.starts_with(FRAME_START), "{framed}");
+        assert_eq!(unframed(framed), "deploy staging\nthen tell me");
+        let reply = format!("{}\nall done\n{FRAME_END}", reply_header("ci"));
+        assert_eq!(unframed(&reply), "all done");
+        assert_eq!(unframed("plain words"), "plain words");
+        assert_eq!(unframed(FRAME_START), "");
+    }
 
     #[test]
     fn known_injections_are_neutralised() {

@@ -202,9 +202,14 @@ pub struct TaskDigest {
 pub const LINE_MAX: usize = 160;
 
 /// The first non-empty line of `text`, with runs of white space as one space, shortened to
-/// [`LINE_MAX`] characters (with `…`).
+/// [`LINE_MAX`] characters (with `…`). Of a framed text (a peer's words, see
+/// `sextant_core::untrusted`), the first line of the caller's own words: the frame is for the
+/// engine, the line for a person.
 pub fn first_line(text: &str) -> Option<String> {
-    let line = text.lines().map(str::trim).find(|l| !l.is_empty())?;
+    let line = sextant_core::untrusted::unframed(text)
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())?;
     let line: String = line
         .split_whitespace()
         .collect::<Vec<_>>()
@@ -251,7 +256,7 @@ pub fn session_opening(c: &Connection, session_id: &str) -> Result<Option<String
         return Ok(None);
     };
     let text = message_text(&message);
-    let text = text.trim();
+    let text = sextant_core::untrusted::unframed(&text).trim();
     if text.is_empty() {
         return Ok(None);
     }
@@ -364,6 +369,16 @@ mod tests {
             fts_query(&"w ".repeat(100)).map(|q| q.matches('*').count()),
             Some(16)
         );
+    }
+
+    #[test]
+    fn a_framed_texts_first_line_is_the_callers_own() {
+        let framed = format!(
+            "{}\nping\n{}",
+            sextant_core::untrusted::frame_header(&sextant_core::Principal::peer("caller")),
+            sextant_core::untrusted::FRAME_END
+        );
+        assert_eq!(first_line(&framed).as_deref(), Some("ping"));
     }
 
     #[test]
