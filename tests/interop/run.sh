@@ -3,7 +3,8 @@
 # against `sextant serve`, a 0.3 client (a2a-sdk 0.3.26, in v03/) reading the card and using the
 # 0.3 method names, and Sextant's outbound client (peers, a2a_* tools, the a2a engine)
 # against peers built on both SDKs (test_peers.py starts tests/interop/peers/python_peer.py and
-# js/peer.mjs, so `npm ci` runs before pytest). Builds nothing: expects the binary at
+# js/peer.mjs, so `npm ci` runs before pytest), and the real `codex app-server` from npm with a
+# scripted model on loopback (test_codex.py, codex/). Builds nothing: expects the binary at
 # $SEXTANT_BIN (default <repo>/target/debug/sextant).
 #
 # Needs python3 (3.11+), node 20+ and npm. Creates tests/interop/.venv (requirements.txt) and
@@ -80,6 +81,19 @@ ensure_venv "$VENV03" "$HERE/v03/requirements.txt"
 # --- JS client -----------------------------------------------------------------------------
 log "npm ci (tests/interop/js)"
 (cd "$HERE/js" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+
+# --- the real Codex app-server ---------------------------------------------------------------
+# test_codex.py runs @openai/codex (pinned in codex/package-lock.json) against a scripted model
+# on loopback. Where npm cannot install it (no registry, an unsupported platform), the test is
+# skipped with the reason printed here and in its skip message; everything else still runs.
+log "npm ci (tests/interop/codex: the real codex app-server)"
+if ! codex_err="$(cd "$HERE/codex" && npm ci --no-audit --no-fund --loglevel=error 2>&1 >/dev/null)"; then
+  export SEXTANT_CODEX_UNAVAILABLE="npm ci in tests/interop/codex failed: $(printf '%s' "$codex_err" | tail -n 3 | tr '\n' ' ')"
+  log "SKIPPING the real-Codex test: $SEXTANT_CODEX_UNAVAILABLE"
+elif [[ ! -x "$HERE/codex/node_modules/.bin/codex" ]]; then
+  export SEXTANT_CODEX_UNAVAILABLE="npm installed no codex binary for this platform"
+  log "SKIPPING the real-Codex test: $SEXTANT_CODEX_UNAVAILABLE"
+fi
 
 # --- run every suite, report all ----------------------------------------------------------
 status=0
