@@ -49,7 +49,7 @@ async function rpc(headers, text) {
 }
 
 describe('origins', () => {
-  test('"Any origin" sorts tasks into mine, other agents\' and schedules\', by the server and in the URL', async () => {
+  test('a peer shows by its name; "Any origin" sorts tasks into mine, other agents\' and schedules\', by the server and in the URL', async () => {
     const token = (await api.call('POST', '/api/v1/peer-tokens', { name: 'alice' })).body.token;
     const mine = await rpc({ Authorization: `Bearer ${server.token}` }, 'my own question');
     const theirs = await rpc({ Authorization: `Bearer ${token}` }, 'a question from alice');
@@ -64,6 +64,10 @@ describe('origins', () => {
       await row(p, id).waitFor();
       await p.waitForFunction(() => document.querySelectorAll('tr[data-task-id]').length === 1);
     };
+    // A peer shows by its name, in the row and in the caller menu, never as its principal key.
+    assert.equal((await row(page, theirs.id).locator('.col-origin .origin').textContent()).trim(), 'peer alice');
+    assert.ok((await page.getByLabel('Filter by caller').locator('option').allTextContents()).includes('peer alice'));
+    assert.equal(await page.locator('main').getByText('peer:sextant:alice').count(), 0);
     const menu = page.getByLabel('Filter by origin');
     assert.deepEqual(await menu.locator('option').allTextContents(), ['Any origin', 'Mine', 'From other agents', 'From schedules']);
     const [asked] = await Promise.all([page.waitForRequest((r) => /\/api\/v1\/tasks\?.*origin=agents/.test(r.url())), menu.selectOption({ label: 'From other agents' })]);

@@ -31,7 +31,9 @@ describe('format', () => {
   it('says who a principal key is', () => {
     expect(callerLabel('person:sextant:owner')).toBe('you');
     expect(callerLabel('anonymous-local:loopback:anonymous')).toBe('local (no token)');
-    expect(callerLabel('peer:sextant:ci')).toBe('peer:sextant:ci');
+    expect(callerLabel('peer:sextant:ci')).toBe('peer ci');
+    expect(callerLabel('assistant:sextant:helper')).toBe('assistant helper');
+    expect(callerLabel('jwt:https://idp.test:svc')).toBe('jwt:https://idp.test:svc');
   });
 
   it('shortens UUIDv7 ids by their random tail, not their shared timestamp', () => {

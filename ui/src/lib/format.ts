@@ -119,10 +119,14 @@ export function runStatus(status: string): { label: string; tone: Tone } {
   return w ? { label: w[0], tone: w[1] } : { label: status, tone: 'neutral' };
 }
 
-/** Who a principal key is, for people: `you`, `local (no token)`, or the key. */
+/** Who a principal key is, for people: `you`, `local (no token)`, `peer NAME`, `assistant NAME`, or the key. */
 export function callerLabel(key: string): string {
   if (key.startsWith('person:')) return 'you';
   if (key.startsWith('anonymous-local:')) return 'local (no token)';
+  // A token Sextant issued is named by the person who issued it; the words are the server's
+  // (`Principal::display`), so a caller reads alike in a card, a list and a task's page.
+  const issued = /^(peer|assistant):sextant:(.+)$/.exec(key);
+  if (issued) return `${issued[1]} ${issued[2]}`;
   return key;
 }
 
