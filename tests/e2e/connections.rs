@@ -319,6 +319,65 @@ async fn connection_limits_per_address_and_overall_keep_room_for_the_console() {
     app.shutdown().await;
 }
 
+/// Every loopback client shares the console's room (behind a local proxy all traffic is
+/// loopback), so idle loopback connections used to lock the person out with 503s. Over the
+/// limits, only the owner's credential is served, on places of its own that connections
+/// which send nothing cannot keep.
+#[tokio::test]
+async fn the_owner_gets_in_whatever_other_loopback_clients_hold() {
+    let app = spawn_with_limits(
+        "max_connections = 4\nconsole_connections = 2\nowner_connections = 2\n",
+        None,
+    )
+    .await;
+    let get = |auth: Option<&str>| {
+        let auth = auth
+            .map(|t| format!("Authorization: Bearer {t}\r\n"))
+            .unwrap_or_default();
+        format!("GET /api/v1/tasks HTTP/1.1\r\nHost: 127.0.0.1\r\n{auth}\r\n")
+    };
+    let ask = async |req: &str| -> (TcpStream, u16, String) {
+        let mut s = TcpStream::connect(app.running.addr).await.unwrap();
+        s.write_all(req.as_bytes()).await.unwrap();
+        let r = read_response(&mut s, &mut Vec::new())
+            .await
+            .expect("an answer");
+        let connection = r.headers.get("connection").cloned().unwrap_or_default();
+        (s, r.status, connection)
+    };
+    // Four anonymous loopback clients hold every ordinary place.
+    let mut held = Vec::new();
+    for _ in 0..4 {
+        let (s, status, _) = ask(&String::from_utf8_lossy(HEALTH)).await;
+        assert_eq!(status, 200);
+        held.push(s);
+    }
+    // A fifth anonymous one is refused, on a reserve place, which it then gives up.
+    let (mut s, status, connection) = ask(&get(None)).await;
+    assert_eq!((status, connection.as_str()), (503, "close"));
+    until_closed(&mut s).await;
+    // Two that send nothing take the reserve's places …
+    let mut silent = Vec::new();
+    for _ in 0..2 {
+        silent.push(TcpStream::connect(app.running.addr).await.unwrap());
+    }
+    // … and the owner still gets in, twice: each takes a silent one's place.
+    for _ in 0..2 {
+        let (s, status, _) = ask(&get(Some(&app.token))).await;
+        assert_eq!(status, 200);
+        held.push(s);
+    }
+    for s in &mut silent {
+        until_closed(s).await;
+    }
+    // Both places are the owner's now: a third owner connection waits its turn like anyone.
+    let mut third = TcpStream::connect(app.running.addr).await.unwrap();
+    let refused = String::from_utf8_lossy(&until_closed(&mut third).await).to_string();
+    assert!(refused.starts_with("HTTP/1.1 503"), "{refused}");
+    drop(held);
+    app.shutdown().await;
+}
+
 /// HTTP/2 with prior knowledge (h2c, as gRPC clients speak it) on the same port as HTTP/1.1,
 /// through the same router.
 #[tokio::test]

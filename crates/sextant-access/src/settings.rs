@@ -215,6 +215,9 @@ pub struct LimitsFile {
     pub max_connections_per_address: usize,
     /// Of `max_connections`, how many only 127.0.0.1 and ::1 (the console's addresses) may use.
     pub console_connections: usize,
+    /// Connections beyond `max_connections` that serve only the owner's credential (the
+    /// owner token or a console session): whatever other clients hold, the person gets in.
+    pub owner_connections: usize,
 }
 
 impl Default for LimitsFile {
@@ -233,6 +236,7 @@ impl Default for LimitsFile {
             max_connections: 4096,
             max_connections_per_address: 64,
             console_connections: 32,
+            owner_connections: 16,
         }
     }
 }
@@ -371,6 +375,13 @@ impl SecurityFile {
             return Err(
                 "[limits] max_connections_per_address must be at least 1, and \
                  console_connections less than max_connections"
+                    .into(),
+            );
+        }
+        if l.owner_connections == 0 {
+            return Err(
+                "[limits] owner_connections must be at least 1 (the places only the owner's \
+                 credential uses, so the person is never locked out)"
                     .into(),
             );
         }

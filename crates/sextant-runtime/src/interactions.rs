@@ -275,7 +275,7 @@ impl Runtime {
         };
         match journal.schedule(scope.schedule_id.as_str()).await {
             Ok(Some(s)) => {
-                s.editors.iter().any(|e| *e == key)
+                s.editors.contains(&key)
                     || s.source_principal
                         .as_deref()
                         .and_then(|p| serde_json::from_str::<Principal>(p).ok())

@@ -29,6 +29,15 @@
 //!   the console's room. Those two addresses are not capped per address (the benchmarks and
 //!   the person's own tools use them). A connection over a limit gets a short 503 with
 //!   `Connection: close` and is closed at once, before hyper reads anything.
+//! - **The owner's reserve** (`owner_connections`, 16, beyond `max_connections`): every loopback
+//!   client shares the console's room (a local proxy makes all traffic loopback), so 128 idle
+//!   loopback connections used to lock the person out. A connection over the limits is taken
+//!   into the reserve instead of refused while it has a place, and there each request must
+//!   carry the owner's credential (the owner token, a live console session): any other gets
+//!   the 503 and the connection is closed. A reserve connection that has not yet shown the
+//!   owner's credential is closed to make room for a newer one when the reserve is full, so
+//!   connections that hold a place and send nothing cannot keep the person out either; once a
+//!   connection has shown it, it keeps its place.
 //! - `max_connections` is lowered at start to fit the process's open-file limit (less a
 //!   margin for the journal, logs and engines), with a warning.
 
@@ -70,6 +79,8 @@ pub struct ConnLimits {
     pub max_connections: usize,
     pub per_address: usize,
     pub console_room: usize,
+    /// Connections beyond `max_connections` for the owner's credential only.
+    pub owner_room: usize,
 }
 
 impl ConnLimits {
@@ -96,6 +107,7 @@ impl ConnLimits {
             max_connections: max,
             per_address: l.max_connections_per_address,
             console_room: room,
+            owner_room: l.owner_connections.min(max),
         }
     }
 }
@@ -118,11 +130,17 @@ fn is_console_address(ip: IpAddr) -> bool {
     }
 }
 
-/// Open connections, overall and per address.
+/// Open connections, overall and per address, and the owner's reserve.
 #[derive(Default)]
 struct Counts {
     total: usize,
     per_address: HashMap<IpAddr, usize>,
+    /// Connections in the owner's reserve.
+    reserve: usize,
+    /// The reserve connections that have not shown the owner's credential yet, oldest first:
+    /// the ones a newer connection may take the place of.
+    unproven: std::collections::VecDeque<(u64, CancellationToken)>,
+    next_id: u64,
 }
 
 /// The connection table; a [`Slot`] holds one entry until its connection ends.
@@ -139,6 +157,8 @@ enum Full {
 }
 
 impl Table {
+    /// A place for a connection from `ip`: an ordinary one, or else one in the owner's
+    /// reserve ([`Slot::reserve`] set), or `Full` when neither is left.
     fn admit(self: &Arc<Self>, ip: IpAddr) -> Result<Slot, Full> {
         let console = is_console_address(ip);
         let mut c = self.counts.lock().unwrap_or_else(|e| e.into_inner());
@@ -147,21 +167,54 @@ impl Table {
         } else {
             self.limits.max_connections - self.limits.console_room
         };
-        if c.total >= cap {
-            return Err(Full::Total);
+        let full = if c.total >= cap {
+            Some(Full::Total)
+        } else if !console
+            && c.per_address.get(&ip).copied().unwrap_or(0) >= self.limits.per_address
+        {
+            Some(Full::Address)
+        } else {
+            None
+        };
+        if let Some(why) = full {
+            return self.reserve(&mut c).ok_or(why);
         }
         if !console {
-            let n = c.per_address.entry(ip).or_insert(0);
-            if *n >= self.limits.per_address {
-                return Err(Full::Address);
-            }
-            *n += 1;
+            *c.per_address.entry(ip).or_insert(0) += 1;
         }
         c.total += 1;
         Ok(Slot {
             table: self.clone(),
             ip: (!console).then_some(ip),
+            reserve: None,
         })
+    }
+
+    /// A place in the owner's reserve: a free one, or the oldest unproven connection's (which
+    /// is closed). `None` when every place is held by a connection that showed the owner's
+    /// credential.
+    fn reserve(self: &Arc<Self>, c: &mut Counts) -> Option<Slot> {
+        if c.reserve >= self.limits.owner_room {
+            let (_, evicted) = c.unproven.pop_front()?;
+            evicted.cancel();
+            // Its slot still counts until its connection task drops it, a moment later.
+        }
+        c.reserve += 1;
+        let id = c.next_id;
+        c.next_id += 1;
+        let close = CancellationToken::new();
+        c.unproven.push_back((id, close.clone()));
+        Some(Slot {
+            table: self.clone(),
+            ip: None,
+            reserve: Some(Reserve { id, close }),
+        })
+    }
+
+    /// The reserve connection `id` showed the owner's credential: it keeps its place.
+    fn prove(&self, id: u64) {
+        let mut c = self.counts.lock().unwrap_or_else(|e| e.into_inner());
+        c.unproven.retain(|(i, _)| *i != id);
     }
 }
 
@@ -169,11 +222,26 @@ impl Table {
 struct Slot {
     table: Arc<Table>,
     ip: Option<IpAddr>,
+    /// Set for a place in the owner's reserve.
+    reserve: Option<Reserve>,
+}
+
+/// A reserve place: its id in the unproven queue, and what closes its connection when a newer
+/// one takes the place.
+#[derive(Clone)]
+struct Reserve {
+    id: u64,
+    close: CancellationToken,
 }
 
 impl Drop for Slot {
     fn drop(&mut self) {
         let mut c = self.table.counts.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(r) = &self.reserve {
+            c.reserve -= 1;
+            c.unproven.retain(|(i, _)| *i != r.id);
+            return;
+        }
         c.total -= 1;
         if let Some(ip) = self.ip
             && let Some(n) = c.per_address.get_mut(&ip)
@@ -185,6 +253,10 @@ impl Drop for Slot {
         }
     }
 }
+
+/// Whether a request carries the owner's credential (the owner token, a live console
+/// session): what a connection in the owner's reserve must show on every request.
+pub type IsOwner = Arc<dyn Fn(&http::HeaderMap) -> bool + Send + Sync>;
 
 /// The answer to a connection over a limit, written without reading the request.
 fn full_response(why: &Full) -> Vec<u8> {
@@ -207,6 +279,7 @@ pub async fn serve(
     listener: tokio::net::TcpListener,
     router: Router,
     limits: ConnLimits,
+    is_owner: IsOwner,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let table = Arc::new(Table {
@@ -241,7 +314,12 @@ pub async fn serve(
             }
         };
         crate::no_delay(&tcp);
-        let service = connection_service(router.clone(), peer, limits.body_timeout);
+        let owner_only = slot.reserve.clone().map(|r| OwnerOnly {
+            table: table.clone(),
+            id: r.id,
+            is_owner: is_owner.clone(),
+        });
+        let service = connection_service(router.clone(), peer, limits.body_timeout, owner_only);
         let stop = stop.clone();
         let tracker = conns.clone();
         // Two tasks per connection: this one waits for the first bytes, then hands the
@@ -249,9 +327,16 @@ pub async fn serve(
         // task, the sniffing's timer and futures and this block's state stayed beside the
         // connection for its whole life (an idle HTTP/1.1 stream's connection kept 672 bytes
         // more: bench/README, "Idle subscriptions").
+        let evicted = slot
+            .reserve
+            .as_ref()
+            .map(|r| r.close.clone())
+            .unwrap_or_default();
         conns.spawn(async move {
             let opened = tokio::time::Instant::now();
             let h2 = tokio::select! {
+                // A reserve place taken by a newer connection before this one sent anything.
+                _ = evicted.cancelled() => return,
                 r = tokio::time::timeout(limits.header_timeout, is_h2(&tcp)) => match r {
                     Ok(Ok(h2)) => h2,
                     Ok(Err(e)) => {
@@ -326,9 +411,20 @@ async fn drive<C>(
 ) where
     C: std::future::Future<Output = hyper::Result<()>>,
 {
+    // A reserve place taken by a newer connection ends this one at once (it never showed the
+    // owner's credential, so nothing of the owner's is cut).
+    let evicted = slot
+        .reserve
+        .as_ref()
+        .map(|r| r.close.clone())
+        .unwrap_or_default();
     let _slot = slot;
     let mut conn = std::pin::pin!(conn);
     tokio::select! {
+        _ = evicted.cancelled() => {
+            tracing::debug!(%peer, "reserve connection closed for a newer one");
+            return;
+        }
         r = conn.as_mut() => {
             if let Err(e) = r {
                 tracing::trace!(%peer, error = %e, "connection ended");
@@ -342,12 +438,22 @@ async fn drive<C>(
     }
 }
 
+/// What a reserve connection's requests are checked with.
+#[derive(Clone)]
+struct OwnerOnly {
+    table: Arc<Table>,
+    id: u64,
+    is_owner: IsOwner,
+}
+
 /// The service of one connection: the router, with the peer address as `ConnectInfo` and the
-/// body behind its timeout.
+/// body behind its timeout. On a reserve connection (`owner_only`), a request without the
+/// owner's credential gets the 503 of a full table and closes the connection.
 fn connection_service(
     router: Router,
     peer: SocketAddr,
     body_timeout: Duration,
+    owner_only: Option<OwnerOnly>,
 ) -> TowerToHyperService<
     impl tower::Service<
         http::Request<Incoming>,
@@ -357,13 +463,51 @@ fn connection_service(
     > + Clone
     + Send,
 > {
+    use axum::response::IntoResponse;
     use tower::ServiceExt;
     let svc = router.map_request(move |req: http::Request<Incoming>| {
         let (mut parts, body) = req.into_parts();
         parts.extensions.insert(ConnectInfo(peer));
         http::Request::from_parts(parts, Body::new(TimedBody::new(body, body_timeout)))
     });
-    TowerToHyperService::new(svc)
+    let svc = tower::util::BoxCloneSyncService::new(svc);
+    let guarded = tower::service_fn(move |req: http::Request<Incoming>| {
+        let svc = svc.clone();
+        let owner_only = owner_only.clone();
+        async move {
+            if let Some(o) = &owner_only {
+                if !(o.is_owner)(req.headers()) {
+                    return Ok(reserve_refusal().into_response());
+                }
+                o.table.prove(o.id);
+            }
+            svc.oneshot(req).await
+        }
+    });
+    TowerToHyperService::new(guarded)
+}
+
+/// The answer on a reserve connection to a request without the owner's credential: the same
+/// 503 a full table gives, and the connection closes after it.
+fn reserve_refusal() -> axum::response::Response {
+    let mut r = axum::response::Response::new(Body::from(
+        r#"{"error":{"code":"too_many_connections","message":"Sextant has as many connections open as it allows; retry later"}}"#,
+    ));
+    *r.status_mut() = http::StatusCode::SERVICE_UNAVAILABLE;
+    let h = r.headers_mut();
+    h.insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
+    h.insert(
+        http::header::RETRY_AFTER,
+        http::HeaderValue::from_static("1"),
+    );
+    h.insert(
+        http::header::CONNECTION,
+        http::HeaderValue::from_static("close"),
+    );
+    r
 }
 
 /// The body took longer than the body timeout.
@@ -435,6 +579,10 @@ mod tests {
     use super::*;
 
     fn table(max: usize, per: usize, room: usize) -> Arc<Table> {
+        table_with_reserve(max, per, room, 0)
+    }
+
+    fn table_with_reserve(max: usize, per: usize, room: usize, owner: usize) -> Arc<Table> {
         Arc::new(Table {
             limits: ConnLimits {
                 header_timeout: Duration::from_secs(1),
@@ -442,6 +590,7 @@ mod tests {
                 max_connections: max,
                 per_address: per,
                 console_room: room,
+                owner_room: owner,
             },
             counts: Mutex::default(),
         })
@@ -475,6 +624,52 @@ mod tests {
                 .map(|c| c.per_address.is_empty())
                 .unwrap_or(false)
         );
+    }
+
+    #[test]
+    fn the_owner_reserve_takes_the_oldest_unproven_place_and_keeps_proven_ones() {
+        let t = table_with_reserve(1, 1, 0, 2);
+        let a: IpAddr = "192.0.2.1".parse().unwrap_or(IpAddr::from([0, 0, 0, 0]));
+        let normal = t.admit(a).ok();
+        assert!(normal.as_ref().is_some_and(|s| s.reserve.is_none()));
+        // Over the limits: into the reserve, twice.
+        let first = t.admit(a).ok();
+        let second = t.admit(a).ok();
+        let (Some(first), Some(second)) = (first, second) else {
+            panic!("the reserve has two places");
+        };
+        let (Some(r1), Some(r2)) = (first.reserve.clone(), second.reserve.clone()) else {
+            panic!("both are reserve places");
+        };
+        // The second shows the owner's credential; a third takes the first's place.
+        t.prove(r2.id);
+        let third = t.admit(a).ok();
+        assert!(
+            r1.close.is_cancelled(),
+            "the oldest unproven place is given up"
+        );
+        assert!(!r2.close.is_cancelled());
+        drop(first);
+        // Now the third is the only unproven one: a fourth takes its place; the proven one
+        // is never taken, so with both held by the owner the table is full.
+        let fourth = t.admit(a).ok();
+        assert!(
+            third
+                .as_ref()
+                .and_then(|s| s.reserve.as_ref())
+                .is_some_and(|r| r.close.is_cancelled())
+        );
+        drop(third);
+        if let Some(r) = fourth.as_ref().and_then(|s| s.reserve.as_ref()) {
+            t.prove(r.id);
+        }
+        assert_eq!(t.admit(a).err(), Some(Full::Total));
+        drop((normal, second, fourth));
+        let c = t
+            .counts
+            .lock()
+            .map(|c| (c.total, c.reserve, c.unproven.len()));
+        assert_eq!(c.unwrap_or((9, 9, 9)), (0, 0, 0));
     }
 
     #[test]

@@ -397,7 +397,10 @@ pub async fn serve(
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let limits = connections::ConnLimits::from_file(&state.security.limits);
-    connections::serve(listener, router(state), limits, shutdown).await
+    let owner_state = state.clone();
+    let is_owner: connections::IsOwner =
+        Arc::new(move |h| auth::console::carries_owner_credential(&owner_state, h));
+    connections::serve(listener, router(state), limits, is_owner, shutdown).await
 }
 
 /// Turns off Nagle's algorithm on an accepted connection. An SSE stream writes each event as

@@ -287,6 +287,17 @@ pub fn console_cookie_principal(app: &AppState, headers: &HeaderMap) -> Option<P
         .then(Principal::person)
 }
 
+/// Whether the request carries the owner's credential: exactly the owner token, or (with no
+/// `Authorization` header) a live console session's cookie. What a connection in the owner's
+/// reserve must show on each request (`connections`).
+pub fn carries_owner_credential(app: &AppState, headers: &HeaderMap) -> bool {
+    match header_credential(app, headers) {
+        HeaderCredential::Owner => true,
+        HeaderCredential::None => console_cookie_principal(app, headers).is_some(),
+        HeaderCredential::Other => false,
+    }
+}
+
 /// Whether the request carries a console cookie on a request no browser marked cross-origin
 /// (live or not): what `auth` refuses with 401 when it is not live.
 pub fn sends_cookie(app: &AppState, headers: &HeaderMap) -> bool {
