@@ -148,3 +148,23 @@ describe('every list fits', () => {
     assert.deepEqual(bad, []);
   });
 });
+
+describe('words for people', () => {
+  test('a search match shows in its context, the marked word whole and visible', async () => {
+    const t = await rpc({ Authorization: `Bearer ${server.token}` }, 'the quick brown fox jumps over the lazy dog while the farmer counts every yellow banana in the crate by the barn door at dawn');
+    for (const width of [1280, 420]) {
+      const page = await open('/tasks?q=banana', { viewport: { width, height: 900 } });
+      const line = page.locator(`tr[data-task-id="${t.id}"] .task-line`);
+      await line.locator('mark').waitFor();
+      assert.equal(await line.locator('mark').textContent(), 'banana');
+      const seen = await line.evaluate((el) => {
+        const box = el.getBoundingClientRect();
+        const mark = el.querySelector('mark').getBoundingClientRect();
+        return { inside: mark.right <= box.right + 0.5 && mark.bottom <= box.bottom + 0.5 && mark.width > 0, text: el.textContent };
+      });
+      assert.ok(seen.inside, `the match is cut off at ${width}px`);
+      assert.match(seen.text, /yellow banana in the/, 'words around the match');
+      if (width === 1280) await shot(page, 'tasks-search-match-1280');
+    }
+  });
+});
