@@ -782,7 +782,7 @@ async fn a_session_with_an_unknown_origin_is_left_out_of_lists_and_labelled_with
     let dir = tempfile::tempdir().unwrap();
     let j = journal(&dir).await;
     let tasks = new_tasks(&j, 3).await;
-    let (all, _) = j.list_sessions(None, None, 10).await.unwrap();
+    let (all, _) = j.list_sessions(None, None, None, 10).await.unwrap();
     let order: Vec<SessionId> = all.iter().map(|s| s.session_id.clone()).collect();
     assert_eq!(order.len(), 3);
     assert!(all.iter().all(|s| s.origin == sextant_core::Origin::A2a));
@@ -793,7 +793,7 @@ async fn a_session_with_an_unknown_origin_is_left_out_of_lists_and_labelled_with
         [order[0].as_str()],
     )
     .unwrap();
-    let (page, total) = j.list_sessions(None, None, 2).await.unwrap();
+    let (page, total) = j.list_sessions(None, None, None, 2).await.unwrap();
     let ids: Vec<&str> = page.iter().map(|s| s.session_id.as_str()).collect();
     assert_eq!(ids, [order[1].as_str(), order[2].as_str()]);
     assert_eq!(total, 3, "the tally still counts it");
@@ -2795,7 +2795,7 @@ async fn task_counts_come_from_the_tally_and_stay_exact() {
                         [caller],
                         |r| r.get(0),
                     )?;
-                    let (_, total) = crate::queries::sessions::list(c, caller, None, 1)?;
+                    let (_, total) = crate::queries::sessions::list(c, caller, None, None, 1)?;
                     assert_eq!(total, truth as u64, "{when}: Sessions of {caller:?}");
                 }
                 Ok(())
